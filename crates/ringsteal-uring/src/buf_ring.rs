@@ -1,0 +1,234 @@
+//! [`BufRing`]: a provided-buffer ring (`IORING_REGISTER_PBUF_RING`, Linux 5.19) and the
+//! buffers it hands to the kernel.
+//!
+//! Owns: the ring memory (page-aligned, shared with the kernel), the buffer memory, the tail
+//! it publishes with `Release`, and which buffer ids the application currently holds.
+//! May not: be dropped while a request that selects from its group is in flight (the kernel
+//! may still write into a buffer it picked); the runtime guarantees that by draining first.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use crate::abi::*;
+use crate::mmap::Mmap;
+use crate::register::memlock_hint;
+use crate::ring::Ring;
+use crate::sys;
+
+/// A provided-buffer ring of `entries` buffers of `buf_len` bytes, registered as group `bgid`.
+///
+/// Every buffer starts out given to the kernel. A request with `IOSQE_BUFFER_SELECT` picks
+/// one; its CQE carries `IORING_CQE_F_BUFFER` and the buffer id. The application reads the
+/// data with [`take`](Self::take), then gives the buffer back with
+/// [`recycle`](Self::recycle).
+///
+/// ```
+/// use ringsteal_uring::{opcode, BufRing, Ring};
+/// use std::io::Write;
+/// use std::os::fd::AsRawFd;
+///
+/// let mut ring = Ring::new(8)?;
+/// let mut bufs = BufRing::new(&ring, 7, 4, 128)?;
+/// let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+/// tx.write_all(b"hello")?;
+/// // SAFETY: the socket and the buffer ring outlive the request (we reap it below).
+/// unsafe { ring.push(&opcode::read_provided(rx.as_raw_fd(), 128, u64::MAX, 7).with_user_data(1)) }.unwrap();
+/// ring.submit_and_wait(1)?;
+/// let cqe = ring.pop_cqe().unwrap();
+/// // SAFETY: `cqe` is a real completion of this ring, reaped once.
+/// let (bid, data) = unsafe { bufs.take(&cqe) }.unwrap();
+/// assert_eq!(data, b"hello");
+/// bufs.recycle(bid);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BufRing {
+    ring_fd: RawFd,
+    bgid: u16,
+    entries: u16,
+    buf_len: u32,
+    tail: u16,
+    /// One bit per buffer id: set while the application holds the buffer.
+    held: Vec<u64>,
+    ring_mem: Mmap,
+    bufs: Mmap,
+}
+
+// SAFETY: the mappings are plain memory owned by this value; the kernel side is reached only
+// through the registered group, which does not depend on the calling thread.
+unsafe impl Send for BufRing {}
+
+impl BufRing {
+    /// Allocates `entries` (a power of two, at most 32768) buffers of `buf_len` bytes,
+    /// registers them with `ring` as group `bgid`, and gives them all to the kernel.
+    pub fn new(ring: &Ring, bgid: u16, entries: u16, buf_len: u32) -> io::Result<Self> {
+        if entries == 0 || !entries.is_power_of_two() || entries > 32768 || buf_len == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a provided-buffer ring needs a power-of-two entry count up to 32768 and a non-zero buffer length",
+            ));
+        }
+        let ring_len = usize::from(entries) * std::mem::size_of::<io_uring_buf>();
+        let ring_mem = Mmap::anonymous(ring_len.max(4096))?;
+        let bufs = Mmap::anonymous(usize::from(entries) * buf_len as usize)?;
+        let reg = io_uring_buf_reg {
+            ring_addr: ring_mem.as_ptr() as u64,
+            ring_entries: u32::from(entries),
+            bgid,
+            ..Default::default()
+        };
+        // SAFETY: `reg` is valid for the call; the ring memory it names is owned by the
+        // returned BufRing, which unregisters before unmapping it.
+        unsafe {
+            sys::io_uring_register(
+                ring.fd(),
+                IORING_REGISTER_PBUF_RING,
+                (&reg as *const io_uring_buf_reg).cast(),
+                1,
+            )
+        }
+        .map_err(memlock_hint)?;
+        let mut this = Self {
+            ring_fd: ring.fd(),
+            bgid,
+            entries,
+            buf_len,
+            tail: 0,
+            held: vec![!0u64; usize::from(entries).div_ceil(64)],
+            ring_mem,
+            bufs,
+        };
+        for bid in 0..entries {
+            this.recycle(bid);
+        }
+        Ok(this)
+    }
+
+    /// The buffer group id to name in SQEs.
+    pub fn group(&self) -> u16 {
+        self.bgid
+    }
+
+    /// Number of buffers.
+    pub fn entries(&self) -> u16 {
+        self.entries
+    }
+
+    /// Size of each buffer.
+    pub fn buf_len(&self) -> u32 {
+        self.buf_len
+    }
+
+    /// The buffer id in CQE `flags`, if the CQE used a provided buffer.
+    pub fn buffer_id(cqe_flags: u32) -> Option<u16> {
+        (cqe_flags & IORING_CQE_F_BUFFER != 0)
+            .then_some((cqe_flags >> IORING_CQE_BUFFER_SHIFT) as u16)
+    }
+
+    fn is_held(&self, bid: u16) -> bool {
+        self.held[usize::from(bid) / 64] & (1 << (bid % 64)) != 0
+    }
+
+    fn set_held(&mut self, bid: u16, held: bool) {
+        let word = &mut self.held[usize::from(bid) / 64];
+        if held {
+            *word |= 1 << (bid % 64);
+        } else {
+            *word &= !(1 << (bid % 64));
+        }
+    }
+
+    /// Takes the buffer a completion used: returns its id and the `cqe.res` bytes of data, or
+    /// `None` if the CQE used no buffer of this ring (or failed).
+    ///
+    /// # Safety
+    /// `cqe` must be a completion the kernel posted for a request that selected from this
+    /// group, reaped once; the kernel has then finished writing that buffer.
+    pub unsafe fn take(&mut self, cqe: &io_uring_cqe) -> Option<(u16, &[u8])> {
+        let bid = Self::buffer_id(cqe.flags)?;
+        if bid >= self.entries || self.is_held(bid) {
+            return None;
+        }
+        self.set_held(bid, true);
+        let len = usize::try_from(cqe.res)
+            .unwrap_or(0)
+            .min(self.buf_len as usize);
+        // SAFETY: the buffer lies inside `bufs`; the kernel handed it back (caller's contract)
+        // and it is marked held, so the kernel cannot pick it until `recycle`.
+        let data = unsafe { std::slice::from_raw_parts(self.buf_ptr(bid), len) };
+        Some((bid, data))
+    }
+
+    /// The contents of a held buffer (`len` bytes, capped at the buffer length).
+    pub fn held(&self, bid: u16, len: usize) -> Option<&[u8]> {
+        if bid >= self.entries || !self.is_held(bid) {
+            return None;
+        }
+        // SAFETY: the buffer is held by the application, so the kernel does not write it.
+        Some(unsafe {
+            std::slice::from_raw_parts(self.buf_ptr(bid), len.min(self.buf_len as usize))
+        })
+    }
+
+    fn buf_ptr(&self, bid: u16) -> *mut u8 {
+        // SAFETY: bid < entries, so the offset stays inside the buffer mapping.
+        unsafe {
+            self.bufs
+                .as_ptr()
+                .add(usize::from(bid) * self.buf_len as usize)
+        }
+    }
+
+    /// Gives a held buffer back to the kernel. Returns false (and does nothing) if `bid` is not
+    /// held by the application.
+    pub fn recycle(&mut self, bid: u16) -> bool {
+        if bid >= self.entries || !self.is_held(bid) {
+            return false;
+        }
+        self.set_held(bid, false);
+        let mask = self.entries - 1;
+        let slot = usize::from(self.tail & mask);
+        let entry = io_uring_buf {
+            addr: self.buf_ptr(bid) as u64,
+            len: self.buf_len,
+            bid,
+            resv: 0,
+        };
+        // SAFETY: slot < entries lies inside the ring memory. Only the `addr`, `len` and `bid`
+        // fields are written (entry 0's `resv` is the shared tail, written below atomically).
+        unsafe {
+            let p = self.ring_mem.as_ptr().cast::<io_uring_buf>().add(slot);
+            std::ptr::addr_of_mut!((*p).addr).write(entry.addr);
+            std::ptr::addr_of_mut!((*p).len).write(entry.len);
+            std::ptr::addr_of_mut!((*p).bid).write(entry.bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+        // SAFETY: the tail is the u16 at byte 14 of the ring memory; Release publishes the
+        // entry written above before the kernel can see the new tail.
+        unsafe {
+            (*self.ring_mem.as_ptr().add(14).cast::<AtomicU16>())
+                .store(self.tail, Ordering::Release)
+        };
+        true
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        let reg = io_uring_buf_reg {
+            bgid: self.bgid,
+            ..Default::default()
+        };
+        // SAFETY: `reg` is valid for the call. After unregistering, the kernel selects no more
+        // buffers from this group; the owner guarantees no selecting request is in flight.
+        unsafe {
+            let _ = sys::io_uring_register(
+                self.ring_fd,
+                IORING_UNREGISTER_PBUF_RING,
+                (&reg as *const io_uring_buf_reg).cast(),
+                1,
+            );
+        }
+    }
+}

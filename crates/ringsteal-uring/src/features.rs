@@ -1,0 +1,271 @@
+//! [`Features`]: what this kernel's io_uring can do, found by asking it.
+//!
+//! Owns: feature detection: `params.features` of a fresh ring, `IORING_REGISTER_PROBE`, a
+//! trial setup per setup flag, and trial operations for what neither reports (multishot
+//! accept/recv, provided-buffer rings, ring-less MSG_RING). Never reads `uname`.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::OnceLock;
+
+use crate::abi::*;
+use crate::buf_ring::BufRing;
+use crate::error::SetupError;
+use crate::msg_ring::send_msg_ring;
+use crate::opcode;
+use crate::probe::Probe;
+use crate::ring::{Ring, RingBuilder};
+
+/// What this kernel's io_uring supports.
+///
+/// ```
+/// use ringsteal_uring::{abi::IORING_OP_NOP, Features};
+///
+/// let f = Features::get()?;
+/// assert!(f.opcode_supported(IORING_OP_NOP));
+/// println!("MSG_RING: {}", f.msg_ring());
+/// # Ok::<(), ringsteal_uring::SetupError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Features {
+    features: u32,
+    setup_flags: u32,
+    probe: Probe,
+    multishot_accept: bool,
+    multishot_recv: bool,
+    pbuf_ring: bool,
+    send_msg_ring: bool,
+}
+
+impl Features {
+    /// Detects the features once per process and caches the answer.
+    pub fn get() -> Result<&'static Features, SetupError> {
+        static CACHE: OnceLock<Result<Features, SetupError>> = OnceLock::new();
+        CACHE
+            .get_or_init(Features::detect)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Detects the features now (creates a few short-lived rings and sockets).
+    pub fn detect() -> Result<Features, SetupError> {
+        let mut ring = Ring::new(8)?;
+        let probe = ring.probe().map_err(|e| SetupError::from_io(&e, 0, 8))?;
+        let setup_flags = SETUP_FLAG_NAMES
+            .iter()
+            .filter(|(flag, _)| setup_flag_works(*flag))
+            .fold(0, |acc, (flag, _)| acc | flag);
+        let pbuf_ring = BufRing::new(&ring, 0, 2, 64).is_ok();
+        let multishot_accept =
+            probe.is_supported(IORING_OP_ACCEPT) && trial_multishot_accept(&mut ring);
+        let multishot_recv = pbuf_ring && trial_multishot_recv(&mut ring);
+        let send_msg_ring =
+            probe.is_supported(IORING_OP_MSG_RING) && trial_send_msg_ring(&mut ring);
+        Ok(Features {
+            features: ring.features(),
+            setup_flags,
+            probe,
+            multishot_accept,
+            multishot_recv,
+            pbuf_ring,
+            send_msg_ring,
+        })
+    }
+
+    /// The raw `IORING_FEAT_*` bits.
+    pub fn feature_bits(&self) -> u32 {
+        self.features
+    }
+
+    /// True if the kernel reports `IORING_FEAT_*` bit `feature`.
+    pub fn has_feature(&self, feature: u32) -> bool {
+        self.features & feature == feature
+    }
+
+    /// The `IORING_SETUP_*` flags a trial setup accepted (each with what it depends on).
+    pub fn setup_flags(&self) -> u32 {
+        self.setup_flags
+    }
+
+    /// True if a ring can be set up with `flag` (plus the flags it requires).
+    pub fn setup_flag_accepted(&self, flag: u32) -> bool {
+        self.setup_flags & flag == flag
+    }
+
+    /// False for the setup flags detection does not try (`NO_MMAP`, `REGISTERED_FD_ONLY`:
+    /// both need ring memory supplied by the caller, which this binding does not do).
+    pub fn setup_flag_tried(&self, flag: u32) -> bool {
+        flag & (IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY) == 0
+    }
+
+    /// The opcode probe.
+    pub fn probe(&self) -> &Probe {
+        &self.probe
+    }
+
+    /// True if the kernel implements `opcode`.
+    pub fn opcode_supported(&self, opcode: u8) -> bool {
+        self.probe.is_supported(opcode)
+    }
+
+    /// `IORING_OP_MSG_RING` (5.18).
+    pub fn msg_ring(&self) -> bool {
+        self.probe.is_supported(IORING_OP_MSG_RING)
+    }
+
+    /// `IORING_REGISTER_SEND_MSG_RING`: MSG_RING from a thread without a ring (6.13).
+    pub fn send_msg_ring(&self) -> bool {
+        self.send_msg_ring
+    }
+
+    /// Multishot accept (5.19), tried on a loopback listener.
+    pub fn multishot_accept(&self) -> bool {
+        self.multishot_accept
+    }
+
+    /// Multishot recv with provided buffers (6.0), tried on a socket pair.
+    pub fn multishot_recv(&self) -> bool {
+        self.multishot_recv
+    }
+
+    /// `IORING_REGISTER_PBUF_RING` (5.19).
+    pub fn pbuf_ring(&self) -> bool {
+        self.pbuf_ring
+    }
+
+    /// `SINGLE_ISSUER | DEFER_TASKRUN` (6.1).
+    pub fn defer_taskrun(&self) -> bool {
+        self.setup_flag_accepted(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN)
+    }
+
+    /// `COOP_TASKRUN | TASKRUN_FLAG` (5.19).
+    pub fn coop_taskrun(&self) -> bool {
+        self.setup_flag_accepted(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG)
+    }
+
+    /// `IOSQE_CQE_SKIP_SUCCESS` (5.17).
+    pub fn cqe_skip(&self) -> bool {
+        self.has_feature(IORING_FEAT_CQE_SKIP)
+    }
+
+    /// `IORING_ENTER_EXT_ARG` timeouts (5.11).
+    pub fn ext_arg(&self) -> bool {
+        self.has_feature(IORING_FEAT_EXT_ARG)
+    }
+}
+
+/// Tries a ring with `flag` and the flags it cannot be used without.
+fn setup_flag_works(flag: u32) -> bool {
+    let builder = match flag {
+        IORING_SETUP_SQ_AFF => RingBuilder::new(2).sqpoll(10).sqpoll_cpu(0),
+        IORING_SETUP_SQPOLL => RingBuilder::new(2).sqpoll(10),
+        IORING_SETUP_CQSIZE => RingBuilder::new(2).cq_entries(8),
+        IORING_SETUP_TASKRUN_FLAG => RingBuilder::new(2).coop_taskrun().taskrun_flag(),
+        IORING_SETUP_DEFER_TASKRUN => RingBuilder::new(2).single_issuer().defer_taskrun(),
+        IORING_SETUP_HYBRID_IOPOLL => RingBuilder::new(2).iopoll().flags(flag),
+        IORING_SETUP_ATTACH_WQ => match Ring::new(2) {
+            Ok(base) => return RingBuilder::new(2).attach_wq(base.fd()).build().is_ok(),
+            Err(_) => return false,
+        },
+        // Both need memory supplied by the caller; this binding does not use them.
+        IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY => return false,
+        _ => RingBuilder::new(2).flags(flag),
+    };
+    builder.build().is_ok()
+}
+
+/// Waits up to a second for the CQE with `user_data`, discarding others.
+fn wait_for(ring: &mut Ring, user_data: u64) -> Option<i32> {
+    for _ in 0..8 {
+        while let Some(cqe) = ring.pop_cqe() {
+            if cqe.user_data == user_data {
+                return Some(cqe.res);
+            }
+        }
+        ring.submit_and_wait_timeout(1, Some(std::time::Duration::from_millis(125)))
+            .ok()?;
+    }
+    None
+}
+
+/// Arms a multishot accept on a loopback listener, then cancels it: `-ECANCELED` (or a
+/// still-armed request) means the kernel accepted the multishot flag; `-EINVAL` means not.
+fn trial_multishot_accept(ring: &mut Ring) -> bool {
+    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        return false;
+    };
+    // SAFETY: the listener fd stays open until after the cancel's completion is reaped below.
+    if unsafe { ring.push(&opcode::accept_multishot(listener.as_raw_fd(), 0).with_user_data(1)) }
+        .is_err()
+    {
+        return false;
+    }
+    arm_then_cancel(ring)
+}
+
+/// Arms a multishot recv with a provided-buffer ring on a socket pair, then cancels it.
+fn trial_multishot_recv(ring: &mut Ring) -> bool {
+    let Ok(bufs) = BufRing::new(ring, 1, 2, 64) else {
+        return false;
+    };
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two fds into the owned array.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return false;
+    }
+    // SAFETY: both fds are fresh and owned from here on.
+    let (a, _b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: the fd and the buffer ring outlive the request: we wait for its final CQE.
+    if unsafe {
+        ring.push(&opcode::recv_multishot(a.as_raw_fd(), bufs.group(), 0).with_user_data(1))
+    }
+    .is_err()
+    {
+        return false;
+    }
+    let ok = arm_then_cancel(ring);
+    if !ok {
+        // The request may still be armed: never free memory the kernel may pick and write.
+        std::mem::forget(bufs);
+    }
+    ok
+}
+
+fn arm_then_cancel(ring: &mut Ring) -> bool {
+    if ring.submit().is_err() {
+        return false;
+    }
+    // An immediate failure (EINVAL: unknown flag) is already in the CQ.
+    if let Some(cqe) = ring.pop_cqe() {
+        return cqe.res != -libc::EINVAL;
+    }
+    // SAFETY: a cancel references no memory.
+    if unsafe { ring.push(&opcode::cancel(1, 0).with_user_data(2)) }.is_err() {
+        return false;
+    }
+    let _ = ring.submit();
+    let res = wait_for(ring, 1);
+    let _ = wait_for(ring, 2);
+    matches!(res, Some(r) if r == -libc::ECANCELED || r >= 0)
+}
+
+/// Sends a ring-less MSG_RING to our own ring and looks for it.
+fn trial_send_msg_ring(ring: &mut Ring) -> bool {
+    if send_msg_ring(ring.fd(), 0, 0xfeed).is_err() {
+        return false;
+    }
+    wait_for(ring, 0xfeed).is_some()
+}
+
+/// Reports that the io_uring syscalls are missing or refused, as an `io::Error`.
+pub fn check_available() -> io::Result<()> {
+    Features::get().map(drop).map_err(Into::into)
+}

@@ -1,0 +1,460 @@
+//! [`Ring`]: one io_uring instance (fd, mappings, SQ, CQ) and [`RingBuilder`] to create it.
+//!
+//! Owns: `io_uring_setup`, the ring mappings (single-mmap and the two-mapping fallback),
+//! submission and waiting through `io_uring_enter`, CQ-overflow flushing and the handling of
+//! `EINTR`/`EBUSY`/`EAGAIN`/`ETIME`. May not: keep track of what SQEs mean; that is the
+//! runtime's driver.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use crate::abi::*;
+use crate::cq::CompletionQueue;
+use crate::error::SetupError;
+use crate::mmap::Mmap;
+use crate::sq::SubmissionQueue;
+use crate::sys;
+
+/// Options for `io_uring_setup`, one method per setup flag.
+///
+/// ```
+/// use ringsteal_uring::RingBuilder;
+///
+/// let ring = RingBuilder::new(64).cq_entries(256).clamp().build()?;
+/// assert_eq!(ring.sq_entries(), 64);
+/// assert_eq!(ring.cq_entries(), 256);
+/// # Ok::<(), ringsteal_uring::SetupError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RingBuilder {
+    entries: u32,
+    params: io_uring_params,
+}
+
+impl RingBuilder {
+    /// A ring with `entries` SQ slots (rounded up to a power of two by the kernel) and, unless
+    /// [`cq_entries`](Self::cq_entries) says otherwise, twice as many CQ slots.
+    pub fn new(entries: u32) -> Self {
+        Self {
+            entries,
+            params: io_uring_params::default(),
+        }
+    }
+
+    /// Adds raw `IORING_SETUP_*` flags.
+    pub fn flags(mut self, flags: u32) -> Self {
+        self.params.flags |= flags;
+        self
+    }
+
+    /// The setup flags requested so far.
+    pub fn setup_flags(&self) -> u32 {
+        self.params.flags
+    }
+
+    /// The SQ entries requested.
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// `SQPOLL`: a kernel thread polls the SQ, sleeping after `idle_ms` without work.
+    pub fn sqpoll(mut self, idle_ms: u32) -> Self {
+        self.params.flags |= IORING_SETUP_SQPOLL;
+        self.params.sq_thread_idle = idle_ms;
+        self
+    }
+
+    /// `SQ_AFF`: pin the SQPOLL thread to `cpu` (implies nothing without [`sqpoll`](Self::sqpoll)).
+    pub fn sqpoll_cpu(mut self, cpu: u32) -> Self {
+        self.params.flags |= IORING_SETUP_SQ_AFF;
+        self.params.sq_thread_cpu = cpu;
+        self
+    }
+
+    /// `IOPOLL`: busy-poll completions (O_DIRECT files on pollable devices only).
+    pub fn iopoll(self) -> Self {
+        self.flags(IORING_SETUP_IOPOLL)
+    }
+
+    /// `CQSIZE`: `n` CQ slots (at least the SQ size).
+    pub fn cq_entries(mut self, n: u32) -> Self {
+        self.params.flags |= IORING_SETUP_CQSIZE;
+        self.params.cq_entries = n;
+        self
+    }
+
+    /// `CLAMP`: clamp entry counts to the kernel's maximum instead of failing.
+    pub fn clamp(self) -> Self {
+        self.flags(IORING_SETUP_CLAMP)
+    }
+
+    /// `ATTACH_WQ`: share the io-wq worker pool of the ring `fd`.
+    pub fn attach_wq(mut self, fd: RawFd) -> Self {
+        self.params.flags |= IORING_SETUP_ATTACH_WQ;
+        self.params.wq_fd = fd as u32;
+        self
+    }
+
+    /// `SUBMIT_ALL`: keep submitting a batch after one SQE fails at submission.
+    pub fn submit_all(self) -> Self {
+        self.flags(IORING_SETUP_SUBMIT_ALL)
+    }
+
+    /// `COOP_TASKRUN`: no IPIs to post completions; they appear at the next kernel entry.
+    pub fn coop_taskrun(self) -> Self {
+        self.flags(IORING_SETUP_COOP_TASKRUN)
+    }
+
+    /// `TASKRUN_FLAG`: report pending completion work in the SQ flags (`IORING_SQ_TASKRUN`).
+    pub fn taskrun_flag(self) -> Self {
+        self.flags(IORING_SETUP_TASKRUN_FLAG)
+    }
+
+    /// `SINGLE_ISSUER`: only the creating (or enabling) thread submits.
+    pub fn single_issuer(self) -> Self {
+        self.flags(IORING_SETUP_SINGLE_ISSUER)
+    }
+
+    /// `DEFER_TASKRUN`: completions are posted only when the issuer waits with GETEVENTS
+    /// (needs [`single_issuer`](Self::single_issuer)).
+    pub fn defer_taskrun(self) -> Self {
+        self.flags(IORING_SETUP_DEFER_TASKRUN)
+    }
+
+    /// `R_DISABLED`: create the ring disabled; [`Ring::enable`] enables it.
+    pub fn r_disabled(self) -> Self {
+        self.flags(IORING_SETUP_R_DISABLED)
+    }
+
+    /// `NO_SQARRAY`: no SQ index array (6.6).
+    pub fn no_sqarray(self) -> Self {
+        self.flags(IORING_SETUP_NO_SQARRAY)
+    }
+
+    /// Creates the ring.
+    pub fn build(&self) -> Result<Ring, SetupError> {
+        let mut p = self.params;
+        let flags = p.flags;
+        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
+        let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }
+            .map_err(|e| SetupError::from_io(&e, flags, self.entries))?;
+        // SAFETY: io_uring_setup returned a fresh fd that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ring::map(fd, p).map_err(|e| SetupError::from_io(&e, flags, self.entries))
+    }
+}
+
+/// How an [`Ring::enter`]-style wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The kernel returned normally (completions may or may not be ready).
+    Completed,
+    /// The timeout expired first (`ETIME`, which is success here).
+    TimedOut,
+    /// A signal interrupted the wait (`EINTR`).
+    Interrupted,
+}
+
+/// One io_uring instance: its fd, its shared mappings, and the SQ and CQ inside them.
+///
+/// `Ring` is `Send` but not `Sync`: one thread at a time owns it. With `SINGLE_ISSUER` the
+/// kernel additionally requires that thread to be the one that created (or enabled) it.
+///
+/// ```
+/// use ringsteal_uring::{opcode, Ring};
+///
+/// let mut ring = Ring::new(8)?;
+/// // SAFETY: a NOP references no memory.
+/// unsafe { ring.push(&opcode::nop().with_user_data(7)) }.unwrap();
+/// ring.submit_and_wait(1)?;
+/// let cqe = ring.pop_cqe().unwrap();
+/// assert_eq!((cqe.user_data, cqe.res), (7, 0));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Ring {
+    sq: SubmissionQueue,
+    cq: CompletionQueue,
+    params: io_uring_params,
+    // Field order matters for drop: the mappings go before the fd.
+    _sq_map: Mmap,
+    _cq_map: Option<Mmap>,
+    _sqe_map: Mmap,
+    fd: OwnedFd,
+}
+
+// SAFETY: all raw pointers in the queues point into mappings owned by this Ring, which are
+// valid from any thread; the kernel's own single-issuer rule is documented above.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    /// A ring with `entries` SQ slots and default flags.
+    pub fn new(entries: u32) -> Result<Self, SetupError> {
+        RingBuilder::new(entries).build()
+    }
+
+    fn map(fd: OwnedFd, p: io_uring_params) -> io::Result<Self> {
+        let raw = fd.as_raw_fd();
+        let sq_len = p.sq_off.array as usize + p.sq_entries as usize * std::mem::size_of::<u32>();
+        let cq_len =
+            p.cq_off.cqes as usize + p.cq_entries as usize * std::mem::size_of::<io_uring_cqe>();
+        let single = p.features & IORING_FEAT_SINGLE_MMAP != 0;
+        let (sq_map, cq_map) = if single {
+            (
+                Mmap::ring(raw, sq_len.max(cq_len), IORING_OFF_SQ_RING)?,
+                None,
+            )
+        } else {
+            let sq = Mmap::ring(raw, sq_len, IORING_OFF_SQ_RING)?;
+            (sq, Some(Mmap::ring(raw, cq_len, IORING_OFF_CQ_RING)?))
+        };
+        let sqe_len = p.sq_entries as usize * std::mem::size_of::<io_uring_sqe>();
+        let sqe_map = Mmap::ring(raw, sqe_len, IORING_OFF_SQES)?;
+        // SAFETY: the mappings are the SQ ring, CQ ring and SQEs of the ring set up with `p`.
+        let (sq, cq) = unsafe {
+            (
+                SubmissionQueue::new(&sq_map, &sqe_map, &p),
+                CompletionQueue::new(cq_map.as_ref().unwrap_or(&sq_map), &p),
+            )
+        };
+        Ok(Self {
+            sq,
+            cq,
+            params: p,
+            _sq_map: sq_map,
+            _cq_map: cq_map,
+            _sqe_map: sqe_map,
+            fd,
+        })
+    }
+
+    /// The ring's file descriptor (the target of MSG_RING, the first register argument).
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The parameters the kernel returned from setup.
+    pub fn params(&self) -> &io_uring_params {
+        &self.params
+    }
+
+    /// The `IORING_FEAT_*` bits of this kernel.
+    pub fn features(&self) -> u32 {
+        self.params.features
+    }
+
+    /// The setup flags this ring was created with.
+    pub fn setup_flags(&self) -> u32 {
+        self.params.flags
+    }
+
+    /// SQ slots.
+    pub fn sq_entries(&self) -> u32 {
+        self.sq.entries()
+    }
+
+    /// CQ slots.
+    pub fn cq_entries(&self) -> u32 {
+        self.cq.entries()
+    }
+
+    /// Free SQ slots.
+    pub fn sq_space_left(&self) -> u32 {
+        self.sq.space_left()
+    }
+
+    /// SQEs pushed but not yet consumed by the kernel.
+    pub fn sq_pending(&self) -> u32 {
+        self.sq.len()
+    }
+
+    /// The SQ flags word (`IORING_SQ_NEED_WAKEUP`, `IORING_SQ_CQ_OVERFLOW`, `IORING_SQ_TASKRUN`).
+    pub fn sq_flags(&self) -> u32 {
+        self.sq.flags()
+    }
+
+    /// True when the kernel holds overflowed CQEs that only an enter with GETEVENTS flushes.
+    pub fn cq_overflow_pending(&self) -> bool {
+        self.sq.flags() & IORING_SQ_CQ_OVERFLOW != 0
+    }
+
+    /// True when completion work waits for a kernel entry (`TASKRUN_FLAG` rings only).
+    pub fn taskrun_pending(&self) -> bool {
+        self.sq.flags() & IORING_SQ_TASKRUN != 0
+    }
+
+    /// SQEs the kernel rejected as invalid and dropped.
+    pub fn sq_dropped(&self) -> u32 {
+        self.sq.dropped()
+    }
+
+    /// CQEs lost to overflow (only on kernels without `FEAT_NODROP`).
+    pub fn cq_dropped(&self) -> u32 {
+        self.cq.overflow()
+    }
+
+    /// Queues one SQE. Returns it back if the SQ is full; submit (or reap) and retry.
+    ///
+    /// # Safety
+    /// Every pointer in `sqe` (buffers, paths, iovecs, sockaddrs, timespecs...) must stay valid,
+    /// and buffers the kernel writes must not be read or written by anyone else, until the
+    /// request's final CQE has been reaped (or the opcode is documented to copy them at
+    /// submission and the SQE has been submitted). The fd must stay open until then too.
+    pub unsafe fn push(&mut self, sqe: &io_uring_sqe) -> Result<(), io_uring_sqe> {
+        // SAFETY: forwarded from the caller.
+        if unsafe { self.sq.push(std::slice::from_ref(sqe)) } {
+            Ok(())
+        } else {
+            Err(*sqe)
+        }
+    }
+
+    /// Queues several SQEs in consecutive slots, all or none (a link chain must never be split
+    /// across a submission boundary the kernel could see half of). Returns false if they do
+    /// not fit.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push), for every SQE.
+    pub unsafe fn push_all(&mut self, sqes: &[io_uring_sqe]) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.sq.push(sqes) }
+    }
+
+    /// Submits every queued SQE without waiting; returns how many the kernel consumed.
+    pub fn submit(&mut self) -> io::Result<u32> {
+        self.submit_and_wait(0)
+    }
+
+    /// Submits every queued SQE and waits until at least `want` CQEs are ready.
+    ///
+    /// `EINTR` restarts the wait; `EBUSY`/`EAGAIN` (the kernel cannot take more while
+    /// completions are backed up) are reported as `ErrorKind::WouldBlock` only if no CQE can be
+    /// reaped to relieve them: callers reap and retry.
+    pub fn submit_and_wait(&mut self, want: u32) -> io::Result<u32> {
+        loop {
+            match self.enter_getevents(want, None) {
+                Ok((n, _)) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Submits queued SQEs and waits for `want` CQEs or until `timeout` passes, whichever is
+    /// first, using `IORING_ENTER_EXT_ARG` (no timeout SQE is queued). `None` waits without a
+    /// bound. Returns how the wait ended; `ETIME` is [`Wait::TimedOut`], not an error.
+    pub fn submit_and_wait_timeout(
+        &mut self,
+        want: u32,
+        timeout: Option<Duration>,
+    ) -> io::Result<Wait> {
+        match self.enter_getevents(want, timeout) {
+            Ok((_, wait)) => Ok(wait),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Wait::Interrupted),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Enters the kernel once: publishes the SQ, submits, and (if `want > 0`, or to run
+    /// deferred completion work and flush overflow) waits.
+    fn enter_getevents(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<(u32, Wait)> {
+        let to_submit = self.sq.publish();
+        let sqpoll = self.params.flags & IORING_SETUP_SQPOLL != 0;
+        let mut flags = 0;
+        if sqpoll && self.sq.flags() & IORING_SQ_NEED_WAKEUP != 0 {
+            flags |= IORING_ENTER_SQ_WAKEUP;
+        }
+        let must_get_events = want > 0
+            || timeout.is_some()
+            || self.params.flags & IORING_SETUP_DEFER_TASKRUN != 0
+            || self.sq.flags() & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0;
+        if must_get_events {
+            flags |= IORING_ENTER_GETEVENTS;
+        }
+        if sqpoll && flags == 0 {
+            // The SQPOLL thread is awake and will pick the SQEs up by itself.
+            return Ok((to_submit, Wait::Completed));
+        }
+        let submit_arg = if sqpoll { 0 } else { to_submit };
+        if submit_arg == 0 && flags == 0 {
+            return Ok((0, Wait::Completed));
+        }
+        let ts = timeout.map(__kernel_timespec::from_duration);
+        let arg = io_uring_getevents_arg {
+            ts: ts.as_ref().map_or(0, |t| t as *const _ as u64),
+            ..Default::default()
+        };
+        let (argp, argsz) = if timeout.is_some() {
+            if self.params.features & IORING_FEAT_EXT_ARG == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "io_uring_enter with a timeout needs IORING_FEAT_EXT_ARG (Linux 5.11)",
+                ));
+            }
+            flags |= IORING_ENTER_EXT_ARG;
+            (
+                &arg as *const io_uring_getevents_arg as *const libc::c_void,
+                std::mem::size_of_val(&arg),
+            )
+        } else {
+            (std::ptr::null(), 0)
+        };
+        // SAFETY: `arg` and `ts` live on this frame for the duration of the syscall; the SQEs
+        // being submitted were pushed under `push`'s contract.
+        let ret = unsafe { sys::io_uring_enter(self.fd(), submit_arg, want, flags, argp, argsz) };
+        match ret {
+            Ok(n) => Ok((n, Wait::Completed)),
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok((0, Wait::TimedOut)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => {
+                // The kernel could not accept more work while CQEs are backed up (or could
+                // not allocate). If CQEs are ready, let the caller reap them first.
+                Err(io::Error::new(io::ErrorKind::WouldBlock, e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Flushes completions the kernel holds back (CQ overflow, deferred task work) into the CQ
+    /// without waiting.
+    pub fn flush_completions(&mut self) -> io::Result<()> {
+        loop {
+            // SAFETY: no argument pointer; submits nothing.
+            match unsafe {
+                sys::io_uring_enter(self.fd(), 0, 0, IORING_ENTER_GETEVENTS, std::ptr::null(), 0)
+            } {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => {
+                    return Ok(())
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// CQEs ready to be reaped.
+    pub fn cq_ready(&self) -> u32 {
+        self.cq.ready()
+    }
+
+    /// Reaps the oldest ready CQE.
+    pub fn pop_cqe(&mut self) -> Option<io_uring_cqe> {
+        self.cq.pop()
+    }
+
+    /// Reaps up to `out.len()` ready CQEs into `out`; returns how many.
+    pub fn reap(&mut self, out: &mut [io_uring_cqe]) -> usize {
+        self.cq.copy_into(out)
+    }
+
+    /// `IORING_REGISTER_ENABLE_RINGS`: enables a ring created with `R_DISABLED`. With
+    /// `SINGLE_ISSUER`, the calling thread becomes the only one allowed to submit.
+    pub fn enable(&self) -> io::Result<()> {
+        // SAFETY: ENABLE_RINGS takes no argument.
+        unsafe {
+            sys::io_uring_register(self.fd(), IORING_REGISTER_ENABLE_RINGS, std::ptr::null(), 0)
+        }
+        .map(drop)
+    }
+}
