@@ -27,14 +27,14 @@ fn main() {
     println!("io_uring on Linux {}", kernel.trim());
     println!();
 
-    println!("{:<24} {}", "feature (params.features)", "present");
+    println!("{:<24} present", "feature (params.features)");
     println!("{:-<24} {:-<7}", "", "");
     for (bit, name) in FEATURE_NAMES {
         println!("{:<24} {}", name, yes(features.has_feature(*bit)));
     }
     println!();
 
-    println!("{:<24} {}", "setup flag", "accepted");
+    println!("{:<24} accepted", "setup flag");
     println!("{:-<24} {:-<8}", "", "");
     for (bit, name) in SETUP_FLAG_NAMES {
         let answer = if features.setup_flag_tried(*bit) {
@@ -47,7 +47,7 @@ fn main() {
     println!();
 
     let probe = features.probe();
-    println!("{:<4} {:<20} {}", "op", "opcode", "supported");
+    println!("{:<4} {:<20} supported", "op", "opcode");
     println!("{:-<4} {:-<20} {:-<9}", "", "", "");
     for (op, name) in OPCODE_NAMES {
         println!("{:<4} {:<20} {}", op, name, yes(probe.is_supported(*op)));
@@ -59,7 +59,7 @@ fn main() {
     }
     println!();
 
-    println!("{:<24} {}", "capability (tried)", "works");
+    println!("{:<24} works", "capability (tried)");
     println!("{:-<24} {:-<5}", "", "");
     let rows = [
         ("MSG_RING", features.msg_ring()),
