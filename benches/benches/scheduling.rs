@@ -1,1 +1,708 @@
-fn main(){}
+//! Scheduling family of issue 6: spawn_join, ping_pong_rtt,
+//! fanout_fanin_balanced, fanout_fanin_skewed, steal_imbalance,
+//! idle_wake_latency. Peer side (tokio, compio, spargio); what each workload
+//! measures, and which peer cannot express which variant, is in NOTES.md.
+//!
+//! Criterion ids are `<workload>/<runtime>` or `<workload>/<variant>/<runtime>`.
+//!
+//! RINGSTEAL: every group below has a `// RINGSTEAL:` line where the ringsteal
+//! implementation goes, as the first benchmark of the group, so that it runs
+//! side by side with the peers in the same process and the same run.
+
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use futures::StreamExt;
+use ringsteal_benches::threads;
+use ringsteal_benches::util::{block_on, part};
+use ringsteal_benches::workloads::fanout_fanin::{self, Shape};
+use ringsteal_benches::workloads::{idle_wake_latency, ping_pong_rtt, spawn_join, steal_imbalance};
+
+mod peers;
+use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+
+// ---------------------------------------------------------------- spawn_join
+
+fn spawn_join(c: &mut Criterion) {
+    use spawn_join::{task_value, TASKS};
+    let n = threads();
+    let mut g = c.benchmark_group("spawn_join");
+    g.throughput(Throughput::Elements(TASKS as u64));
+    g.sample_size(10);
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): a driver in `block_on` (a
+    // shard) spawns TASKS tiny tasks with `ringsteal::spawn` (Stealable) and
+    // joins them, timed inside, like the tokio driver below.
+
+    {
+        // tokio: a driver task on a worker spawns with `tokio::spawn`.
+        let rt = tokio_rt::multi_thread(n);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                tokio_rt::run_on_worker(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let mut handles = Vec::with_capacity(TASKS);
+                        for i in 0..TASKS {
+                            handles.push(tokio::spawn(async move { black_box(task_value(i)) }));
+                        }
+                        let mut sum = 0u64;
+                        for h in handles {
+                            sum += h.await.expect("join");
+                        }
+                        total += start.elapsed();
+                        spawn_join::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
+        // compio: share-nothing; each of the n runtimes spawns and joins its
+        // share of the tasks locally (compio::runtime::spawn). Makespan.
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let barrier = Arc::new(Barrier::new(n));
+                    let out = th.run_on_all(move |t| {
+                        let barrier = barrier.clone();
+                        async move {
+                            let range = part(TASKS, n, t);
+                            barrier.wait();
+                            let start = Instant::now();
+                            let mut handles = Vec::with_capacity(range.len());
+                            for i in range {
+                                handles.push(compio::runtime::spawn(async move { black_box(task_value(i)) }));
+                            }
+                            let mut sum = 0u64;
+                            for h in handles {
+                                sum += compio_rt::join(h).await;
+                            }
+                            ((start, Instant::now()), sum)
+                        }
+                    });
+                    let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                    total += makespan(&spans);
+                    spawn_join::check(out.iter().map(|o| o.1).sum());
+                }
+                total
+            })
+        });
+    }
+    {
+        // spargio: a driver pinned to shard 0 spawns with
+        // `spawn_stealable_on(current shard)`, the placement spargio's book
+        // recommends by default. The stealable queue must hold all TASKS at
+        // once: see the capacity caveat on `builder_for_spawns`.
+        let rt = spargio_rt::build(spargio_rt::builder_for_spawns(n, TASKS));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                let h = h.clone();
+                spargio_rt::run_pinned(&rt, 0, async move {
+                    let me = spargio_rt::current_shard();
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let mut handles = Vec::with_capacity(TASKS);
+                        for i in 0..TASKS {
+                            handles.push(
+                                h.spawn_stealable_on(me, async move { black_box(task_value(i)) })
+                                    .expect("spargio spawn (raise stealable_queue_capacity?)"),
+                            );
+                        }
+                        let mut sum = 0u64;
+                        for j in handles {
+                            sum += j.await.expect("join");
+                        }
+                        total += start.elapsed();
+                        spawn_join::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
+// ------------------------------------------------------------- ping_pong_rtt
+
+const PING: u16 = 1;
+const PONG: u16 = 2;
+const STOP: u16 = 3;
+
+fn ping_pong(c: &mut Criterion) {
+    let mut g = c.benchmark_group("ping_pong_rtt");
+    g.throughput(Throughput::Elements(1));
+
+    // ---- pinned_parked: two tasks on two different threads that park when idle.
+
+    // RINGSTEAL: "pinned_parked/ringsteal": shards(2), IdleStrategy::Park,
+    // the two tasks spawned with Placement::Pinned(0) and Pinned(1).
+
+    {
+        // tokio: its multi-thread runtime cannot pin a task to a worker, so
+        // the two tasks run on two current_thread runtimes, one per thread,
+        // passing the token through tokio::sync::mpsc.
+        let th = tokio_rt::PinnedThreads::new(2);
+        g.bench_function("pinned_parked/tokio", |b| {
+            b.iter_custom(|iters| {
+                let (ping_tx, mut ping_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+                let (pong_tx, mut pong_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+                let _responder = th.spawn_on(1, move || async move {
+                    while let Some(t) = ping_rx.recv().await {
+                        if pong_tx.send(t + 1).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let pinger = th.spawn_on(0, move || async move {
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.send(token + 1).expect("ping");
+                        token = pong_rx.recv().await.expect("pong");
+                    }
+                    (start.elapsed(), token)
+                });
+                let (d, token) = pinger.recv().expect("tokio pinger");
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+    }
+    {
+        // compio: two runtimes on two threads; futures::channel::mpsc.
+        let th = compio_rt::Threads::new(2);
+        g.bench_function("pinned_parked/compio", |b| {
+            b.iter_custom(|iters| {
+                let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
+                let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
+                let _responder = th.spawn_on(1, move || async move {
+                    while let Some(t) = ping_rx.next().await {
+                        if pong_tx.unbounded_send(t + 1).is_err() {
+                            break;
+                        }
+                    }
+                });
+                let pinger = th.spawn_on(0, move || async move {
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.unbounded_send(token + 1).expect("ping");
+                        token = pong_rx.next().await.expect("pong");
+                    }
+                    (start.elapsed(), token)
+                });
+                let (d, token) = pinger.recv().expect("compio pinger");
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+    }
+    // spargio: not expressible (shards never park); see NOTES.md.
+
+    // ---- pinned_spinning: the same pair, runtime allowed to spin when idle.
+
+    // RINGSTEAL: "pinned_spinning/ringsteal": shards(2),
+    // IdleStrategy::SpinThenPark(d), Pinned(0) / Pinned(1). (Also check that
+    // the runtime is back to zero CPU once idle; that is a test, not a bench.)
+
+    // tokio, compio: not expressible (no spin-before-park setting); NOTES.md.
+    {
+        // spargio: tasks pinned with `spawn_local_on(shard, ..)`; the token
+        // travels as a raw msg_ring message (`RemoteShard::send_raw_nowait`,
+        // received with `ShardCtx::next_event`), spargio's direct cross-shard
+        // signal. Default idle strategy: shards busy-poll (yield) when idle.
+        let rt = spargio_rt::build(spargio_rt::builder(2));
+        let h = rt.handle();
+        g.bench_function("pinned_spinning/spargio", |b| {
+            b.iter_custom(|iters| {
+                assert!(iters < u64::from(u32::MAX / 2), "token is a u32 on the wire");
+                let responder = h
+                    .spawn_local_on(1, |ctx| async move {
+                        let peer = ctx.remote(0).expect("shard 0");
+                        loop {
+                            let spargio::Event::RingMsg { tag, val, .. } = ctx.next_event().await;
+                            match tag {
+                                PING => peer.send_raw_nowait(PONG, val + 1).expect("pong"),
+                                STOP => break,
+                                _ => {}
+                            }
+                        }
+                    })
+                    .expect("spawn responder");
+                let pinger = h
+                    .spawn_local_on(0, move |ctx| async move {
+                        let peer = ctx.remote(1).expect("shard 1");
+                        let mut token = 0u32;
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            peer.send_raw_nowait(PING, token + 1).expect("ping");
+                            loop {
+                                let spargio::Event::RingMsg { tag, val, .. } = ctx.next_event().await;
+                                if tag == PONG {
+                                    token = val;
+                                    break;
+                                }
+                            }
+                        }
+                        let d = start.elapsed();
+                        peer.send_raw_nowait(STOP, 0).expect("stop");
+                        (d, u64::from(token))
+                    })
+                    .expect("spawn pinger");
+                let (d, token) = block_on(pinger).expect("spargio pinger");
+                block_on(responder).expect("spargio responder");
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+        drop(rt);
+    }
+
+    // ---- default_placement: both tasks spawned the runtime's default way.
+
+    // RINGSTEAL: "default_placement/ringsteal": shards(2), a driver spawned
+    // with `ringsteal::spawn` pings a responder spawned with `ringsteal::spawn`.
+
+    {
+        // tokio: driver (pinger) and responder both `tokio::spawn`ed on the
+        // multi-thread runtime; the scheduler usually keeps both on one worker.
+        let rt = tokio_rt::multi_thread(threads());
+        g.bench_function("default_placement/tokio", |b| {
+            b.iter_custom(|iters| {
+                let (d, token) = tokio_rt::run_on_worker(&rt, async move {
+                    let (ping_tx, mut ping_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+                    let (pong_tx, mut pong_rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+                    tokio::spawn(async move {
+                        while let Some(t) = ping_rx.recv().await {
+                            if pong_tx.send(t + 1).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.send(token + 1).expect("ping");
+                        token = pong_rx.recv().await.expect("pong");
+                    }
+                    (start.elapsed(), token)
+                });
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+    }
+    {
+        // compio: `compio::runtime::spawn` always places a task on the current
+        // thread, so by default both tasks share one of the runtimes.
+        let th = compio_rt::Threads::new(threads());
+        g.bench_function("default_placement/compio", |b| {
+            b.iter_custom(|iters| {
+                let rx = th.spawn_on(0, move || async move {
+                    let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    compio::runtime::spawn(async move {
+                        while let Some(t) = ping_rx.next().await {
+                            if pong_tx.unbounded_send(t + 1).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                    .detach();
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.unbounded_send(token + 1).expect("ping");
+                        token = pong_rx.next().await.expect("pong");
+                    }
+                    (start.elapsed(), token)
+                });
+                let (d, token) = rx.recv().expect("compio pinger");
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+    }
+    {
+        // spargio: driver spawned with `spawn_stealable` (what `spargio::run`
+        // does), responder with `spawn_stealable_on(current shard)` (the
+        // book's default); futures::channel::mpsc between them.
+        let rt = spargio_rt::build(spargio_rt::builder(threads()));
+        let h = rt.handle();
+        g.bench_function("default_placement/spargio", |b| {
+            b.iter_custom(|iters| {
+                let h = h.clone();
+                let (d, token) = spargio_rt::run_default(&rt, async move {
+                    let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    h.spawn_stealable_on(spargio_rt::current_shard(), async move {
+                        while let Some(t) = ping_rx.next().await {
+                            if pong_tx.unbounded_send(t + 1).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                    .expect("spawn responder");
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.unbounded_send(token + 1).expect("ping");
+                        token = pong_rx.next().await.expect("pong");
+                    }
+                    (start.elapsed(), token)
+                });
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+        drop(rt);
+    }
+    g.finish();
+}
+
+// ------------------------------------------------- fanout_fanin_{balanced,skewed}
+
+fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
+    let n = threads();
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(shape.tasks() as u64));
+    g.sample_size(10);
+    shape.expected(); // computed once, outside any timing
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): driver in `block_on`
+    // spawns `shape.requests` request tasks with `ringsteal::spawn`; each
+    // spawns `shape.fanout` branch tasks with `ringsteal::spawn` and joins them.
+
+    {
+        let rt = tokio_rt::multi_thread(n);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                tokio_rt::run_on_worker(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let requests: Vec<_> = (0..shape.requests)
+                            .map(|r| {
+                                tokio::spawn(async move {
+                                    let branches: Vec<_> = (0..shape.fanout)
+                                        .map(|br| tokio::spawn(async move { shape.branch(r, br) }))
+                                        .collect();
+                                    let mut sum = 0u64;
+                                    for b in branches {
+                                        sum = sum.wrapping_add(b.await.expect("branch"));
+                                    }
+                                    sum
+                                })
+                            })
+                            .collect();
+                        let mut sum = 0u64;
+                        for r in requests {
+                            sum = sum.wrapping_add(r.await.expect("request"));
+                        }
+                        total += start.elapsed();
+                        shape.check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
+        // compio: request r is handled on thread r % n, fanning out locally.
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let barrier = Arc::new(Barrier::new(n));
+                    let out = th.run_on_all(move |t| {
+                        let barrier = barrier.clone();
+                        async move {
+                            barrier.wait();
+                            let start = Instant::now();
+                            let requests: Vec<_> = (t..shape.requests)
+                                .step_by(n)
+                                .map(|r| {
+                                    compio::runtime::spawn(async move {
+                                        let branches: Vec<_> = (0..shape.fanout)
+                                            .map(|br| compio::runtime::spawn(async move { shape.branch(r, br) }))
+                                            .collect();
+                                        let mut sum = 0u64;
+                                        for b in branches {
+                                            sum = sum.wrapping_add(compio_rt::join(b).await);
+                                        }
+                                        sum
+                                    })
+                                })
+                                .collect();
+                            let mut sum = 0u64;
+                            for r in requests {
+                                sum = sum.wrapping_add(compio_rt::join(r).await);
+                            }
+                            ((start, Instant::now()), sum)
+                        }
+                    });
+                    let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                    total += makespan(&spans);
+                    shape.check(out.iter().fold(0u64, |a, o| a.wrapping_add(o.1)));
+                }
+                total
+            })
+        });
+    }
+    {
+        // spargio: the driver is an ingress, so requests go out with plain
+        // `spawn_stealable` (the book's advice for a dispatcher); branches
+        // with `spawn_stealable_on(current shard)` (the book's default).
+        let rt = spargio_rt::build(spargio_rt::builder_for_spawns(n, shape.tasks() + shape.requests));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                let h = h.clone();
+                spargio_rt::run_pinned(&rt, 0, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let requests: Vec<_> = (0..shape.requests)
+                            .map(|r| {
+                                let h2 = h.clone();
+                                h.spawn_stealable(async move {
+                                    let me = spargio_rt::current_shard();
+                                    let branches: Vec<_> = (0..shape.fanout)
+                                        .map(|br| {
+                                            h2.spawn_stealable_on(me, async move { shape.branch(r, br) })
+                                                .expect("spawn branch")
+                                        })
+                                        .collect();
+                                    let mut sum = 0u64;
+                                    for b in branches {
+                                        sum = sum.wrapping_add(b.await.expect("branch"));
+                                    }
+                                    sum
+                                })
+                                .expect("spawn request")
+                            })
+                            .collect();
+                        let mut sum = 0u64;
+                        for r in requests {
+                            sum = sum.wrapping_add(r.await.expect("request"));
+                        }
+                        total += start.elapsed();
+                        shape.check(sum);
+                    }
+                    total
+                })
+            })
+        });
+        drop(rt);
+    }
+    g.finish();
+}
+
+fn fanout_fanin_balanced(c: &mut Criterion) {
+    fanout_fanin(c, "fanout_fanin_balanced", &fanout_fanin::BALANCED);
+}
+
+fn fanout_fanin_skewed(c: &mut Criterion) {
+    fanout_fanin(c, "fanout_fanin_skewed", &fanout_fanin::SKEWED);
+}
+
+// ----------------------------------------------------------- steal_imbalance
+
+fn steal_imbalance(c: &mut Criterion) {
+    use steal_imbalance::{task, TASKS};
+    let n = threads();
+    let mut g = c.benchmark_group("steal_imbalance");
+    g.throughput(Throughput::Elements(TASKS as u64));
+    g.sample_size(10);
+    steal_imbalance::expected();
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): a driver on shard 0
+    // spawns all TASKS with Placement::Stealable (spawned on that shard) and
+    // joins them; the stats should show steals.
+
+    {
+        let rt = tokio_rt::multi_thread(n);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                tokio_rt::run_on_worker(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let hs: Vec<_> = (0..TASKS).map(|i| tokio::spawn(async move { task(i) })).collect();
+                        let mut sum = 0u64;
+                        for h in hs {
+                            sum = sum.wrapping_add(h.await.expect("join"));
+                        }
+                        total += start.elapsed();
+                        steal_imbalance::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
+        // compio: all work spawned on runtime 0 stays there (no stealing);
+        // the other runtime idles. This is compio's real behaviour here.
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                let rx = th.spawn_on(0, move || async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let hs: Vec<_> = (0..TASKS).map(|i| compio::runtime::spawn(async move { task(i) })).collect();
+                        let mut sum = 0u64;
+                        for h in hs {
+                            sum = sum.wrapping_add(compio_rt::join(h).await);
+                        }
+                        total += start.elapsed();
+                        steal_imbalance::check(sum);
+                    }
+                    total
+                });
+                rx.recv().expect("compio driver")
+            })
+        });
+    }
+    {
+        // spargio: all tasks `spawn_stealable_on(0)` from a driver on shard 0.
+        let rt = spargio_rt::build(spargio_rt::builder_for_spawns(n, TASKS));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                let h = h.clone();
+                spargio_rt::run_pinned(&rt, 0, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let hs: Vec<_> = (0..TASKS)
+                            .map(|i| h.spawn_stealable_on(0, async move { task(i) }).expect("spawn"))
+                            .collect();
+                        let mut sum = 0u64;
+                        for j in hs {
+                            sum = sum.wrapping_add(j.await.expect("join"));
+                        }
+                        total += start.elapsed();
+                        steal_imbalance::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+        drop(rt);
+    }
+    g.finish();
+}
+
+// --------------------------------------------------------- idle_wake_latency
+
+fn idle_wake(c: &mut Criterion) {
+    use idle_wake_latency::PARK_GAP;
+    let mut g = c.benchmark_group("idle_wake_latency");
+    g.sample_size(20);
+
+    // The notifier blocks its own thread for PARK_GAP on purpose (outside the
+    // timing): the gap must not depend on each runtime's timer resolution.
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(2), Park; waiter
+    // Pinned(1) awaiting a notification sent by a task Pinned(0) (MSG_RING
+    // doorbell), plus a variant woken from a non-shard thread (eventfd path).
+
+    {
+        // tokio: waiter and notifier on two current_thread runtimes;
+        // tokio::sync::Notify (registered with `enable` before announcing).
+        let th = tokio_rt::PinnedThreads::new(2);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                let notify = Arc::new(tokio::sync::Notify::new());
+                let (armed_tx, mut armed_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+                let (woke_tx, mut woke_rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
+                let n2 = notify.clone();
+                let _waiter = th.spawn_on(1, move || async move {
+                    for _ in 0..iters {
+                        let mut notified = pin!(n2.notified());
+                        notified.as_mut().enable();
+                        armed_tx.send(()).expect("armed");
+                        notified.await;
+                        woke_tx.send(Instant::now()).expect("woke");
+                    }
+                });
+                let notifier = th.spawn_on(0, move || async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        armed_rx.recv().await.expect("armed");
+                        std::thread::sleep(PARK_GAP);
+                        let t0 = Instant::now();
+                        notify.notify_one();
+                        let t1 = woke_rx.recv().await.expect("woke");
+                        let s = t1.saturating_duration_since(t0);
+                        idle_wake_latency::check(s);
+                        total += s;
+                    }
+                    total
+                });
+                notifier.recv().expect("tokio notifier")
+            })
+        });
+    }
+    {
+        // compio: two runtimes; the waiter hands the notifier a
+        // futures::channel::oneshot sender and awaits the receiver.
+        let th = compio_rt::Threads::new(2);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                let (armed_tx, mut armed_rx) = futures::channel::mpsc::unbounded::<futures::channel::oneshot::Sender<()>>();
+                let (woke_tx, mut woke_rx) = futures::channel::mpsc::unbounded::<Instant>();
+                let _waiter = th.spawn_on(1, move || async move {
+                    for _ in 0..iters {
+                        let (tx, rx) = futures::channel::oneshot::channel();
+                        armed_tx.unbounded_send(tx).expect("armed");
+                        rx.await.expect("notified");
+                        woke_tx.unbounded_send(Instant::now()).expect("woke");
+                    }
+                });
+                let notifier = th.spawn_on(0, move || async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let tx = armed_rx.next().await.expect("armed");
+                        std::thread::sleep(PARK_GAP);
+                        let t0 = Instant::now();
+                        tx.send(()).expect("notify");
+                        let t1 = woke_rx.next().await.expect("woke");
+                        let s = t1.saturating_duration_since(t0);
+                        idle_wake_latency::check(s);
+                        total += s;
+                    }
+                    total
+                });
+                notifier.recv().expect("compio notifier")
+            })
+        });
+    }
+    // spargio: not expressible (its shards never park); see NOTES.md.
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    spawn_join,
+    ping_pong,
+    fanout_fanin_balanced,
+    fanout_fanin_skewed,
+    steal_imbalance,
+    idle_wake
+);
+criterion_main!(benches);

@@ -100,6 +100,15 @@ impl Future for PendingOnce {
     }
 }
 
+/// The `p`-th of `parts` nearly equal, contiguous pieces of `0..total`.
+pub fn part(total: usize, parts: usize, p: usize) -> std::ops::Range<usize> {
+    let base = total / parts;
+    let extra = total % parts;
+    let start = p * base + p.min(extra);
+    let len = base + usize::from(p < extra);
+    start..start + len
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +125,17 @@ mod tests {
     #[test]
     fn block_on_returns_value() {
         assert_eq!(block_on(async { 7 }), 7);
+    }
+
+    #[test]
+    fn parts_cover_the_range() {
+        let mut next = 0;
+        for p in 0..3 {
+            let r = part(10, 3, p);
+            assert_eq!(r.start, next);
+            next = r.end;
+        }
+        assert_eq!(next, 10);
     }
 
     #[test]

@@ -1,0 +1,100 @@
+//! tokio: a multi-thread runtime with `threads` workers, and, where a workload
+//! needs tasks pinned to particular threads, one `current_thread` runtime per
+//! thread (tokio's multi-thread scheduler cannot pin a task to a worker).
+//!
+//! API read from docs.rs/tokio (runtime::Builder, task::spawn,
+//! task::spawn_blocking, sync::{mpsc, Notify}, time::{timeout, sleep}, fs).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::mpsc as std_mpsc;
+use std::thread;
+
+use tokio::runtime::{Builder, Runtime};
+use tokio::sync::mpsc;
+
+/// A multi-thread runtime with `threads` workers and all drivers enabled,
+/// as `#[tokio::main(flavor = "multi_thread", worker_threads = N)]` builds it.
+pub fn multi_thread(threads: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .expect("tokio multi-thread runtime")
+}
+
+/// Runs `fut` as a task on one of `rt`'s workers (not on the criterion thread,
+/// which `block_on` would use) and waits for its output.
+pub fn run_on_worker<F>(rt: &Runtime, fut: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handle = rt.spawn(fut);
+    rt.block_on(handle).expect("tokio driver task panicked")
+}
+
+type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// `n` threads, each running its own `current_thread` runtime; jobs sent to a
+/// thread are spawned as tasks on that thread's runtime, so they stay there.
+/// A thread with nothing to run parks in its runtime's driver (epoll).
+pub struct PinnedThreads {
+    txs: Vec<mpsc::UnboundedSender<Job>>,
+    joins: Vec<thread::JoinHandle<()>>,
+}
+
+impl PinnedThreads {
+    /// Starts `n` threads with one `current_thread` runtime each.
+    pub fn new(n: usize) -> Self {
+        let mut txs = Vec::new();
+        let mut joins = Vec::new();
+        for i in 0..n {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
+            let join = thread::Builder::new()
+                .name(format!("tokio-ct-{i}"))
+                .spawn(move || {
+                    let rt = Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("tokio current_thread runtime");
+                    rt.block_on(async move {
+                        while let Some(job) = rx.recv().await {
+                            tokio::spawn(job());
+                        }
+                    });
+                })
+                .expect("spawn tokio thread");
+            txs.push(tx);
+            joins.push(join);
+        }
+        Self { txs, joins }
+    }
+
+    /// Spawns `make()` as a task on thread `t`; the receiver yields its output.
+    pub fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (tx, rx) = std_mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let out = make().await;
+                let _ = tx.send(out);
+            })
+        });
+        self.txs[t].send(job).unwrap_or_else(|_| panic!("tokio thread {t} is gone"));
+        rx
+    }
+}
+
+impl Drop for PinnedThreads {
+    fn drop(&mut self) {
+        self.txs.clear();
+        for j in self.joins.drain(..) {
+            let _ = j.join();
+        }
+    }
+}
