@@ -1,1 +1,218 @@
-fn main(){}
+//! Time family of issue 6: timer_churn, sleep_precision. Peer side (tokio,
+//! compio, spargio); see NOTES.md for what each measures.
+//!
+//! RINGSTEAL: every group has a `// RINGSTEAL:` line where the ringsteal
+//! implementation goes, first in the group, so it runs side by side with the
+//! peers in the same run.
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringsteal_benches::threads;
+use ringsteal_benches::util::{block_on, PendingOnce};
+use ringsteal_benches::workloads::{sleep_precision, timer_churn};
+
+mod peers;
+use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+
+// -------------------------------------------------------------- timer_churn
+
+fn timer_churn(c: &mut Criterion) {
+    use timer_churn::{per_thread, TIMEOUT, TIMERS};
+    let n = threads();
+    let mut g = c.benchmark_group("timer_churn");
+    g.throughput(Throughput::Elements(TIMERS as u64));
+    g.sample_size(10);
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(n); one task
+    // Pinned(t) per shard runs per_thread(t, n) x
+    // `ringsteal::time::timeout(TIMEOUT, PendingOnce::new())`; makespan from
+    // a common barrier, as compio and spargio below. Check afterwards that the
+    // shards' timer stats show no entries left behind.
+
+    {
+        // tokio: a driver on a worker spawns one task per worker thread
+        // (tokio cannot pin them; the idle worker steals one).
+        let rt = tokio_rt::multi_thread(n);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                tokio_rt::run_on_worker(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let tasks: Vec<_> = (0..n)
+                            .map(|t| {
+                                tokio::spawn(async move {
+                                    let mut ok = 0usize;
+                                    for _ in 0..per_thread(t, n) {
+                                        ok += usize::from(
+                                            tokio::time::timeout(TIMEOUT, PendingOnce::new()).await.is_ok(),
+                                        );
+                                    }
+                                    ok
+                                })
+                            })
+                            .collect();
+                        let mut ok = 0usize;
+                        for t in tasks {
+                            ok += t.await.expect("join");
+                        }
+                        total += start.elapsed();
+                        timer_churn::check(ok);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
+        // compio: one runtime per thread, each runs its share.
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let barrier = Arc::new(Barrier::new(n));
+                    let out = th.run_on_all(move |t| {
+                        let barrier = barrier.clone();
+                        async move {
+                            barrier.wait();
+                            let start = Instant::now();
+                            let mut ok = 0usize;
+                            for _ in 0..per_thread(t, n) {
+                                ok += usize::from(
+                                    compio::time::timeout(TIMEOUT, PendingOnce::new()).await.is_ok(),
+                                );
+                            }
+                            ((start, Instant::now()), ok)
+                        }
+                    });
+                    let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                    total += makespan(&spans);
+                    timer_churn::check(out.iter().map(|o| o.1).sum());
+                }
+                total
+            })
+        });
+    }
+    {
+        // spargio: one task pinned to each shard (`spawn_pinned`), each runs
+        // its share of `spargio::timeout`. Note: spargio's timer is a kernel
+        // timeout SQE per `sleep`, and a dropped timer's SQE stays in flight
+        // until it expires, so each iteration leaves TIMERS kernel timeouts
+        // pending for 50 ms; that cost is part of what is measured.
+        let rt = spargio_rt::build(spargio_rt::builder(n));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let barrier = Arc::new(Barrier::new(n));
+                    let joins: Vec<_> = (0..n)
+                        .map(|t| {
+                            let barrier = barrier.clone();
+                            h.spawn_pinned(t as spargio::ShardId, async move {
+                                barrier.wait();
+                                let start = Instant::now();
+                                let mut ok = 0usize;
+                                for _ in 0..per_thread(t, n) {
+                                    ok += usize::from(spargio::timeout(TIMEOUT, PendingOnce::new()).await.is_ok());
+                                }
+                                ((start, Instant::now()), ok)
+                            })
+                            .expect("spawn_pinned")
+                        })
+                        .collect();
+                    let out: Vec<_> = joins.into_iter().map(|j| block_on(j).expect("join")).collect();
+                    let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                    total += makespan(&spans);
+                    timer_churn::check(out.iter().map(|o| o.1).sum());
+                }
+                total
+            })
+        });
+        drop(rt);
+    }
+    g.finish();
+}
+
+// ----------------------------------------------------------- sleep_precision
+
+fn sleep_precision(c: &mut Criterion) {
+    let n = threads();
+    let mut g = c.benchmark_group("sleep_precision");
+
+    for (name, d) in sleep_precision::DURATIONS {
+        // RINGSTEAL: g.bench_function(format!("{name}/ringsteal"), ..): one
+        // `ringsteal::time::sleep(d)` per iteration in a task on an otherwise
+        // idle runtime (shards(n), Park), timed inside the task.
+
+        {
+            // tokio: `tokio::time::sleep` in a task on a worker. Tokio's timer
+            // has 1 ms resolution and rounds deadlines up: expect >= 1 ms.
+            let rt = tokio_rt::multi_thread(n);
+            g.bench_function(format!("{name}/tokio"), |b| {
+                b.iter_custom(|iters| {
+                    tokio_rt::run_on_worker(&rt, async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let start = Instant::now();
+                            tokio::time::sleep(d).await;
+                            let took = start.elapsed();
+                            sleep_precision::check(d, took);
+                            total += took;
+                        }
+                        total
+                    })
+                })
+            });
+        }
+        {
+            // compio: `compio::time::sleep` on runtime 0 (a BTreeMap of
+            // deadlines, waited for through the io_uring_enter timeout).
+            let th = compio_rt::Threads::new(n);
+            g.bench_function(format!("{name}/compio"), |b| {
+                b.iter_custom(|iters| {
+                    let rx = th.spawn_on(0, move || async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let start = Instant::now();
+                            compio::time::sleep(d).await;
+                            let took = start.elapsed();
+                            sleep_precision::check(d, took);
+                            total += took;
+                        }
+                        total
+                    });
+                    rx.recv().expect("compio sleeper")
+                })
+            });
+        }
+        {
+            // spargio: `spargio::sleep` in a task pinned to shard 0 (a native
+            // io_uring timeout on that shard's ring).
+            let rt = spargio_rt::build(spargio_rt::builder(n));
+            g.bench_function(format!("{name}/spargio"), |b| {
+                b.iter_custom(|iters| {
+                    spargio_rt::run_pinned(&rt, 0, async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let start = Instant::now();
+                            spargio::sleep(d).await;
+                            let took = start.elapsed();
+                            sleep_precision::check(d, took);
+                            total += took;
+                        }
+                        total
+                    })
+                })
+            });
+            drop(rt);
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, timer_churn, sleep_precision);
+criterion_main!(benches);
