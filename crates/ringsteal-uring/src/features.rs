@@ -174,18 +174,29 @@ fn setup_flag_works(flag: u32) -> bool {
     builder.build().is_ok()
 }
 
-/// Waits up to a second for the CQE with `user_data`, discarding others.
-fn wait_for(ring: &mut Ring, user_data: u64) -> Option<i32> {
+/// Waits up to a second for the CQEs with the `wanted` user_data values, discarding others,
+/// and returns the last `res` seen for each (`None` if it never arrived). All wanted CQEs are
+/// collected in one pass: waiting for them one at a time would throw away a CQE that arrives
+/// before the one being waited for, and then wait the full second for it.
+fn wait_for<const N: usize>(ring: &mut Ring, wanted: [u64; N]) -> [Option<i32>; N] {
+    let mut res = [None; N];
     for _ in 0..8 {
         while let Some(cqe) = ring.pop_cqe() {
-            if cqe.user_data == user_data {
-                return Some(cqe.res);
+            if let Some(i) = wanted.iter().position(|w| *w == cqe.user_data) {
+                res[i] = Some(cqe.res);
             }
         }
-        ring.submit_and_wait_timeout(1, Some(std::time::Duration::from_millis(125)))
-            .ok()?;
+        if res.iter().all(Option::is_some) {
+            break;
+        }
+        if ring
+            .submit_and_wait_timeout(1, Some(std::time::Duration::from_millis(125)))
+            .is_err()
+        {
+            break;
+        }
     }
-    None
+    res
 }
 
 /// Arms a multishot accept on a loopback listener, then cancels it: `-ECANCELED` (or a
@@ -252,8 +263,7 @@ fn arm_then_cancel(ring: &mut Ring) -> bool {
         return false;
     }
     let _ = ring.submit();
-    let res = wait_for(ring, 1);
-    let _ = wait_for(ring, 2);
+    let [res, _] = wait_for(ring, [1, 2]);
     matches!(res, Some(r) if r == -libc::ECANCELED || r >= 0)
 }
 
@@ -262,7 +272,7 @@ fn trial_send_msg_ring(ring: &mut Ring) -> bool {
     if send_msg_ring(ring.fd(), 0, 0xfeed).is_err() {
         return false;
     }
-    wait_for(ring, 0xfeed).is_some()
+    wait_for(ring, [0xfeed])[0].is_some()
 }
 
 /// Reports that the io_uring syscalls are missing or refused, as an `io::Error`.
