@@ -1,0 +1,76 @@
+//! Submitting through a real ring: a NOP round trip, a full SQ, and what the probe says.
+
+mod common;
+
+use std::io;
+use std::time::Instant;
+
+use ringsteal_uring::abi::{IORING_OP_NOP, IORING_OP_READ};
+use ringsteal_uring::{opcode, Ring};
+
+#[test]
+fn a_nop_comes_back_with_its_user_data_and_a_zero_result() {
+    let mut ring = Ring::new(8).expect("io_uring is available");
+    // SAFETY: a NOP references no memory.
+    unsafe { ring.push(&opcode::nop().with_user_data(0xdead_beef_0000_0001)) }.unwrap();
+    assert_eq!(ring.sq_pending(), 1);
+    let cqe = common::wait_one(&mut ring);
+    assert_eq!(cqe.user_data, 0xdead_beef_0000_0001);
+    assert_eq!(cqe.res, 0);
+    assert_eq!(cqe.flags, 0);
+    assert_eq!(ring.sq_pending(), 0);
+    assert!(ring.pop_cqe().is_none(), "one NOP, one completion");
+}
+
+#[test]
+fn ten_thousand_nops_pass_through_a_64_entry_ring_by_submitting_whenever_the_sq_is_full() {
+    const N: u64 = 10_000;
+    let mut ring = Ring::new(64).expect("io_uring is available");
+    assert_eq!(ring.sq_entries(), 64);
+    let deadline = Instant::now() + common::HANG_GUARD;
+    let mut seen = vec![false; N as usize];
+    let (mut next, mut reaped, mut sq_full) = (0u64, 0u64, 0u32);
+    while reaped < N {
+        assert!(Instant::now() < deadline, "hung after {reaped} of {N} NOPs");
+        while next < N {
+            // SAFETY: a NOP references no memory.
+            match unsafe { ring.push(&opcode::nop().with_user_data(next)) } {
+                Ok(()) => next += 1,
+                Err(returned) => {
+                    assert_eq!(returned.user_data, next, "push hands back the SQE it refused");
+                    assert_eq!(ring.sq_space_left(), 0);
+                    sq_full += 1;
+                    break;
+                }
+            }
+        }
+        let want = if next == N { 1 } else { 0 };
+        match ring.submit_and_wait(want) {
+            Ok(_) => {}
+            // The kernel may refuse new work while completions are backed up: reap, retry.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("submit failed: {e}"),
+        }
+        while let Some(cqe) = ring.pop_cqe() {
+            assert_eq!(cqe.res, 0);
+            let slot = &mut seen[cqe.user_data as usize];
+            assert!(!*slot, "NOP {} completed twice", cqe.user_data);
+            *slot = true;
+            reaped += 1;
+        }
+    }
+    assert!(seen.iter().all(|s| *s));
+    assert!(sq_full >= 100, "the SQ filled up only {sq_full} times");
+    assert_eq!(ring.cq_dropped(), 0);
+}
+
+#[test]
+fn the_probe_reports_nop_and_read_as_supported() {
+    let ring = Ring::new(2).expect("io_uring is available");
+    let probe = ring.probe().expect("IORING_REGISTER_PROBE works");
+    assert!(probe.is_supported(IORING_OP_NOP));
+    assert!(probe.is_supported(IORING_OP_READ));
+    assert!(probe.last_op() >= IORING_OP_READ);
+    let names: Vec<_> = probe.supported_ops().filter_map(|(_, name)| name).collect();
+    assert!(names.contains(&"NOP") && names.contains(&"READ"), "{names:?}");
+}

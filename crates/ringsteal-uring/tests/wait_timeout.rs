@@ -1,0 +1,40 @@
+//! Waiting with an `IORING_ENTER_EXT_ARG` timeout: `ETIME` is the expected outcome, not an
+//! error, and the wait lasts at least as long as asked.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use ringsteal_uring::{opcode, Ring, Wait};
+
+#[test]
+fn a_wait_with_nothing_in_flight_times_out_with_timed_out_and_not_early() {
+    let mut ring = Ring::new(4).expect("io_uring is available");
+    let timeout = Duration::from_millis(50);
+    let start = Instant::now();
+    let mut outcome = Wait::Interrupted;
+    while outcome == Wait::Interrupted {
+        // A signal may cut the wait short; wait for the rest.
+        let left = timeout.saturating_sub(start.elapsed());
+        outcome = ring
+            .submit_and_wait_timeout(1, Some(left))
+            .expect("ETIME is reported as Wait::TimedOut, not as an error");
+    }
+    let waited = start.elapsed();
+    assert_eq!(outcome, Wait::TimedOut);
+    assert!(waited >= timeout, "returned after {waited:?}, before the {timeout:?} timeout");
+    assert!(waited < common::HANG_GUARD, "hung for {waited:?}");
+    assert!(ring.pop_cqe().is_none());
+}
+
+#[test]
+fn a_wait_with_a_timeout_returns_completed_when_the_completion_is_there() {
+    let mut ring = Ring::new(4).expect("io_uring is available");
+    // SAFETY: a NOP references no memory.
+    unsafe { ring.push(&opcode::nop().with_user_data(3)) }.unwrap();
+    let outcome = ring
+        .submit_and_wait_timeout(1, Some(common::HANG_GUARD))
+        .expect("wait");
+    assert_eq!(outcome, Wait::Completed);
+    assert_eq!(ring.pop_cqe().map(|c| c.user_data), Some(3));
+}
