@@ -1,1 +1,335 @@
-fn main(){}
+//! fs family of issue 6: fs_read_4k_qd1, fs_read_4k_qd32, cat_100mb. Peer
+//! side (tokio, compio, spargio) and floors (pread, raw io_uring, std::fs::read).
+//! See NOTES.md for what each measures.
+//!
+//! Before every timed run the data file is re-read if it was not warmed in
+//! the last second (`DataFile::warm_if_stale`, outside the timing), because
+//! this host evicts idle page-cache pages; `warm` also checks with mincore
+//! that the file is resident.
+//!
+//! RINGSTEAL: every group has a `// RINGSTEAL:` line where the ringsteal
+//! implementation goes, first in the group.
+
+use std::os::unix::fs::FileExt;
+use std::rc::Rc;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use compio::io::AsyncReadAt;
+use compio::BufResult;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringsteal_benches::files::{self, BLOCK};
+use ringsteal_benches::threads;
+use ringsteal_benches::workloads::cat_100mb;
+use ringsteal_benches::workloads::fs_read_4k::{self, share, Offsets, QD1, QD32};
+
+mod floors;
+mod peers;
+use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+
+// ------------------------------------------------- fs_read_4k_qd1 / _qd32
+
+fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
+    let n = threads();
+    let file = files::random_read_file();
+    let blocks = file.blocks();
+    let path = file.path().to_path_buf();
+    file.warm();
+    let mut g = c.benchmark_group(group);
+    g.throughput(Throughput::Elements(1));
+
+    // Readers: `depth` of them (fewer if criterion asks for fewer reads), each
+    // reading its share one after another; together they keep `depth` reads
+    // in flight.
+    let readers = move |iters: u64| (depth as u64).min(iters).max(1) as usize;
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(n); a driver in
+    // `block_on` opens `ringsteal::fs::File` and spawns `readers(iters)` reader
+    // tasks (ringsteal::spawn, Stealable), each doing
+    // `read_at(buf, off)` with an owned 4 KiB buffer; timed inside.
+
+    {
+        // tokio: tokio::fs::File has no positioned read; tokio's fs docs
+        // recommend running std::fs inside `spawn_blocking` ("Tuning your
+        // file IO"), so each read is one spawn_blocking(pread). Readers are
+        // tasks on the multi-thread runtime; the preads run on tokio's
+        // blocking pool (its own threads, by design).
+        let rt = tokio_rt::multi_thread(n);
+        let std_file = Arc::new(file.open_std());
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let std_file = std_file.clone();
+                let readers = readers(iters);
+                tokio_rt::run_on_worker(&rt, async move {
+                    let start = Instant::now();
+                    let tasks: Vec<_> = (0..readers)
+                        .map(|r| {
+                            let f = std_file.clone();
+                            tokio::spawn(async move {
+                                let mut offs = Offsets::new(r, blocks);
+                                let mut buf = vec![0u8; BLOCK];
+                                for _ in 0..share(iters, readers, r) {
+                                    let off = offs.next_offset();
+                                    let f = f.clone();
+                                    let (b, res) = tokio::task::spawn_blocking(move || {
+                                        let res = f.read_at(&mut buf, off);
+                                        (buf, res)
+                                    })
+                                    .await
+                                    .expect("spawn_blocking");
+                                    buf = b;
+                                    assert_eq!(res.expect("pread"), BLOCK, "short read");
+                                    fs_read_4k::check(&buf, off);
+                                }
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await.expect("reader");
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    {
+        // compio: `compio::fs::File::open` + `AsyncReadAt::read_at(buf, pos)`
+        // with an owned buffer, one runtime per thread; reader r runs on
+        // thread r % threads (depth 1: one reader on one thread).
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let readers = readers(iters);
+                let active = readers.min(n);
+                let barrier = Arc::new(Barrier::new(active));
+                let rxs: Vec<_> = (0..active)
+                    .map(|t| {
+                        let barrier = barrier.clone();
+                        let path = path.clone();
+                        th.spawn_on(t, move || async move {
+                            let f = Rc::new(compio::fs::File::open(&path).await.expect("open"));
+                            barrier.wait();
+                            let start = Instant::now();
+                            let tasks: Vec<_> = (t..readers)
+                                .step_by(active)
+                                .map(|r| {
+                                    let f = f.clone();
+                                    compio::runtime::spawn(async move {
+                                        let mut offs = Offsets::new(r, blocks);
+                                        let mut buf = Vec::with_capacity(BLOCK);
+                                        for _ in 0..share(iters, readers, r) {
+                                            let off = offs.next_offset();
+                                            buf.clear();
+                                            let BufResult(res, b) = f.read_at(buf, off).await;
+                                            buf = b;
+                                            assert_eq!(res.expect("read_at"), BLOCK, "short read");
+                                            fs_read_4k::check(&buf, off);
+                                        }
+                                    })
+                                })
+                                .collect();
+                            for t in tasks {
+                                compio_rt::join(t).await;
+                            }
+                            (start, Instant::now())
+                        })
+                    })
+                    .collect();
+                let spans: Vec<Span> = rxs.into_iter().map(|rx| rx.recv().expect("compio reader")).collect();
+                makespan(&spans)
+            })
+        });
+    }
+    {
+        // spargio: `spargio::fs::File::open(handle, path)` and
+        // `read_at_into(offset, buf)` (native io_uring read, owned buffer,
+        // routed per op by spargio's selector). A driver pinned to shard 0
+        // spawns the readers with `spawn_stealable_on(current shard)`.
+        let rt = spargio_rt::build(spargio_rt::builder(n));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let readers = readers(iters);
+                let h = h.clone();
+                let path = path.clone();
+                spargio_rt::run_pinned(&rt, 0, async move {
+                    let f = Arc::new(spargio::fs::File::open(h.clone(), &path).await.expect("open"));
+                    let me = spargio_rt::current_shard();
+                    let start = Instant::now();
+                    let tasks: Vec<_> = (0..readers)
+                        .map(|r| {
+                            let f = f.clone();
+                            h.spawn_stealable_on(me, async move {
+                                let mut offs = Offsets::new(r, blocks);
+                                let mut buf = vec![0u8; BLOCK];
+                                for _ in 0..share(iters, readers, r) {
+                                    let off = offs.next_offset();
+                                    let (got, b) = f.read_at_into(off, buf).await.expect("read_at_into");
+                                    buf = b;
+                                    assert_eq!(got, BLOCK, "short read");
+                                    fs_read_4k::check(&buf, off);
+                                }
+                            })
+                            .expect("spawn reader")
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await.expect("reader");
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop(rt);
+    }
+
+    // Floors.
+    let std_file = file.open_std();
+    g.bench_function("floor_pread_1t", |b| {
+        b.iter_custom(|iters| {
+            file.warm_if_stale();
+            let start = Instant::now();
+            floors::pread_loop(&std_file, blocks, 0, iters);
+            start.elapsed()
+        })
+    });
+    if depth > 1 {
+        g.bench_function(format!("floor_pread_{n}t"), |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                floors::pread_threads(&std_file, blocks, n, iters)
+            })
+        });
+    }
+    g.bench_function("floor_io_uring_1t", |b| {
+        b.iter_custom(|iters| {
+            file.warm_if_stale();
+            let start = Instant::now();
+            floors::uring_reads(&std_file, blocks, 0, depth, iters);
+            start.elapsed()
+        })
+    });
+    if depth > 1 {
+        g.bench_function(format!("floor_io_uring_{n}t"), |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                floors::uring_threads(&std_file, blocks, n, depth.div_ceil(n), iters)
+            })
+        });
+    }
+    g.finish();
+}
+
+fn fs_read_4k_qd1(c: &mut Criterion) {
+    fs_read_4k(c, "fs_read_4k_qd1", QD1);
+}
+
+fn fs_read_4k_qd32(c: &mut Criterion) {
+    fs_read_4k(c, "fs_read_4k_qd32", QD32);
+}
+
+// ---------------------------------------------------------------- cat_100mb
+
+fn cat_100mb(c: &mut Criterion) {
+    let n = threads();
+    let file = files::cat_file();
+    let path = file.path().to_path_buf();
+    file.warm();
+    let mut g = c.benchmark_group("cat_100mb");
+    g.throughput(Throughput::Bytes(file.len()));
+    g.sample_size(10);
+
+    // Each implementation times its whole-file reads inside its runtime and
+    // hands the data back for the check, which runs outside the timing.
+
+    // RINGSTEAL: g.bench_function("ringsteal", ..): `ringsteal::fs::read(path)`
+    // in `block_on` (a shard), timed inside.
+
+    {
+        // tokio: `tokio::fs::read`, which the tokio fs docs recommend for
+        // whole files (one spawn_blocking running std::fs::read).
+        let rt = tokio_rt::multi_thread(n);
+        g.bench_function("tokio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let path = path.clone();
+                tokio_rt::run_on_worker(&rt, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let data = tokio::fs::read(&path).await.expect("tokio::fs::read");
+                        total += start.elapsed();
+                        cat_100mb::check(&data);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
+        // compio: `compio::fs::read` (read_to_end_at through io_uring).
+        let th = compio_rt::Threads::new(n);
+        g.bench_function("compio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let path = path.clone();
+                let rx = th.spawn_on(0, move || async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let data = compio::fs::read(&path).await.expect("compio::fs::read");
+                        total += start.elapsed();
+                        cat_100mb::check(&data);
+                    }
+                    total
+                });
+                rx.recv().expect("compio cat")
+            })
+        });
+    }
+    {
+        // spargio: `spargio::fs::read(&handle, path)` (native reads in 64 KiB
+        // chunks, one after another) in a task pinned to shard 0.
+        let rt = spargio_rt::build(spargio_rt::builder(n));
+        let h = rt.handle();
+        g.bench_function("spargio", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let path = path.clone();
+                let h = h.clone();
+                spargio_rt::run_pinned(&rt, 0, async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let data = spargio::fs::read(&h, &path).await.expect("spargio::fs::read");
+                        total += start.elapsed();
+                        cat_100mb::check(&data);
+                    }
+                    total
+                })
+            })
+        });
+        drop(rt);
+    }
+    // Floor: std::fs::read on the criterion thread.
+    g.bench_function("floor_std_read", |b| {
+        b.iter_custom(|iters| {
+            file.warm_if_stale();
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                let data = std::fs::read(&path).expect("std::fs::read");
+                total += start.elapsed();
+                cat_100mb::check(&data);
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, fs_read_4k_qd1, fs_read_4k_qd32, cat_100mb);
+criterion_main!(benches);

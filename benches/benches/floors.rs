@@ -1,0 +1,121 @@
+//! Floors of the fs benchmarks: what the machine does with no runtime at all.
+//!
+//! - `pread`: a plain `pread(2)` loop (std `FileExt::read_at`) on one thread,
+//!   or on several threads at once.
+//! - raw io_uring: one ring per thread, `depth` 4 KiB reads kept in flight,
+//!   reaped with `submit_and_wait(1)`. This uses the `io-uring` crate, a
+//!   dev-dependency of this package for this floor only (never a peer).
+//!
+//! Every read is checked like the runtimes' reads are.
+
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::sync::Barrier;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use io_uring::{opcode, types, IoUring};
+use ringsteal_benches::files::BLOCK;
+use ringsteal_benches::workloads::fs_read_4k::{self, share, Offsets};
+
+use crate::peers::{makespan, Span};
+
+/// `reads` checked 4 KiB preads at reader `reader`'s offsets.
+pub fn pread_loop(file: &File, blocks: u64, reader: usize, reads: u64) {
+    let mut offs = Offsets::new(reader, blocks);
+    let mut buf = vec![0u8; BLOCK];
+    for _ in 0..reads {
+        let off = offs.next_offset();
+        let n = file.read_at(&mut buf, off).expect("pread");
+        assert_eq!(n, BLOCK, "short pread");
+        fs_read_4k::check(&buf, off);
+    }
+}
+
+/// `reads` preads split over `threads` threads (reader `t` on thread `t`);
+/// returns the makespan from a common barrier.
+pub fn pread_threads(file: &File, blocks: u64, threads: usize, reads: u64) -> Duration {
+    let barrier = Barrier::new(threads);
+    let spans: Vec<Span> = thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    pread_loop(file, blocks, t, share(reads, threads, t));
+                    (start, Instant::now())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("pread thread")).collect()
+    });
+    makespan(&spans)
+}
+
+/// `reads` 4 KiB reads through one io_uring with `depth` of them in flight,
+/// at reader `reader`'s offsets.
+pub fn uring_reads(file: &File, blocks: u64, reader: usize, depth: usize, reads: u64) {
+    let depth = depth.max(1);
+    let mut ring = IoUring::new((depth as u32).next_power_of_two()).expect("io_uring setup");
+    let fd = types::Fd(file.as_raw_fd());
+    let mut offs = Offsets::new(reader, blocks);
+    let mut bufs = vec![vec![0u8; BLOCK]; depth];
+    let mut slot_off = vec![0u64; depth];
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut done_slots = Vec::with_capacity(depth);
+    let mut submitted = 0u64;
+    let mut completed = 0u64;
+    while completed < reads {
+        while submitted < reads {
+            let Some(slot) = free.pop() else { break };
+            let off = offs.next_offset();
+            slot_off[slot] = off;
+            let sqe = opcode::Read::new(fd, bufs[slot].as_mut_ptr(), BLOCK as u32)
+                .offset(off)
+                .build()
+                .user_data(slot as u64);
+            // SAFETY: the buffer of `slot` stays allocated, unmoved and untouched
+            // until this read's CQE is reaped below, and `file` outlives the ring
+            // (both live until this function returns, after the last CQE).
+            unsafe { ring.submission().push(&sqe).expect("submission queue full") };
+            submitted += 1;
+        }
+        ring.submit_and_wait(1).expect("io_uring_enter");
+        done_slots.clear();
+        for cqe in ring.completion() {
+            let slot = cqe.user_data() as usize;
+            assert_eq!(cqe.result(), BLOCK as i32, "io_uring read failed or was short");
+            done_slots.push(slot);
+        }
+        for &slot in &done_slots {
+            fs_read_4k::check(&bufs[slot], slot_off[slot]);
+            free.push(slot);
+            completed += 1;
+        }
+    }
+}
+
+/// `reads` split over `threads` threads, each with its own ring and `depth`
+/// reads in flight; returns the makespan from a common barrier.
+pub fn uring_threads(file: &File, blocks: u64, threads: usize, depth: usize, reads: u64) -> Duration {
+    let barrier = Barrier::new(threads);
+    let spans: Vec<Span> = thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    uring_reads(file, blocks, t, depth, share(reads, threads, t));
+                    (start, Instant::now())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("io_uring thread")).collect()
+    });
+    makespan(&spans)
+}
