@@ -48,15 +48,25 @@ fn completions_beyond_the_cq_size_wait_in_the_overflow_list_and_are_all_reaped()
     let mut seen = vec![false; total as usize];
     let mut reaped = 0;
     while reaped < total {
-        assert!(Instant::now() < deadline, "hung: {reaped} of {total} reaped");
+        assert!(
+            Instant::now() < deadline,
+            "hung: {reaped} of {total} reaped"
+        );
         while let Some(cqe) = ring.pop_cqe() {
             assert_eq!(cqe.res, 0);
-            assert!(!seen[cqe.user_data as usize], "completion {} twice", cqe.user_data);
+            assert!(
+                !seen[cqe.user_data as usize],
+                "completion {} twice",
+                cqe.user_data
+            );
             seen[cqe.user_data as usize] = true;
             reaped += 1;
         }
         if reaped < total {
-            assert!(ring.cq_overflow_pending(), "completions are missing but none overflowed");
+            assert!(
+                ring.cq_overflow_pending(),
+                "completions are missing but none overflowed"
+            );
             ring.flush_completions().expect("flush the overflow list");
         }
     }

@@ -27,7 +27,9 @@ fn blocked_receiver(
         // The ring (and its fd) lives until the CQE is reaped: the sender never targets a
         // closed ring.
     });
-    let fd = fd_rx.recv_timeout(common::HANG_GUARD).expect("receiver ring");
+    let fd = fd_rx
+        .recv_timeout(common::HANG_GUARD)
+        .expect("receiver ring");
     (fd, cqe_rx, handle)
 }
 
@@ -46,7 +48,11 @@ fn msg_ring_from_this_thread(target: i32, res: u32, user_data: u64) {
     unsafe { sender.push(&opcode::msg_ring(target, res, user_data, 0, 0).with_user_data(1)) }
         .unwrap();
     let own = common::wait_one(&mut sender);
-    assert_eq!((own.user_data, own.res), (1, 0), "the sender's own CQE reports success");
+    assert_eq!(
+        (own.user_data, own.res),
+        (1, 0),
+        "the sender's own CQE reports success"
+    );
 }
 
 #[test]
@@ -56,7 +62,9 @@ fn msg_ring_wakes_a_ring_blocked_on_another_thread_with_the_given_user_data_and_
     }
     let (fd, received, handle) = blocked_receiver(|| Ring::new(4).expect("receiver ring"));
     msg_ring_from_this_thread(fd, 42, 0x5eed_0000_0000_0042);
-    let got = received.recv_timeout(common::HANG_GUARD).expect("the receiver woke");
+    let got = received
+        .recv_timeout(common::HANG_GUARD)
+        .expect("the receiver woke");
     assert_eq!(got, (0x5eed_0000_0000_0042, 42));
     handle.join().unwrap();
 }
@@ -76,7 +84,9 @@ fn msg_ring_wakes_a_single_issuer_defer_taskrun_ring_blocked_on_its_own_thread()
             .expect("receiver ring")
     });
     msg_ring_from_this_thread(fd, 7, u64::MAX - 1);
-    let got = received.recv_timeout(common::HANG_GUARD).expect("the receiver woke");
+    let got = received
+        .recv_timeout(common::HANG_GUARD)
+        .expect("the receiver woke");
     assert_eq!(got, (u64::MAX - 1, 7));
     handle.join().unwrap();
 }
@@ -90,7 +100,9 @@ fn send_msg_ring_wakes_a_ring_without_a_ring_of_its_own() {
     }
     let (fd, received, handle) = blocked_receiver(|| Ring::new(4).expect("receiver ring"));
     send_msg_ring(fd, 5, 99).expect("ring-less MSG_RING");
-    let got = received.recv_timeout(common::HANG_GUARD).expect("the receiver woke");
+    let got = received
+        .recv_timeout(common::HANG_GUARD)
+        .expect("the receiver woke");
     assert_eq!(got, (99, 5));
     handle.join().unwrap();
 }

@@ -37,7 +37,10 @@ fn ten_thousand_nops_pass_through_a_64_entry_ring_by_submitting_whenever_the_sq_
             match unsafe { ring.push(&opcode::nop().with_user_data(next)) } {
                 Ok(()) => next += 1,
                 Err(returned) => {
-                    assert_eq!(returned.user_data, next, "push hands back the SQE it refused");
+                    assert_eq!(
+                        returned.user_data, next,
+                        "push hands back the SQE it refused"
+                    );
                     assert_eq!(ring.sq_space_left(), 0);
                     sq_full += 1;
                     break;
@@ -72,5 +75,8 @@ fn the_probe_reports_nop_and_read_as_supported() {
     assert!(probe.is_supported(IORING_OP_READ));
     assert!(probe.last_op() >= IORING_OP_READ);
     let names: Vec<_> = probe.supported_ops().filter_map(|(_, name)| name).collect();
-    assert!(names.contains(&"NOP") && names.contains(&"READ"), "{names:?}");
+    assert!(
+        names.contains(&"NOP") && names.contains(&"READ"),
+        "{names:?}"
+    );
 }

@@ -22,7 +22,10 @@ fn a_wait_with_nothing_in_flight_times_out_with_timed_out_and_not_early() {
     }
     let waited = start.elapsed();
     assert_eq!(outcome, Wait::TimedOut);
-    assert!(waited >= timeout, "returned after {waited:?}, before the {timeout:?} timeout");
+    assert!(
+        waited >= timeout,
+        "returned after {waited:?}, before the {timeout:?} timeout"
+    );
     assert!(waited < common::HANG_GUARD, "hung for {waited:?}");
     assert!(ring.pop_cqe().is_none());
 }

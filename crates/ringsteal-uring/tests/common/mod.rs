@@ -31,7 +31,12 @@ pub(crate) fn wait_cqes(ring: &mut Ring, n: usize) -> Vec<io_uring_cqe> {
         }
         let left = deadline
             .checked_duration_since(Instant::now())
-            .unwrap_or_else(|| panic!("hung: {} of {n} completions after {HANG_GUARD:?}", out.len()));
+            .unwrap_or_else(|| {
+                panic!(
+                    "hung: {} of {n} completions after {HANG_GUARD:?}",
+                    out.len()
+                )
+            });
         let want = (n - out.len()) as u32;
         match ring.submit_and_wait_timeout(want, Some(left)) {
             Ok(Wait::Completed | Wait::Interrupted | Wait::TimedOut) => {}
@@ -50,10 +55,8 @@ pub(crate) fn wait_one(ring: &mut Ring) -> io_uring_cqe {
 pub(crate) fn scratch_path(name: &str) -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "ringsteal-uring-{name}-{}-{n}",
-        std::process::id()
-    ))
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ringsteal-uring-{name}-{}-{n}", std::process::id()))
 }
 
 /// `len` bytes that differ at every position and repeat only every 251 bytes, so a dropped,
