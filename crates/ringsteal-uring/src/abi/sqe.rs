@@ -126,6 +126,10 @@ pub union io_uring_sqe_op_flags {
     pub install_fd_flags: u32,
     /// NOP: `IORING_NOP_*` flags (6.x test hooks).
     pub nop_flags: u32,
+    /// EPOLL_WAIT: `IORING_EPOLL_WAIT_*` flags (6.15).
+    pub epoll_flags: u32,
+    /// PIPE: `pipe2` flags (`O_CLOEXEC`, `O_NONBLOCK`, ...) (6.16).
+    pub pipe_flags: u32,
 }
 
 /// Bytes 40..42: which registered buffer or buffer group.
@@ -171,6 +175,8 @@ pub struct io_uring_sqe_addr_len {
 pub union io_uring_sqe_addr3 {
     /// Third pointer and padding.
     pub addr3: io_uring_sqe_addr3_pad,
+    /// READ/WRITE with read/write attributes (6.14): where they are and which kinds.
+    pub attr: io_uring_sqe_attr,
     /// URING_CMD socket options: pointer to the option value.
     pub optval: u64,
     /// URING_CMD: the first 16 bytes of the inline command (80 with `SETUP_SQE128`).
@@ -186,6 +192,17 @@ pub struct io_uring_sqe_addr3_pad {
     pub addr3: u64,
     /// Reserved.
     pub __pad2: [u64; 1],
+}
+
+/// The read/write-attribute member of bytes 48..64 (`IORING_FEAT_RW_ATTR`, 6.14).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct io_uring_sqe_attr {
+    /// Pointer to the attribute data (for `IORING_RW_ATTR_FLAG_PI`: a `struct
+    /// io_uring_attr_pi` describing protection-information metadata).
+    pub attr_ptr: u64,
+    /// Bit mask of the attribute kinds present at `attr_ptr` (`IORING_RW_ATTR_FLAG_*`).
+    pub attr_type_mask: u64,
 }
 
 /// One submission queue entry (`struct io_uring_sqe`), exactly as the kernel reads it.

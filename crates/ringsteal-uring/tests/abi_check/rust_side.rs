@@ -252,6 +252,13 @@ pub(crate) fn fields() -> Vec<FieldEntry> {
         )
         .since(6, 8),
         f(sqe, "nop_flags", field!(io_uring_sqe, op_flags.nop_flags)).since(6, 10),
+        f(
+            sqe,
+            "epoll_flags",
+            field!(io_uring_sqe, op_flags.epoll_flags),
+        )
+        .since(6, 15),
+        f(sqe, "pipe_flags", field!(io_uring_sqe, op_flags.pipe_flags)).since(6, 16),
         f(sqe, "user_data", field!(io_uring_sqe, user_data)),
         f(sqe, "buf_index", field!(io_uring_sqe, buf.buf_index)),
         f(sqe, "buf_group", field!(io_uring_sqe, buf.buf_group)),
@@ -279,6 +286,13 @@ pub(crate) fn fields() -> Vec<FieldEntry> {
         ),
         f(sqe, "addr3", field!(io_uring_sqe, addr3.addr3.addr3)),
         f(sqe, "__pad2", field!(io_uring_sqe, addr3.addr3.__pad2)),
+        f(sqe, "attr_ptr", field!(io_uring_sqe, addr3.attr.attr_ptr)).since(6, 14),
+        f(
+            sqe,
+            "attr_type_mask",
+            field!(io_uring_sqe, addr3.attr.attr_type_mask),
+        )
+        .since(6, 14),
         f(sqe, "optval", field!(io_uring_sqe, addr3.optval)).since(6, 7),
         f(sqe, "cmd", field!(io_uring_sqe, addr3.cmd)),
         // struct io_uring_cqe
@@ -520,6 +534,7 @@ pub(crate) const SQE_PARTS: &[&str] = &[
     "io_uring_sqe_addr_len",
     "io_uring_sqe_addr3",
     "io_uring_sqe_addr3_pad",
+    "io_uring_sqe_attr",
 ];
 
 /// A header constant (macro or enum member) and the Rust value that stands for it.
