@@ -1,0 +1,44 @@
+//! The blocking pool: a bounded set of threads for closures that would block a shard
+//! (`spawn_blocking`), and for file operations the kernel has no opcode for.
+
+mod pool;
+
+pub(crate) use pool::BlockingPool;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::runtime::context;
+use crate::runtime::sched::SchedHandle;
+use crate::runtime::shared::Shared;
+use crate::task::{new_task, JoinHandle, HOME_BLOCKING};
+
+/// A closure dressed as a future that is ready on its first (and only) poll.
+struct BlockingTask<F>(Option<F>);
+
+impl<F> Unpin for BlockingTask<F> {}
+
+impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
+    type Output = R;
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<R> {
+        let f = self.0.take().expect("a blocking task is polled once");
+        Poll::Ready(f())
+    }
+}
+
+/// Queues `f` on `shared`'s blocking pool.
+pub(crate) fn spawn_blocking<F, R>(shared: &Arc<Shared>, f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    if shared.is_shutdown() {
+        return crate::task::cancelled_join_handle();
+    }
+    let sched = context::with_shard_of(Arc::as_ptr(shared), |cur| SchedHandle::new(shared, cur));
+    let (task, join) = new_task(BlockingTask(Some(f)), sched, HOME_BLOCKING);
+    shared.blocking.push(shared, task);
+    join
+}

@@ -1,0 +1,158 @@
+//! [`BlockingPool`]: a queue and up to `max` threads, each kept alive for a while when idle.
+//! Never a thread per call: a closure waits in the queue when every thread is busy and the
+//! pool is at its maximum.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::runtime::builder::Config;
+use crate::runtime::context::EnterGuard;
+use crate::runtime::shared::Shared;
+use crate::task::Notified;
+
+struct State {
+    queue: VecDeque<Notified>,
+    idle: usize,
+    threads: usize,
+    shutdown: bool,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    next_id: usize,
+}
+
+pub(crate) struct BlockingPool {
+    state: Mutex<State>,
+    work: Condvar,
+    exited: Condvar,
+    max: usize,
+    keep_alive: Duration,
+    name: String,
+    spawned: AtomicU64,
+    alive: AtomicUsize,
+}
+
+impl BlockingPool {
+    pub(crate) fn new(config: &Config) -> Self {
+        Self {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                idle: 0,
+                threads: 0,
+                shutdown: false,
+                handles: Vec::new(),
+                next_id: 0,
+            }),
+            work: Condvar::new(),
+            exited: Condvar::new(),
+            max: config.blocking_threads,
+            keep_alive: config.blocking_keep_alive,
+            name: format!("{}-blocking", config.thread_name),
+            spawned: AtomicU64::new(0),
+            alive: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn spawned(&self) -> u64 {
+        self.spawned.load(Relaxed)
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.alive.load(Relaxed)
+    }
+
+    /// Queues a blocking task; starts a thread if none is idle and the pool is not full.
+    pub(crate) fn push(&self, shared: &Arc<Shared>, task: Notified) {
+        self.spawned.fetch_add(1, Relaxed);
+        let mut st = self.state.lock();
+        if st.shutdown {
+            drop(st);
+            drop(task); // never runs: its JoinHandle sees a cancelled error
+            return;
+        }
+        st.queue.push_back(task);
+        if st.idle > 0 {
+            drop(st);
+            self.work.notify_one();
+            return;
+        }
+        if st.threads < self.max {
+            st.threads += 1;
+            st.next_id += 1;
+            let name = format!("{}-{}", self.name, st.next_id);
+            let s = shared.clone();
+            match std::thread::Builder::new().name(name).spawn(move || worker(s)) {
+                Ok(h) => {
+                    self.alive.fetch_add(1, Relaxed);
+                    st.handles.push(h);
+                }
+                Err(_) => {
+                    // No thread now: the task waits for a busy thread to free up (if there is
+                    // none at all, for the next spawn, which retries).
+                    st.threads -= 1;
+                }
+            }
+        }
+    }
+
+    /// Stops the pool: queued closures are dropped (their handles see a cancelled error);
+    /// running ones are waited for, until `deadline` if given.
+    pub(crate) fn shutdown(&self, deadline: Option<Instant>) {
+        let (queued, handles) = {
+            let mut st = self.state.lock();
+            st.shutdown = true;
+            (std::mem::take(&mut st.queue), std::mem::take(&mut st.handles))
+        };
+        self.work.notify_all();
+        drop(queued);
+        let mut st = self.state.lock();
+        while st.threads > 0 {
+            match deadline {
+                Some(d) => {
+                    if self.exited.wait_until(&mut st, d).timed_out() {
+                        break;
+                    }
+                }
+                None => self.exited.wait(&mut st),
+            }
+        }
+        let all_exited = st.threads == 0;
+        drop(st);
+        if all_exited {
+            for h in handles {
+                let _ = h.join();
+            }
+        }
+        // Threads still running past the deadline are detached; they exit when their closure
+        // returns.
+    }
+}
+
+fn worker(shared: Arc<Shared>) {
+    let _enter = EnterGuard::new(shared.clone());
+    let pool = &shared.blocking;
+    let mut st = pool.state.lock();
+    loop {
+        if let Some(task) = st.queue.pop_front() {
+            drop(st);
+            task.run();
+            st = pool.state.lock();
+            continue;
+        }
+        if st.shutdown {
+            break;
+        }
+        st.idle += 1;
+        let timed_out = pool.work.wait_for(&mut st, pool.keep_alive).timed_out();
+        st.idle -= 1;
+        if timed_out && st.queue.is_empty() && !st.shutdown {
+            break;
+        }
+    }
+    st.threads -= 1;
+    pool.alive.fetch_sub(1, Relaxed);
+    drop(st);
+    pool.exited.notify_all();
+}

@@ -1,0 +1,302 @@
+//! The driver: one per shard. Owns the shard's ring, knows what every `user_data` means,
+//! pushes SQEs (submitting early when the SQ is full), submits in batches, reaps CQEs and
+//! turns them into wakes, messages and freed op cells.
+//!
+//! May not: run tasks or wake them itself. Reaping collects wakers into the caller's
+//! [`Reaped`] buffer and the shard wakes them after the driver is no longer borrowed, so a
+//! wake that rings another shard's doorbell can use this ring again.
+
+mod eventfd;
+mod setup;
+pub(crate) mod user_data;
+
+pub(crate) use eventfd::signal as signal_eventfd;
+pub use setup::RingMode;
+pub(crate) use setup::{create_ring, RingOptions};
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::task::Waker;
+use std::time::Duration;
+
+use ringsteal_uring::abi::IORING_SQ_CQ_OVERFLOW;
+use ringsteal_uring::{io_uring_cqe, io_uring_sqe, opcode, Ring, Wait};
+
+use crate::op::raw::{release, OpHeader};
+use crate::stats::ShardCounters;
+use eventfd::EventFd;
+use user_data::*;
+
+/// What a reap produced, for the shard to act on once the driver is released.
+#[derive(Default)]
+pub(crate) struct Reaped {
+    pub(crate) wakers: Vec<Waker>,
+    pub(crate) messages: VecDeque<u64>,
+}
+
+/// A shard's ring and its bookkeeping.
+pub(crate) struct Driver {
+    ring: Ring,
+    mode: RingMode,
+    /// CQEs still owed to op cells (main, second, cancel).
+    in_flight: usize,
+    eventfd: Option<EventFd>,
+    cqes: Box<[io_uring_cqe]>,
+}
+
+impl Driver {
+    pub(crate) fn new(ring: Ring, mode: RingMode, with_eventfd: bool) -> io::Result<Self> {
+        let eventfd = if with_eventfd { Some(EventFd::new()?) } else { None };
+        let mut d = Self { ring, mode, in_flight: 0, eventfd, cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice() };
+        d.arm_eventfd();
+        Ok(d)
+    }
+
+    pub(crate) fn ring_fd(&self) -> RawFd {
+        self.ring.fd()
+    }
+
+    pub(crate) fn eventfd(&self) -> Option<RawFd> {
+        self.eventfd.as_ref().map(EventFd::fd)
+    }
+
+    pub(crate) fn mode(&self) -> RingMode {
+        self.mode
+    }
+
+    /// CQEs still owed to op cells.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Queues SQEs (all in consecutive slots), submitting first if the SQ lacks room.
+    ///
+    /// # Safety
+    /// As for `Ring::push`: everything the SQEs point at must stay valid until their CQEs.
+    pub(crate) unsafe fn push(&mut self, sqes: &[io_uring_sqe], counters: &ShardCounters) -> io::Result<()> {
+        loop {
+            // SAFETY: forwarded from the caller.
+            if unsafe { self.ring.push_all(sqes) } {
+                return Ok(());
+            }
+            if sqes.len() > self.ring.sq_entries() as usize {
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, "more linked SQEs than the ring has slots"));
+            }
+            // The SQ is full: hand what is queued to the kernel to make room.
+            match self.submit(counters) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // The kernel wants completions reaped first; the caller's tick will do it.
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Queues an op SQE (or a linked pair) and counts the CQEs it owes.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push).
+    pub(crate) unsafe fn push_op(&mut self, sqes: &[io_uring_sqe], counters: &ShardCounters) -> io::Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push(sqes, counters)? };
+        self.in_flight += sqes.len();
+        counters.ops_in_flight.set(self.in_flight as u64);
+        Ok(())
+    }
+
+    /// Queues an `ASYNC_CANCEL` of the op at `op`. The caller has taken a reference on the
+    /// op for the cancel's own CQE, which [`reap`](Self::reap) releases.
+    pub(crate) fn push_cancel(&mut self, op: NonNull<OpHeader>, counters: &ShardCounters) {
+        let target = pointer(op.as_ptr() as *const (), TAG_OP);
+        let sqe = opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
+        // SAFETY: a cancel references no memory; the op cell it names is kept alive by the
+        // reference the caller took until the cancel's CQE.
+        match unsafe { self.push_op(std::slice::from_ref(&sqe), counters) } {
+            Ok(()) => {}
+            Err(_) => {
+                // Could not queue the cancel: the op completes on its own in time; drop the
+                // reference meant for the cancel's CQE.
+                // SAFETY: the caller's reference is ours to release.
+                unsafe { release(op) }
+            }
+        }
+    }
+
+    /// Queues a doorbell (or a message) into another ring, with no CQE here on success.
+    pub(crate) fn push_msg_ring(&mut self, target_fd: RawFd, res: u32, user_data: u64, counters: &ShardCounters) -> io::Result<()> {
+        let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
+            .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
+            .with_user_data(TAG_IGNORE);
+        // SAFETY: MSG_RING with MSG_DATA references no memory.
+        unsafe { self.push(std::slice::from_ref(&sqe), counters) }
+    }
+
+    /// SQEs queued and not yet consumed by the kernel.
+    pub(crate) fn sq_pending(&self) -> u32 {
+        self.ring.sq_pending()
+    }
+
+    /// Hands queued SQEs to the kernel (no-op when none are queued).
+    pub(crate) fn submit(&mut self, counters: &ShardCounters) -> io::Result<()> {
+        let pending = self.ring.sq_pending();
+        if pending == 0 {
+            return Ok(());
+        }
+        counters.enters.incr();
+        let before = self.ring.sq_pending();
+        let res = self.ring.submit();
+        counters.sqes_submitted.add(u64::from(before.saturating_sub(self.ring.sq_pending())));
+        res.map(drop)
+    }
+
+    /// True if CQEs are ready or the kernel holds completion work back until we enter.
+    pub(crate) fn has_completions(&self) -> bool {
+        self.ring.cq_ready() > 0 || self.ring.taskrun_pending() || self.ring.cq_overflow_pending()
+    }
+
+    /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
+    /// Returns the number of CQEs seen.
+    pub(crate) fn reap(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
+        if self.ring.sq_flags() & IORING_SQ_CQ_OVERFLOW != 0 {
+            counters.cq_overflows.incr();
+        }
+        if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
+            counters.enters.incr();
+            let _ = self.ring.flush_completions();
+        }
+        let mut total = 0;
+        loop {
+            let n = self.ring.reap(&mut self.cqes);
+            if n == 0 {
+                break;
+            }
+            total += n;
+            for i in 0..n {
+                let cqe = self.cqes[i];
+                self.dispatch(cqe, out, counters);
+            }
+            if n < self.cqes.len() && !self.ring.cq_overflow_pending() {
+                break;
+            }
+            if self.ring.cq_overflow_pending() {
+                counters.enters.incr();
+                let _ = self.ring.flush_completions();
+            }
+        }
+        counters.ops_in_flight.set(self.in_flight as u64);
+        total
+    }
+
+    fn dispatch(&mut self, cqe: io_uring_cqe, out: &mut Reaped, counters: &ShardCounters) {
+        let (tag, rest) = split(cqe.user_data);
+        match tag {
+            TAG_OP | TAG_OP_SECOND | TAG_CANCEL => {
+                let Some(op) = NonNull::new(rest as *mut OpHeader) else { return };
+                // Multishot ops post CQEs with F_MORE; none exist yet, so every op CQE is the
+                // last one naming it for its SQE.
+                self.in_flight -= 1;
+                if tag == TAG_OP {
+                    counters.ops_completed.incr();
+                    // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
+                    if let Some(w) = unsafe { op.as_ref() }.complete(cqe.res, cqe.flags) {
+                        out.wakers.push(w);
+                    }
+                }
+                // SAFETY: releases the reference the SQE held.
+                unsafe { release(op) };
+            }
+            TAG_DOORBELL => {}
+            TAG_MESSAGE => {
+                counters.messages_received.incr();
+                out.messages.push_back(decode_message(cqe.res, cqe.user_data));
+            }
+            TAG_EVENTFD => {
+                counters.eventfd_wakes.incr();
+                if let Some(efd) = self.eventfd.as_mut() {
+                    efd.armed = false;
+                }
+                self.arm_eventfd();
+            }
+            _ => {}
+        }
+    }
+
+    fn arm_eventfd(&mut self) {
+        let Some(efd) = self.eventfd.as_mut() else { return };
+        if efd.armed {
+            return;
+        }
+        let sqe = opcode::read(efd.fd(), efd.buf_ptr(), 8, u64::MAX).with_user_data(TAG_EVENTFD);
+        // SAFETY: the 8-byte buffer is boxed inside `efd`, which outlives the read: at
+        // shutdown the driver waits for this CQE or leaks the buffer.
+        if unsafe { self.ring.push(&sqe) }.is_ok() {
+            efd.armed = true;
+        }
+    }
+
+    /// Blocks until a CQE arrives or `timeout` passes, submitting queued SQEs first.
+    pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
+        if self.eventfd.as_ref().is_some_and(|e| !e.armed) {
+            self.arm_eventfd();
+        }
+        counters.enters.incr();
+        let before = self.ring.sq_pending();
+        match self.ring.submit_and_wait_timeout(1, timeout) {
+            Ok(Wait::Completed | Wait::TimedOut | Wait::Interrupted) => {}
+            Err(_) => {
+                // EBUSY and friends: completions are backed up; the next tick reaps them.
+            }
+        }
+        counters.sqes_submitted.add(u64::from(before.saturating_sub(self.ring.sq_pending())));
+    }
+
+    /// Shutdown: cancels everything in flight and waits (up to `deadline`) for the CQEs that
+    /// free op memory. Returns true if nothing the kernel could write is left in flight.
+    pub(crate) fn drain(&mut self, deadline: std::time::Instant, out: &mut Reaped, counters: &ShardCounters) -> bool {
+        let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
+        // SAFETY: a cancel references no memory.
+        let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
+        // Taken out of `self` so that its completion is not re-armed; the cancel-all above
+        // ends the armed read.
+        let mut efd = self.eventfd.take();
+        loop {
+            let _ = self.submit(counters);
+            self.reap_draining(out, counters, &mut efd);
+            let eventfd_busy = efd.as_ref().is_some_and(|e| e.armed);
+            if self.in_flight == 0 && !eventfd_busy {
+                self.eventfd = efd;
+                return true;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                // Never free what the kernel may still write: leak the eventfd buffer; op
+                // cells are freed only by their CQEs, which will never be reaped now.
+                if let Some(e) = efd {
+                    e.leak_if_armed();
+                }
+                return false;
+            }
+            let _ = self.ring.submit_and_wait_timeout(1, Some(deadline - now));
+        }
+    }
+
+    fn reap_draining(&mut self, out: &mut Reaped, counters: &ShardCounters, efd: &mut Option<EventFd>) {
+        if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
+            let _ = self.ring.flush_completions();
+        }
+        while let Some(cqe) = self.ring.pop_cqe() {
+            if split(cqe.user_data).0 == TAG_EVENTFD {
+                if let Some(e) = efd.as_mut() {
+                    e.armed = false;
+                }
+                continue;
+            }
+            self.dispatch(cqe, out, counters);
+        }
+        counters.ops_in_flight.set(self.in_flight as u64);
+    }
+}

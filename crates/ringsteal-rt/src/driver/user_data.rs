@@ -1,0 +1,69 @@
+//! The meaning of `user_data`: which CQE belongs to what.
+//!
+//! The low 3 bits are a tag; the rest is a pointer (ops, 8-byte aligned) or a payload.
+//! An op's allocation is freed only after every CQE that names it has been reaped, so a late
+//! CQE never finds a reused address (no generation counter is needed).
+
+/// An op's main completion; the rest is a pointer to its `OpHeader`.
+pub(crate) const TAG_OP: u64 = 0;
+/// A second completion of an op (its `LINK_TIMEOUT`); the rest is the op pointer.
+pub(crate) const TAG_OP_SECOND: u64 = 1;
+/// The completion of an `ASYNC_CANCEL` aimed at an op; the rest is the op pointer.
+pub(crate) const TAG_CANCEL: u64 = 2;
+/// A doorbell: a `MSG_RING` (or ring-less MSG_RING) whose only job was to wake this shard.
+pub(crate) const TAG_DOORBELL: u64 = 3;
+/// A raw cross-shard message: bits 3..35 carry the payload's high 32 bits, `res` the low.
+pub(crate) const TAG_MESSAGE: u64 = 4;
+/// The completion of the armed eventfd read.
+pub(crate) const TAG_EVENTFD: u64 = 5;
+/// A completion nobody waits for (a failed doorbell send, the shutdown cancel-all).
+pub(crate) const TAG_IGNORE: u64 = 6;
+
+const TAG_MASK: u64 = 0b111;
+
+/// Splits `user_data` into its tag and the rest.
+#[inline]
+pub(crate) fn split(user_data: u64) -> (u64, u64) {
+    (user_data & TAG_MASK, user_data & !TAG_MASK)
+}
+
+/// `user_data` for a pointer with a tag.
+#[inline]
+pub(crate) fn pointer(ptr: *const (), tag: u64) -> u64 {
+    debug_assert_eq!(ptr as u64 & TAG_MASK, 0, "op headers are 8-byte aligned");
+    ptr as u64 | tag
+}
+
+/// Encodes a 64-bit message payload as (`res`, `user_data`) of a MSG_RING.
+#[inline]
+pub(crate) fn encode_message(payload: u64) -> (u32, u64) {
+    (payload as u32, ((payload >> 32) << 3) | TAG_MESSAGE)
+}
+
+/// Decodes a message CQE.
+#[inline]
+pub(crate) fn decode_message(res: i32, user_data: u64) -> u64 {
+    ((user_data >> 3) << 32) | u64::from(res as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_payloads_round_trip_through_res_and_user_data() {
+        for payload in [0, 1, u64::MAX, 0x8000_0000, 0xdead_beef_0000_0001, u64::from(u32::MAX)] {
+            let (res, ud) = encode_message(payload);
+            assert_eq!(split(ud).0, TAG_MESSAGE);
+            assert_eq!(decode_message(res as i32, ud), payload);
+        }
+    }
+
+    #[test]
+    fn pointers_keep_their_tag() {
+        let x = 0u64;
+        let p = &x as *const u64 as *const ();
+        let ud = pointer(p, TAG_CANCEL);
+        assert_eq!(split(ud), (TAG_CANCEL, p as u64));
+    }
+}

@@ -1,0 +1,167 @@
+//! # ringsteal-rt
+//!
+//! The core of [ringsteal](https://github.com/ringsteal/ringsteal): a work-stealing,
+//! multi-shard async runtime on Linux io_uring. Each shard is one thread with its own ring;
+//! shards wake each other by posting completions into each other's rings
+//! (`IORING_OP_MSG_RING`); a placement policy decides where each task first runs, and idle
+//! shards steal queued work before it starts.
+//!
+//! Most users depend on the `ringsteal` facade, which re-exports this crate.
+//!
+//! ```
+//! use ringsteal_rt::{Placement, Runtime};
+//!
+//! let rt = Runtime::builder().shards(2).build()?;
+//! rt.block_on(async {
+//!     let pinned = ringsteal_rt::spawn_with(Placement::Pinned(1), async { ringsteal_rt::current_shard() });
+//!     assert_eq!(pinned.await.unwrap(), Some(1));
+//!     let blocking = ringsteal_rt::spawn_blocking(|| std::thread::current().name().map(String::from));
+//!     assert!(blocking.await.unwrap().unwrap().contains("blocking"));
+//! });
+//! # Ok::<(), ringsteal_rt::BuildError>(())
+//! ```
+//!
+//! Layout: `runtime/` (builder, `Runtime`, handle, spawning), `shard/` (the loop, stealing,
+//! parking, shutdown), `driver/` (the ring of a shard), `task/` (task cells, state, join),
+//! `time/` (the wheel and timers), `op/` (I/O operations), `blocking/` (the blocking pool).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod blocking;
+mod driver;
+mod error;
+mod loom;
+mod msg;
+mod op;
+mod placement;
+mod runtime;
+mod shard;
+mod stats;
+mod sync;
+pub mod time;
+mod util;
+
+pub mod task;
+
+pub use driver::RingMode;
+pub use error::{BuildError, SpawnError};
+pub use msg::{recv_msg, try_recv_msg, RecvMsg};
+pub use placement::Placement;
+pub use runtime::{Builder, EnterGuard, IdleStrategy, Runtime, RuntimeHandle, WakeMechanism};
+pub use stats::{RuntimeStats, ShardStats};
+pub use task::{AbortHandle, JoinError, JoinHandle};
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Spawns a stealable task on the current runtime (see [`Placement::Stealable`]).
+///
+/// # Panics
+/// Outside a ringsteal runtime (a task, a `spawn_blocking` closure or an entered handle).
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    RuntimeHandle::current().spawn(future)
+}
+
+/// Spawns on the current runtime with an explicit placement.
+///
+/// # Panics
+/// Outside a ringsteal runtime, or if the placement names a shard that does not exist.
+pub fn spawn_with<F>(placement: Placement, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    RuntimeHandle::current().spawn_with(placement, future)
+}
+
+/// Spawns on the current runtime with an explicit placement, reporting a bad shard, a
+/// shutdown or a missing runtime as an error.
+pub fn try_spawn_with<F>(placement: Placement, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?.try_spawn_with(placement, future)
+}
+
+/// Spawns a `!Send` task on the current shard; it never leaves it.
+///
+/// ```
+/// use std::rc::Rc;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let shared = Rc::new(5);
+///     let s = shared.clone();
+///     let n = ringsteal_rt::spawn_local(async move { *s + 1 }).await.unwrap();
+///     assert_eq!(n, 6);
+/// });
+/// ```
+///
+/// # Panics
+/// Outside a task running on a ringsteal shard.
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match runtime::spawn::spawn_local(future) {
+        Ok(join) => join,
+        Err(SpawnError::ShuttingDown) => task::cancelled_local_join_handle(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Runs a blocking closure on the current runtime's blocking pool.
+///
+/// # Panics
+/// Outside a ringsteal runtime.
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    RuntimeHandle::current().spawn_blocking(f)
+}
+
+/// The index of the shard running the current task, or `None` off-shard.
+pub fn current_shard() -> Option<usize> {
+    runtime::context::with_shard(|s| s.map(|s| s.index))
+}
+
+/// Yields to the shard's other tasks: the current task goes to the back of its run queue.
+///
+/// ```
+/// # let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// # rt.block_on(async {
+/// ringsteal_rt::yield_now().await;
+/// # });
+/// ```
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// The future returned by [`yield_now`].
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

@@ -1,0 +1,267 @@
+//! [`Builder`]: every knob of a runtime, and the checks that turn it into one.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringsteal_uring::Features;
+
+use super::shared::{Shared, WakePlan};
+use super::Runtime;
+use crate::driver::RingOptions;
+use crate::error::BuildError;
+use crate::shard::remote::Doorbell;
+use crate::shard::thread::{create_shard, run_worker_thread, Ready};
+
+/// What an idle shard does before it blocks in the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum IdleStrategy {
+    /// Block right away (no CPU while idle; a wake costs a thread wake-up, 20–50 µs on a VM).
+    #[default]
+    Park,
+    /// Poll for new work for up to this long, then block. Buys sub-microsecond wake latency
+    /// while work keeps coming, and still returns to zero CPU once idle.
+    SpinThenPark(Duration),
+}
+
+/// How shards wake each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WakeMechanism {
+    /// `IORING_OP_MSG_RING` between shards where the kernel has it (5.18), ring-less
+    /// `IORING_REGISTER_SEND_MSG_RING` from other threads where it has that (6.13), and the
+    /// eventfd otherwise.
+    #[default]
+    Auto,
+    /// Require `IORING_OP_MSG_RING` between shards; building fails on kernels without it.
+    MsgRing,
+    /// Force the fallback: every doorbell is a write to the target shard's eventfd, which the
+    /// shard keeps a read armed on.
+    EventFd,
+}
+
+/// Settings a runtime was built with.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) shards: usize,
+    pub(crate) ring_entries: u32,
+    pub(crate) thread_name: String,
+    pub(crate) pin_shards: bool,
+    pub(crate) idle: IdleStrategy,
+    pub(crate) wake: WakeMechanism,
+    pub(crate) defer_taskrun: bool,
+    pub(crate) coop_taskrun: bool,
+    pub(crate) blocking_threads: usize,
+    pub(crate) blocking_keep_alive: Duration,
+    pub(crate) shutdown_timeout: Duration,
+}
+
+impl Config {
+    pub(crate) fn ring_options(&self) -> RingOptions {
+        RingOptions {
+            entries: self.ring_entries,
+            allow_defer_taskrun: self.defer_taskrun,
+            allow_coop_taskrun: self.coop_taskrun,
+        }
+    }
+}
+
+/// Configures and builds a [`Runtime`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::{IdleStrategy, Runtime, WakeMechanism};
+///
+/// let rt = Runtime::builder()
+///     .shards(2)
+///     .ring_entries(256)
+///     .thread_name("my-shard")
+///     .idle(IdleStrategy::SpinThenPark(Duration::from_micros(50)))
+///     .wake(WakeMechanism::Auto)
+///     .build()?;
+/// assert_eq!(rt.handle().shards(), 2);
+/// # Ok::<(), ringsteal_rt::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Builder {
+    config: Config,
+    shards_set: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// Defaults: one shard per available CPU, 256 SQ entries per ring, `Park`, `Auto`,
+    /// `SINGLE_ISSUER | DEFER_TASKRUN` where the kernel has it, a blocking pool of up to 512
+    /// threads kept alive 10 s, and up to 30 s at shutdown for in-flight I/O to complete.
+    pub fn new() -> Self {
+        Self {
+            config: Config {
+                shards: 1,
+                ring_entries: 256,
+                thread_name: "ringsteal-shard".to_string(),
+                pin_shards: false,
+                idle: IdleStrategy::Park,
+                wake: WakeMechanism::Auto,
+                defer_taskrun: true,
+                coop_taskrun: true,
+                blocking_threads: 512,
+                blocking_keep_alive: Duration::from_secs(10),
+                shutdown_timeout: Duration::from_secs(30),
+            },
+            shards_set: false,
+        }
+    }
+
+    /// Number of shards, counting the thread that calls `block_on` (shard 0): `n - 1` threads
+    /// are started. Default: the available parallelism.
+    pub fn shards(mut self, n: usize) -> Self {
+        self.config.shards = n;
+        self.shards_set = true;
+        self
+    }
+
+    /// SQ entries per ring (rounded up to a power of two; the CQ gets four times as many).
+    pub fn ring_entries(mut self, n: u32) -> Self {
+        self.config.ring_entries = n;
+        self
+    }
+
+    /// Name prefix of shard threads (`{name}-{index}`) and blocking threads.
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.config.thread_name = name.into();
+        self
+    }
+
+    /// Pin shard `i` to CPU `i % cpus` (of the CPUs this process may use).
+    pub fn pin_shards(mut self, pin: bool) -> Self {
+        self.config.pin_shards = pin;
+        self
+    }
+
+    /// What an idle shard does before blocking.
+    pub fn idle(mut self, idle: IdleStrategy) -> Self {
+        self.config.idle = idle;
+        self
+    }
+
+    /// How shards wake each other.
+    pub fn wake(mut self, wake: WakeMechanism) -> Self {
+        self.config.wake = wake;
+        self
+    }
+
+    /// Allow `SINGLE_ISSUER | DEFER_TASKRUN` rings (default true). `false` forces the
+    /// `COOP_TASKRUN` fallback, for testing it.
+    pub fn defer_taskrun(mut self, allow: bool) -> Self {
+        self.config.defer_taskrun = allow;
+        self
+    }
+
+    /// Allow `COOP_TASKRUN` rings (default true). With `defer_taskrun(false)` too, this forces
+    /// plain rings.
+    pub fn coop_taskrun(mut self, allow: bool) -> Self {
+        self.config.coop_taskrun = allow;
+        self
+    }
+
+    /// Most threads the blocking pool starts (default 512).
+    pub fn max_blocking_threads(mut self, n: usize) -> Self {
+        self.config.blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking thread waits for work before exiting (default 10 s).
+    pub fn blocking_keep_alive(mut self, d: Duration) -> Self {
+        self.config.blocking_keep_alive = d;
+        self
+    }
+
+    /// How long dropping the runtime waits for in-flight I/O to complete after cancelling it
+    /// (default 30 s). Memory of I/O that has not completed by then is leaked, never freed.
+    pub fn shutdown_timeout(mut self, d: Duration) -> Self {
+        self.config.shutdown_timeout = d;
+        self
+    }
+
+    /// Builds the runtime: probes io_uring, creates shard 0's ring on this thread and starts
+    /// the other shards, each creating its own ring.
+    pub fn build(&self) -> Result<Runtime, BuildError> {
+        let mut config = self.config.clone();
+        if !self.shards_set {
+            config.shards = std::thread::available_parallelism().map_or(1, |n| n.get());
+        }
+        if config.shards == 0 || config.shards > 4096 {
+            return Err(BuildError::Config(format!("shards must be between 1 and 4096, got {}", config.shards)));
+        }
+        if config.ring_entries == 0 || config.ring_entries > 32768 {
+            return Err(BuildError::Config(format!(
+                "ring_entries must be between 1 and 32768, got {}",
+                config.ring_entries
+            )));
+        }
+        if config.blocking_threads == 0 {
+            return Err(BuildError::Config("max_blocking_threads must be at least 1".into()));
+        }
+        let features = Features::get().map_err(BuildError::Unavailable)?;
+        let wake = plan_wakes(config.wake, features)?;
+        let shared = Arc::new(Shared::new(config, wake));
+        let shard0 = create_shard(0, &shared)?;
+        let mut threads = Vec::new();
+        let (tx, rx) = mpsc::channel::<Ready>();
+        for index in 1..shared.config.shards {
+            let (s, tx) = (shared.clone(), tx.clone());
+            let name = format!("{}-{index}", shared.config.thread_name);
+            match std::thread::Builder::new().name(name).spawn(move || run_worker_thread(index, s, tx)) {
+                Ok(t) => threads.push(t),
+                Err(e) => return Err(abort_build(&shared, threads, shard0, BuildError::Thread(e))),
+            }
+        }
+        drop(tx);
+        for _ in 1..shared.config.shards {
+            match rx.recv() {
+                Ok(Ok(_mode)) => {}
+                Ok(Err(e)) => return Err(abort_build(&shared, threads, shard0, e)),
+                Err(_) => {
+                    let e = BuildError::Thread(std::io::Error::other("a shard thread exited during start-up"));
+                    return Err(abort_build(&shared, threads, shard0, e));
+                }
+            }
+        }
+        Ok(Runtime::from_parts(shared, shard0, threads))
+    }
+}
+
+fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, BuildError> {
+    let foreign = if features.send_msg_ring() { Doorbell::SendMsgRing } else { Doorbell::EventFd };
+    Ok(match wake {
+        WakeMechanism::Auto if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::Auto => WakePlan { shard_to_shard: Doorbell::EventFd, foreign: Doorbell::EventFd },
+        WakeMechanism::MsgRing if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::MsgRing => {
+            return Err(BuildError::Config(
+                "WakeMechanism::MsgRing needs IORING_OP_MSG_RING (Linux 5.18); use WakeMechanism::Auto to fall back to eventfd".into(),
+            ))
+        }
+        WakeMechanism::EventFd => WakePlan { shard_to_shard: Doorbell::EventFd, foreign: Doorbell::EventFd },
+    })
+}
+
+fn abort_build(
+    shared: &Arc<Shared>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    shard0: crate::shard::Shard,
+    err: BuildError,
+) -> BuildError {
+    shared.begin_shutdown(Duration::from_secs(1));
+    for t in threads {
+        let _ = t.join();
+    }
+    shard0.remote().close();
+    crate::runtime::sched::return_credits(&shard0);
+    drop(shard0);
+    err
+}

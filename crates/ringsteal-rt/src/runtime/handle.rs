@@ -1,0 +1,169 @@
+//! [`RuntimeHandle`]: spawn onto a runtime from any thread.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use super::context::{self, EnterGuard as ContextGuard};
+use super::shared::Shared;
+use super::spawn;
+use crate::error::SpawnError;
+use crate::msg;
+use crate::placement::Placement;
+use crate::stats::RuntimeStats;
+use crate::task::JoinHandle;
+
+/// A cheap, cloneable, `Send + Sync` handle to a runtime.
+///
+/// ```
+/// use ringsteal_rt::{Placement, Runtime};
+///
+/// let rt = Runtime::builder().shards(2).build().unwrap();
+/// let handle = rt.handle();
+/// // Spawn from a plain thread: the task runs on shard 1.
+/// let join = std::thread::spawn(move || handle.spawn_with(Placement::Pinned(1), async { 7 }))
+///     .join()
+///     .unwrap();
+/// assert_eq!(rt.block_on(join).unwrap(), 7);
+/// ```
+#[derive(Clone)]
+pub struct RuntimeHandle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for RuntimeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeHandle").field("shards", &self.shared.shards.len()).finish()
+    }
+}
+
+impl RuntimeHandle {
+    pub(crate) fn from_shared(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    /// The runtime of the current thread (a shard, a blocking-pool thread, or a thread inside
+    /// [`enter`](Self::enter)).
+    ///
+    /// # Panics
+    /// If there is none; see [`try_current`](Self::try_current).
+    pub fn current() -> Self {
+        Self::try_current().expect(
+            "RuntimeHandle::current() called outside a ringsteal runtime: call it from a task, \
+             a spawn_blocking closure, or inside RuntimeHandle::enter",
+        )
+    }
+
+    /// The runtime of the current thread, if any.
+    pub fn try_current() -> Option<Self> {
+        context::current_shared().map(Self::from_shared)
+    }
+
+    /// Makes this runtime the current one on this thread until the guard drops, so that
+    /// [`current`](Self::current) and the free `spawn` functions work here.
+    pub fn enter(&self) -> EnterGuard {
+        EnterGuard { _inner: ContextGuard::new(self.shared.clone()) }
+    }
+
+    /// Number of shards.
+    pub fn shards(&self) -> usize {
+        self.shared.shards.len()
+    }
+
+    /// Spawns a stealable task (see [`Placement::Stealable`]).
+    ///
+    /// # Panics
+    /// Never for a stealable task, except when the runtime is shutting down: then the task is
+    /// not run and its `JoinHandle` yields a cancelled error (no panic).
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawn_with(Placement::Stealable, future)
+    }
+
+    /// Spawns with an explicit placement.
+    ///
+    /// # Panics
+    /// If the placement names a shard the runtime does not have (the message names the shard
+    /// count); [`try_spawn_with`](Self::try_spawn_with) returns that as an error instead.
+    pub fn spawn_with<F>(&self, placement: Placement, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match spawn::spawn_with(&self.shared, placement, future) {
+            Ok(join) => join,
+            Err(SpawnError::ShuttingDown) => cancelled_handle(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Spawns with an explicit placement, reporting a bad shard or a shutdown as an error.
+    pub fn try_spawn_with<F>(&self, placement: Placement, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn::spawn_with(&self.shared, placement, future)
+    }
+
+    /// Spawns a `!Send` future on shard `shard`: `make` (which is `Send`) runs there and
+    /// creates the future, which then never leaves that shard.
+    ///
+    /// # Panics
+    /// If `shard` is out of range.
+    pub fn spawn_local_on<C, F>(&self, shard: usize, make: C) -> JoinHandle<F::Output>
+    where
+        C: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        match spawn::spawn_local_on(&self.shared, shard, make) {
+            Ok(join) => join,
+            Err(SpawnError::ShuttingDown) => cancelled_handle(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Runs `f` on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        crate::blocking::spawn_blocking(&self.shared, f)
+    }
+
+    /// Sends a 64-bit message to `shard`, delivered inside a completion of its ring
+    /// (`IORING_OP_MSG_RING`), to be read with [`recv_msg`](crate::recv_msg) there.
+    pub fn send_msg(&self, shard: usize, payload: u64) -> Result<(), SpawnError> {
+        msg::send(&self.shared, shard, payload)
+    }
+
+    /// A snapshot of the runtime's counters.
+    pub fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            shards: self.shared.shards.iter().map(|s| s.counters.snapshot()).collect(),
+            spawned_external: self.shared.spawned_external.get(),
+            blocking_spawned: self.shared.blocking.spawned(),
+            blocking_threads: self.shared.blocking.threads() as u64,
+        }
+    }
+}
+
+/// A handle to a task that was never run because the runtime is shutting down.
+fn cancelled_handle<T: Send + 'static>() -> JoinHandle<T> {
+    crate::task::cancelled_join_handle()
+}
+
+/// Returned by [`RuntimeHandle::enter`].
+pub struct EnterGuard {
+    _inner: ContextGuard,
+}
+
+impl std::fmt::Debug for EnterGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}

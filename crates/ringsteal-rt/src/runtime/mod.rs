@@ -1,0 +1,180 @@
+//! [`Runtime`] (owns the shards, runs `block_on`, shuts down) and its parts: the builder,
+//! the handle, the thread-local context, spawning and the scheduler glue.
+
+pub(crate) mod affinity;
+pub(crate) mod builder;
+pub(crate) mod context;
+mod handle;
+pub(crate) mod main_wake;
+pub(crate) mod sched;
+pub(crate) mod shared;
+pub(crate) mod spawn;
+
+pub use builder::{Builder, IdleStrategy, WakeMechanism};
+pub use handle::{EnterGuard, RuntimeHandle};
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_deque::Steal;
+
+use crate::driver::RingMode;
+use crate::shard::remote::RemoteCmd;
+use crate::shard::Shard;
+use context::ShardGuard;
+use shared::Shared;
+
+/// A ringsteal runtime: `n` shards, each a thread with its own io_uring.
+///
+/// The thread that builds the runtime is shard 0: it runs the runtime while it is inside
+/// [`block_on`](Self::block_on), so the future given there (which need not be `Send`) does its
+/// I/O straight on shard 0's ring. Shards 1..n are threads the runtime starts.
+///
+/// `Runtime` is not `Send`: shard 0's ring belongs to this thread (the kernel's
+/// `SINGLE_ISSUER` rule), so `block_on` and the drop happen here. Use
+/// [`handle`](Self::handle) to spawn from anywhere.
+///
+/// Between `block_on` calls shard 0 does not run: tasks it started wait (like tokio's
+/// current-thread runtime), while stealable tasks queued on it are taken by other shards.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build()?;
+/// let answer = rt.block_on(async {
+///     let handle = ringsteal_rt::spawn(async { 6 * 7 });
+///     handle.await.unwrap()
+/// });
+/// assert_eq!(answer, 42);
+/// # Ok::<(), ringsteal_rt::BuildError>(())
+/// ```
+pub struct Runtime {
+    shared: Arc<Shared>,
+    shard0: Option<Shard>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("shards", &self.shared.shards.len()).finish()
+    }
+}
+
+impl Runtime {
+    /// A builder with default settings.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    /// A runtime with default settings (one shard per CPU).
+    pub fn new() -> Result<Self, crate::BuildError> {
+        Builder::new().build()
+    }
+
+    pub(crate) fn from_parts(shared: Arc<Shared>, shard0: Shard, threads: Vec<std::thread::JoinHandle<()>>) -> Self {
+        Self { shared, shard0: Some(shard0), threads, _not_send: PhantomData }
+    }
+
+    /// A handle for spawning onto this runtime from any thread.
+    pub fn handle(&self) -> RuntimeHandle {
+        RuntimeHandle::from_shared(self.shared.clone())
+    }
+
+    /// The completion mode each shard's ring ended up with (probe-dependent).
+    pub fn ring_modes(&self) -> Vec<Option<RingMode>> {
+        self.shared.ring_modes()
+    }
+
+    /// Runs `future` to completion on this thread, which serves as shard 0 meanwhile.
+    ///
+    /// # Panics
+    /// If called from inside a task (a shard cannot block on itself).
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        assert!(
+            !context::on_shard(),
+            "Runtime::block_on called from inside a ringsteal task: a shard cannot block on itself; \
+             .await the future instead, or use spawn_blocking"
+        );
+        let shard = self.shard0.as_ref().expect("shard 0 exists until drop");
+        if self.shared.config.pin_shards {
+            affinity::pin_current_thread(0);
+        }
+        let _guard = ShardGuard::enter(shard);
+        let remote = shard.remote();
+        remote.driven.store(true, SeqCst);
+        remote.wake_up();
+        let out = shard.block_on(future);
+        shard.submit();
+        remote.driven.store(false, SeqCst);
+        // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
+        remote.sleeping.store(true, SeqCst);
+        if !shard.worker.is_empty() {
+            // Queued stealable work would otherwise wait for the next block_on.
+            self.shared.notify_idle(Some(0));
+        }
+        out
+    }
+
+    /// Shuts down, waiting at most `timeout` for in-flight I/O and blocking tasks.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown(timeout);
+    }
+
+    fn shutdown(&mut self, timeout: Duration) {
+        let Some(shard0) = self.shard0.take() else { return };
+        let deadline = Instant::now() + timeout;
+        self.shared.begin_shutdown(timeout);
+        {
+            let _guard = ShardGuard::enter(&shard0);
+            shard0.shutdown(deadline);
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.shared.blocking.shutdown(Some(deadline));
+        final_sweep(&self.shared);
+        sched::return_credits(&shard0);
+        drop(shard0);
+    }
+}
+
+/// Drops whatever other threads left in shard queues after the shards exited.
+fn final_sweep(shared: &Shared) {
+    for remote in shared.shards.iter() {
+        for q in [&remote.inbox, &remote.stealable] {
+            drain(q, drop);
+        }
+        loop {
+            match remote.cmds.steal() {
+                // The op's shard has drained its ring, so the op completed; drop the reference
+                // that was meant for the cancel.
+                // SAFETY: the command owned one reference on the op.
+                Steal::Success(RemoteCmd::CancelOp(op)) => unsafe { crate::op::raw::release(op.0) },
+                Steal::Success(RemoteCmd::CancelTimer(_)) => {}
+                Steal::Empty => break,
+                Steal::Retry => continue,
+            }
+        }
+        drain(&remote.messages, drop);
+    }
+    drain(&shared.injector, drop);
+}
+
+fn drain<T>(q: &crossbeam_deque::Injector<T>, mut f: impl FnMut(T)) {
+    loop {
+        match q.steal() {
+            Steal::Success(t) => f(t),
+            Steal::Empty => break,
+            Steal::Retry => continue,
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let timeout = self.shared.config.shutdown_timeout;
+        self.shutdown(timeout);
+    }
+}

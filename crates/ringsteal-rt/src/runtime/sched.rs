@@ -1,0 +1,115 @@
+//! [`SchedHandle`]: what a task holds to reach its runtime, and the `Schedule` glue.
+//!
+//! Every task keeps the runtime's `Shared` alive (a waker may fire after the runtime is
+//! dropped and must still find the queues). Counting that with one `Arc` clone per task would
+//! bounce the `Arc`'s cache line between shards on every spawn and every free; instead each
+//! shard holds a batch of references ("credits") and hands them out and takes them back
+//! locally. A shard gives its credits back when it exits; threads that are not shards use the
+//! `Arc` count directly.
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use super::context;
+use super::shared::Shared;
+use crate::shard::Shard;
+use crate::task::{Notified, Schedule, TaskRef};
+
+const CREDIT_BATCH: usize = 256;
+
+/// One counted reference to a runtime's `Shared`, held by a task.
+pub(crate) struct SchedHandle {
+    shared: NonNull<Shared>,
+}
+
+// SAFETY: `Shared` is Sync and this is a counted reference to it, like an Arc.
+unsafe impl Send for SchedHandle {}
+// SAFETY: as above.
+unsafe impl Sync for SchedHandle {}
+
+impl SchedHandle {
+    /// A reference taken from `shard`'s credits (it must be a shard of `shared`'s runtime),
+    /// or straight from the `Arc`.
+    pub(crate) fn new(shared: &Arc<Shared>, shard: Option<&Shard>) -> Self {
+        let ptr = Arc::as_ptr(shared);
+        match shard {
+            Some(s) => {
+                debug_assert!(std::ptr::eq(Arc::as_ptr(&s.shared), ptr));
+                let c = s.credits.get();
+                if c == 0 {
+                    for _ in 0..CREDIT_BATCH {
+                        // SAFETY: `ptr` comes from a live Arc.
+                        unsafe { Arc::increment_strong_count(ptr) };
+                    }
+                    s.credits.set(CREDIT_BATCH - 1);
+                } else {
+                    s.credits.set(c - 1);
+                }
+            }
+            // SAFETY: `ptr` comes from a live Arc.
+            None => unsafe { Arc::increment_strong_count(ptr) },
+        }
+        Self { shared: NonNull::from(&**shared) }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        // SAFETY: this handle holds a strong count, so `Shared` is alive.
+        unsafe { self.shared.as_ref() }
+    }
+}
+
+impl Drop for SchedHandle {
+    fn drop(&mut self) {
+        let ptr = self.shared.as_ptr() as *const Shared;
+        let pooled = context::with_shard_of(ptr, |cur| match cur {
+            Some(s) => {
+                let mut c = s.credits.get() + 1;
+                if c > 2 * CREDIT_BATCH {
+                    for _ in 0..CREDIT_BATCH {
+                        // SAFETY: the shard itself holds an Arc, so these never reach zero.
+                        unsafe { Arc::decrement_strong_count(ptr) };
+                    }
+                    c -= CREDIT_BATCH;
+                }
+                s.credits.set(c);
+                true
+            }
+            None => false,
+        });
+        if !pooled {
+            // SAFETY: this handle owned one strong count.
+            unsafe { Arc::decrement_strong_count(ptr) };
+        }
+    }
+}
+
+/// Gives a shard's credits back to the `Arc` (the shard is exiting).
+pub(crate) fn return_credits(shard: &Shard) {
+    let ptr = Arc::as_ptr(&shard.shared);
+    for _ in 0..shard.credits.replace(0) {
+        // SAFETY: each credit is one strong count; the shard's own Arc keeps the count above 0.
+        unsafe { Arc::decrement_strong_count(ptr) };
+    }
+}
+
+impl Schedule for SchedHandle {
+    fn schedule(&self, task: Notified) {
+        self.shared().schedule_woken(task);
+    }
+
+    fn bind(&self, task: &TaskRef) {
+        context::with_shard_of(self.shared.as_ptr(), |cur| {
+            if let Some(s) = cur {
+                s.bind(task);
+            }
+        });
+    }
+
+    fn release(&self, task: &TaskRef) {
+        context::with_shard_of(self.shared.as_ptr(), |cur| {
+            if let Some(s) = cur {
+                s.release(task);
+            }
+        });
+    }
+}

@@ -1,0 +1,175 @@
+//! [`Shared`]: the state of one runtime that every thread may reach: the shards' shared
+//! halves, the global queue for spawns from outside, configuration, the blocking pool.
+//!
+//! Owns: placement of new tasks and delivery of wakes (which queue, which doorbell).
+//! May not: run tasks (shards do) or touch a ring (only a shard touches its own).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::time::{Duration, Instant};
+
+use crossbeam_deque::Injector;
+use parking_lot::Mutex;
+
+use super::builder::Config;
+use super::context;
+use crate::blocking::BlockingPool;
+use crate::driver::user_data::TAG_DOORBELL;
+use crate::driver::{signal_eventfd, RingMode};
+use crate::shard::remote::{Doorbell, RemoteShard};
+use crate::stats::SharedCounter;
+use crate::task::Notified;
+use crate::util::CachePadded;
+
+/// How doorbells travel in this runtime (decided once, from the probe and the builder).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WakePlan {
+    /// From one shard to another.
+    pub(crate) shard_to_shard: Doorbell,
+    /// From a thread that is not a shard.
+    pub(crate) foreign: Doorbell,
+}
+
+impl WakePlan {
+    /// Every shard keeps an eventfd armed: it is the fallback path, and the safety net when a
+    /// MSG_RING send fails (the kernel can refuse one under memory pressure).
+    pub(crate) fn needs_eventfd(&self) -> bool {
+        true
+    }
+}
+
+/// One runtime's shared state.
+pub(crate) struct Shared {
+    pub(crate) shards: Box<[CachePadded<RemoteShard>]>,
+    /// Stealable tasks spawned from outside the runtime.
+    pub(crate) injector: Injector<Notified>,
+    pub(crate) config: Config,
+    pub(crate) wake: WakePlan,
+    pub(crate) blocking: BlockingPool,
+    pub(crate) spawned_external: SharedCounter,
+    /// The instant timer ticks count from.
+    pub(crate) clock_origin: Instant,
+    rr: AtomicUsize,
+    shutdown: AtomicBool,
+    shutdown_timeout_ns: AtomicU64,
+    ring_modes: Mutex<Vec<Option<RingMode>>>,
+}
+
+impl Shared {
+    pub(crate) fn new(config: Config, wake: WakePlan) -> Self {
+        let n = config.shards;
+        Self {
+            shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
+            injector: Injector::new(),
+            blocking: BlockingPool::new(&config),
+            wake,
+            spawned_external: SharedCounter::default(),
+            clock_origin: Instant::now(),
+            rr: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
+            ring_modes: Mutex::new(vec![None; n]),
+            config,
+        }
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Acquire)
+    }
+
+    pub(crate) fn shutdown_timeout(&self) -> Duration {
+        Duration::from_nanos(self.shutdown_timeout_ns.load(Relaxed))
+    }
+
+    pub(crate) fn record_ring_mode(&self, shard: usize, mode: RingMode) {
+        self.ring_modes.lock()[shard] = Some(mode);
+    }
+
+    pub(crate) fn ring_modes(&self) -> Vec<Option<RingMode>> {
+        self.ring_modes.lock().clone()
+    }
+
+    /// Stops new work and wakes every shard so it notices.
+    pub(crate) fn begin_shutdown(&self, timeout: Duration) {
+        self.shutdown_timeout_ns.store(timeout.as_nanos() as u64, Relaxed);
+        self.shutdown.store(true, SeqCst);
+        for i in 0..self.shards.len() {
+            self.notify(i);
+        }
+    }
+
+    /// The next shard of the round-robin cursor.
+    pub(crate) fn next_round_robin(&self) -> usize {
+        self.rr.fetch_add(1, Relaxed) % self.shards.len()
+    }
+
+    /// After work was left for `target`: rings its doorbell if it sleeps.
+    pub(crate) fn notify(&self, target: usize) {
+        if self.shards[target].claim_doorbell() {
+            self.ring_doorbell(target);
+        }
+    }
+
+    /// After stealable work was queued: wakes one sleeping, driven shard (not `except`) so it
+    /// can steal.
+    pub(crate) fn notify_idle(&self, except: Option<usize>) {
+        std::sync::atomic::fence(SeqCst);
+        let n = self.shards.len();
+        let start = self.rr.load(Relaxed);
+        for i in 0..n {
+            let t = (start + i) % n;
+            if Some(t) == except {
+                continue;
+            }
+            let r = &self.shards[t];
+            if r.driven.load(Relaxed) && r.sleeping.load(Relaxed) && r.sleeping.swap(false, SeqCst) {
+                self.ring_doorbell(t);
+                return;
+            }
+        }
+    }
+
+    /// Rings `target`'s doorbell by the best path from this thread. The caller claimed it.
+    pub(crate) fn ring_doorbell(&self, target: usize) {
+        let via_shard = self.wake.shard_to_shard == Doorbell::MsgRing;
+        let sent = context::with_shard_of(self, |cur| match cur {
+            Some(shard) if via_shard => {
+                shard.msg_ring_doorbell(target);
+                true
+            }
+            _ => false,
+        });
+        if sent {
+            return;
+        }
+        let remote = &self.shards[target];
+        let foreign = self.wake.foreign;
+        remote.with_open_fds(|ring_fd, eventfd| {
+            if foreign == Doorbell::SendMsgRing && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok() {
+                return;
+            }
+            if eventfd >= 0 {
+                signal_eventfd(eventfd);
+                remote.counters.eventfd_doorbells.incr();
+            }
+        });
+    }
+
+    /// Queues a woken task on its home shard.
+    pub(crate) fn schedule_woken(&self, task: Notified) {
+        let home = task.home().unwrap_or(0);
+        let task = context::with_shard_of(self, |cur| match cur {
+            Some(shard) if shard.index == home => {
+                shard.push_local(task);
+                None
+            }
+            _ => Some(task),
+        });
+        if let Some(task) = task {
+            let remote = &self.shards[home];
+            remote.inbox.push(task);
+            remote.counters.remote_wakes.incr();
+            self.notify(home);
+        }
+    }
+}
+

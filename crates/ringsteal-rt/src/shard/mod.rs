@@ -1,0 +1,160 @@
+//! A shard: one thread, the ring it alone submits to, and its run queues.
+//!
+//! Owns (thread-local, `!Send`): the run queue of started and pinned tasks, the deque of
+//! stealable tasks not yet started, the list of tasks it has started, its driver and timer
+//! wheel, its raw-message queue, and its share of the runtime's reference credits. The
+//! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`](remote::RemoteShard).
+//!
+//! Files: `run.rs` (the loop and a tick), `steal.rs` (taking work from other shards),
+//! `park.rs` (sleeping and doorbells), `shutdown.rs` (stopping without freeing what the
+//! kernel may write), `thread.rs` (starting worker shards).
+
+mod park;
+pub(crate) mod remote;
+mod run;
+mod shutdown;
+mod steal;
+pub(crate) mod thread;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::Waker;
+
+use crossbeam_deque::Worker;
+
+use crate::driver::{Driver, Reaped};
+use crate::runtime::shared::Shared;
+use crate::stats::ShardCounters;
+use crate::task::{Notified, OwnedTasks, TaskRef};
+use crate::time::wheel::Wheel;
+use crate::util::FastRand;
+use remote::RemoteShard;
+
+/// Messages received by a shard and the task waiting for them.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    pub(crate) queue: VecDeque<u64>,
+    pub(crate) waiters: Vec<Waker>,
+}
+
+/// The thread-local half of a shard.
+pub(crate) struct Shard {
+    pub(crate) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) run_queue: RefCell<VecDeque<Notified>>,
+    pub(crate) worker: Worker<Notified>,
+    pub(crate) owned: OwnedTasks,
+    pub(crate) driver: RefCell<Driver>,
+    pub(crate) wheel: RefCell<Wheel>,
+    pub(crate) messages: RefCell<Inbox>,
+    reaped: RefCell<Reaped>,
+    /// Doorbells claimed while the driver was borrowed, rung at the next safe point.
+    pending_doorbells: RefCell<Vec<usize>>,
+    /// References on `shared` held for tasks spawned here (see `runtime/sched.rs`).
+    pub(crate) credits: Cell<usize>,
+    pub(crate) rng: FastRand,
+    tick: Cell<u32>,
+}
+
+impl Shard {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, driver: Driver, worker: Worker<Notified>) -> Self {
+        let origin = shared.clock_origin;
+        Self {
+            index,
+            run_queue: RefCell::new(VecDeque::with_capacity(256)),
+            worker,
+            owned: OwnedTasks::new(),
+            driver: RefCell::new(driver),
+            wheel: RefCell::new(Wheel::new(origin)),
+            messages: RefCell::new(Inbox::default()),
+            reaped: RefCell::new(Reaped::default()),
+            pending_doorbells: RefCell::new(Vec::new()),
+            credits: Cell::new(0),
+            rng: FastRand::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491)),
+            tick: Cell::new(0),
+            shared,
+        }
+    }
+
+    pub(crate) fn remote(&self) -> &RemoteShard {
+        &self.shared.shards[self.index]
+    }
+
+    pub(crate) fn counters(&self) -> &ShardCounters {
+        &self.remote().counters
+    }
+
+    /// First poll of `task` here: it now lives on this shard.
+    pub(crate) fn bind(&self, task: &TaskRef) {
+        task.header().set_home(self.index);
+        self.owned.push(task);
+        self.counters().tasks_alive.set(self.owned.len() as u64);
+    }
+
+    /// `task` completed here.
+    pub(crate) fn release(&self, task: &TaskRef) {
+        if self.owned.remove(task) {
+            self.counters().tasks_alive.set(self.owned.len() as u64);
+        }
+    }
+
+    /// Queues a stealable, not yet started task here; wakes an idle shard if enough work is
+    /// queued to be worth stealing. A single queued task does not wake anyone: it runs here
+    /// as soon as the current task yields, which keeps a spawner and its child on one shard.
+    pub(crate) fn push_stealable(&self, task: Notified) {
+        self.worker.push(task);
+        self.counters().spawned_local.incr();
+        if self.worker.len() >= 2 {
+            self.shared.notify_idle(Some(self.index));
+        }
+    }
+
+    /// Queues a task to run here (started, pinned or woken).
+    pub(crate) fn push_local(&self, task: Notified) {
+        self.run_queue.borrow_mut().push_back(task);
+    }
+
+    /// Rings `target`'s doorbell through this shard's ring (MSG_RING), now if the driver is
+    /// free, otherwise at the next safe point. The caller has claimed the doorbell.
+    pub(crate) fn msg_ring_doorbell(&self, target: usize) {
+        match self.driver.try_borrow_mut() {
+            Ok(mut driver) => {
+                let remote = &self.shared.shards[target];
+                remote.with_open_fds(|ring_fd, _| {
+                    let sent = driver
+                        .push_msg_ring(ring_fd, 0, crate::driver::user_data::TAG_DOORBELL, self.counters())
+                        .and_then(|()| driver.submit(self.counters()));
+                    if sent.is_ok() {
+                        self.counters().msg_ring_doorbells.incr();
+                    }
+                });
+            }
+            Err(_) => self.pending_doorbells.borrow_mut().push(target),
+        }
+    }
+
+    /// Sends a raw message into `target`'s ring (MSG_RING with a payload).
+    pub(crate) fn msg_ring_message(&self, target: usize, payload: u64) -> bool {
+        let Ok(mut driver) = self.driver.try_borrow_mut() else { return false };
+        let (res, ud) = crate::driver::user_data::encode_message(payload);
+        let mut sent = false;
+        self.shared.shards[target].with_open_fds(|ring_fd, _| {
+            sent = driver
+                .push_msg_ring(ring_fd, res, ud, self.counters())
+                .and_then(|()| driver.submit(self.counters()))
+                .is_ok();
+        });
+        sent
+    }
+
+    fn flush_pending_doorbells(&self) {
+        if self.pending_doorbells.borrow().is_empty() {
+            return;
+        }
+        let targets = std::mem::take(&mut *self.pending_doorbells.borrow_mut());
+        for t in targets {
+            self.msg_ring_doorbell(t);
+        }
+    }
+}

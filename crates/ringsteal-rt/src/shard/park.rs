@@ -1,0 +1,66 @@
+//! Going idle: steal, optionally spin, then sleep in `io_uring_enter` until a completion,
+//! a doorbell or the next timer.
+//!
+//! The sleep follows the protocol in `remote.rs`: publish `sleeping`, re-check every source
+//! of work, and only then block. An idle runtime blocks every shard in the kernel and uses no
+//! CPU.
+
+use std::time::{Duration, Instant};
+
+use super::Shard;
+use crate::runtime::builder::IdleStrategy;
+use crate::runtime::main_wake::MainWake;
+
+impl Shard {
+    /// Called when a tick found nothing to do.
+    pub(crate) fn idle(&self, main: Option<&MainWake>) {
+        if let Some(task) = self.steal() {
+            self.run_task(task);
+            return;
+        }
+        if let IdleStrategy::SpinThenPark(limit) = self.shared.config.idle {
+            let start = Instant::now();
+            while start.elapsed() < limit {
+                if self.has_work(main) {
+                    return;
+                }
+                if let Some(task) = self.steal() {
+                    self.run_task(task);
+                    return;
+                }
+                for _ in 0..32 {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        self.park(main);
+    }
+
+    fn park(&self, main: Option<&MainWake>) {
+        let remote = self.remote();
+        remote.prepare_sleep();
+        let timeout = self.wheel.borrow().next_timeout();
+        if self.has_work(main) || timeout == Some(Duration::ZERO) {
+            remote.wake_up();
+            return;
+        }
+        let counters = self.counters();
+        let started = Instant::now();
+        self.driver.borrow_mut().park(timeout, counters);
+        remote.wake_up();
+        counters.parks.incr();
+        counters.parked_ns.add(started.elapsed().as_nanos() as u64);
+    }
+
+    /// True if anything is waiting for this shard (checked after publishing `sleeping`).
+    pub(crate) fn has_work(&self, main: Option<&MainWake>) -> bool {
+        !self.run_queue.borrow().is_empty()
+            || !self.worker.is_empty()
+            || self.remote().has_remote_work()
+            || !self.shared.injector.is_empty()
+            || self.driver.borrow().has_completions()
+            || main.is_some_and(MainWake::is_set)
+            || (main.is_none() && self.shared.is_shutdown())
+            || self.others_have_stealable()
+    }
+}

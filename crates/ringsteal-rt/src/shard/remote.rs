@@ -1,0 +1,152 @@
+//! [`RemoteShard`]: the part of a shard that other threads touch: its inbox, its stealable
+//! queues, its sleeping flag and its doorbell.
+//!
+//! The sleep/wake protocol (modelled in `tests/loom_sleep.rs` and stress-tested in
+//! `tests/wake_stress.rs`):
+//!
+//! * the sleeper stores `sleeping = true`, issues a SeqCst fence, re-checks every queue it
+//!   can be fed through, and only then blocks in `io_uring_enter`;
+//! * a waker pushes into a queue, issues a SeqCst fence, then reads `sleeping`; if it is true
+//!   it *swaps* it to false and, only if the swap saw true, rings the doorbell.
+//!
+//! The fences guarantee that one side sees the other's store, so a wake is never lost; the
+//! swap guarantees one doorbell per sleep, however many wakers race.
+//!
+//! The doorbell names the shard's ring fd (MSG_RING) or eventfd. Both are closed when the
+//! shard exits, and a closed fd number can be reused by an unrelated file; so senders
+//! register in `senders` around the send, and an exiting shard sets `closed` and waits for
+//! `senders` to reach zero before it closes anything.
+
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering::*};
+use std::sync::OnceLock;
+
+use crossbeam_deque::{Injector, Stealer};
+
+use crate::op::raw::OpHeader;
+use crate::stats::ShardCounters;
+use crate::task::Notified;
+
+/// A request another thread asks this shard to carry out on its ring or wheel.
+pub(crate) enum RemoteCmd {
+    /// Submit `ASYNC_CANCEL` for this op (a reference for the cancel's CQE is held).
+    CancelOp(OpRef),
+    /// Remove this timer entry from the wheel.
+    CancelTimer(crate::time::TimerKey),
+}
+
+/// An op pointer that may cross threads (it carries a counted reference).
+pub(crate) struct OpRef(pub(crate) NonNull<OpHeader>);
+// SAFETY: op headers are Sync (see `op/raw.rs`); the reference is released on the owner shard.
+unsafe impl Send for OpRef {}
+
+/// How a doorbell reaches this shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Doorbell {
+    /// Via `IORING_OP_MSG_RING` from the sender's own ring.
+    MsgRing,
+    /// Via `IORING_REGISTER_SEND_MSG_RING` (no ring needed).
+    SendMsgRing,
+    /// Via a write to the shard's eventfd.
+    EventFd,
+}
+
+/// The shared half of a shard.
+pub(crate) struct RemoteShard {
+    /// Started tasks woken from other threads, and tasks placed here from other threads.
+    pub(crate) inbox: Injector<Notified>,
+    /// Stealable tasks placed here from other threads (`StealablePreferred`); any shard may
+    /// steal from it.
+    pub(crate) stealable: Injector<Notified>,
+    /// Steals from the shard's own stealable deque.
+    pub(crate) stealer: OnceLock<Stealer<Notified>>,
+    /// Requests from other threads (op cancels, timer removals).
+    pub(crate) cmds: Injector<RemoteCmd>,
+    /// Raw messages sent without MSG_RING (fallback path).
+    pub(crate) messages: Injector<u64>,
+    pub(crate) sleeping: AtomicBool,
+    /// A thread is running this shard (false for shard 0 outside `block_on`).
+    pub(crate) driven: AtomicBool,
+    closed: AtomicBool,
+    senders: AtomicUsize,
+    ring_fd: AtomicI32,
+    eventfd: AtomicI32,
+    pub(crate) counters: ShardCounters,
+}
+
+impl RemoteShard {
+    pub(crate) fn new() -> Self {
+        Self {
+            inbox: Injector::new(),
+            stealable: Injector::new(),
+            stealer: OnceLock::new(),
+            cmds: Injector::new(),
+            messages: Injector::new(),
+            // Until a thread drives it, the shard counts as asleep: wakes ring its doorbell,
+            // whose completion waits in its ring for the thread that comes to drive it.
+            sleeping: AtomicBool::new(true),
+            driven: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            senders: AtomicUsize::new(0),
+            ring_fd: AtomicI32::new(-1),
+            eventfd: AtomicI32::new(-1),
+            counters: ShardCounters::default(),
+        }
+    }
+
+    /// Publishes the descriptors doorbells use. Called once, before the shard is visible.
+    pub(crate) fn publish_fds(&self, ring_fd: RawFd, eventfd: Option<RawFd>) {
+        self.ring_fd.store(ring_fd, Release);
+        self.eventfd.store(eventfd.unwrap_or(-1), Release);
+    }
+
+    pub(crate) fn ring_fd(&self) -> RawFd {
+        self.ring_fd.load(Acquire)
+    }
+
+    pub(crate) fn eventfd(&self) -> RawFd {
+        self.eventfd.load(Acquire)
+    }
+
+    /// Waker side: after pushing work, claims the doorbell if the shard sleeps. True means
+    /// the caller must ring it (exactly one caller per sleep gets true).
+    pub(crate) fn claim_doorbell(&self) -> bool {
+        fence(SeqCst);
+        self.sleeping.load(Relaxed) && self.sleeping.swap(false, SeqCst)
+    }
+
+    /// Sleeper side: publishes the intent to sleep. The caller must re-check its queues after
+    /// this and call [`wake_up`](Self::wake_up) if it finds work or when it wakes.
+    pub(crate) fn prepare_sleep(&self) {
+        self.sleeping.store(true, SeqCst);
+        fence(SeqCst);
+    }
+
+    pub(crate) fn wake_up(&self) {
+        self.sleeping.store(false, Relaxed);
+    }
+
+    /// Runs `send` with the shard's descriptors guaranteed open, unless the shard is closed.
+    pub(crate) fn with_open_fds(&self, send: impl FnOnce(RawFd, RawFd)) {
+        self.senders.fetch_add(1, SeqCst);
+        if !self.closed.load(SeqCst) {
+            send(self.ring_fd(), self.eventfd());
+        }
+        self.senders.fetch_sub(1, SeqCst);
+    }
+
+    /// Exiting shard: no new sender may start, and returns once none is mid-send.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, SeqCst);
+        self.driven.store(false, SeqCst);
+        while self.senders.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// True if other threads left anything for this shard.
+    pub(crate) fn has_remote_work(&self) -> bool {
+        !self.inbox.is_empty() || !self.cmds.is_empty() || !self.messages.is_empty() || !self.stealable.is_empty()
+    }
+}

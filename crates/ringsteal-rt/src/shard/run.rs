@@ -1,0 +1,174 @@
+//! The shard loop: a *tick* takes in remote work, completions and expired timers, then polls
+//! a bounded batch of tasks, then submits the SQEs those polls queued.
+//!
+//! Fairness: a tick first polls the tasks already in the run queue (at most [`BUDGET`]), then
+//! fills the rest of the budget with tasks that have not started yet; completions, timers and
+//! the inbox are taken in between every two ticks. So a task that wakes itself in a loop
+//! cannot starve other tasks, I/O completions or timers.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use crossbeam_deque::Steal;
+
+use super::Shard;
+use crate::runtime::main_wake::MainWake;
+use crate::task::Notified;
+
+/// Task polls per tick.
+pub(crate) const BUDGET: usize = 61;
+
+impl Shard {
+    /// Drives `fut` to completion on this thread, running the shard meanwhile.
+    pub(crate) fn block_on<F: Future>(&self, fut: F) -> F::Output {
+        let wake = Arc::new(MainWake::new(self.shared.clone(), self.index));
+        let waker = Waker::from(wake.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = pin!(fut);
+        loop {
+            if wake.take() {
+                if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                    return v;
+                }
+            }
+            if !self.tick() && !wake.is_set() {
+                self.idle(Some(&wake));
+            }
+        }
+    }
+
+    /// Runs until the runtime shuts down (worker shards).
+    pub(crate) fn run_worker(&self) {
+        while !self.shared.is_shutdown() {
+            if !self.tick() {
+                self.idle(None);
+            }
+        }
+    }
+
+    /// One tick. Returns true if it did anything or has more to do right away.
+    pub(crate) fn tick(&self) -> bool {
+        self.tick.set(self.tick.get().wrapping_add(1));
+        self.maintain();
+        let mut polled = 0;
+        let started = self.run_queue.borrow().len().min(BUDGET);
+        for _ in 0..started {
+            let Some(task) = self.run_queue.borrow_mut().pop_front() else { break };
+            self.run_task(task);
+            polled += 1;
+        }
+        while polled < BUDGET {
+            let Some(task) = self.next_unstarted() else { break };
+            self.run_task(task);
+            polled += 1;
+        }
+        self.submit();
+        polled > 0 || !self.run_queue.borrow().is_empty()
+    }
+
+    pub(crate) fn run_task(&self, task: Notified) {
+        self.counters().polls.incr();
+        task.run();
+    }
+
+    /// The next stealable task that has not started: our own deque first, then work placed
+    /// here from elsewhere, then the runtime's global queue.
+    pub(crate) fn next_unstarted(&self) -> Option<Notified> {
+        if let Some(t) = self.worker.pop() {
+            return Some(t);
+        }
+        for injector in [&self.remote().stealable, &self.shared.injector] {
+            while !injector.is_empty() {
+                match injector.steal_batch_and_pop(&self.worker) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        None
+    }
+
+    /// Takes in what arrived since the last tick: woken and placed tasks, remote requests,
+    /// messages, completions and expired timers.
+    pub(crate) fn maintain(&self) {
+        let remote = self.remote();
+        if !remote.inbox.is_empty() {
+            let mut rq = self.run_queue.borrow_mut();
+            loop {
+                match remote.inbox.steal() {
+                    Steal::Success(t) => rq.push_back(t),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        if !remote.cmds.is_empty() {
+            self.run_remote_cmds();
+        }
+        if !remote.messages.is_empty() {
+            let mut inbox = self.messages.borrow_mut();
+            while let Steal::Success(m) = remote.messages.steal() {
+                inbox.queue.push_back(m);
+            }
+        }
+        let mut reaped = self.reaped.borrow_mut();
+        {
+            let mut driver = self.driver.borrow_mut();
+            if driver.has_completions() {
+                driver.reap(&mut reaped, self.counters());
+            }
+        }
+        self.wheel.borrow_mut().fire(&mut reaped.wakers, self.counters());
+        if !reaped.messages.is_empty() {
+            self.messages.borrow_mut().queue.append(&mut reaped.messages);
+        }
+        let wakers = std::mem::take(&mut reaped.wakers);
+        drop(reaped);
+        {
+            let mut inbox = self.messages.borrow_mut();
+            if !inbox.queue.is_empty() && !inbox.waiters.is_empty() {
+                let waiters = std::mem::take(&mut inbox.waiters);
+                drop(inbox);
+                waiters.into_iter().for_each(Waker::wake);
+            }
+        }
+        let mut wakers = wakers;
+        for w in wakers.drain(..) {
+            w.wake();
+        }
+        // Give the (now empty) buffer back for reuse.
+        let mut reaped = self.reaped.borrow_mut();
+        if reaped.wakers.capacity() < wakers.capacity() {
+            reaped.wakers = wakers;
+        }
+        drop(reaped);
+        self.flush_pending_doorbells();
+    }
+
+    fn run_remote_cmds(&self) {
+        use super::remote::RemoteCmd;
+        loop {
+            match self.remote().cmds.steal() {
+                Steal::Success(RemoteCmd::CancelOp(op)) => {
+                    self.driver.borrow_mut().push_cancel(op.0, self.counters());
+                }
+                Steal::Success(RemoteCmd::CancelTimer(key)) => {
+                    self.wheel.borrow_mut().remove(key, self.counters());
+                }
+                Steal::Empty => break,
+                Steal::Retry => continue,
+            }
+        }
+    }
+
+    /// Hands the SQEs queued during the tick to the kernel.
+    pub(crate) fn submit(&self) {
+        let mut driver = self.driver.borrow_mut();
+        if driver.sq_pending() > 0 {
+            let _ = driver.submit(self.counters());
+        }
+    }
+}

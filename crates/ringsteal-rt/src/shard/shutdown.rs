@@ -1,0 +1,86 @@
+//! Stopping a shard: cancel every task it started, drop every task queued for it, cancel
+//! every operation in flight on its ring and wait for their completions (so no buffer the
+//! kernel may write is freed early), then close its doorbell for good.
+
+use std::time::Instant;
+
+use crossbeam_deque::Steal;
+
+use super::Shard;
+use crate::task;
+
+impl Shard {
+    /// Runs on the shard's own thread. Returns false if some completions did not arrive before
+    /// `deadline` (their memory is then leaked, never freed under the kernel).
+    pub(crate) fn shutdown(&self, deadline: Instant) -> bool {
+        // Tasks first: dropping their futures detaches their ops (queuing cancels) and may
+        // wake or release other tasks, so repeat until nothing is left.
+        loop {
+            let mut progressed = false;
+            while let Some(t) = self.owned.pop() {
+                task::shutdown(t);
+                progressed = true;
+            }
+            self.counters().tasks_alive.set(0);
+            progressed |= self.drop_queued();
+            if !progressed {
+                break;
+            }
+        }
+        self.wheel.borrow_mut().clear(self.counters());
+        self.messages.borrow_mut().waiters.clear();
+        let mut reaped = crate::driver::Reaped::default();
+        let drained = self.driver.borrow_mut().drain(deadline, &mut reaped, self.counters());
+        // Op futures are gone, so these wakers belong to tasks that no longer exist here or
+        // to other shards' tasks; waking them is harmless and releases their references.
+        for w in reaped.wakers.drain(..) {
+            w.wake();
+        }
+        self.drop_queued();
+        self.remote().close();
+        drained
+    }
+
+    /// Drops everything queued here; true if anything was.
+    fn drop_queued(&self) -> bool {
+        let mut any = false;
+        while let Some(t) = self.run_queue.borrow_mut().pop_front() {
+            drop(t);
+            any = true;
+        }
+        while let Some(t) = self.worker.pop() {
+            drop(t);
+            any = true;
+        }
+        let remote = self.remote();
+        for q in [&remote.inbox, &remote.stealable] {
+            loop {
+                match q.steal() {
+                    Steal::Success(t) => {
+                        drop(t);
+                        any = true;
+                    }
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        if !remote.cmds.is_empty() {
+            self.run_remote_cmds_for_shutdown();
+            any = true;
+        }
+        any
+    }
+
+    fn run_remote_cmds_for_shutdown(&self) {
+        use super::remote::RemoteCmd;
+        loop {
+            match self.remote().cmds.steal() {
+                Steal::Success(RemoteCmd::CancelOp(op)) => self.driver.borrow_mut().push_cancel(op.0, self.counters()),
+                Steal::Success(RemoteCmd::CancelTimer(key)) => self.wheel.borrow_mut().remove(key, self.counters()),
+                Steal::Empty => break,
+                Steal::Retry => continue,
+            }
+        }
+    }
+}

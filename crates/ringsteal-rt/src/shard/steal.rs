@@ -1,0 +1,64 @@
+//! Taking queued, not yet started work from other shards.
+//!
+//! A shard with nothing to run tries every other shard once, from a random start: first the
+//! victim's own stealable deque, then the stealable queue others filled for it. Each steal
+//! takes a batch (about half of the victim's queue, at most 32 tasks) into our deque and runs
+//! one. Started tasks never move: they are not in these queues.
+
+use crossbeam_deque::Steal;
+
+use super::Shard;
+use crate::task::Notified;
+
+impl Shard {
+    /// Steals a batch from some other shard; returns one task of it to run now.
+    pub(crate) fn steal(&self) -> Option<Notified> {
+        let n = self.shared.shards.len();
+        if n < 2 {
+            return None;
+        }
+        let counters = self.counters();
+        counters.steal_attempts.incr();
+        let start = self.rng.below(n);
+        for i in 0..n {
+            let victim = (start + i) % n;
+            if victim == self.index {
+                continue;
+            }
+            let remote = &self.shared.shards[victim];
+            if let Some(stealer) = remote.stealer.get() {
+                if let Some(t) = retry(|| stealer.steal_batch_and_pop(&self.worker)) {
+                    return Some(self.stole(t));
+                }
+            }
+            if let Some(t) = retry(|| remote.stealable.steal_batch_and_pop(&self.worker)) {
+                return Some(self.stole(t));
+            }
+        }
+        None
+    }
+
+    fn stole(&self, task: Notified) -> Notified {
+        let counters = self.counters();
+        counters.steal_successes.incr();
+        counters.tasks_stolen.add(1 + self.worker.len() as u64);
+        task
+    }
+
+    /// True if another shard has queued work we could steal.
+    pub(crate) fn others_have_stealable(&self) -> bool {
+        self.shared.shards.iter().enumerate().any(|(i, r)| {
+            i != self.index && (r.stealer.get().is_some_and(|s| !s.is_empty()) || !r.stealable.is_empty())
+        })
+    }
+}
+
+fn retry(mut f: impl FnMut() -> Steal<Notified>) -> Option<Notified> {
+    loop {
+        match f() {
+            Steal::Success(t) => return Some(t),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Starting a shard: create its ring on its own thread (required by `SINGLE_ISSUER`), build
+//! its driver, publish its descriptors and stealer, then run.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam_deque::Worker;
+
+use super::Shard;
+use crate::driver::{create_ring, Driver, RingMode};
+use crate::error::BuildError;
+use crate::runtime::context::ShardGuard;
+use crate::runtime::sched;
+use crate::runtime::shared::Shared;
+
+/// Creates shard `index` on the calling thread.
+pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, BuildError> {
+    let (ring, mode) = create_ring(shared.config.ring_options()).map_err(|e| {
+        if e.is_invalid_arguments() {
+            BuildError::Ring { shard: index, source: e.into() }
+        } else {
+            BuildError::Unavailable(e)
+        }
+    })?;
+    let driver = Driver::new(ring, mode, shared.wake.needs_eventfd())
+        .map_err(|source| BuildError::Ring { shard: index, source })?;
+    let remote = &shared.shards[index];
+    remote.publish_fds(driver.ring_fd(), driver.eventfd());
+    let worker = Worker::new_fifo();
+    let _ = remote.stealer.set(worker.stealer());
+    shared.record_ring_mode(index, driver.mode());
+    Ok(Shard::new(index, shared.clone(), driver, worker))
+}
+
+/// What a worker thread reports once its shard is ready (or could not be built).
+pub(crate) type Ready = Result<RingMode, BuildError>;
+
+/// The body of a worker shard's thread.
+pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
+    if shared.config.pin_shards {
+        crate::runtime::affinity::pin_current_thread(index);
+    }
+    let shard = match create_shard(index, &shared) {
+        Ok(shard) => shard,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(shard.driver.borrow().mode()));
+    drop(ready);
+    {
+        let _guard = ShardGuard::enter(&shard);
+        shard.remote().driven.store(true, std::sync::atomic::Ordering::SeqCst);
+        shard.remote().wake_up();
+        shard.run_worker();
+        let deadline = Instant::now() + shared.shutdown_timeout();
+        shard.shutdown(deadline);
+    }
+    sched::return_credits(&shard);
+}

@@ -1,0 +1,204 @@
+//! Runtime statistics: per-shard counters and a [`RuntimeStats`] snapshot.
+//!
+//! Owns: the counters. Counters written only by their own shard use a relaxed load and store
+//! (no locked instruction on the hot path); counters other threads bump use `fetch_add`.
+//! Readers get a relaxed snapshot: each value is exact, the set is not one instant.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// A counter bumped only by the thread that owns it (readers may be anywhere).
+#[derive(Debug, Default)]
+pub(crate) struct LocalCounter(AtomicU64);
+
+impl LocalCounter {
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        self.0.store(self.0.load(Relaxed).wrapping_add(n), Relaxed);
+    }
+    #[inline]
+    pub(crate) fn incr(&self) {
+        self.add(1);
+    }
+    #[inline]
+    pub(crate) fn set(&self, v: u64) {
+        self.0.store(v, Relaxed);
+    }
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// A counter any thread may bump.
+#[derive(Debug, Default)]
+pub(crate) struct SharedCounter(AtomicU64);
+
+impl SharedCounter {
+    #[inline]
+    pub(crate) fn incr(&self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// The live counters of one shard.
+#[derive(Debug, Default)]
+pub(crate) struct ShardCounters {
+    pub(crate) polls: LocalCounter,
+    pub(crate) spawned_local: LocalCounter,
+    pub(crate) spawned_remote: SharedCounter,
+    pub(crate) steal_attempts: LocalCounter,
+    pub(crate) steal_successes: LocalCounter,
+    pub(crate) tasks_stolen: LocalCounter,
+    pub(crate) msg_ring_doorbells: LocalCounter,
+    pub(crate) eventfd_doorbells: SharedCounter,
+    pub(crate) eventfd_wakes: LocalCounter,
+    pub(crate) remote_wakes: SharedCounter,
+    pub(crate) enters: LocalCounter,
+    pub(crate) sqes_submitted: LocalCounter,
+    pub(crate) cq_overflows: LocalCounter,
+    pub(crate) parks: LocalCounter,
+    pub(crate) parked_ns: LocalCounter,
+    pub(crate) ops_in_flight: LocalCounter,
+    pub(crate) ops_cancelled: SharedCounter,
+    pub(crate) ops_completed: LocalCounter,
+    pub(crate) timers_active: LocalCounter,
+    pub(crate) timers_fired: LocalCounter,
+    pub(crate) messages_received: LocalCounter,
+    pub(crate) tasks_alive: LocalCounter,
+}
+
+/// A snapshot of one shard's counters.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+/// rt.block_on(async { ringsteal_rt::spawn(async {}).await.unwrap() });
+/// let stats = rt.handle().stats();
+/// assert_eq!(stats.shards.len(), 2);
+/// assert!(stats.total().polls >= 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShardStats {
+    /// Task polls.
+    pub polls: u64,
+    /// Tasks spawned onto this shard by code running on it.
+    pub spawned_local: u64,
+    /// Tasks spawned onto this shard from another thread.
+    pub spawned_remote: u64,
+    /// Attempts to steal queued work from other shards.
+    pub steal_attempts: u64,
+    /// Attempts that found work.
+    pub steal_successes: u64,
+    /// Tasks taken by those steals.
+    pub tasks_stolen: u64,
+    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards.
+    pub msg_ring_doorbells: u64,
+    /// eventfd doorbells written to this shard (fallback path and non-shard threads).
+    pub eventfd_doorbells: u64,
+    /// Times this shard's armed eventfd read completed (it was woken through its eventfd).
+    pub eventfd_wakes: u64,
+    /// Wakes of this shard's tasks that came from other threads.
+    pub remote_wakes: u64,
+    /// `io_uring_enter` calls.
+    pub enters: u64,
+    /// SQEs handed to the kernel.
+    pub sqes_submitted: u64,
+    /// Times the kernel reported CQ overflow (completions held back, then flushed).
+    pub cq_overflows: u64,
+    /// Times the shard parked (blocked in `io_uring_enter` waiting for a completion).
+    pub parks: u64,
+    /// Time spent parked.
+    pub parked: Duration,
+    /// Operations submitted and not yet completed (gauge).
+    pub ops_in_flight: u64,
+    /// Operations dropped before completion, cancelled with `IORING_OP_ASYNC_CANCEL`.
+    pub ops_cancelled: u64,
+    /// Operations whose final completion arrived.
+    pub ops_completed: u64,
+    /// Timers registered in this shard's wheel (gauge).
+    pub timers_active: u64,
+    /// Timers that fired.
+    pub timers_fired: u64,
+    /// Raw cross-shard messages received.
+    pub messages_received: u64,
+    /// Tasks started on this shard and not yet finished (gauge).
+    pub tasks_alive: u64,
+}
+
+impl ShardCounters {
+    pub(crate) fn snapshot(&self) -> ShardStats {
+        ShardStats {
+            polls: self.polls.get(),
+            spawned_local: self.spawned_local.get(),
+            spawned_remote: self.spawned_remote.get(),
+            steal_attempts: self.steal_attempts.get(),
+            steal_successes: self.steal_successes.get(),
+            tasks_stolen: self.tasks_stolen.get(),
+            msg_ring_doorbells: self.msg_ring_doorbells.get(),
+            eventfd_doorbells: self.eventfd_doorbells.get(),
+            eventfd_wakes: self.eventfd_wakes.get(),
+            remote_wakes: self.remote_wakes.get(),
+            enters: self.enters.get(),
+            sqes_submitted: self.sqes_submitted.get(),
+            cq_overflows: self.cq_overflows.get(),
+            parks: self.parks.get(),
+            parked: Duration::from_nanos(self.parked_ns.get()),
+            ops_in_flight: self.ops_in_flight.get(),
+            ops_cancelled: self.ops_cancelled.get(),
+            ops_completed: self.ops_completed.get(),
+            timers_active: self.timers_active.get(),
+            timers_fired: self.timers_fired.get(),
+            messages_received: self.messages_received.get(),
+            tasks_alive: self.tasks_alive.get(),
+        }
+    }
+}
+
+/// Counters of every shard, plus runtime-wide ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuntimeStats {
+    /// One entry per shard, by index.
+    pub shards: Vec<ShardStats>,
+    /// Stealable tasks spawned from outside the runtime (through the global injector).
+    pub spawned_external: u64,
+    /// Closures run on the blocking pool.
+    pub blocking_spawned: u64,
+    /// Blocking-pool threads alive now.
+    pub blocking_threads: u64,
+}
+
+impl RuntimeStats {
+    /// The sum over all shards (gauges are summed too).
+    pub fn total(&self) -> ShardStats {
+        let mut t = ShardStats::default();
+        for s in &self.shards {
+            t.polls += s.polls;
+            t.spawned_local += s.spawned_local;
+            t.spawned_remote += s.spawned_remote;
+            t.steal_attempts += s.steal_attempts;
+            t.steal_successes += s.steal_successes;
+            t.tasks_stolen += s.tasks_stolen;
+            t.msg_ring_doorbells += s.msg_ring_doorbells;
+            t.eventfd_doorbells += s.eventfd_doorbells;
+            t.eventfd_wakes += s.eventfd_wakes;
+            t.remote_wakes += s.remote_wakes;
+            t.enters += s.enters;
+            t.sqes_submitted += s.sqes_submitted;
+            t.cq_overflows += s.cq_overflows;
+            t.parks += s.parks;
+            t.parked += s.parked;
+            t.ops_in_flight += s.ops_in_flight;
+            t.ops_cancelled += s.ops_cancelled;
+            t.ops_completed += s.ops_completed;
+            t.timers_active += s.timers_active;
+            t.timers_fired += s.timers_fired;
+            t.messages_received += s.messages_received;
+            t.tasks_alive += s.tasks_alive;
+        }
+        t
+    }
+}

@@ -1,0 +1,102 @@
+//! [`JoinError`]: why a task produced no output.
+
+use std::any::Any;
+use std::fmt;
+
+/// A task did not complete: it was aborted (or the runtime shut down), or it panicked.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let handle = ringsteal_rt::spawn(async { panic!("boom") });
+///     let err = handle.await.unwrap_err();
+///     assert!(err.is_panic());
+///     let payload = err.into_panic();
+///     assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "boom");
+/// });
+/// ```
+pub struct JoinError {
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    Panic(SyncPanic),
+}
+
+/// A panic payload made `Sync` by allowing access only through ownership.
+struct SyncPanic(Box<dyn Any + Send + 'static>);
+
+// SAFETY: the payload is only reachable by value (`into_panic`) or `&mut`, never shared, so no
+// two threads can access it at once through a `&JoinError`.
+unsafe impl Sync for SyncPanic {}
+
+impl JoinError {
+    pub(crate) fn cancelled() -> Self {
+        Self { repr: Repr::Cancelled }
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
+        Self { repr: Repr::Panic(SyncPanic(payload)) }
+    }
+
+    /// True if the task was aborted or dropped by shutdown before it finished.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// True if the task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// The panic payload. Panics if the task was cancelled; see
+    /// [`try_into_panic`](Self::try_into_panic).
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic().expect("`JoinError::into_panic` called on a cancelled task's error")
+    }
+
+    /// The panic payload, or the error back if the task was cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(p) => Ok(p.0),
+            Repr::Cancelled => Err(self),
+        }
+    }
+}
+
+fn panic_message(p: &SyncPanic) -> Option<&str> {
+    p.0.downcast_ref::<&str>().copied().or_else(|| p.0.downcast_ref::<String>().map(String::as_str))
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Panic(p) => match panic_message(p) {
+                Some(msg) => write!(f, "task panicked with message {msg:?}"),
+                None => f.write_str("task panicked"),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Panic(p) => match panic_message(p) {
+                Some(msg) => write!(f, "JoinError::Panic({msg:?})"),
+                None => f.write_str("JoinError::Panic(..)"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(err: JoinError) -> Self {
+        std::io::Error::other(err)
+    }
+}

@@ -1,0 +1,64 @@
+//! The `Waker` of a task: a pointer to its header with one reference.
+//!
+//! Owns: the `RawWakerVTable`. Waking goes through the state machine, and only a transition
+//! that returns `Submit` queues the task, so a task is queued at most once however many
+//! wakers fire.
+
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::task::{RawWaker, RawWakerVTable, Waker};
+
+use super::raw::Header;
+use super::state::ToNotified;
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+
+/// A waker borrowed for one poll, without taking a reference.
+///
+/// # Safety
+/// The caller must hold a reference to the task for as long as the waker is used (clones take
+/// their own).
+pub(super) unsafe fn waker_ref(ptr: NonNull<Header>) -> ManuallyDrop<Waker> {
+    // SAFETY: the vtable functions uphold the RawWaker contract for a task header pointer;
+    // ManuallyDrop keeps the borrowed waker from releasing a reference it never took.
+    ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(ptr.as_ptr() as *const (), &VTABLE)) })
+}
+
+fn header<'a>(data: *const ()) -> &'a Header {
+    // SAFETY: waker data is always a live task header: every waker owns a reference (or, for
+    // `waker_ref`, borrows one the poller holds).
+    unsafe { &*(data as *const Header) }
+}
+
+unsafe fn clone(data: *const ()) -> RawWaker {
+    header(data).state.ref_inc();
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn wake(data: *const ()) {
+    let h = header(data);
+    let ptr = NonNull::from(h);
+    match h.state.transition_to_notified_by_val() {
+        // SAFETY: our reference becomes the queued one.
+        ToNotified::Submit => unsafe { (h.vtable.schedule)(ptr) },
+        // SAFETY: ours was the last reference.
+        ToNotified::Dealloc => unsafe { (h.vtable.dealloc)(ptr) },
+        ToNotified::Nothing => {}
+    }
+}
+
+unsafe fn wake_by_ref(data: *const ()) {
+    let h = header(data);
+    if h.state.transition_to_notified_by_ref() == ToNotified::Submit {
+        // SAFETY: the transition took a new reference for the queue.
+        unsafe { (h.vtable.schedule)(NonNull::from(h)) }
+    }
+}
+
+unsafe fn drop_waker(data: *const ()) {
+    let h = header(data);
+    if h.state.ref_dec(1) {
+        // SAFETY: ours was the last reference.
+        unsafe { (h.vtable.dealloc)(NonNull::from(h)) }
+    }
+}

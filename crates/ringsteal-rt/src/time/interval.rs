@@ -1,0 +1,112 @@
+//! [`Interval`]: ticks at a fixed period.
+
+use std::future::poll_fn;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::sleep::Sleep;
+
+/// What an [`Interval`] does when ticks were missed (the task was busy past a tick).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MissedTickBehavior {
+    /// Fire the missed ticks back to back until caught up; the schedule is unchanged.
+    #[default]
+    Burst,
+    /// Restart the schedule from now: the next tick is one period after the late one.
+    Delay,
+    /// Drop the missed ticks; the next tick is the next one on the original schedule.
+    Skip,
+}
+
+impl MissedTickBehavior {
+    fn next(self, scheduled: Instant, now: Instant, period: Duration) -> Instant {
+        match self {
+            MissedTickBehavior::Burst => scheduled + period,
+            MissedTickBehavior::Delay => now + period,
+            MissedTickBehavior::Skip => {
+                let late = now.duration_since(scheduled).as_nanos();
+                let p = period.as_nanos().max(1);
+                let skipped = (late / p + 1) as u32;
+                scheduled + period * skipped
+            }
+        }
+    }
+}
+
+/// Ticks every `period`; the first tick completes immediately.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::interval;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut every = interval(Duration::from_micros(500));
+///     let first = every.tick().await;
+///     let second = every.tick().await;
+///     assert!(second - first >= Duration::from_micros(500));
+/// });
+/// ```
+///
+/// # Panics
+/// If `period` is zero.
+pub fn interval(period: Duration) -> Interval {
+    interval_at(Instant::now(), period)
+}
+
+/// Ticks every `period`, the first time at `start`.
+///
+/// # Panics
+/// If `period` is zero.
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "an interval period must be non-zero");
+    Interval { sleep: Sleep::new(start), period, missed: MissedTickBehavior::default() }
+}
+
+/// A stream of ticks; see [`interval`].
+#[derive(Debug)]
+pub struct Interval {
+    sleep: Sleep,
+    period: Duration,
+    missed: MissedTickBehavior,
+}
+
+impl Interval {
+    /// Waits for the next tick; returns the instant it was scheduled for.
+    pub async fn tick(&mut self) -> Instant {
+        poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick.
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        if self.sleep.poll_elapsed(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let scheduled = self.sleep.deadline();
+        let now = Instant::now();
+        let on_time = scheduled + self.period;
+        let next = if now >= on_time { self.missed.next(scheduled, now, self.period) } else { on_time };
+        self.sleep = Sleep::new(next);
+        Poll::Ready(scheduled)
+    }
+
+    /// Restarts the schedule: the next tick is one period from now.
+    pub fn reset(&mut self) {
+        self.sleep.reset(Instant::now() + self.period);
+    }
+
+    /// The period.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// The missed-tick behaviour.
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed
+    }
+
+    /// Sets the missed-tick behaviour.
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed = behavior;
+    }
+}

@@ -1,0 +1,100 @@
+//! [`timeout`] and [`timeout_at`]: bound a future by a deadline.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::sleep::{far_future, Sleep};
+
+/// The deadline passed before the future completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed(());
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(_: Elapsed) -> Self {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline has elapsed")
+    }
+}
+
+/// Runs `future` for at most `duration`.
+///
+/// The future is polled before the timer, so a future that completes at the same instant as
+/// the deadline counts as completed. Completing (or dropping the `Timeout`) removes the timer
+/// from the wheel at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{sleep, timeout};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     assert_eq!(timeout(Duration::from_secs(1), async { 5 }).await, Ok(5));
+///     assert!(timeout(Duration::from_millis(1), sleep(Duration::from_secs(5))).await.is_err());
+/// });
+/// ```
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    timeout_at(Instant::now().checked_add(duration).unwrap_or_else(far_future), future)
+}
+
+/// Runs `future` until `deadline` at most.
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout { future, sleep: Sleep::new(deadline) }
+}
+
+/// The future returned by [`timeout`] and [`timeout_at`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Timeout<F> {
+    future: F,
+    sleep: Sleep,
+}
+
+impl<F> Timeout<F> {
+    /// The wrapped future.
+    pub fn get_ref(&self) -> &F {
+        &self.future
+    }
+
+    /// The wrapped future, consuming the timeout (and removing its timer).
+    pub fn into_inner(self) -> F {
+        self.future
+    }
+
+    /// The deadline.
+    pub fn deadline(&self) -> Instant {
+        self.sleep.deadline()
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is structurally pinned (never moved out while pinned); `sleep` is
+        // Unpin and used through a plain &mut.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above.
+        if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        match this.sleep.poll_elapsed(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<F> fmt::Debug for Timeout<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout").field("deadline", &self.sleep.deadline()).finish()
+    }
+}

@@ -1,0 +1,362 @@
+//! [`Wheel`]: a shard's hierarchical timer wheel. Insert, remove and re-arm are O(1) and
+//! touch no kernel state: no syscall, no SQE. The shard's blocking `io_uring_enter` carries
+//! the nearest deadline as its timeout.
+//!
+//! Resolution is one microsecond. Level `L` has 64 slots of `64^L` µs each, so level 0 spans
+//! 64 µs and level 6 about 51 days; later deadlines wait in an overflow list. An entry sits
+//! in the level where its deadline first differs from the wheel's position; when the position
+//! reaches its slot, the entry either fires (deadline passed) or drops to a finer level. A
+//! deadline is rounded *up* to the next microsecond and fires only once the clock, rounded
+//! *down*, has reached it: a timer never fires early.
+//!
+//! Owns: the entries (a slab with generation-checked keys) and their wakers. Runs under Miri
+//! (no kernel, no clock inside: callers pass ticks).
+
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use crate::stats::ShardCounters;
+
+const LEVELS: usize = 7;
+const SLOT_BITS: u32 = 6;
+const SLOTS: usize = 1 << SLOT_BITS;
+const NIL: u32 = u32::MAX;
+/// `level` value of an entry in the overflow list.
+const OVERFLOW: u8 = LEVELS as u8;
+/// `level` value of a free slab entry.
+const FREE: u8 = u8::MAX;
+
+/// Names a wheel entry; stale keys (entry fired or removed) are recognised and ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimerKey {
+    index: u32,
+    generation: u32,
+}
+
+struct Entry {
+    deadline: u64,
+    waker: Option<Waker>,
+    prev: u32,
+    next: u32,
+    generation: u32,
+    level: u8,
+    slot: u8,
+}
+
+struct Level {
+    occupied: u64,
+    heads: [u32; SLOTS],
+}
+
+/// The wheel is already past this deadline.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Expired;
+
+/// A shard's timers.
+pub(crate) struct Wheel {
+    origin: Instant,
+    /// Ticks (µs since `origin`) the wheel has advanced to.
+    elapsed: u64,
+    levels: Box<[Level; LEVELS]>,
+    overflow: u32,
+    entries: Vec<Entry>,
+    free: u32,
+    len: usize,
+}
+
+impl Wheel {
+    pub(crate) fn new(origin: Instant) -> Self {
+        let level = || Level { occupied: 0, heads: [NIL; SLOTS] };
+        Self {
+            origin,
+            elapsed: 0,
+            levels: Box::new([level(), level(), level(), level(), level(), level(), level()]),
+            overflow: NIL,
+            entries: Vec::new(),
+            free: NIL,
+            len: 0,
+        }
+    }
+
+    /// Timers registered.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The tick at or after `t` (rounded up: never early).
+    pub(crate) fn deadline_tick(&self, t: Instant) -> u64 {
+        let d = t.saturating_duration_since(self.origin);
+        let us = d.as_micros() as u64;
+        if d.subsec_nanos() % 1000 != 0 {
+            us + 1
+        } else {
+            us
+        }
+    }
+
+    /// The tick `now` is in (rounded down).
+    pub(crate) fn now_tick(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.origin).as_micros() as u64
+    }
+
+    fn tick_instant(&self, tick: u64) -> Instant {
+        self.origin + Duration::from_micros(tick)
+    }
+
+    /// Registers `waker` for `deadline` (a tick). `Err(Expired)` if the wheel is already past
+    /// it: the caller is ready now.
+    pub(crate) fn insert(&mut self, deadline: u64, waker: Waker, counters: &ShardCounters) -> Result<TimerKey, Expired> {
+        if deadline <= self.elapsed {
+            return Err(Expired);
+        }
+        let index = if self.free != NIL {
+            let i = self.free;
+            self.free = self.entries[i as usize].next;
+            let e = &mut self.entries[i as usize];
+            e.deadline = deadline;
+            e.waker = Some(waker);
+            i
+        } else {
+            let i = u32::try_from(self.entries.len()).expect("fewer than 4 billion timers per shard");
+            self.entries.push(Entry { deadline, waker: Some(waker), prev: NIL, next: NIL, generation: 0, level: FREE, slot: 0 });
+            i
+        };
+        self.link(index);
+        self.len += 1;
+        counters.timers_active.set(self.len as u64);
+        Ok(TimerKey { index, generation: self.entries[index as usize].generation })
+    }
+
+    fn live(&self, key: TimerKey) -> bool {
+        self.entries
+            .get(key.index as usize)
+            .is_some_and(|e| e.generation == key.generation && e.level != FREE)
+    }
+
+    /// Replaces the waker of a pending entry. False if the key is stale (fired or removed).
+    pub(crate) fn update_waker(&mut self, key: TimerKey, waker: &Waker) -> bool {
+        if !self.live(key) {
+            return false;
+        }
+        let slot = &mut self.entries[key.index as usize].waker;
+        match slot {
+            Some(w) if w.will_wake(waker) => {}
+            _ => *slot = Some(waker.clone()),
+        }
+        true
+    }
+
+    /// Moves a pending entry to a new deadline, keeping its waker. False if stale or the new
+    /// deadline has passed (the entry is then removed and its waker returned to be woken).
+    pub(crate) fn reschedule(&mut self, key: TimerKey, deadline: u64, counters: &ShardCounters) -> Result<bool, Waker> {
+        if !self.live(key) {
+            return Ok(false);
+        }
+        if deadline <= self.elapsed {
+            return match self.take(key.index, counters) {
+                Some(w) => Err(w),
+                None => Ok(false),
+            };
+        }
+        self.unlink(key.index);
+        self.entries[key.index as usize].deadline = deadline;
+        self.link(key.index);
+        Ok(true)
+    }
+
+    /// Removes an entry (no-op for a stale key).
+    pub(crate) fn remove(&mut self, key: TimerKey, counters: &ShardCounters) {
+        if self.live(key) {
+            drop(self.take(key.index, counters));
+        }
+    }
+
+    /// Unlinks and frees an entry, returning its waker.
+    fn take(&mut self, index: u32, counters: &ShardCounters) -> Option<Waker> {
+        self.unlink(index);
+        let e = &mut self.entries[index as usize];
+        e.level = FREE;
+        e.generation = e.generation.wrapping_add(1);
+        let waker = e.waker.take();
+        e.next = self.free;
+        self.free = index;
+        self.len -= 1;
+        counters.timers_active.set(self.len as u64);
+        waker
+    }
+
+    fn level_for(&self, deadline: u64) -> usize {
+        let masked = (self.elapsed ^ deadline) | (SLOTS as u64 - 1);
+        let significant = 63 - masked.leading_zeros() as usize;
+        significant / SLOT_BITS as usize
+    }
+
+    fn link(&mut self, index: u32) {
+        let deadline = self.entries[index as usize].deadline;
+        let level = self.level_for(deadline);
+        let head = if level >= LEVELS {
+            let old = self.overflow;
+            self.overflow = index;
+            self.entries[index as usize].level = OVERFLOW;
+            old
+        } else {
+            let slot = ((deadline >> (SLOT_BITS as usize * level)) & (SLOTS as u64 - 1)) as usize;
+            let lvl = &mut self.levels[level];
+            let old = lvl.heads[slot];
+            lvl.heads[slot] = index;
+            lvl.occupied |= 1 << slot;
+            let e = &mut self.entries[index as usize];
+            e.level = level as u8;
+            e.slot = slot as u8;
+            old
+        };
+        let e = &mut self.entries[index as usize];
+        e.prev = NIL;
+        e.next = head;
+        if head != NIL {
+            self.entries[head as usize].prev = index;
+        }
+    }
+
+    fn unlink(&mut self, index: u32) {
+        let (prev, next, level, slot) = {
+            let e = &self.entries[index as usize];
+            (e.prev, e.next, e.level, e.slot as usize)
+        };
+        if prev != NIL {
+            self.entries[prev as usize].next = next;
+        } else if level == OVERFLOW {
+            self.overflow = next;
+        } else {
+            let lvl = &mut self.levels[level as usize];
+            lvl.heads[slot] = next;
+            if next == NIL {
+                lvl.occupied &= !(1 << slot);
+            }
+        }
+        if next != NIL {
+            self.entries[next as usize].prev = prev;
+        }
+    }
+
+    /// The start tick of the earliest occupied slot, with its level and slot.
+    fn next_expiration(&self) -> Option<(usize, usize, u64)> {
+        for (level, lvl) in self.levels.iter().enumerate() {
+            if lvl.occupied == 0 {
+                continue;
+            }
+            let shift = SLOT_BITS as usize * level;
+            let slot_range = 1u64 << shift;
+            let level_range = slot_range << SLOT_BITS;
+            let now_slot = ((self.elapsed >> shift) & (SLOTS as u64 - 1)) as u32;
+            let zeros = lvl.occupied.rotate_right(now_slot).trailing_zeros();
+            let slot = ((zeros + now_slot) % SLOTS as u32) as u64;
+            let level_start = self.elapsed & !(level_range - 1);
+            let mut start = level_start + slot * slot_range;
+            if slot < u64::from(now_slot) {
+                start += level_range;
+            }
+            return Some((level, slot as usize, start));
+        }
+        None
+    }
+
+    /// The earliest tick an entry may fire at (a lower bound for coarse levels).
+    fn next_tick(&self) -> Option<u64> {
+        if let Some((_, _, start)) = self.next_expiration() {
+            return Some(start.max(self.elapsed));
+        }
+        let mut i = self.overflow;
+        let mut min = None::<u64>;
+        while i != NIL {
+            let e = &self.entries[i as usize];
+            min = Some(min.map_or(e.deadline, |m| m.min(e.deadline)));
+            i = e.next;
+        }
+        min
+    }
+
+    /// How long the shard may sleep: `None` without timers, zero if one is due.
+    pub(crate) fn next_timeout(&self) -> Option<Duration> {
+        if self.len == 0 {
+            return None;
+        }
+        let tick = self.next_tick()?;
+        Some(self.tick_instant(tick).saturating_duration_since(Instant::now()))
+    }
+
+    /// Fires every entry due by now: their wakers go into `wakers`.
+    pub(crate) fn fire(&mut self, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        if self.len == 0 {
+            return;
+        }
+        let now = self.now_tick(Instant::now());
+        self.advance(now, wakers, counters);
+    }
+
+    /// Advances the wheel to tick `now`, collecting the wakers of due entries.
+    pub(crate) fn advance(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        while let Some((level, slot, start)) = self.next_expiration() {
+            if start > now {
+                break;
+            }
+            self.elapsed = self.elapsed.max(start);
+            let mut i = self.levels[level].heads[slot];
+            self.levels[level].heads[slot] = NIL;
+            self.levels[level].occupied &= !(1 << slot);
+            while i != NIL {
+                let next = self.entries[i as usize].next;
+                self.entries[i as usize].prev = NIL;
+                if self.entries[i as usize].deadline <= now {
+                    self.fire_entry(i, wakers, counters);
+                } else {
+                    self.link(i);
+                }
+                i = next;
+            }
+        }
+        self.elapsed = self.elapsed.max(now);
+        if self.overflow != NIL {
+            self.cascade_overflow(now, wakers, counters);
+        }
+    }
+
+    fn fire_entry(&mut self, index: u32, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        // Already unlinked from its slot by the caller; free it.
+        let e = &mut self.entries[index as usize];
+        e.level = FREE;
+        e.generation = e.generation.wrapping_add(1);
+        if let Some(w) = e.waker.take() {
+            wakers.push(w);
+        }
+        e.next = self.free;
+        self.free = index;
+        self.len -= 1;
+        counters.timers_active.set(self.len as u64);
+        counters.timers_fired.incr();
+    }
+
+    /// Re-links overflow entries that came within the wheel's range.
+    fn cascade_overflow(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        let mut i = std::mem::replace(&mut self.overflow, NIL);
+        while i != NIL {
+            let next = self.entries[i as usize].next;
+            self.entries[i as usize].prev = NIL;
+            if self.entries[i as usize].deadline <= now {
+                self.fire_entry(i, wakers, counters);
+            } else {
+                self.link(i);
+            }
+            i = next;
+        }
+    }
+
+    /// Drops every entry (shutdown). Keys stay recognisably stale.
+    pub(crate) fn clear(&mut self, counters: &ShardCounters) {
+        for index in 0..self.entries.len() as u32 {
+            if self.entries[index as usize].level != FREE {
+                drop(self.take(index, counters));
+            }
+        }
+    }
+}

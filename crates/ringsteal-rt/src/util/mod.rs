@@ -1,0 +1,7 @@
+//! Small building blocks with no runtime knowledge.
+
+mod cache_padded;
+mod rand;
+
+pub(crate) use cache_padded::CachePadded;
+pub(crate) use rand::{mix64, FastRand};
