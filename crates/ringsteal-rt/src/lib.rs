@@ -82,12 +82,17 @@ where
 
 /// Spawns on the current runtime with an explicit placement, reporting a bad shard, a
 /// shutdown or a missing runtime as an error.
-pub fn try_spawn_with<F>(placement: Placement, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+pub fn try_spawn_with<F>(
+    placement: Placement,
+    future: F,
+) -> Result<JoinHandle<F::Output>, SpawnError>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?.try_spawn_with(placement, future)
+    RuntimeHandle::try_current()
+        .ok_or(SpawnError::NotOnShard)?
+        .try_spawn_with(placement, future)
 }
 
 /// Spawns a `!Send` task on the current shard; it never leaves it.

@@ -27,7 +27,9 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         return Err(SpawnError::ShuttingDown);
     }
     let via_ring = context::with_shard_of(Arc::as_ptr(shared), |cur| match cur {
-        Some(s) if shared.wake.shard_to_shard == Doorbell::MsgRing => Some(s.msg_ring_message(shard, payload)),
+        Some(s) if shared.wake.shard_to_shard == Doorbell::MsgRing => {
+            Some(s.msg_ring_message(shard, payload))
+        }
         _ => None,
     });
     let sent = match via_ring {
@@ -94,7 +96,9 @@ impl Future for RecvMsg {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
         context::with_shard(|cur| {
-            let shard = cur.expect("ringsteal::recv_msg() must be awaited in a task running on a ringsteal shard");
+            let shard = cur.expect(
+                "ringsteal::recv_msg() must be awaited in a task running on a ringsteal shard",
+            );
             let mut inbox = shard.messages.borrow_mut();
             if let Some(m) = inbox.queue.pop_front() {
                 return Poll::Ready(m);

@@ -83,7 +83,10 @@ impl BlockingPool {
             st.next_id += 1;
             let name = format!("{}-{}", self.name, st.next_id);
             let s = shared.clone();
-            match std::thread::Builder::new().name(name).spawn(move || worker(s)) {
+            match std::thread::Builder::new()
+                .name(name)
+                .spawn(move || worker(s))
+            {
                 Ok(h) => {
                     self.alive.fetch_add(1, Relaxed);
                     st.handles.push(h);
@@ -103,7 +106,10 @@ impl BlockingPool {
         let (queued, handles) = {
             let mut st = self.state.lock();
             st.shutdown = true;
-            (std::mem::take(&mut st.queue), std::mem::take(&mut st.handles))
+            (
+                std::mem::take(&mut st.queue),
+                std::mem::take(&mut st.handles),
+            )
         };
         self.work.notify_all();
         drop(queued);

@@ -20,7 +20,11 @@ impl EventFd {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: eventfd returned a fresh descriptor we own.
-        Ok(Self { fd: unsafe { OwnedFd::from_raw_fd(fd) }, buf: Box::new(0), armed: false })
+        Ok(Self {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            buf: Box::new(0),
+            armed: false,
+        })
     }
 
     pub(crate) fn fd(&self) -> RawFd {

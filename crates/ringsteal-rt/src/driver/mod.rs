@@ -48,8 +48,18 @@ pub(crate) struct Driver {
 
 impl Driver {
     pub(crate) fn new(ring: Ring, mode: RingMode, with_eventfd: bool) -> io::Result<Self> {
-        let eventfd = if with_eventfd { Some(EventFd::new()?) } else { None };
-        let mut d = Self { ring, mode, in_flight: 0, eventfd, cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice() };
+        let eventfd = if with_eventfd {
+            Some(EventFd::new()?)
+        } else {
+            None
+        };
+        let mut d = Self {
+            ring,
+            mode,
+            in_flight: 0,
+            eventfd,
+            cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
+        };
         d.arm_eventfd();
         Ok(d)
     }
@@ -75,14 +85,21 @@ impl Driver {
     ///
     /// # Safety
     /// As for `Ring::push`: everything the SQEs point at must stay valid until their CQEs.
-    pub(crate) unsafe fn push(&mut self, sqes: &[io_uring_sqe], counters: &ShardCounters) -> io::Result<()> {
+    pub(crate) unsafe fn push(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
         loop {
             // SAFETY: forwarded from the caller.
             if unsafe { self.ring.push_all(sqes) } {
                 return Ok(());
             }
             if sqes.len() > self.ring.sq_entries() as usize {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, "more linked SQEs than the ring has slots"));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "more linked SQEs than the ring has slots",
+                ));
             }
             // The SQ is full: hand what is queued to the kernel to make room.
             match self.submit(counters) {
@@ -100,7 +117,11 @@ impl Driver {
     ///
     /// # Safety
     /// As for [`push`](Self::push).
-    pub(crate) unsafe fn push_op(&mut self, sqes: &[io_uring_sqe], counters: &ShardCounters) -> io::Result<()> {
+    pub(crate) unsafe fn push_op(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe { self.push(sqes, counters)? };
         self.in_flight += sqes.len();
@@ -112,7 +133,8 @@ impl Driver {
     /// op for the cancel's own CQE, which [`reap`](Self::reap) releases.
     pub(crate) fn push_cancel(&mut self, op: NonNull<OpHeader>, counters: &ShardCounters) {
         let target = pointer(op.as_ptr() as *const (), TAG_OP);
-        let sqe = opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
+        let sqe =
+            opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
         // SAFETY: a cancel references no memory; the op cell it names is kept alive by the
         // reference the caller took until the cancel's CQE.
         match unsafe { self.push_op(std::slice::from_ref(&sqe), counters) } {
@@ -127,7 +149,13 @@ impl Driver {
     }
 
     /// Queues a doorbell (or a message) into another ring, with no CQE here on success.
-    pub(crate) fn push_msg_ring(&mut self, target_fd: RawFd, res: u32, user_data: u64, counters: &ShardCounters) -> io::Result<()> {
+    pub(crate) fn push_msg_ring(
+        &mut self,
+        target_fd: RawFd,
+        res: u32,
+        user_data: u64,
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
         let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
             .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
             .with_user_data(TAG_IGNORE);
@@ -149,7 +177,9 @@ impl Driver {
         counters.enters.incr();
         let before = self.ring.sq_pending();
         let res = self.ring.submit();
-        counters.sqes_submitted.add(u64::from(before.saturating_sub(self.ring.sq_pending())));
+        counters
+            .sqes_submitted
+            .add(u64::from(before.saturating_sub(self.ring.sq_pending())));
         res.map(drop)
     }
 
@@ -195,7 +225,9 @@ impl Driver {
         let (tag, rest) = split(cqe.user_data);
         match tag {
             TAG_OP | TAG_OP_SECOND | TAG_CANCEL => {
-                let Some(op) = NonNull::new(rest as *mut OpHeader) else { return };
+                let Some(op) = NonNull::new(rest as *mut OpHeader) else {
+                    return;
+                };
                 // Multishot ops post CQEs with F_MORE; none exist yet, so every op CQE is the
                 // last one naming it for its SQE.
                 self.in_flight -= 1;
@@ -212,7 +244,8 @@ impl Driver {
             TAG_DOORBELL => {}
             TAG_MESSAGE => {
                 counters.messages_received.incr();
-                out.messages.push_back(decode_message(cqe.res, cqe.user_data));
+                out.messages
+                    .push_back(decode_message(cqe.res, cqe.user_data));
             }
             TAG_EVENTFD => {
                 counters.eventfd_wakes.incr();
@@ -226,7 +259,9 @@ impl Driver {
     }
 
     fn arm_eventfd(&mut self) {
-        let Some(efd) = self.eventfd.as_mut() else { return };
+        let Some(efd) = self.eventfd.as_mut() else {
+            return;
+        };
         if efd.armed {
             return;
         }
@@ -251,12 +286,19 @@ impl Driver {
                 // EBUSY and friends: completions are backed up; the next tick reaps them.
             }
         }
-        counters.sqes_submitted.add(u64::from(before.saturating_sub(self.ring.sq_pending())));
+        counters
+            .sqes_submitted
+            .add(u64::from(before.saturating_sub(self.ring.sq_pending())));
     }
 
     /// Shutdown: cancels everything in flight and waits (up to `deadline`) for the CQEs that
     /// free op memory. Returns true if nothing the kernel could write is left in flight.
-    pub(crate) fn drain(&mut self, deadline: std::time::Instant, out: &mut Reaped, counters: &ShardCounters) -> bool {
+    pub(crate) fn drain(
+        &mut self,
+        deadline: std::time::Instant,
+        out: &mut Reaped,
+        counters: &ShardCounters,
+    ) -> bool {
         let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
         // SAFETY: a cancel references no memory.
         let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
@@ -284,7 +326,12 @@ impl Driver {
         }
     }
 
-    fn reap_draining(&mut self, out: &mut Reaped, counters: &ShardCounters, efd: &mut Option<EventFd>) {
+    fn reap_draining(
+        &mut self,
+        out: &mut Reaped,
+        counters: &ShardCounters,
+        efd: &mut Option<EventFd>,
+    ) {
         if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
             let _ = self.ring.flush_completions();
         }

@@ -30,10 +30,16 @@ pub(crate) struct RingOptions {
 pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingMode), SetupError> {
     let mut modes = Vec::with_capacity(3);
     if opts.allow_defer_taskrun {
-        modes.push((RingMode::DeferTaskrun, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG));
+        modes.push((
+            RingMode::DeferTaskrun,
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+        ));
     }
     if opts.allow_coop_taskrun {
-        modes.push((RingMode::CoopTaskrun, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG));
+        modes.push((
+            RingMode::CoopTaskrun,
+            IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+        ));
     }
     modes.push((RingMode::Plain, 0));
     let mut last = None;

@@ -52,7 +52,14 @@ mod tests {
 
     #[test]
     fn message_payloads_round_trip_through_res_and_user_data() {
-        for payload in [0, 1, u64::MAX, 0x8000_0000, 0xdead_beef_0000_0001, u64::from(u32::MAX)] {
+        for payload in [
+            0,
+            1,
+            u64::MAX,
+            0x8000_0000,
+            0xdead_beef_0000_0001,
+            u64::from(u32::MAX),
+        ] {
             let (res, ud) = encode_message(payload);
             assert_eq!(split(ud).0, TAG_MESSAGE);
             assert_eq!(decode_message(res as i32, ud), payload);

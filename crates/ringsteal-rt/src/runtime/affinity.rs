@@ -6,7 +6,9 @@ pub(crate) fn pin_current_thread(index: usize) {
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
     let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: sched_getaffinity writes into the owned set of the given size.
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) } != 0 {
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) }
+        != 0
+    {
         return;
     }
     let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)

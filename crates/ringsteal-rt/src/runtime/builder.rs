@@ -195,7 +195,10 @@ impl Builder {
             config.shards = std::thread::available_parallelism().map_or(1, |n| n.get());
         }
         if config.shards == 0 || config.shards > 4096 {
-            return Err(BuildError::Config(format!("shards must be between 1 and 4096, got {}", config.shards)));
+            return Err(BuildError::Config(format!(
+                "shards must be between 1 and 4096, got {}",
+                config.shards
+            )));
         }
         if config.ring_entries == 0 || config.ring_entries > 32768 {
             return Err(BuildError::Config(format!(
@@ -204,7 +207,9 @@ impl Builder {
             )));
         }
         if config.blocking_threads == 0 {
-            return Err(BuildError::Config("max_blocking_threads must be at least 1".into()));
+            return Err(BuildError::Config(
+                "max_blocking_threads must be at least 1".into(),
+            ));
         }
         let features = Features::get().map_err(BuildError::Unavailable)?;
         let wake = plan_wakes(config.wake, features)?;
@@ -215,7 +220,10 @@ impl Builder {
         for index in 1..shared.config.shards {
             let (s, tx) = (shared.clone(), tx.clone());
             let name = format!("{}-{index}", shared.config.thread_name);
-            match std::thread::Builder::new().name(name).spawn(move || run_worker_thread(index, s, tx)) {
+            match std::thread::Builder::new()
+                .name(name)
+                .spawn(move || run_worker_thread(index, s, tx))
+            {
                 Ok(t) => threads.push(t),
                 Err(e) => return Err(abort_build(&shared, threads, shard0, BuildError::Thread(e))),
             }
@@ -226,7 +234,9 @@ impl Builder {
                 Ok(Ok(_mode)) => {}
                 Ok(Err(e)) => return Err(abort_build(&shared, threads, shard0, e)),
                 Err(_) => {
-                    let e = BuildError::Thread(std::io::Error::other("a shard thread exited during start-up"));
+                    let e = BuildError::Thread(std::io::Error::other(
+                        "a shard thread exited during start-up",
+                    ));
                     return Err(abort_build(&shared, threads, shard0, e));
                 }
             }
@@ -236,7 +246,11 @@ impl Builder {
 }
 
 fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, BuildError> {
-    let foreign = if features.send_msg_ring() { Doorbell::SendMsgRing } else { Doorbell::EventFd };
+    let foreign = if features.send_msg_ring() {
+        Doorbell::SendMsgRing
+    } else {
+        Doorbell::EventFd
+    };
     Ok(match wake {
         WakeMechanism::Auto if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
         WakeMechanism::Auto => WakePlan { shard_to_shard: Doorbell::EventFd, foreign: Doorbell::EventFd },

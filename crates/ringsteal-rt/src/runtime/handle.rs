@@ -32,7 +32,9 @@ pub struct RuntimeHandle {
 
 impl std::fmt::Debug for RuntimeHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeHandle").field("shards", &self.shared.shards.len()).finish()
+        f.debug_struct("RuntimeHandle")
+            .field("shards", &self.shared.shards.len())
+            .finish()
     }
 }
 
@@ -61,7 +63,9 @@ impl RuntimeHandle {
     /// Makes this runtime the current one on this thread until the guard drops, so that
     /// [`current`](Self::current) and the free `spawn` functions work here.
     pub fn enter(&self) -> EnterGuard {
-        EnterGuard { _inner: ContextGuard::new(self.shared.clone()) }
+        EnterGuard {
+            _inner: ContextGuard::new(self.shared.clone()),
+        }
     }
 
     /// Number of shards.
@@ -100,7 +104,11 @@ impl RuntimeHandle {
     }
 
     /// Spawns with an explicit placement, reporting a bad shard or a shutdown as an error.
-    pub fn try_spawn_with<F>(&self, placement: Placement, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+    pub fn try_spawn_with<F>(
+        &self,
+        placement: Placement,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -144,7 +152,12 @@ impl RuntimeHandle {
     /// A snapshot of the runtime's counters.
     pub fn stats(&self) -> RuntimeStats {
         RuntimeStats {
-            shards: self.shared.shards.iter().map(|s| s.counters.snapshot()).collect(),
+            shards: self
+                .shared
+                .shards
+                .iter()
+                .map(|s| s.counters.snapshot())
+                .collect(),
             spawned_external: self.shared.spawned_external.get(),
             blocking_spawned: self.shared.blocking.spawned(),
             blocking_threads: self.shared.blocking.threads() as u64,

@@ -17,7 +17,11 @@ pub(crate) struct MainWake {
 impl MainWake {
     pub(crate) fn new(shared: Arc<Shared>, shard: usize) -> Self {
         // Set, so the future is polled once at the start.
-        Self { woken: AtomicBool::new(true), shared, shard }
+        Self {
+            woken: AtomicBool::new(true),
+            shared,
+            shard,
+        }
     }
 
     /// Clears and returns the flag.
@@ -37,7 +41,9 @@ impl Wake for MainWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, SeqCst);
-        let here = context::with_shard_of(Arc::as_ptr(&self.shared), |cur| cur.is_some_and(|s| s.index == self.shard));
+        let here = context::with_shard_of(Arc::as_ptr(&self.shared), |cur| {
+            cur.is_some_and(|s| s.index == self.shard)
+        });
         if !here {
             self.shared.notify(self.shard);
         }

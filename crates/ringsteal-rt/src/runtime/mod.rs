@@ -58,7 +58,9 @@ pub struct Runtime {
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime").field("shards", &self.shared.shards.len()).finish()
+        f.debug_struct("Runtime")
+            .field("shards", &self.shared.shards.len())
+            .finish()
     }
 }
 
@@ -73,8 +75,17 @@ impl Runtime {
         Builder::new().build()
     }
 
-    pub(crate) fn from_parts(shared: Arc<Shared>, shard0: Shard, threads: Vec<std::thread::JoinHandle<()>>) -> Self {
-        Self { shared, shard0: Some(shard0), threads, _not_send: PhantomData }
+    pub(crate) fn from_parts(
+        shared: Arc<Shared>,
+        shard0: Shard,
+        threads: Vec<std::thread::JoinHandle<()>>,
+    ) -> Self {
+        Self {
+            shared,
+            shard0: Some(shard0),
+            threads,
+            _not_send: PhantomData,
+        }
     }
 
     /// A handle for spawning onto this runtime from any thread.
@@ -123,7 +134,9 @@ impl Runtime {
     }
 
     fn shutdown(&mut self, timeout: Duration) {
-        let Some(shard0) = self.shard0.take() else { return };
+        let Some(shard0) = self.shard0.take() else {
+            return;
+        };
         let deadline = Instant::now() + timeout;
         self.shared.begin_shutdown(timeout);
         {

@@ -49,7 +49,10 @@ impl SchedHandle {
             // SAFETY: `ptr` comes from a live Arc.
             None => unsafe { Arc::increment_strong_count(ptr) },
         }
-        Self { shared: NonNull::from(&**shared) }
+        // SAFETY: Arc::as_ptr is never null.
+        Self {
+            shared: unsafe { NonNull::new_unchecked(ptr as *mut Shared) },
+        }
     }
 
     pub(crate) fn shared(&self) -> &Shared {
@@ -93,8 +96,13 @@ pub(crate) fn return_credits(shard: &Shard) {
 }
 
 impl Schedule for SchedHandle {
-    fn schedule(&self, task: Notified) {
-        self.shared().schedule_woken(task);
+    unsafe fn schedule(this: NonNull<Self>, task: Notified) {
+        // SAFETY: the caller passes a live handle; we copy the runtime pointer out of it and
+        // do not touch the handle (which lives in the task) after queuing the task.
+        let shared = unsafe { this.as_ref() }.shared;
+        // SAFETY: the task holds a counted reference to `Shared` until it is freed, and it
+        // cannot be freed before it is queued below.
+        unsafe { shared.as_ref() }.schedule_woken(task);
     }
 
     fn bind(&self, task: &TaskRef) {

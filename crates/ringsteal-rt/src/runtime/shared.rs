@@ -90,7 +90,8 @@ impl Shared {
 
     /// Stops new work and wakes every shard so it notices.
     pub(crate) fn begin_shutdown(&self, timeout: Duration) {
-        self.shutdown_timeout_ns.store(timeout.as_nanos() as u64, Relaxed);
+        self.shutdown_timeout_ns
+            .store(timeout.as_nanos() as u64, Relaxed);
         self.shutdown.store(true, SeqCst);
         for i in 0..self.shards.len() {
             self.notify(i);
@@ -121,7 +122,8 @@ impl Shared {
                 continue;
             }
             let r = &self.shards[t];
-            if r.driven.load(Relaxed) && r.sleeping.load(Relaxed) && r.sleeping.swap(false, SeqCst) {
+            if r.driven.load(Relaxed) && r.sleeping.load(Relaxed) && r.sleeping.swap(false, SeqCst)
+            {
                 self.ring_doorbell(t);
                 return;
             }
@@ -144,7 +146,9 @@ impl Shared {
         let remote = &self.shards[target];
         let foreign = self.wake.foreign;
         remote.with_open_fds(|ring_fd, eventfd| {
-            if foreign == Doorbell::SendMsgRing && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok() {
+            if foreign == Doorbell::SendMsgRing
+                && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
+            {
                 return;
             }
             if eventfd >= 0 {
@@ -172,4 +176,3 @@ impl Shared {
         }
     }
 }
-

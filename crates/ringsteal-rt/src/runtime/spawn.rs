@@ -29,7 +29,16 @@ enum Target {
 
 fn resolve(shared: &Shared, placement: Placement) -> Result<Target, SpawnError> {
     let n = shared.shards.len();
-    let check = |s: usize| if s < n { Ok(s) } else { Err(SpawnError::NoSuchShard { shard: s, shards: n }) };
+    let check = |s: usize| {
+        if s < n {
+            Ok(s)
+        } else {
+            Err(SpawnError::NoSuchShard {
+                shard: s,
+                shards: n,
+            })
+        }
+    };
     Ok(match placement {
         Placement::Pinned(s) => Target::Fixed(check(s)?),
         Placement::Sticky(key) => Target::Fixed((mix64(key) % n as u64) as usize),
@@ -40,7 +49,11 @@ fn resolve(shared: &Shared, placement: Placement) -> Result<Target, SpawnError> 
 }
 
 /// Spawns a `Send` future with `placement`.
-pub(crate) fn spawn_with<F>(shared: &Arc<Shared>, placement: Placement, future: F) -> Result<JoinHandle<F::Output>, SpawnError>
+pub(crate) fn spawn_with<F>(
+    shared: &Arc<Shared>,
+    placement: Placement,
+    future: F,
+) -> Result<JoinHandle<F::Output>, SpawnError>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -106,7 +119,11 @@ where
         if shard.shared.is_shutdown() {
             return Err(SpawnError::ShuttingDown);
         }
-        let (task, join) = new_task(future, SchedHandle::new(&shard.shared, Some(shard)), shard.index as u32);
+        let (task, join) = new_task(
+            future,
+            SchedHandle::new(&shard.shared, Some(shard)),
+            shard.index as u32,
+        );
         shard.counters().spawned_local.incr();
         shard.push_local(task);
         Ok(join)
@@ -114,7 +131,11 @@ where
 }
 
 /// Spawns, on shard `s`, the `!Send` future that `make` creates there.
-pub(crate) fn spawn_local_on<C, F>(shared: &Arc<Shared>, s: usize, make: C) -> Result<JoinHandle<F::Output>, SpawnError>
+pub(crate) fn spawn_local_on<C, F>(
+    shared: &Arc<Shared>,
+    s: usize,
+    make: C,
+) -> Result<JoinHandle<F::Output>, SpawnError>
 where
     C: FnOnce() -> F + Send + 'static,
     F: Future + 'static,
@@ -122,7 +143,10 @@ where
 {
     let n = shared.shards.len();
     if s >= n {
-        return Err(SpawnError::NoSuchShard { shard: s, shards: n });
+        return Err(SpawnError::NoSuchShard {
+            shard: s,
+            shards: n,
+        });
     }
     if shared.is_shutdown() {
         return Err(SpawnError::ShuttingDown);

@@ -58,7 +58,12 @@ pub(crate) struct Shard {
 }
 
 impl Shard {
-    pub(crate) fn new(index: usize, shared: Arc<Shared>, driver: Driver, worker: Worker<Notified>) -> Self {
+    pub(crate) fn new(
+        index: usize,
+        shared: Arc<Shared>,
+        driver: Driver,
+        worker: Worker<Notified>,
+    ) -> Self {
         let origin = shared.clock_origin;
         Self {
             index,
@@ -71,7 +76,9 @@ impl Shard {
             reaped: RefCell::new(Reaped::default()),
             pending_doorbells: RefCell::new(Vec::new()),
             credits: Cell::new(0),
-            rng: FastRand::new(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491)),
+            rng: FastRand::new(
+                0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491),
+            ),
             tick: Cell::new(0),
             shared,
         }
@@ -123,7 +130,12 @@ impl Shard {
                 let remote = &self.shared.shards[target];
                 remote.with_open_fds(|ring_fd, _| {
                     let sent = driver
-                        .push_msg_ring(ring_fd, 0, crate::driver::user_data::TAG_DOORBELL, self.counters())
+                        .push_msg_ring(
+                            ring_fd,
+                            0,
+                            crate::driver::user_data::TAG_DOORBELL,
+                            self.counters(),
+                        )
                         .and_then(|()| driver.submit(self.counters()));
                     if sent.is_ok() {
                         self.counters().msg_ring_doorbells.incr();
@@ -136,7 +148,9 @@ impl Shard {
 
     /// Sends a raw message into `target`'s ring (MSG_RING with a payload).
     pub(crate) fn msg_ring_message(&self, target: usize, payload: u64) -> bool {
-        let Ok(mut driver) = self.driver.try_borrow_mut() else { return false };
+        let Ok(mut driver) = self.driver.try_borrow_mut() else {
+            return false;
+        };
         let (res, ud) = crate::driver::user_data::encode_message(payload);
         let mut sent = false;
         self.shared.shards[target].with_open_fds(|ring_fd, _| {

@@ -147,6 +147,9 @@ impl RemoteShard {
 
     /// True if other threads left anything for this shard.
     pub(crate) fn has_remote_work(&self) -> bool {
-        !self.inbox.is_empty() || !self.cmds.is_empty() || !self.messages.is_empty() || !self.stealable.is_empty()
+        !self.inbox.is_empty()
+            || !self.cmds.is_empty()
+            || !self.messages.is_empty()
+            || !self.stealable.is_empty()
     }
 }

@@ -55,12 +55,16 @@ impl Shard {
         let mut polled = 0;
         let started = self.run_queue.borrow().len().min(BUDGET);
         for _ in 0..started {
-            let Some(task) = self.run_queue.borrow_mut().pop_front() else { break };
+            let Some(task) = self.run_queue.borrow_mut().pop_front() else {
+                break;
+            };
             self.run_task(task);
             polled += 1;
         }
         while polled < BUDGET {
-            let Some(task) = self.next_unstarted() else { break };
+            let Some(task) = self.next_unstarted() else {
+                break;
+            };
             self.run_task(task);
             polled += 1;
         }
@@ -121,9 +125,14 @@ impl Shard {
                 driver.reap(&mut reaped, self.counters());
             }
         }
-        self.wheel.borrow_mut().fire(&mut reaped.wakers, self.counters());
+        self.wheel
+            .borrow_mut()
+            .fire(&mut reaped.wakers, self.counters());
         if !reaped.messages.is_empty() {
-            self.messages.borrow_mut().queue.append(&mut reaped.messages);
+            self.messages
+                .borrow_mut()
+                .queue
+                .append(&mut reaped.messages);
         }
         let wakers = std::mem::take(&mut reaped.wakers);
         drop(reaped);

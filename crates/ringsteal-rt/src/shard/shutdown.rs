@@ -30,7 +30,10 @@ impl Shard {
         self.wheel.borrow_mut().clear(self.counters());
         self.messages.borrow_mut().waiters.clear();
         let mut reaped = crate::driver::Reaped::default();
-        let drained = self.driver.borrow_mut().drain(deadline, &mut reaped, self.counters());
+        let drained = self
+            .driver
+            .borrow_mut()
+            .drain(deadline, &mut reaped, self.counters());
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
@@ -76,8 +79,12 @@ impl Shard {
         use super::remote::RemoteCmd;
         loop {
             match self.remote().cmds.steal() {
-                Steal::Success(RemoteCmd::CancelOp(op)) => self.driver.borrow_mut().push_cancel(op.0, self.counters()),
-                Steal::Success(RemoteCmd::CancelTimer(key)) => self.wheel.borrow_mut().remove(key, self.counters()),
+                Steal::Success(RemoteCmd::CancelOp(op)) => {
+                    self.driver.borrow_mut().push_cancel(op.0, self.counters())
+                }
+                Steal::Success(RemoteCmd::CancelTimer(key)) => {
+                    self.wheel.borrow_mut().remove(key, self.counters())
+                }
                 Steal::Empty => break,
                 Steal::Retry => continue,
             }

@@ -48,7 +48,8 @@ impl Shard {
     /// True if another shard has queued work we could steal.
     pub(crate) fn others_have_stealable(&self) -> bool {
         self.shared.shards.iter().enumerate().any(|(i, r)| {
-            i != self.index && (r.stealer.get().is_some_and(|s| !s.is_empty()) || !r.stealable.is_empty())
+            i != self.index
+                && (r.stealer.get().is_some_and(|s| !s.is_empty()) || !r.stealable.is_empty())
         })
     }
 }

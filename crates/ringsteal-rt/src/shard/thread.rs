@@ -18,13 +18,20 @@ use crate::runtime::shared::Shared;
 pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, BuildError> {
     let (ring, mode) = create_ring(shared.config.ring_options()).map_err(|e| {
         if e.is_invalid_arguments() {
-            BuildError::Ring { shard: index, source: e.into() }
+            BuildError::Ring {
+                shard: index,
+                source: e.into(),
+            }
         } else {
             BuildError::Unavailable(e)
         }
     })?;
-    let driver = Driver::new(ring, mode, shared.wake.needs_eventfd())
-        .map_err(|source| BuildError::Ring { shard: index, source })?;
+    let driver = Driver::new(ring, mode, shared.wake.needs_eventfd()).map_err(|source| {
+        BuildError::Ring {
+            shard: index,
+            source,
+        }
+    })?;
     let remote = &shared.shards[index];
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();
@@ -52,7 +59,10 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
     drop(ready);
     {
         let _guard = ShardGuard::enter(&shard);
-        shard.remote().driven.store(true, std::sync::atomic::Ordering::SeqCst);
+        shard
+            .remote()
+            .driven
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         shard.remote().wake_up();
         shard.run_worker();
         let deadline = Instant::now() + shared.shutdown_timeout();

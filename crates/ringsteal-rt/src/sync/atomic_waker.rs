@@ -29,12 +29,18 @@ unsafe impl Sync for AtomicWaker {}
 
 impl AtomicWaker {
     pub(crate) fn new() -> Self {
-        Self { state: AtomicUsize::new(WAITING), waker: UnsafeCell::new(None) }
+        Self {
+            state: AtomicUsize::new(WAITING),
+            waker: UnsafeCell::new(None),
+        }
     }
 
     /// Stores `waker` to be woken by the next [`take`](Self::take)/[`wake`](Self::wake).
     pub(crate) fn register(&self, waker: &Waker) {
-        match self.state.compare_exchange(WAITING, REGISTERING, Acquire, Acquire) {
+        match self
+            .state
+            .compare_exchange(WAITING, REGISTERING, Acquire, Acquire)
+        {
             Ok(_) => {
                 // SAFETY: REGISTERING gives exclusive access to the slot.
                 unsafe {
@@ -44,7 +50,10 @@ impl AtomicWaker {
                         _ => *slot = Some(waker.clone()),
                     }
                 }
-                if let Err(actual) = self.state.compare_exchange(REGISTERING, WAITING, AcqRel, Acquire) {
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange(REGISTERING, WAITING, AcqRel, Acquire)
+                {
                     // A wake arrived while we held the lock: it left the waker to us.
                     debug_assert_eq!(actual, REGISTERING | WAKING);
                     // SAFETY: the waking side does not touch the slot while REGISTERING is set.

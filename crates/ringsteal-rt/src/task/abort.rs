@@ -67,7 +67,9 @@ impl Drop for AbortHandle {
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbortHandle").field("finished", &self.is_finished()).finish()
+        f.debug_struct("AbortHandle")
+            .field("finished", &self.is_finished())
+            .finish()
     }
 }
 

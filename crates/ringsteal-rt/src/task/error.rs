@@ -33,11 +33,15 @@ unsafe impl Sync for SyncPanic {}
 
 impl JoinError {
     pub(crate) fn cancelled() -> Self {
-        Self { repr: Repr::Cancelled }
+        Self {
+            repr: Repr::Cancelled,
+        }
     }
 
     pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
-        Self { repr: Repr::Panic(SyncPanic(payload)) }
+        Self {
+            repr: Repr::Panic(SyncPanic(payload)),
+        }
     }
 
     /// True if the task was aborted or dropped by shutdown before it finished.
@@ -53,7 +57,8 @@ impl JoinError {
     /// The panic payload. Panics if the task was cancelled; see
     /// [`try_into_panic`](Self::try_into_panic).
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
-        self.try_into_panic().expect("`JoinError::into_panic` called on a cancelled task's error")
+        self.try_into_panic()
+            .expect("`JoinError::into_panic` called on a cancelled task's error")
     }
 
     /// The panic payload, or the error back if the task was cancelled.
@@ -66,7 +71,9 @@ impl JoinError {
 }
 
 fn panic_message(p: &SyncPanic) -> Option<&str> {
-    p.0.downcast_ref::<&str>().copied().or_else(|| p.0.downcast_ref::<String>().map(String::as_str))
+    p.0.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.0.downcast_ref::<String>().map(String::as_str))
 }
 
 impl fmt::Display for JoinError {

@@ -45,7 +45,7 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
         ToRunning::Cancel => {
             bind_if_first_poll(cell, task);
             // SAFETY: we hold RUNNING and two references (owner and queued).
-            unsafe { cancel_and_complete(cell, ptr, 2) }
+            unsafe { cancel_and_complete::<F, S>(ptr, 2) }
         }
         ToRunning::Poll => {
             bind_if_first_poll(cell, task);
@@ -67,14 +67,14 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
                     ToIdle::Idle => unsafe { drop_reference::<F, S>(ptr) },
                     // Woken while running: requeue it, reusing the queued reference.
                     // SAFETY: we own that reference.
-                    ToIdle::Notified => cell.scheduler.schedule(unsafe { Notified::from_raw(task) }),
+                    ToIdle::Notified => unsafe { schedule::<F, S>(ptr) },
                     // SAFETY: still RUNNING, holding the owner and queued references.
-                    ToIdle::Cancel => unsafe { cancel_and_complete(cell, ptr, 2) },
+                    ToIdle::Cancel => unsafe { cancel_and_complete::<F, S>(ptr, 2) },
                 },
                 // SAFETY: RUNNING, holding the owner and queued references.
-                Ok(Poll::Ready(out)) => unsafe { complete(cell, ptr, Ok(out), 2) },
+                Ok(Poll::Ready(out)) => unsafe { complete::<F, S>(ptr, Ok(out), 2) },
                 // SAFETY: as above.
-                Err(panic) => unsafe { complete(cell, ptr, Err(JoinError::panic(panic)), 2) },
+                Err(panic) => unsafe { complete::<F, S>(ptr, Err(JoinError::panic(panic)), 2) },
             }
         }
     }
@@ -91,16 +91,20 @@ fn bind_if_first_poll<F: Future, S: Schedule>(cell: &Cell<F, S>, task: TaskRef) 
 
 /// Drops the future (catching a panic in its destructor) and completes as cancelled.
 ///
+/// Functions that may free the cell take the raw pointer, never `&Cell`: a reference argument
+/// must stay valid for the whole call, which freeing would break.
+///
 /// # Safety
 /// The caller holds RUNNING and `refs` references that completion releases.
-unsafe fn cancel_and_complete<F: Future, S: Schedule>(cell: &Cell<F, S>, ptr: NonNull<Header>, refs: usize) {
-    let res = drop_future(cell);
+unsafe fn cancel_and_complete<F: Future, S: Schedule>(ptr: NonNull<Header>, refs: usize) {
+    // SAFETY: the caller's references keep the cell alive here.
+    let res = drop_future(unsafe { cell::<F, S>(ptr) });
     let err = match res {
         Ok(()) => JoinError::cancelled(),
         Err(panic) => JoinError::panic(panic),
     };
     // SAFETY: forwarded from the caller.
-    unsafe { complete(cell, ptr, Err(err), refs) }
+    unsafe { complete::<F, S>(ptr, Err(err), refs) }
 }
 
 fn drop_future<F: Future, S>(cell: &Cell<F, S>) -> std::thread::Result<()> {
@@ -115,11 +119,13 @@ fn drop_future<F: Future, S>(cell: &Cell<F, S>) -> std::thread::Result<()> {
 /// # Safety
 /// The caller holds RUNNING and `refs` references (owner, and the queued one if any).
 unsafe fn complete<F: Future, S: Schedule>(
-    cell: &Cell<F, S>,
     ptr: NonNull<Header>,
     result: Result<F::Output, JoinError>,
     refs: usize,
 ) {
+    // SAFETY: the caller's references keep the cell alive until the `ref_dec` below; this
+    // local reference is not used after it.
+    let cell = unsafe { cell::<F, S>(ptr) };
     // Drop the future first (it may hold resources the output's reader expects released),
     // then store the result.
     let _ = drop_future(cell);
@@ -158,10 +164,14 @@ unsafe fn complete<F: Future, S: Schedule>(
 /// # Safety
 /// `ptr` must point at a live `Cell<F, S>` and the caller must own one reference.
 pub(super) unsafe fn schedule<F: Future, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: forwarded from the caller.
-    let cell = unsafe { cell::<F, S>(ptr) };
-    // SAFETY: the caller's reference becomes the Notified's.
-    cell.scheduler.schedule(unsafe { Notified::from_raw(TaskRef(ptr)) });
+    // Derived from the raw cell pointer (whole-cell provenance), not from a reference: the
+    // task may be freed by another thread as soon as it is queued.
+    let cell_ptr = ptr.cast::<Cell<F, S>>().as_ptr();
+    // SAFETY: the cell is live (the caller owns a reference); addr_of_mut creates no reference.
+    let scheduler =
+        unsafe { NonNull::new_unchecked(std::ptr::addr_of_mut!((*cell_ptr).scheduler)) };
+    // SAFETY: the caller's reference becomes the Notified's; `scheduler` belongs to this task.
+    unsafe { S::schedule(scheduler, Notified::from_raw(TaskRef(ptr))) }
 }
 
 /// # Safety
@@ -191,7 +201,11 @@ pub(super) unsafe fn dealloc<F: Future, S: Schedule>(ptr: NonNull<Header>) {
 /// # Safety
 /// `ptr` must point at a live `Cell<F, S>`, the caller must be its `JoinHandle`, and `dst`
 /// must point at a `Poll<Result<F::Output, JoinError>>`.
-pub(super) unsafe fn try_read_output<F: Future, S: Schedule>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker) {
+pub(super) unsafe fn try_read_output<F: Future, S: Schedule>(
+    ptr: NonNull<Header>,
+    dst: *mut (),
+    waker: &Waker,
+) {
     // SAFETY: forwarded from the caller.
     let cell = unsafe { cell::<F, S>(ptr) };
     if !can_read_output(cell, waker) {
@@ -274,7 +288,7 @@ pub(super) unsafe fn shutdown<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     let cell = unsafe { cell::<F, S>(ptr) };
     if cell.header.state.transition_to_shutdown() {
         // SAFETY: we hold RUNNING and the owner reference.
-        unsafe { cancel_and_complete(cell, ptr, 1) }
+        unsafe { cancel_and_complete::<F, S>(ptr, 1) }
     }
 }
 
@@ -291,7 +305,7 @@ pub(super) unsafe fn drop_notified<F: Future, S: Schedule>(ptr: NonNull<Header>)
     let started = unsafe { (*cell.header.links.get()).linked };
     if !started && cell.header.state.transition_to_shutdown() {
         // SAFETY: we hold RUNNING, the queued reference and (unstarted) the owner reference.
-        unsafe { cancel_and_complete(cell, ptr, 2) }
+        unsafe { cancel_and_complete::<F, S>(ptr, 2) }
     } else {
         // SAFETY: drops the queued reference.
         unsafe { drop_reference::<F, S>(ptr) }

@@ -40,7 +40,10 @@ impl<T> JoinHandle<T> {
     /// The caller hands over the task's join reference and join interest; the task's output
     /// type must be `T`.
     pub(crate) unsafe fn from_raw(raw: TaskRef) -> Self {
-        Self { raw, _output: PhantomData }
+        Self {
+            raw,
+            _output: PhantomData,
+        }
     }
 
     /// Requests cancellation. A task that has not started never runs; a running task is
@@ -71,7 +74,13 @@ impl<T> Future for JoinHandle<T> {
         let ptr = self.raw.as_ptr();
         // SAFETY: we are the JoinHandle of a live task whose output type is T, and `out` is a
         // Poll of exactly that type.
-        unsafe { (self.raw.header().vtable.try_read_output)(ptr, &mut out as *mut _ as *mut (), cx.waker()) };
+        unsafe {
+            (self.raw.header().vtable.try_read_output)(
+                ptr,
+                &mut out as *mut _ as *mut (),
+                cx.waker(),
+            )
+        };
         out
     }
 }
@@ -88,6 +97,8 @@ impl<T> Drop for JoinHandle<T> {
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JoinHandle").field("finished", &self.is_finished()).finish()
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish()
     }
 }

@@ -21,7 +21,11 @@ pub(crate) struct OwnedTasks {
 
 impl OwnedTasks {
     pub(crate) fn new() -> Self {
-        Self { head: Cell::new(None), len: Cell::new(0), _not_send: PhantomData }
+        Self {
+            head: Cell::new(None),
+            len: Cell::new(0),
+            _not_send: PhantomData,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -24,7 +24,9 @@ unsafe impl<C: Send, F> Send for LocalOn<C, F> {}
 
 impl<C, F> LocalOn<C, F> {
     pub(crate) fn new(make: C) -> Self {
-        Self { state: State::Closure(Some(make)) }
+        Self {
+            state: State::Closure(Some(make)),
+        }
     }
 }
 

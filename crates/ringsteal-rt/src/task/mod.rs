@@ -37,7 +37,15 @@ use std::ptr::NonNull;
 /// task's state already transitioned (see `state.rs`).
 pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// Queues a task that was woken or aborted. The task has a home shard.
-    fn schedule(&self, task: Notified);
+    ///
+    /// Takes the scheduler by raw pointer because it lives inside the task: once `task` is
+    /// queued, another thread may run it to completion and free the cell, scheduler included.
+    /// An implementation copies what it needs out of `this` before queuing and never touches
+    /// `this` afterwards.
+    ///
+    /// # Safety
+    /// `this` must point at the scheduler of the live task `task`.
+    unsafe fn schedule(this: NonNull<Self>, task: Notified);
 
     /// The current thread is about to poll `task` for the first time: record it as the task's
     /// home and keep it in the shard's list of started tasks.
@@ -125,7 +133,11 @@ impl std::fmt::Debug for Notified {
 
 /// Allocates a task. Returns the queued reference and the join handle; the caller queues the
 /// `Notified` (the owner reference is implicit in the initial state).
-pub(crate) fn new_task<F, S>(future: F, scheduler: S, home: u32) -> (Notified, JoinHandle<F::Output>)
+pub(crate) fn new_task<F, S>(
+    future: F,
+    scheduler: S,
+    home: u32,
+) -> (Notified, JoinHandle<F::Output>)
 where
     F: Future + 'static,
     S: Schedule,
@@ -133,7 +145,12 @@ where
     let ptr = raw::allocate(future, scheduler, home);
     // SAFETY: the initial state counts three references: the owner (implicit), this
     // Notified and the JoinHandle.
-    unsafe { (Notified::from_raw(TaskRef(ptr)), JoinHandle::from_raw(TaskRef(ptr))) }
+    unsafe {
+        (
+            Notified::from_raw(TaskRef(ptr)),
+            JoinHandle::from_raw(TaskRef(ptr)),
+        )
+    }
 }
 
 /// Cancels a started task in place during shutdown (on its home thread). The task must have
@@ -148,7 +165,7 @@ pub(crate) fn shutdown(task: TaskRef) {
 struct Detached;
 
 impl Schedule for Detached {
-    fn schedule(&self, task: Notified) {
+    unsafe fn schedule(_: NonNull<Self>, task: Notified) {
         drop(task);
     }
     fn bind(&self, _: &TaskRef) {}

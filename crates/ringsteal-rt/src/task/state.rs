@@ -142,7 +142,11 @@ impl State {
                 return (None, ToRunning::Skip);
             }
             let next = (s | RUNNING) & !NOTIFIED;
-            let ret = if s & CANCELLED != 0 { ToRunning::Cancel } else { ToRunning::Poll };
+            let ret = if s & CANCELLED != 0 {
+                ToRunning::Cancel
+            } else {
+                ToRunning::Poll
+            };
             (Some(next), ret)
         })
     }
@@ -155,7 +159,11 @@ impl State {
                 return (None, ToIdle::Cancel);
             }
             let next = s & !RUNNING;
-            let ret = if s & NOTIFIED != 0 { ToIdle::Notified } else { ToIdle::Idle };
+            let ret = if s & NOTIFIED != 0 {
+                ToIdle::Notified
+            } else {
+                ToIdle::Idle
+            };
             (Some(next), ret)
         })
     }
@@ -188,7 +196,11 @@ impl State {
                 (Some((s | NOTIFIED) - REF_ONE), ToNotified::Nothing)
             } else if s & (COMPLETE | NOTIFIED) != 0 {
                 let next = s - REF_ONE;
-                let ret = if next >> REF_SHIFT == 0 { ToNotified::Dealloc } else { ToNotified::Nothing };
+                let ret = if next >> REF_SHIFT == 0 {
+                    ToNotified::Dealloc
+                } else {
+                    ToNotified::Nothing
+                };
                 (Some(next), ret)
             } else {
                 (Some(s | NOTIFIED), ToNotified::Submit)
@@ -221,7 +233,10 @@ impl State {
             } else if s & (RUNNING | NOTIFIED) != 0 {
                 (Some(s | CANCELLED | NOTIFIED), ToNotified::Nothing)
             } else {
-                (Some((s | CANCELLED | NOTIFIED) + REF_ONE), ToNotified::Submit)
+                (
+                    Some((s | CANCELLED | NOTIFIED) + REF_ONE),
+                    ToNotified::Submit,
+                )
             }
         })
     }
@@ -290,7 +305,12 @@ impl State {
     /// Only for the detached-spawn fast path: drops the join handle in the initial state.
     pub(crate) fn drop_join_handle_fast(&self) -> bool {
         self.0
-            .compare_exchange(INITIAL, (INITIAL - REF_ONE) & !JOIN_INTEREST, Release, Relaxed)
+            .compare_exchange(
+                INITIAL,
+                (INITIAL - REF_ONE) & !JOIN_INTEREST,
+                Release,
+                Relaxed,
+            )
             .is_ok()
     }
 

@@ -24,6 +24,13 @@ pub(super) unsafe fn waker_ref(ptr: NonNull<Header>) -> ManuallyDrop<Waker> {
     ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(ptr.as_ptr() as *const (), &VTABLE)) })
 }
 
+/// The task pointer, with the provenance of the whole cell (never derive it from a `&Header`,
+/// which only covers the header).
+fn ptr(data: *const ()) -> NonNull<Header> {
+    // SAFETY: waker data is never null: it is a task header pointer.
+    unsafe { NonNull::new_unchecked(data as *mut Header) }
+}
+
 fn header<'a>(data: *const ()) -> &'a Header {
     // SAFETY: waker data is always a live task header: every waker owns a reference (or, for
     // `waker_ref`, borrows one the poller holds).
@@ -37,12 +44,11 @@ unsafe fn clone(data: *const ()) -> RawWaker {
 
 unsafe fn wake(data: *const ()) {
     let h = header(data);
-    let ptr = NonNull::from(h);
     match h.state.transition_to_notified_by_val() {
         // SAFETY: our reference becomes the queued one.
-        ToNotified::Submit => unsafe { (h.vtable.schedule)(ptr) },
+        ToNotified::Submit => unsafe { (h.vtable.schedule)(ptr(data)) },
         // SAFETY: ours was the last reference.
-        ToNotified::Dealloc => unsafe { (h.vtable.dealloc)(ptr) },
+        ToNotified::Dealloc => unsafe { (h.vtable.dealloc)(ptr(data)) },
         ToNotified::Nothing => {}
     }
 }
@@ -51,7 +57,7 @@ unsafe fn wake_by_ref(data: *const ()) {
     let h = header(data);
     if h.state.transition_to_notified_by_ref() == ToNotified::Submit {
         // SAFETY: the transition took a new reference for the queue.
-        unsafe { (h.vtable.schedule)(NonNull::from(h)) }
+        unsafe { (h.vtable.schedule)(ptr(data)) }
     }
 }
 
@@ -59,6 +65,6 @@ unsafe fn drop_waker(data: *const ()) {
     let h = header(data);
     if h.state.ref_dec(1) {
         // SAFETY: ours was the last reference.
-        unsafe { (h.vtable.dealloc)(NonNull::from(h)) }
+        unsafe { (h.vtable.dealloc)(ptr(data)) }
     }
 }

@@ -59,8 +59,15 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 /// If `period` is zero.
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(period > Duration::ZERO, "an interval period must be non-zero");
-    Interval { sleep: Sleep::new(start), period, missed: MissedTickBehavior::default() }
+    assert!(
+        period > Duration::ZERO,
+        "an interval period must be non-zero"
+    );
+    Interval {
+        sleep: Sleep::new(start),
+        period,
+        missed: MissedTickBehavior::default(),
+    }
 }
 
 /// A stream of ticks; see [`interval`].
@@ -85,7 +92,11 @@ impl Interval {
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
         let on_time = scheduled + self.period;
-        let next = if now >= on_time { self.missed.next(scheduled, now, self.period) } else { on_time };
+        let next = if now >= on_time {
+            self.missed.next(scheduled, now, self.period)
+        } else {
+            on_time
+        };
         self.sleep = Sleep::new(next);
         Poll::Ready(scheduled)
     }

@@ -50,23 +50,34 @@ impl Registration {
 
     /// Removes the entry: directly on its own shard, by request from elsewhere.
     fn cancel(self) {
-        let Registration { runtime, shard, key } = self;
+        let Registration {
+            runtime,
+            shard,
+            key,
+        } = self;
         let local = context::with_shard(|cur| match cur {
-            Some(s) if std::ptr::eq(runtime.shared(), Arc::as_ptr(&s.shared)) && s.index == shard => {
+            Some(s)
+                if std::ptr::eq(runtime.shared(), Arc::as_ptr(&s.shared)) && s.index == shard =>
+            {
                 s.wheel.borrow_mut().remove(key, s.counters());
                 true
             }
             _ => false,
         });
         if !local {
-            runtime.shared().shards[shard].cmds.push(RemoteCmd::CancelTimer(key));
+            runtime.shared().shards[shard]
+                .cmds
+                .push(RemoteCmd::CancelTimer(key));
         }
     }
 }
 
 impl Sleep {
     pub(crate) fn new(deadline: Instant) -> Self {
-        Self { deadline, registration: None }
+        Self {
+            deadline,
+            registration: None,
+        }
     }
 
     /// When this sleep completes.
@@ -84,7 +95,9 @@ impl Sleep {
     /// without polling again.
     pub fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
-        let Some(reg) = self.registration.take() else { return };
+        let Some(reg) = self.registration.take() else {
+            return;
+        };
         let kept = context::with_shard(|cur| match cur {
             Some(s) if reg.is_on(s) => {
                 let mut wheel = s.wheel.borrow_mut();
@@ -167,7 +180,9 @@ impl Drop for Sleep {
 
 impl std::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sleep").field("deadline", &self.deadline).finish()
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .finish()
     }
 }
 
@@ -180,7 +195,11 @@ impl std::fmt::Debug for Sleep {
 /// # });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::new(Instant::now().checked_add(duration).unwrap_or_else(far_future))
+    Sleep::new(
+        Instant::now()
+            .checked_add(duration)
+            .unwrap_or_else(far_future),
+    )
 }
 
 /// Sleeps until `deadline`.

@@ -43,12 +43,20 @@ impl From<Elapsed> for std::io::Error {
 /// });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    timeout_at(Instant::now().checked_add(duration).unwrap_or_else(far_future), future)
+    timeout_at(
+        Instant::now()
+            .checked_add(duration)
+            .unwrap_or_else(far_future),
+        future,
+    )
 }
 
 /// Runs `future` until `deadline` at most.
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout { future, sleep: Sleep::new(deadline) }
+    Timeout {
+        future,
+        sleep: Sleep::new(deadline),
+    }
 }
 
 /// The future returned by [`timeout`] and [`timeout_at`].
@@ -95,6 +103,8 @@ impl<F: Future> Future for Timeout<F> {
 
 impl<F> fmt::Debug for Timeout<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Timeout").field("deadline", &self.sleep.deadline()).finish()
+        f.debug_struct("Timeout")
+            .field("deadline", &self.sleep.deadline())
+            .finish()
     }
 }

@@ -66,11 +66,22 @@ pub(crate) struct Wheel {
 
 impl Wheel {
     pub(crate) fn new(origin: Instant) -> Self {
-        let level = || Level { occupied: 0, heads: [NIL; SLOTS] };
+        let level = || Level {
+            occupied: 0,
+            heads: [NIL; SLOTS],
+        };
         Self {
             origin,
             elapsed: 0,
-            levels: Box::new([level(), level(), level(), level(), level(), level(), level()]),
+            levels: Box::new([
+                level(),
+                level(),
+                level(),
+                level(),
+                level(),
+                level(),
+                level(),
+            ]),
             overflow: NIL,
             entries: Vec::new(),
             free: NIL,
@@ -105,7 +116,12 @@ impl Wheel {
 
     /// Registers `waker` for `deadline` (a tick). `Err(Expired)` if the wheel is already past
     /// it: the caller is ready now.
-    pub(crate) fn insert(&mut self, deadline: u64, waker: Waker, counters: &ShardCounters) -> Result<TimerKey, Expired> {
+    pub(crate) fn insert(
+        &mut self,
+        deadline: u64,
+        waker: Waker,
+        counters: &ShardCounters,
+    ) -> Result<TimerKey, Expired> {
         if deadline <= self.elapsed {
             return Err(Expired);
         }
@@ -117,14 +133,26 @@ impl Wheel {
             e.waker = Some(waker);
             i
         } else {
-            let i = u32::try_from(self.entries.len()).expect("fewer than 4 billion timers per shard");
-            self.entries.push(Entry { deadline, waker: Some(waker), prev: NIL, next: NIL, generation: 0, level: FREE, slot: 0 });
+            let i =
+                u32::try_from(self.entries.len()).expect("fewer than 4 billion timers per shard");
+            self.entries.push(Entry {
+                deadline,
+                waker: Some(waker),
+                prev: NIL,
+                next: NIL,
+                generation: 0,
+                level: FREE,
+                slot: 0,
+            });
             i
         };
         self.link(index);
         self.len += 1;
         counters.timers_active.set(self.len as u64);
-        Ok(TimerKey { index, generation: self.entries[index as usize].generation })
+        Ok(TimerKey {
+            index,
+            generation: self.entries[index as usize].generation,
+        })
     }
 
     fn live(&self, key: TimerKey) -> bool {
@@ -148,7 +176,12 @@ impl Wheel {
 
     /// Moves a pending entry to a new deadline, keeping its waker. False if stale or the new
     /// deadline has passed (the entry is then removed and its waker returned to be woken).
-    pub(crate) fn reschedule(&mut self, key: TimerKey, deadline: u64, counters: &ShardCounters) -> Result<bool, Waker> {
+    pub(crate) fn reschedule(
+        &mut self,
+        key: TimerKey,
+        deadline: u64,
+        counters: &ShardCounters,
+    ) -> Result<bool, Waker> {
         if !self.live(key) {
             return Ok(false);
         }
@@ -282,7 +315,10 @@ impl Wheel {
             return None;
         }
         let tick = self.next_tick()?;
-        Some(self.tick_instant(tick).saturating_duration_since(Instant::now()))
+        Some(
+            self.tick_instant(tick)
+                .saturating_duration_since(Instant::now()),
+        )
     }
 
     /// Fires every entry due by now: their wakers go into `wakers`.
