@@ -1,0 +1,54 @@
+//! # ringsteal
+//!
+//! A work-stealing, multi-shard async runtime for Rust on Linux io_uring.
+//!
+//! * One io_uring per shard thread; shards wake and feed each other by posting completions
+//!   into each other's rings (`IORING_OP_MSG_RING`), with an eventfd as the fallback.
+//! * Every task is placed by policy ([`Placement`]): `Pinned`, `Sticky`, `Stealable`,
+//!   `StealablePreferred`, `RoundRobin`. Idle shards steal queued work before it starts;
+//!   once polled, a task stays on its shard, where its I/O lives.
+//! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
+//!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
+//!   [`stats`](RuntimeHandle::stats).
+//!
+//! ```
+//! use ringsteal::{Placement, Runtime};
+//!
+//! let rt = Runtime::builder().shards(2).build()?;
+//! let total = rt.block_on(async {
+//!     let tasks: Vec<_> = (0..8u64)
+//!         .map(|i| ringsteal::spawn_with(Placement::RoundRobin, async move { i * i }))
+//!         .collect();
+//!     let mut sum = 0;
+//!     for t in tasks {
+//!         sum += t.await.unwrap();
+//!     }
+//!     sum
+//! });
+//! assert_eq!(total, 140);
+//! # Ok::<(), ringsteal::BuildError>(())
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub use ringsteal_rt::{
+    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg, try_spawn_with, yield_now,
+    AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy, JoinError, JoinHandle, Placement, RecvMsg, RingMode,
+    Runtime, RuntimeHandle, RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
+};
+
+/// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).
+pub mod time {
+    pub use ringsteal_rt::time::*;
+}
+
+/// Task handles and groups.
+pub mod task {
+    pub use ringsteal_rt::task::*;
+}
+
+/// The io_uring binding ringsteal is built on, for probing and raw use.
+pub mod uring {
+    pub use ringsteal_uring::*;
+}
