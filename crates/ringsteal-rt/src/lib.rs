@@ -29,11 +29,12 @@
 #![warn(missing_docs)]
 
 mod blocking;
+pub mod buf;
 mod driver;
 mod error;
 mod loom;
 mod msg;
-mod op;
+pub mod op;
 mod placement;
 mod runtime;
 mod shard;

@@ -76,11 +76,6 @@ impl Driver {
         self.mode
     }
 
-    /// CQEs still owed to op cells.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight
-    }
-
     /// Queues SQEs (all in consecutive slots), submitting first if the SQ lacks room.
     ///
     /// # Safety
@@ -132,6 +127,7 @@ impl Driver {
     /// Queues an `ASYNC_CANCEL` of the op at `op`. The caller has taken a reference on the
     /// op for the cancel's own CQE, which [`reap`](Self::reap) releases.
     pub(crate) fn push_cancel(&mut self, op: NonNull<OpHeader>, counters: &ShardCounters) {
+        // Cancelling the first SQE of a link chain cancels the rest of the chain too.
         let target = pointer(op.as_ptr() as *const (), TAG_OP);
         let sqe =
             opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
@@ -224,18 +220,18 @@ impl Driver {
     fn dispatch(&mut self, cqe: io_uring_cqe, out: &mut Reaped, counters: &ShardCounters) {
         let (tag, rest) = split(cqe.user_data);
         match tag {
-            TAG_OP | TAG_OP_SECOND | TAG_CANCEL => {
+            TAG_OP..=TAG_OP_LAST | TAG_CANCEL => {
                 let Some(op) = NonNull::new(rest as *mut OpHeader) else {
                     return;
                 };
-                // Multishot ops post CQEs with F_MORE; none exist yet, so every op CQE is the
-                // last one naming it for its SQE.
+                // No multishot op exists yet, so every op CQE is the last of its SQE.
                 self.in_flight -= 1;
-                if tag == TAG_OP {
-                    counters.ops_completed.incr();
+                if tag != TAG_CANCEL {
                     // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
-                    if let Some(w) = unsafe { op.as_ref() }.complete(cqe.res, cqe.flags) {
-                        out.wakers.push(w);
+                    let done = unsafe { op.as_ref() }.complete(tag as usize, cqe.res, cqe.flags);
+                    if let Some(waker) = done {
+                        counters.ops_completed.incr();
+                        out.wakers.extend(waker);
                     }
                 }
                 // SAFETY: releases the reference the SQE held.

@@ -4,20 +4,21 @@
 //! An op's allocation is freed only after every CQE that names it has been reaped, so a late
 //! CQE never finds a reused address (no generation counter is needed).
 
-/// An op's main completion; the rest is a pointer to its `OpHeader`.
+/// The CQE of an op's SQE number `tag` (0, 1 or 2: an op submits up to three linked SQEs);
+/// the rest is a pointer to its `OpHeader`.
 pub(crate) const TAG_OP: u64 = 0;
-/// A second completion of an op (its `LINK_TIMEOUT`); the rest is the op pointer.
-pub(crate) const TAG_OP_SECOND: u64 = 1;
+/// Last op SQE tag (`TAG_OP + MAX_SQES - 1`).
+pub(crate) const TAG_OP_LAST: u64 = 2;
 /// The completion of an `ASYNC_CANCEL` aimed at an op; the rest is the op pointer.
-pub(crate) const TAG_CANCEL: u64 = 2;
+pub(crate) const TAG_CANCEL: u64 = 3;
 /// A doorbell: a `MSG_RING` (or ring-less MSG_RING) whose only job was to wake this shard.
-pub(crate) const TAG_DOORBELL: u64 = 3;
+pub(crate) const TAG_DOORBELL: u64 = 4;
 /// A raw cross-shard message: bits 3..35 carry the payload's high 32 bits, `res` the low.
-pub(crate) const TAG_MESSAGE: u64 = 4;
+pub(crate) const TAG_MESSAGE: u64 = 5;
 /// The completion of the armed eventfd read.
-pub(crate) const TAG_EVENTFD: u64 = 5;
+pub(crate) const TAG_EVENTFD: u64 = 6;
 /// A completion nobody waits for (a failed doorbell send, the shutdown cancel-all).
-pub(crate) const TAG_IGNORE: u64 = 6;
+pub(crate) const TAG_IGNORE: u64 = 7;
 
 const TAG_MASK: u64 = 0b111;
 

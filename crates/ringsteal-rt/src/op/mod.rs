@@ -1,5 +1,341 @@
-//! Operations: every io_uring request as a future (`Op`), submitted lazily on the ring of the
-//! shard that first polls it, with its kernel-referenced memory kept alive until its last
-//! completion.
+//! Operations: every io_uring request as a future ([`Op`]).
+//!
+//! * **Lazy submission.** Nothing happens until the first poll; then the op's data moves into
+//!   a heap cell (`raw.rs`) and its SQE goes to the ring of the shard that polls it.
+//! * **Owned memory.** Buffers, paths, iovecs and sockaddrs live in the cell, which is freed
+//!   only after the last CQE naming it: dropping an in-flight `Op` submits
+//!   `IORING_OP_ASYNC_CANCEL` (on the op's own ring, asked for by message if dropped on another
+//!   thread) and leaves the memory to the driver, which frees it when the CQE arrives. At
+//!   shutdown the runtime waits for those CQEs (and leaks, never frees, what does not come).
+//! * **Send.** An `Op` may move between threads after it was submitted: completion is
+//!   published through atomics and its waker slot, not through the shard's state.
+//! * **Deadlines and links.** [`Op::with_timeout`] links an `IORING_OP_LINK_TIMEOUT` behind
+//!   the op; ops made of two linked SQEs (`IOSQE_IO_LINK`, e.g. [`copy_linked`]) run back to
+//!   back in the kernel with no round trip through user space.
+//!
+//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
 
+mod fd;
+mod fs;
 pub(crate) mod raw;
+
+pub use fd::SharedFd;
+pub use fs::*;
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ringsteal_uring::abi::{__kernel_timespec, IOSQE_IO_LINK};
+use ringsteal_uring::{io_uring_sqe, opcode};
+
+use crate::driver::user_data::{pointer, TAG_OP};
+use crate::runtime::context;
+use crate::runtime::sched::SchedHandle;
+use crate::shard::remote::{OpRef, RemoteCmd};
+use raw::{release, release_many, OpCell, OpHeader, MAX_SQES};
+
+/// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
+#[derive(Debug)]
+pub enum Sqes {
+    /// A single request.
+    One(io_uring_sqe),
+    /// Two requests; `Op` adds `IOSQE_IO_LINK` to the first, so the second starts only if the
+    /// first succeeds completely (a short read or write breaks the chain).
+    Linked(io_uring_sqe, io_uring_sqe),
+}
+
+/// What an operation does: builds its SQEs from its data (already at its final heap address)
+/// and turns the CQE results into an output (giving buffers back). Implement it to submit an
+/// opcode ringsteal does not wrap yet; [`Op::new`] turns it into a future.
+///
+/// # Safety
+/// Every pointer `prepare` puts into an SQE must point into `self` (or memory `self` owns)
+/// and stay valid while `self` is not moved or dropped.
+pub unsafe trait Operation: Send + 'static {
+    /// What the future yields.
+    type Output;
+
+    /// The SQE(s), without `user_data` (the op sets it).
+    fn prepare(&mut self) -> Sqes;
+
+    /// The output, from the `(res, flags)` of each SQE in order (`res < 0` is `-errno`).
+    /// Also called, with the output dropped, when the op completed after its future was
+    /// dropped, so that resources the kernel created (descriptors) are released.
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output;
+
+    /// The output for an op that could not be submitted (buffers come back with `err`).
+    fn fail(self, err: io::Error) -> Self::Output;
+}
+
+enum State<T> {
+    Unsubmitted(T),
+    Submitted(NonNull<OpCell<T>>),
+    Done,
+}
+
+/// An io_uring operation as a future. See the [module docs](self).
+#[must_use = "an Op does nothing unless polled (it is submitted on its first poll)"]
+pub struct Op<T: Operation> {
+    state: State<T>,
+    timeout: Option<Duration>,
+    /// SQEs submitted (the link timeout included).
+    sqes: usize,
+    /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
+    runtime: Option<SchedHandle>,
+}
+
+// SAFETY: the data is Send (Operation: Send); once submitted, the cell is shared with the
+// driver only through atomics and the waker slot (see raw.rs).
+unsafe impl<T: Operation> Send for Op<T> {}
+// SAFETY: `&Op` gives access to nothing.
+unsafe impl<T: Operation> Sync for Op<T> {}
+
+impl<T: Operation> Unpin for Op<T> {}
+
+impl<T: Operation> Op<T> {
+    /// An op that submits `data`'s SQEs on its first poll.
+    pub fn new(data: T) -> Self {
+        Self {
+            state: State::Unsubmitted(data),
+            timeout: None,
+            sqes: 0,
+            runtime: None,
+        }
+    }
+
+    /// Bounds the operation by `timeout` in the kernel (`IORING_OP_LINK_TIMEOUT`): if it has
+    /// not completed by then it is cancelled and fails with `ErrorKind::TimedOut` (buffers
+    /// still come back). Must be called before the first poll.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (rx, _tx) = std::os::unix::net::UnixStream::pair().unwrap();
+    ///     let fd = ringsteal_rt::op::SharedFd::new(rx.into());
+    ///     // Nobody writes: the read times out in the kernel.
+    ///     let (res, buf) = ringsteal_rt::op::read_at(&fd, Vec::with_capacity(16), u64::MAX)
+    ///         .with_timeout(Duration::from_millis(5))
+    ///         .await;
+    ///     assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+    ///     assert_eq!(buf.capacity(), 16);
+    /// });
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        debug_assert!(
+            matches!(self.state, State::Unsubmitted(_)),
+            "with_timeout after the first poll"
+        );
+        self.timeout = Some(timeout);
+        self
+    }
+
+    fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {
+        let State::Unsubmitted(data) = std::mem::replace(&mut self.state, State::Done) else {
+            unreachable!()
+        };
+        context::with_shard(|cur| {
+            let Some(shard) = cur else {
+                return Err(data.fail(io::Error::other(
+                    "ringsteal I/O must be polled on a ringsteal shard (inside a task or Runtime::block_on)",
+                )));
+            };
+            let cell = OpCell::allocate(data, shard.index);
+            let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+            // SAFETY: the cell is fresh and only ours; the data now sits at its final address.
+            let prepared = unsafe {
+                (*(*cell.as_ptr()).data.get())
+                    .as_mut()
+                    .expect("data present")
+                    .prepare()
+            };
+            let mut n = match prepared {
+                Sqes::One(a) => {
+                    sqes[0] = a;
+                    1
+                }
+                Sqes::Linked(a, b) => {
+                    sqes[0] = a.with_flags(IOSQE_IO_LINK);
+                    sqes[1] = b;
+                    2
+                }
+            };
+            if let Some(t) = self.timeout {
+                // SAFETY: the timespec lives in the cell, which outlives every CQE.
+                let ts = unsafe {
+                    *(*cell.as_ptr()).timeout.get() = __kernel_timespec::from_duration(t);
+                    (*cell.as_ptr()).timeout.get()
+                };
+                sqes[n - 1] = sqes[n - 1].with_flags(IOSQE_IO_LINK);
+                sqes[n] = opcode::link_timeout(ts, 0);
+                n += 1;
+            }
+            let header = cell.cast::<OpHeader>();
+            for (i, sqe) in sqes[..n].iter_mut().enumerate() {
+                sqe.user_data = pointer(header.as_ptr() as *const (), TAG_OP + i as u64);
+            }
+            // SAFETY: the header is live (we hold a reference).
+            let h = unsafe { header.as_ref() };
+            h.set_expected(n as u32);
+            h.register(cx.waker());
+            // SAFETY: every pointer in the SQEs points into the cell, which lives until the
+            // last of these CQEs (each holds a reference).
+            let pushed = unsafe {
+                shard
+                    .driver
+                    .borrow_mut()
+                    .push_op(&sqes[..n], shard.counters())
+            };
+            if let Err(e) = pushed {
+                // Nothing reached the kernel: take the data back and free the cell.
+                release_many(h, n as u32);
+                // SAFETY: not submitted, so the kernel never saw the data.
+                let data = unsafe { OpCell::take_data(cell) };
+                // SAFETY: drops the last (the future's) reference.
+                unsafe { release(header) };
+                return Err(data.fail(e));
+            }
+            self.sqes = n;
+            self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
+            self.state = State::Submitted(cell);
+            Ok(())
+        })
+    }
+}
+
+impl<T: Operation> Future for Op<T> {
+    type Output = T::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T::Output> {
+        if let State::Unsubmitted(_) = self.state {
+            if let Err(out) = self.submit(cx) {
+                return Poll::Ready(out);
+            }
+        }
+        let State::Submitted(cell) = self.state else {
+            panic!("an Op was polled after it completed");
+        };
+        // SAFETY: the future's reference keeps the cell alive.
+        let header = unsafe { &(*cell.as_ptr()).header };
+        if !header.is_complete() {
+            header.register(cx.waker());
+            if !header.is_complete() {
+                return Poll::Pending;
+            }
+        }
+        let mut results = header.results();
+        // SAFETY: every CQE has arrived: the kernel is done with the data.
+        let data = unsafe { OpCell::take_data(cell) };
+        self.state = State::Done;
+        let mut n = self.sqes;
+        if self.timeout.is_some() {
+            // The last SQE was the link timeout; a request it cancelled reports TimedOut.
+            n -= 1;
+            if results[n].0 == -libc::ETIME {
+                for r in results[..n].iter_mut().filter(|r| r.0 == -libc::ECANCELED) {
+                    r.0 = -libc::ETIMEDOUT;
+                }
+            }
+        }
+        // SAFETY: drops the future's reference.
+        unsafe { release(cell.cast()) };
+        Poll::Ready(data.complete(&results[..n]))
+    }
+}
+
+impl<T: Operation> Drop for Op<T> {
+    fn drop(&mut self) {
+        let State::Submitted(cell) = self.state else {
+            return;
+        };
+        let header_ptr = cell.cast::<OpHeader>();
+        // SAFETY: the future's reference keeps the cell alive.
+        let header = unsafe { header_ptr.as_ref() };
+        if !header.is_complete() {
+            cancel(header_ptr, self.runtime.as_ref());
+        }
+        // SAFETY: drops the future's reference; the driver frees the cell (and the buffer in
+        // it) at the last CQE if that has not arrived yet.
+        unsafe { release(header_ptr) };
+    }
+}
+
+/// Asks the op's shard to cancel it: directly if this thread is that shard, by message
+/// otherwise. Takes the reference the cancel's CQE will release.
+fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
+    let Some(runtime) = runtime else { return };
+    // SAFETY: the caller holds a reference.
+    let header = unsafe { op.as_ref() };
+    header.add_ref();
+    let shared = runtime.shared();
+    let shard = header.shard as usize;
+    shared.shards[shard].counters.ops_cancelled.incr();
+    let done_here = context::with_shard_of(shared, |cur| match cur {
+        Some(s) if s.index == shard => match s.driver.try_borrow_mut() {
+            Ok(mut d) => {
+                d.push_cancel(op, s.counters());
+                true
+            }
+            Err(_) => false,
+        },
+        _ => false,
+    });
+    if !done_here {
+        shared.shards[shard]
+            .cmds
+            .push(RemoteCmd::CancelOp(OpRef(op)));
+        shared.notify(shard);
+    }
+}
+
+impl<T: Operation> fmt::Debug for Op<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            State::Unsubmitted(_) => "unsubmitted",
+            State::Submitted(_) => "in flight",
+            State::Done => "done",
+        };
+        f.debug_struct("Op")
+            .field("state", &state)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Maps a CQE result to `io::Result`.
+pub(crate) fn cqe_result(res: i32) -> io::Result<u32> {
+    if res < 0 {
+        Err(io::Error::from_raw_os_error(-res))
+    } else {
+        Ok(res as u32)
+    }
+}
+
+/// `IORING_OP_NOP`: completes at once with `Ok(())`. Useful to measure the op path.
+pub fn nop() -> Op<Nop> {
+    Op::new(Nop(()))
+}
+
+/// The operation of [`nop`].
+#[derive(Debug)]
+pub struct Nop(());
+
+// SAFETY: a NOP references no memory.
+unsafe impl Operation for Nop {
+    type Output = io::Result<()>;
+    fn prepare(&mut self) -> Sqes {
+        Sqes::One(opcode::nop())
+    }
+    fn complete(self, results: &[(i32, u32)]) -> io::Result<()> {
+        cqe_result(results[0].0).map(drop)
+    }
+    fn fail(self, err: io::Error) -> io::Result<()> {
+        Err(err)
+    }
+}

@@ -1,30 +1,40 @@
 //! The heap cell of an in-flight operation, shared by its future and the shard's driver.
 //!
-//! Owns: the op's reference count, its result, its waker and the data the kernel reads or
+//! Owns: the op's reference count, its results, its waker and the data the kernel reads or
 //! writes (buffers, paths, iovecs, sockaddrs, timespecs). The cell is freed only when the
 //! future is gone *and* every CQE that names it has been reaped: that is the whole of the
 //! "never free memory the kernel may still write" rule for ops, and it also means a late CQE
-//! can never find a reused address.
+//! can never find a reused address (no generation counter needed).
 //!
-//! References: one for the future, one per SQE whose CQE will name the cell (the op itself,
-//! its link timeout, a cancel aimed at it). Whoever drops the last frees the cell.
+//! An op submits up to [`MAX_SQES`] linked SQEs (e.g. read + write, or an op + its
+//! `LINK_TIMEOUT`); the CQE of SQE `i` carries tag `i`. The op is complete when every one of
+//! them has arrived; only then does the future take its data back.
+//!
+//! References: one for the future, one per SQE, one per `ASYNC_CANCEL` aimed at the cell.
+//! Whoever drops the last frees the cell.
 //!
 //! May not: submit anything (the future and the driver do).
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Waker;
 
+use ringsteal_uring::abi::__kernel_timespec;
+
+use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
+
+/// Most SQEs one op submits (its own, linked, plus a link timeout).
+pub(crate) const MAX_SQES: usize = 3;
 
 /// The type-independent part of an op cell (first field of [`OpCell`]).
 #[repr(C, align(8))]
 pub(crate) struct OpHeader {
     refs: AtomicU32,
-    complete: AtomicBool,
-    res: UnsafeCell<i32>,
-    flags: UnsafeCell<u32>,
+    /// CQEs still expected before the results are complete.
+    pending: AtomicU32,
+    results: UnsafeCell<[(i32, u32); MAX_SQES]>,
     waker: AtomicWaker,
     /// The shard whose ring the op was submitted to.
     pub(crate) shard: u32,
@@ -32,42 +42,53 @@ pub(crate) struct OpHeader {
     free: unsafe fn(NonNull<OpHeader>),
 }
 
-// SAFETY: `res`/`flags` are written once by the driver before `complete` is set with Release
-// and read by the future only after observing it with Acquire; everything else is atomic.
+// SAFETY: each result slot is written once by the driver of the op's shard before `pending`
+// is decremented (Release) and read by the future only after it observed `pending == 0`
+// (Acquire); everything else is atomic.
 unsafe impl Send for OpHeader {}
 // SAFETY: as above.
 unsafe impl Sync for OpHeader {}
 
-/// An op cell: the header and the operation's data.
+/// An op cell: the header, the operation's data, and the timespec of its link timeout.
 #[repr(C)]
 pub(crate) struct OpCell<T> {
     pub(crate) header: OpHeader,
-    pub(crate) data: UnsafeCell<T>,
+    /// `None` once the future took the data back.
+    pub(crate) data: UnsafeCell<Option<T>>,
+    pub(crate) timeout: UnsafeCell<__kernel_timespec>,
 }
 
-impl<T> OpCell<T> {
-    /// Allocates a cell holding `data`, with the future's reference and `cqes` driver
-    /// references (one per SQE that will post a CQE naming it).
-    pub(crate) fn allocate(data: T, shard: usize, cqes: u32) -> NonNull<OpCell<T>> {
+impl<T: Operation> OpCell<T> {
+    /// Allocates a cell holding `data` with only the future's reference; the SQE references
+    /// are added by [`OpHeader::set_expected`] just before submission.
+    pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
         let cell = Box::new(OpCell {
             header: OpHeader {
-                refs: AtomicU32::new(1 + cqes),
-                complete: AtomicBool::new(false),
-                res: UnsafeCell::new(0),
-                flags: UnsafeCell::new(0),
+                refs: AtomicU32::new(1),
+                pending: AtomicU32::new(0),
+                results: UnsafeCell::new([(0, 0); MAX_SQES]),
                 waker: AtomicWaker::new(),
                 shard: shard as u32,
                 free: free::<T>,
             },
-            data: UnsafeCell::new(data),
+            data: UnsafeCell::new(Some(data)),
+            timeout: UnsafeCell::new(__kernel_timespec::default()),
         });
         NonNull::from(Box::leak(cell))
     }
 }
 
-unsafe fn free<T>(ptr: NonNull<OpHeader>) {
+/// Frees the cell. If the op completed but its future never took the result (it was dropped
+/// first), the result is built and dropped here, so that what the kernel created for it (an
+/// opened descriptor, say) is closed rather than leaked.
+unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     // SAFETY: the cell was made by Box::new in `allocate`; no references remain.
-    drop(unsafe { Box::from_raw(ptr.cast::<OpCell<T>>().as_ptr()) });
+    let cell = unsafe { Box::from_raw(ptr.cast::<OpCell<T>>().as_ptr()) };
+    if let Some(data) = cell.data.into_inner() {
+        if cell.header.pending.load(Ordering::Acquire) == 0 {
+            drop(data.complete(&cell.header.results.into_inner()));
+        }
+    }
 }
 
 impl OpHeader {
@@ -76,17 +97,17 @@ impl OpHeader {
         self.refs.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// True once the main completion has been recorded.
+    /// True once every CQE has arrived.
     pub(crate) fn is_complete(&self) -> bool {
-        self.complete.load(Ordering::Acquire)
+        self.pending.load(Ordering::Acquire) == 0
     }
 
-    /// The recorded `(res, flags)`; only after [`is_complete`](Self::is_complete) returned true.
-    pub(crate) fn result(&self) -> (i32, u32) {
-        debug_assert!(self.complete.load(Ordering::Relaxed));
-        // SAFETY: written once before `complete` was published (Release), read after an
-        // Acquire load observed it; never written again.
-        unsafe { (*self.res.get(), *self.flags.get()) }
+    /// The `(res, flags)` of each SQE; only after [`is_complete`](Self::is_complete).
+    pub(crate) fn results(&self) -> [(i32, u32); MAX_SQES] {
+        debug_assert!(self.pending.load(Ordering::Relaxed) == 0);
+        // SAFETY: all slots were written before `pending` reached zero (Release), observed
+        // with Acquire by `is_complete`; never written again.
+        unsafe { *self.results.get() }
     }
 
     /// Registers the future's waker.
@@ -94,15 +115,23 @@ impl OpHeader {
         self.waker.register(waker);
     }
 
-    /// Driver side: records the main completion and returns the waker to wake.
-    pub(crate) fn complete(&self, res: i32, flags: u32) -> Option<Waker> {
-        // SAFETY: only the driver of the op's shard writes these, once, before publishing.
-        unsafe {
-            *self.res.get() = res;
-            *self.flags.get() = flags;
+    /// Driver side: records the CQE of SQE `index`. If that was the last expected CQE,
+    /// returns `Some` with the waker to wake (if one is registered).
+    pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
+        // SAFETY: only the driver of the op's shard writes, each slot once, before the
+        // Release decrement below publishes it.
+        unsafe { (*self.results.get())[index] = (res, flags) };
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            Some(self.waker.take())
+        } else {
+            None
         }
-        self.complete.store(true, Ordering::Release);
-        self.waker.take()
+    }
+
+    /// Before submission: the op will post `sqes` CQEs, each holding a reference.
+    pub(crate) fn set_expected(&self, sqes: u32) {
+        self.refs.fetch_add(sqes, Ordering::Relaxed);
+        self.pending.store(sqes, Ordering::Relaxed);
     }
 }
 
@@ -117,5 +146,22 @@ pub(crate) unsafe fn release(ptr: NonNull<OpHeader>) {
         let free_fn = header.free;
         // SAFETY: that was the last reference.
         unsafe { free_fn(ptr) }
+    }
+}
+
+/// Drops `n` references (never the last: the caller keeps one).
+pub(crate) fn release_many(header: &OpHeader, n: u32) {
+    let prev = header.refs.fetch_sub(n, Ordering::AcqRel);
+    debug_assert!(prev > n);
+}
+
+impl<T> OpCell<T> {
+    /// Takes the data back (after the last CQE, or from an op that was never submitted).
+    ///
+    /// # Safety
+    /// The kernel must be done with the data: every CQE arrived, or nothing was submitted.
+    pub(crate) unsafe fn take_data(cell: NonNull<OpCell<T>>) -> T {
+        // SAFETY: forwarded from the caller; the future is the only one taking the data.
+        unsafe { (*(*cell.as_ptr()).data.get()).take() }.expect("op data is taken once")
     }
 }

@@ -90,6 +90,7 @@ impl AtomicWaker {
     }
 
     /// Wakes the registered waker, if any.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn wake(&self) {
         if let Some(w) = self.take() {
             w.wake();

@@ -96,10 +96,6 @@ impl Notified {
         Self(task)
     }
 
-    pub(crate) fn task(&self) -> TaskRef {
-        self.0
-    }
-
     /// Polls the task once (or cancels it, if aborted). Call only on a shard thread; the
     /// task's home becomes this thread's shard if it has none.
     pub(crate) fn run(self) {

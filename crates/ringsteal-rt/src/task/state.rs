@@ -30,6 +30,7 @@ const JOIN_WAKER: usize = 1 << 5;
 
 const REF_SHIFT: usize = 6;
 const REF_ONE: usize = 1 << REF_SHIFT;
+#[cfg(test)]
 const FLAGS: usize = REF_ONE - 1;
 
 /// Initial state: notified (it is about to be queued), joinable, three references (the

@@ -90,6 +90,7 @@ impl Wheel {
     }
 
     /// Timers registered.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

@@ -1,0 +1,169 @@
+//! [`IoBuf`] and [`IoBufMut`] and their implementations for common buffer types.
+
+use std::ops::RangeBounds;
+
+use super::slice::Slice;
+
+/// A buffer the kernel may read from while an operation is in flight.
+///
+/// # Safety
+/// `stable_ptr` must point at `bytes_total()` bytes that stay valid and at the same address
+/// while the value is alive and not mutated, even if the value itself is moved (heap
+/// storage), or — for inline arrays — while it stays inside the operation that owns it. The
+/// first `bytes_init()` bytes must be initialised.
+pub unsafe trait IoBuf: Unpin + Send + 'static {
+    /// The start of the buffer.
+    fn stable_ptr(&self) -> *const u8;
+
+    /// Initialised bytes: what a write sends.
+    fn bytes_init(&self) -> usize;
+
+    /// Capacity: what a read may fill.
+    fn bytes_total(&self) -> usize;
+
+    /// A view of `range` of this buffer that owns it (and gives it back with
+    /// [`Slice::into_inner`]).
+    ///
+    /// ```
+    /// use ringsteal_rt::buf::IoBuf;
+    ///
+    /// let s = b"hello world".to_vec().slice(6..);
+    /// assert_eq!(s.bytes_init(), 5);
+    /// assert_eq!(&s.into_inner()[..5], b"hello");
+    /// ```
+    ///
+    /// # Panics
+    /// If the range reaches past `bytes_total()`.
+    fn slice(self, range: impl RangeBounds<usize>) -> Slice<Self>
+    where
+        Self: Sized,
+    {
+        Slice::new(self, range)
+    }
+}
+
+/// A buffer the kernel may write into while an operation is in flight.
+///
+/// # Safety
+/// As [`IoBuf`], and `stable_mut_ptr` must be valid for writes of `bytes_total()` bytes.
+pub unsafe trait IoBufMut: IoBuf {
+    /// The start of the buffer, for writing.
+    fn stable_mut_ptr(&mut self) -> *mut u8;
+
+    /// Records that the first `pos` bytes are initialised (after a read filled them). Never
+    /// shrinks the initialised length.
+    ///
+    /// # Safety
+    /// The first `pos` bytes must really be initialised, and `pos <= bytes_total()`.
+    unsafe fn set_init(&mut self, pos: usize);
+}
+
+// SAFETY: a Vec's heap storage does not move when the Vec is moved; len bytes are initialised.
+unsafe impl IoBuf for Vec<u8> {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        self.len()
+    }
+    fn bytes_total(&self) -> usize {
+        self.capacity()
+    }
+}
+
+// SAFETY: as above; writes stay within the capacity.
+unsafe impl IoBufMut for Vec<u8> {
+    fn stable_mut_ptr(&mut self) -> *mut u8 {
+        self.as_mut_ptr()
+    }
+    unsafe fn set_init(&mut self, pos: usize) {
+        if pos > self.len() {
+            // SAFETY: the caller guarantees the bytes up to pos are initialised, pos <= capacity.
+            unsafe { self.set_len(pos) };
+        }
+    }
+}
+
+// SAFETY: boxed storage does not move with the box; all bytes are initialised.
+unsafe impl IoBuf for Box<[u8]> {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        self.len()
+    }
+    fn bytes_total(&self) -> usize {
+        self.len()
+    }
+}
+
+// SAFETY: as above.
+unsafe impl IoBufMut for Box<[u8]> {
+    fn stable_mut_ptr(&mut self) -> *mut u8 {
+        self.as_mut_ptr()
+    }
+    unsafe fn set_init(&mut self, _: usize) {}
+}
+
+// SAFETY: a String's heap storage does not move with it. Read-only: no IoBufMut, so the
+// kernel can never write non-UTF-8 into it.
+unsafe impl IoBuf for String {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        self.len()
+    }
+    fn bytes_total(&self) -> usize {
+        self.capacity()
+    }
+}
+
+// SAFETY: static data never moves or goes away.
+unsafe impl IoBuf for &'static [u8] {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        self.len()
+    }
+    fn bytes_total(&self) -> usize {
+        self.len()
+    }
+}
+
+// SAFETY: as above.
+unsafe impl IoBuf for &'static str {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        self.len()
+    }
+    fn bytes_total(&self) -> usize {
+        self.len()
+    }
+}
+
+// SAFETY: an array is inline, so its address changes when it moves; operations move their
+// buffer into a heap cell *before* taking its pointer and keep it there until the kernel is
+// done, which is all the contract requires. All bytes are initialised.
+unsafe impl<const N: usize> IoBuf for [u8; N] {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        N
+    }
+    fn bytes_total(&self) -> usize {
+        N
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<const N: usize> IoBufMut for [u8; N] {
+    fn stable_mut_ptr(&mut self) -> *mut u8 {
+        self.as_mut_ptr()
+    }
+    unsafe fn set_init(&mut self, _: usize) {}
+}

@@ -1,0 +1,18 @@
+//! Owned buffers for io_uring: the kernel reads or writes a buffer after the call that
+//! started the operation has returned, so an operation takes its buffer by value and gives it
+//! back with the result ([`BufResult`]), on success and on error alike.
+//!
+//! [`IoBuf`] is a buffer the kernel may read (writes, sends); [`IoBufMut`] one it may write
+//! (reads, receives). [`IoBuf::slice`] narrows a buffer to a range without giving it up;
+//! [`IoVecBuf`]/[`IoVecBufMut`] are the vectored forms for `readv`/`writev`.
+
+mod io_buf;
+mod slice;
+mod vectored;
+
+pub use io_buf::{IoBuf, IoBufMut};
+pub use slice::Slice;
+pub use vectored::{IoVecBuf, IoVecBufMut};
+
+/// The result of an operation that owned a buffer: the buffer always comes back.
+pub type BufResult<T, B> = (std::io::Result<T>, B);

@@ -1,0 +1,25 @@
+//! File-system operations: one file per opcode family.
+
+mod copy;
+mod open;
+mod path;
+mod read_write;
+mod statx;
+mod sync;
+mod vectored;
+
+pub use copy::{copy_linked, CopyLinked};
+pub use open::{close, openat, Close, OpenAt};
+pub use path::{
+    linkat, mkdirat, renameat, symlinkat, unlinkat, LinkAt, MkdirAt, RenameAt, SymlinkAt, UnlinkAt,
+};
+pub use read_write::{read_at, write_at, ReadAt, WriteAt};
+pub use statx::{statx_fd, statx_path, Statx};
+pub use sync::{fallocate, fsync, ftruncate, Fallocate, Fsync, Ftruncate};
+pub use vectored::{readv_at, writev_at, ReadvAt, WritevAt};
+
+/// Clamps a buffer length to what one SQE can carry (a short transfer results, as with any
+/// read or write).
+pub(crate) fn sqe_len(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}

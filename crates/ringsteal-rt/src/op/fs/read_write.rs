@@ -1,0 +1,97 @@
+//! `IORING_OP_READ` and `IORING_OP_WRITE` at an offset, with owned buffers.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use ringsteal_uring::opcode;
+
+use super::sqe_len;
+use crate::buf::{BufResult, IoBuf, IoBufMut};
+use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
+
+/// Reads into `buf` (up to its capacity) from `fd` at `pos` (`u64::MAX`: the file position).
+/// Yields the byte count (0 at end of file) and the buffer, its initialised length extended.
+pub fn read_at<B: IoBufMut>(fd: &SharedFd, buf: B, pos: u64) -> Op<ReadAt<B>> {
+    Op::new(ReadAt {
+        fd: fd.clone(),
+        buf,
+        pos,
+    })
+}
+
+/// The operation of [`read_at`].
+#[derive(Debug)]
+pub struct ReadAt<B> {
+    fd: SharedFd,
+    buf: B,
+    pos: u64,
+}
+
+// SAFETY: the SQE points into `buf`, which the op owns (stable storage, IoBufMut contract).
+unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
+    type Output = BufResult<usize, B>;
+
+    fn prepare(&mut self) -> Sqes {
+        let len = sqe_len(self.buf.bytes_total());
+        Sqes::One(opcode::read(
+            self.fd.as_raw_fd(),
+            self.buf.stable_mut_ptr(),
+            len,
+            self.pos,
+        ))
+    }
+
+    fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
+        let res = cqe_result(results[0].0).map(|n| {
+            // SAFETY: the kernel wrote n bytes at the start of the buffer.
+            unsafe { self.buf.set_init(n as usize) };
+            n as usize
+        });
+        (res, self.buf)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        (Err(err), self.buf)
+    }
+}
+
+/// Writes the initialised bytes of `buf` to `fd` at `pos` (`u64::MAX`: the file position,
+/// e.g. for `O_APPEND`). Yields the byte count (possibly short) and the buffer.
+pub fn write_at<B: IoBuf>(fd: &SharedFd, buf: B, pos: u64) -> Op<WriteAt<B>> {
+    Op::new(WriteAt {
+        fd: fd.clone(),
+        buf,
+        pos,
+    })
+}
+
+/// The operation of [`write_at`].
+#[derive(Debug)]
+pub struct WriteAt<B> {
+    fd: SharedFd,
+    buf: B,
+    pos: u64,
+}
+
+// SAFETY: the SQE points into `buf`, which the op owns.
+unsafe impl<B: IoBuf> Operation for WriteAt<B> {
+    type Output = BufResult<usize, B>;
+
+    fn prepare(&mut self) -> Sqes {
+        let len = sqe_len(self.buf.bytes_init());
+        Sqes::One(opcode::write(
+            self.fd.as_raw_fd(),
+            self.buf.stable_ptr(),
+            len,
+            self.pos,
+        ))
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        (cqe_result(results[0].0).map(|n| n as usize), self.buf)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        (Err(err), self.buf)
+    }
+}

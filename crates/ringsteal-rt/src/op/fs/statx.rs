@@ -1,0 +1,74 @@
+//! `IORING_OP_STATX` of an open descriptor or a path.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsRawFd;
+
+use ringsteal_uring::opcode;
+
+use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
+
+/// `statx` of an open file (`AT_EMPTY_PATH`).
+pub fn statx_fd(fd: &SharedFd) -> Op<Statx> {
+    Op::new(Statx {
+        fd: Some(fd.clone()),
+        path: CString::default(),
+        flags: libc::AT_EMPTY_PATH,
+        out: new_statx(),
+    })
+}
+
+/// `statx` of a path, following a final symlink if `follow`.
+pub fn statx_path(path: CString, follow: bool) -> Op<Statx> {
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    Op::new(Statx {
+        fd: None,
+        path,
+        flags,
+        out: new_statx(),
+    })
+}
+
+fn new_statx() -> Box<libc::statx> {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    Box::new(unsafe { std::mem::zeroed() })
+}
+
+/// The operation of [`statx_fd`] and [`statx_path`].
+pub struct Statx {
+    fd: Option<SharedFd>,
+    path: CString,
+    flags: i32,
+    out: Box<libc::statx>,
+}
+
+impl std::fmt::Debug for Statx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Statx")
+            .field("path", &self.path)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+// SAFETY: the SQE points at `path` and `out`, both heap allocations owned by the op.
+unsafe impl Operation for Statx {
+    type Output = io::Result<libc::statx>;
+    fn prepare(&mut self) -> Sqes {
+        let dirfd = self.fd.as_ref().map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
+        let flags = self.flags | libc::AT_STATX_SYNC_AS_STAT;
+        Sqes::One(opcode::statx(
+            dirfd,
+            &self.path,
+            flags,
+            libc::STATX_BASIC_STATS | libc::STATX_BTIME,
+            &mut *self.out,
+        ))
+    }
+    fn complete(self, results: &[(i32, u32)]) -> io::Result<libc::statx> {
+        cqe_result(results[0].0).map(|_| *self.out)
+    }
+    fn fail(self, err: io::Error) -> io::Result<libc::statx> {
+        Err(err)
+    }
+}

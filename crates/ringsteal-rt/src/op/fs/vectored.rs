@@ -1,0 +1,103 @@
+//! `IORING_OP_READV` and `IORING_OP_WRITEV`: the iovec array lives in the op.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use ringsteal_uring::opcode;
+
+use crate::buf::{BufResult, IoVecBuf, IoVecBufMut};
+use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
+
+/// Reads into `bufs` in order from `fd` at `pos`.
+pub fn readv_at<B: IoVecBufMut>(fd: &SharedFd, bufs: B, pos: u64) -> Op<ReadvAt<B>> {
+    Op::new(ReadvAt {
+        fd: fd.clone(),
+        bufs,
+        iovecs: Vec::new(),
+        pos,
+    })
+}
+
+/// The operation of [`readv_at`].
+#[derive(Debug)]
+pub struct ReadvAt<B> {
+    fd: SharedFd,
+    bufs: B,
+    iovecs: Vec<libc::iovec>,
+    pos: u64,
+}
+
+// SAFETY: `iovecs` is a heap array owned by the op; its entries point into `bufs`.
+unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
+    type Output = BufResult<usize, B>;
+
+    fn prepare(&mut self) -> Sqes {
+        self.iovecs = self.bufs.iovecs_mut();
+        Sqes::One(opcode::readv(
+            self.fd.as_raw_fd(),
+            self.iovecs.as_ptr(),
+            self.iovecs.len() as u32,
+            self.pos,
+        ))
+    }
+
+    fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
+        let res = cqe_result(results[0].0).map(|n| {
+            // SAFETY: the kernel filled n bytes across the buffers in order.
+            unsafe { self.bufs.set_init(n as usize) };
+            n as usize
+        });
+        (res, self.bufs)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        (Err(err), self.bufs)
+    }
+}
+
+// SAFETY: iovecs are plain (pointer, length) pairs into buffers the op owns.
+unsafe impl<B: Send> Send for ReadvAt<B> {}
+// SAFETY: as above.
+unsafe impl<B: Send> Send for WritevAt<B> {}
+
+/// Writes `bufs` in order to `fd` at `pos`.
+pub fn writev_at<B: IoVecBuf>(fd: &SharedFd, bufs: B, pos: u64) -> Op<WritevAt<B>> {
+    Op::new(WritevAt {
+        fd: fd.clone(),
+        bufs,
+        iovecs: Vec::new(),
+        pos,
+    })
+}
+
+/// The operation of [`writev_at`].
+#[derive(Debug)]
+pub struct WritevAt<B> {
+    fd: SharedFd,
+    bufs: B,
+    iovecs: Vec<libc::iovec>,
+    pos: u64,
+}
+
+// SAFETY: as for ReadvAt.
+unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
+    type Output = BufResult<usize, B>;
+
+    fn prepare(&mut self) -> Sqes {
+        self.iovecs = self.bufs.iovecs();
+        Sqes::One(opcode::writev(
+            self.fd.as_raw_fd(),
+            self.iovecs.as_ptr(),
+            self.iovecs.len() as u32,
+            self.pos,
+        ))
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        (cqe_result(results[0].0).map(|n| n as usize), self.bufs)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        (Err(err), self.bufs)
+    }
+}
