@@ -7,6 +7,8 @@
 //! * Every task is placed by policy ([`Placement`]): `Pinned`, `Sticky`, `Stealable`,
 //!   `StealablePreferred`, `RoundRobin`. Idle shards steal queued work before it starts;
 //!   once polled, a task stays on its shard, where its I/O lives.
+//! * Files on io_uring with owned buffers ([`fs`], [`buf`]), every request a future with
+//!   cancel-on-drop, links and deadlines ([`op`]).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
 //!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
 //!   [`stats`](RuntimeHandle::stats).
@@ -33,9 +35,10 @@
 #![warn(missing_docs)]
 
 pub use ringsteal_rt::{
-    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg, try_spawn_with, yield_now,
-    AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy, JoinError, JoinHandle, Placement, RecvMsg, RingMode,
-    Runtime, RuntimeHandle, RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
+    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
+    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy,
+    JoinError, JoinHandle, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle, RuntimeStats,
+    ShardStats, SpawnError, WakeMechanism, YieldNow,
 };
 
 /// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).
@@ -46,6 +49,22 @@ pub mod time {
 /// Task handles and groups.
 pub mod task {
     pub use ringsteal_rt::task::*;
+}
+
+/// Files and directories on io_uring (see [`ringsteal_fs`]).
+pub mod fs {
+    pub use ringsteal_fs::*;
+}
+
+/// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
+/// [`BufResult`](buf::BufResult).
+pub mod buf {
+    pub use ringsteal_rt::buf::*;
+}
+
+/// The low-level operation API: every io_uring request as a future ([`Op`](op::Op)).
+pub mod op {
+    pub use ringsteal_rt::op::*;
 }
 
 /// The io_uring binding ringsteal is built on, for probing and raw use.

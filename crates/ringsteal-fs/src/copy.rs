@@ -1,0 +1,78 @@
+//! [`copy`]: copies a file's contents and permissions, chunk by chunk, each chunk a linked
+//! read + write pair that the kernel runs back to back.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use ringsteal_rt::buf::IoBuf;
+use ringsteal_rt::op;
+
+use crate::{File, OpenOptions};
+
+const CHUNK: usize = 1 << 20;
+
+/// Copies `from` to `to` (created or truncated), like [`std::fs::copy`]: contents and
+/// permission bits. Returns the number of bytes copied.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = std::env::temp_dir();
+///     let (a, b) = (dir.join(format!("rs-copy-a-{}", std::process::id())), dir.join(format!("rs-copy-b-{}", std::process::id())));
+///     ringsteal_fs::write(&a, vec![7u8; 3000]).await?;
+///     assert_eq!(ringsteal_fs::copy(&a, &b).await?, 3000);
+///     assert_eq!(ringsteal_fs::read(&b).await?, vec![7u8; 3000]);
+///     std::fs::remove_file(&a)?;
+///     std::fs::remove_file(&b)
+/// })
+/// .unwrap();
+/// ```
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    let src = File::open(from).await?;
+    let meta = src.metadata().await?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the source path is not a file",
+        ));
+    }
+    let dst = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(meta.mode() & 0o7777)
+        .open(to)
+        .await?;
+    let mut buf = Vec::with_capacity(CHUNK.min(meta.len() as usize).max(1));
+    let mut pos = 0u64;
+    loop {
+        let len = buf.capacity();
+        buf.clear();
+        let (res, b) = op::copy_linked(src.shared_fd(), pos, dst.shared_fd(), pos, buf, len).await;
+        buf = b;
+        let (read, written) = res?;
+        if read == 0 {
+            break;
+        }
+        if written < read {
+            // Short read (end of file, or the file shrank): the kernel skipped the linked
+            // write, so write what was read here.
+            let (res, b) = dst
+                .write_all_at(buf.slice(written..read), pos + written as u64)
+                .await;
+            buf = b.into_inner();
+            res?;
+        }
+        // After a short read (end of file, or a file that shrank) the next read returns 0.
+        pos += read as u64;
+    }
+    // Permission bits as std does (the umask applied at creation may have cleared some).
+    // SAFETY: fchmod on a descriptor `dst` keeps open; no memory is passed.
+    if unsafe { libc::fchmod(dst.as_raw_fd(), meta.mode() & 0o7777) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    src.close().await?;
+    dst.close().await?;
+    Ok(pos)
+}

@@ -1,0 +1,232 @@
+//! [`File`]: an open file whose reads and writes are io_uring operations on the shard that
+//! runs them.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use ringsteal_rt::op::{self, Op, ReadAt, ReadvAt, SharedFd, WriteAt, WritevAt};
+use ringsteal_uring::abi::IORING_OP_FTRUNCATE;
+
+use crate::{Metadata, OpenOptions};
+
+/// An open file. Positional I/O only (`read_at`/`write_at`), with owned buffers: each call
+/// takes the buffer and gives it back with the result.
+///
+/// `File` is `Send + Sync`; several tasks may run operations on one file at once. Every
+/// operation holds the descriptor open until its completion arrives, so closing (or dropping)
+/// a `File` never lets an in-flight operation act on a reused descriptor.
+///
+/// ```
+/// use ringsteal_fs::File;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-file-{}", std::process::id()));
+///     let file = File::options().read(true).write(true).create(true).truncate(true).open(&path).await?;
+///     let (res, _) = file.write_all_at(b"hello, ring".to_vec(), 0).await;
+///     res?;
+///     file.sync_all().await?;
+///     let (res, buf) = file.read_at(Vec::with_capacity(64), 7).await;
+///     assert_eq!(res?, 4);
+///     assert_eq!(buf, b"ring");
+///     file.close().await?;
+///     std::fs::remove_file(&path)
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct File {
+    fd: SharedFd,
+}
+
+impl File {
+    pub(crate) fn from_owned(fd: OwnedFd) -> Self {
+        Self {
+            fd: SharedFd::new(fd),
+        }
+    }
+
+    /// Opens a file read-only.
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Creates (or truncates) a file, write-only.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Like [`create`](Self::create), but fails if the file exists.
+    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .await
+    }
+
+    /// A blank [`OpenOptions`].
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// Adopts a std file.
+    pub fn from_std(file: std::fs::File) -> File {
+        File::from_owned(file.into())
+    }
+
+    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+    pub fn shared_fd(&self) -> &SharedFd {
+        &self.fd
+    }
+
+    /// Reads into `buf` (up to its capacity) at `pos`. Yields the byte count (0 at end of
+    /// file) and the buffer. The returned [`Op`] accepts [`Op::with_timeout`].
+    pub fn read_at<B: IoBufMut>(&self, buf: B, pos: u64) -> Op<ReadAt<B>> {
+        op::read_at(&self.fd, buf, pos)
+    }
+
+    /// Fills `buf` completely (its whole capacity) from `pos`, or fails with
+    /// `UnexpectedEof` if the file ends first.
+    pub async fn read_exact_at<B: IoBufMut>(&self, buf: B, pos: u64) -> BufResult<(), B> {
+        let want = buf.bytes_total();
+        let mut buf = buf;
+        let mut filled = 0;
+        while filled < want {
+            let (res, slice) = self.read_at(buf.slice(filled..), pos + filled as u64).await;
+            buf = slice.into_inner();
+            match res {
+                Ok(0) => {
+                    return (
+                        Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "failed to fill whole buffer",
+                        )),
+                        buf,
+                    )
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    /// Writes the initialised bytes of `buf` at `pos`; may write fewer.
+    pub fn write_at<B: IoBuf>(&self, buf: B, pos: u64) -> Op<WriteAt<B>> {
+        op::write_at(&self.fd, buf, pos)
+    }
+
+    /// Writes all initialised bytes of `buf` at `pos`, or fails (`WriteZero` if the kernel
+    /// accepts nothing).
+    pub async fn write_all_at<B: IoBuf>(&self, buf: B, pos: u64) -> BufResult<(), B> {
+        let want = buf.bytes_init();
+        let mut buf = buf;
+        let mut done = 0;
+        while done < want {
+            let (res, slice) = self
+                .write_at(buf.slice(done..want), pos + done as u64)
+                .await;
+            buf = slice.into_inner();
+            match res {
+                Ok(0) => {
+                    return (
+                        Err(io::Error::new(
+                            io::ErrorKind::WriteZero,
+                            "failed to write whole buffer",
+                        )),
+                        buf,
+                    )
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    /// Reads into several buffers in order (`readv`).
+    pub fn readv_at<B: IoVecBufMut>(&self, bufs: B, pos: u64) -> Op<ReadvAt<B>> {
+        op::readv_at(&self.fd, bufs, pos)
+    }
+
+    /// Writes several buffers in order (`writev`).
+    pub fn writev_at<B: IoVecBuf>(&self, bufs: B, pos: u64) -> Op<WritevAt<B>> {
+        op::writev_at(&self.fd, bufs, pos)
+    }
+
+    /// Flushes data and metadata to storage (`fsync`).
+    pub async fn sync_all(&self) -> io::Result<()> {
+        op::fsync(&self.fd, false).await
+    }
+
+    /// Flushes data (and the metadata needed to read it) to storage (`fdatasync`).
+    pub async fn sync_data(&self) -> io::Result<()> {
+        op::fsync(&self.fd, true).await
+    }
+
+    /// Allocates (or, with `mode` flags such as `FALLOC_FL_PUNCH_HOLE`, deallocates) the
+    /// range `offset..offset + len` (`fallocate(2)`).
+    pub async fn fallocate(&self, offset: u64, len: u64, mode: i32) -> io::Result<()> {
+        op::fallocate(&self.fd, mode, offset, len).await
+    }
+
+    /// Truncates or extends the file to `size` bytes: `IORING_OP_FTRUNCATE` (Linux 6.9)
+    /// where the kernel has it, `ftruncate(2)` on the blocking pool otherwise.
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        let native =
+            ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_FTRUNCATE));
+        if native {
+            return op::ftruncate(&self.fd, size).await;
+        }
+        let fd = self.fd.clone();
+        let len = i64::try_from(size)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "size too large"))?;
+        ringsteal_rt::spawn_blocking(move || {
+            // SAFETY: `fd` (a clone) keeps the descriptor open for the call.
+            if unsafe { libc::ftruncate(fd.as_raw_fd(), len) } == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        })
+        .await?
+    }
+
+    /// The file's metadata (`statx`).
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        op::statx_fd(&self.fd).await.map(Metadata::from_statx)
+    }
+
+    /// Closes the file through the ring and reports the result. If operations on it are still
+    /// in flight (started elsewhere and not awaited), the descriptor is closed when the last
+    /// of them completes and this returns `Ok(())`.
+    pub async fn close(self) -> io::Result<()> {
+        match self.fd.try_unwrap() {
+            Ok(fd) => op::close(fd).await,
+            Err(_shared) => Ok(()),
+        }
+    }
+}
+
+impl AsRawFd for File {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+impl From<std::fs::File> for File {
+    fn from(file: std::fs::File) -> Self {
+        File::from_std(file)
+    }
+}

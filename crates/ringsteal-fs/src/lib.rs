@@ -1,0 +1,47 @@
+//! # ringsteal-fs
+//!
+//! Files and directories for the [ringsteal](https://github.com/ringsteal/ringsteal)
+//! runtime, re-exported as `ringsteal::fs`. Every call is an io_uring operation on the shard
+//! that runs it (`OPENAT`, `READ`, `WRITE`, `STATX`, `FSYNC`, `RENAMEAT`...), with owned
+//! buffers: reads and writes take the buffer and hand it back with the result. Calls the
+//! kernel has no opcode for (`canonicalize`, `read_dir`, and `set_len` before Linux 6.9) run
+//! on the runtime's blocking pool.
+//!
+//! Names and semantics follow `std::fs` and `tokio::fs`; errors are the `io::Error`s std
+//! gives for the same input (missing file, permission denied, invalid UTF-8...).
+//!
+//! ```
+//! let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+//! rt.block_on(async {
+//!     let dir = std::env::temp_dir().join(format!("ringsteal-doc-lib-{}", std::process::id()));
+//!     ringsteal_fs::create_dir_all(&dir).await?;
+//!     let path = dir.join("greeting");
+//!     ringsteal_fs::write(&path, "hello").await?;
+//!     assert_eq!(ringsteal_fs::metadata(&path).await?.len(), 5);
+//!     let err = ringsteal_fs::read(dir.join("missing")).await.unwrap_err();
+//!     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+//!     std::fs::remove_dir_all(&dir)
+//! })
+//! .unwrap();
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod copy;
+mod cstr;
+mod file;
+mod metadata;
+mod open_options;
+mod path_ops;
+mod read_dir;
+
+pub use copy::copy;
+pub use file::File;
+pub use metadata::{FileType, Metadata};
+pub use open_options::OpenOptions;
+pub use path_ops::{
+    canonicalize, create_dir, create_dir_all, hard_link, metadata, read, read_to_string,
+    remove_dir, remove_file, rename, symlink, symlink_metadata, try_exists, write,
+};
+pub use read_dir::{read_dir, DirEntry, ReadDir};

@@ -1,0 +1,206 @@
+//! [`Metadata`] and [`FileType`], from `statx`.
+
+use std::fs::Permissions;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, SystemTime};
+
+/// What `statx` reports about a file, with the accessors of [`std::fs::Metadata`].
+#[derive(Clone, Copy)]
+pub struct Metadata {
+    stx: libc::statx,
+}
+
+impl Metadata {
+    pub(crate) fn from_statx(stx: libc::statx) -> Self {
+        Self { stx }
+    }
+
+    /// The kind of file.
+    pub fn file_type(&self) -> FileType {
+        FileType(u32::from(self.stx.stx_mode) & libc::S_IFMT)
+    }
+
+    /// True for a regular file.
+    pub fn is_file(&self) -> bool {
+        self.file_type().is_file()
+    }
+
+    /// True for a directory.
+    pub fn is_dir(&self) -> bool {
+        self.file_type().is_dir()
+    }
+
+    /// True for a symbolic link (only from `symlink_metadata`).
+    pub fn is_symlink(&self) -> bool {
+        self.file_type().is_symlink()
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.stx.stx_size
+    }
+
+    /// True if the size is zero.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Permission bits, as std's type.
+    pub fn permissions(&self) -> Permissions {
+        Permissions::from_mode(u32::from(self.stx.stx_mode) & 0o7777)
+    }
+
+    /// The full `st_mode` (type and permission bits).
+    pub fn mode(&self) -> u32 {
+        u32::from(self.stx.stx_mode)
+    }
+
+    /// Last modification time.
+    pub fn modified(&self) -> io::Result<SystemTime> {
+        Ok(time(self.stx.stx_mtime))
+    }
+
+    /// Last access time.
+    pub fn accessed(&self) -> io::Result<SystemTime> {
+        Ok(time(self.stx.stx_atime))
+    }
+
+    /// Creation time, where the file system records it.
+    pub fn created(&self) -> io::Result<SystemTime> {
+        if self.stx.stx_mask & libc::STATX_BTIME == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "creation time is not available on this file system",
+            ));
+        }
+        Ok(time(self.stx.stx_btime))
+    }
+
+    /// Inode number.
+    pub fn ino(&self) -> u64 {
+        self.stx.stx_ino
+    }
+
+    /// Device id (`makedev(major, minor)`).
+    pub fn dev(&self) -> u64 {
+        libc::makedev(self.stx.stx_dev_major, self.stx.stx_dev_minor)
+    }
+
+    /// Hard link count.
+    pub fn nlink(&self) -> u64 {
+        u64::from(self.stx.stx_nlink)
+    }
+
+    /// Owner user id.
+    pub fn uid(&self) -> u32 {
+        self.stx.stx_uid
+    }
+
+    /// Owner group id.
+    pub fn gid(&self) -> u32 {
+        self.stx.stx_gid
+    }
+
+    /// Preferred I/O block size.
+    pub fn blksize(&self) -> u64 {
+        u64::from(self.stx.stx_blksize)
+    }
+
+    /// 512-byte blocks allocated.
+    pub fn blocks(&self) -> u64 {
+        self.stx.stx_blocks
+    }
+}
+
+fn time(ts: libc::statx_timestamp) -> SystemTime {
+    let d = Duration::new(ts.tv_sec.unsigned_abs(), ts.tv_nsec);
+    if ts.tv_sec >= 0 {
+        SystemTime::UNIX_EPOCH + d
+    } else {
+        SystemTime::UNIX_EPOCH - d
+    }
+}
+
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metadata")
+            .field("file_type", &self.file_type())
+            .field("len", &self.len())
+            .field("mode", &format_args!("{:o}", self.mode()))
+            .finish()
+    }
+}
+
+/// The kind of a file.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileType(u32);
+
+impl FileType {
+    /// Regular file.
+    pub fn is_file(&self) -> bool {
+        self.0 == libc::S_IFREG
+    }
+    /// Directory.
+    pub fn is_dir(&self) -> bool {
+        self.0 == libc::S_IFDIR
+    }
+    /// Symbolic link.
+    pub fn is_symlink(&self) -> bool {
+        self.0 == libc::S_IFLNK
+    }
+    /// Named pipe.
+    pub fn is_fifo(&self) -> bool {
+        self.0 == libc::S_IFIFO
+    }
+    /// Unix socket.
+    pub fn is_socket(&self) -> bool {
+        self.0 == libc::S_IFSOCK
+    }
+    /// Block device.
+    pub fn is_block_device(&self) -> bool {
+        self.0 == libc::S_IFBLK
+    }
+    /// Character device.
+    pub fn is_char_device(&self) -> bool {
+        self.0 == libc::S_IFCHR
+    }
+}
+
+impl From<std::fs::FileType> for FileType {
+    fn from(ft: std::fs::FileType) -> Self {
+        use std::os::unix::fs::FileTypeExt;
+        let bits = if ft.is_file() {
+            libc::S_IFREG
+        } else if ft.is_dir() {
+            libc::S_IFDIR
+        } else if ft.is_symlink() {
+            libc::S_IFLNK
+        } else if ft.is_fifo() {
+            libc::S_IFIFO
+        } else if ft.is_socket() {
+            libc::S_IFSOCK
+        } else if ft.is_block_device() {
+            libc::S_IFBLK
+        } else {
+            libc::S_IFCHR
+        };
+        FileType(bits)
+    }
+}
+
+impl std::fmt::Debug for FileType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.0 {
+            libc::S_IFREG => "file",
+            libc::S_IFDIR => "dir",
+            libc::S_IFLNK => "symlink",
+            libc::S_IFIFO => "fifo",
+            libc::S_IFSOCK => "socket",
+            libc::S_IFBLK => "block device",
+            libc::S_IFCHR => "char device",
+            _ => "unknown",
+        };
+        f.write_str(name)
+    }
+}

@@ -1,0 +1,162 @@
+//! Whole-file and path helpers with std's names and semantics: `read`, `write`,
+//! `create_dir_all`, `remove_file`, `rename`, `metadata`...
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use ringsteal_rt::buf::IoBuf;
+use ringsteal_rt::op;
+
+use crate::cstr::cstr;
+use crate::{File, Metadata};
+
+/// Reads a whole file.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-read-{}", std::process::id()));
+///     ringsteal_fs::write(&path, b"contents").await?;
+///     assert_eq!(ringsteal_fs::read(&path).await?, b"contents");
+///     assert_eq!(ringsteal_fs::read_to_string(&path).await?, "contents");
+///     ringsteal_fs::remove_file(&path).await
+/// })
+/// .unwrap();
+/// ```
+pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let file = File::open(path).await?;
+    let size = file.metadata().await.map(|m| m.len() as usize).unwrap_or(0);
+    // One more than the size, so a file read at its exact size ends with one 0-byte read.
+    let mut buf = Vec::with_capacity(size.saturating_add(1).max(64));
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(buf.capacity().max(64 * 1024));
+        }
+        let pos = buf.len() as u64;
+        let (res, slice) = file.read_at(buf.slice(pos as usize..), pos).await;
+        buf = slice.into_inner();
+        match res {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    file.close().await?;
+    Ok(buf)
+}
+
+/// Reads a whole file as UTF-8; invalid UTF-8 is an `InvalidData` error, as in std.
+pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    String::from_utf8(read(path).await?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Creates or truncates a file and writes `contents` to it (copied into an owned buffer).
+pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let file = File::create(path).await?;
+    let (res, _) = file.write_all_at(contents.as_ref().to_vec(), 0).await;
+    res?;
+    file.close().await
+}
+
+/// Creates a directory (mode `0o777` before the umask).
+pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    op::mkdirat(cstr(path.as_ref())?, 0o777).await
+}
+
+/// Creates a directory and every missing parent; an existing directory is not an error.
+pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    if path.as_os_str().is_empty() {
+        return Ok(());
+    }
+    // The ancestors that do not exist yet, deepest first.
+    let mut missing: Vec<PathBuf> = Vec::new();
+    let mut cur = Some(path);
+    while let Some(p) = cur {
+        if p.as_os_str().is_empty() {
+            break;
+        }
+        match op::mkdirat(cstr(p)?, 0o777).await {
+            Ok(()) => break,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                if metadata(p).await?.is_dir() {
+                    break;
+                }
+                return Err(e);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing.push(p.to_path_buf());
+                cur = p.parent();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for p in missing.iter().rev() {
+        match op::mkdirat(cstr(p)?, 0o777).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && metadata(p).await?.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Removes a file (or symlink).
+pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    op::unlinkat(cstr(path.as_ref())?, 0).await
+}
+
+/// Removes an empty directory.
+pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    op::unlinkat(cstr(path.as_ref())?, libc::AT_REMOVEDIR).await
+}
+
+/// Renames `from` to `to`, replacing `to` if it exists (`rename(2)` rules).
+pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    op::renameat(cstr(from.as_ref())?, cstr(to.as_ref())?, 0).await
+}
+
+/// Creates a hard link `link` to `original`.
+pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    op::linkat(cstr(original.as_ref())?, cstr(link.as_ref())?, 0).await
+}
+
+/// Creates a symbolic link `link` pointing at `original`.
+pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    op::symlinkat(cstr(original.as_ref())?, cstr(link.as_ref())?).await
+}
+
+/// Metadata of a path, following symlinks.
+pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    op::statx_path(cstr(path.as_ref())?, true)
+        .await
+        .map(Metadata::from_statx)
+}
+
+/// Metadata of a path itself, not following a final symlink.
+pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    op::statx_path(cstr(path.as_ref())?, false)
+        .await
+        .map(Metadata::from_statx)
+}
+
+/// The absolute path with every symlink resolved (on the blocking pool: there is no opcode).
+pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    let path = path.as_ref().to_path_buf();
+    ringsteal_rt::spawn_blocking(move || std::fs::canonicalize(path)).await?
+}
+
+/// True if the path exists (following symlinks); errors other than "not found" are returned.
+pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
+    match metadata(path).await {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
