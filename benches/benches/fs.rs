@@ -108,7 +108,7 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
                     .map(|t| {
                         let barrier = barrier.clone();
                         let path = path.clone();
-                        th.spawn_on(t, move || async move {
+                        th.spawn_task_on(t, move || async move {
                             let f = Rc::new(compio::fs::File::open(&path).await.expect("open"));
                             barrier.wait();
                             let start = Instant::now();
@@ -276,7 +276,7 @@ fn cat_100mb(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 file.warm_if_stale();
                 let path = path.clone();
-                let rx = th.spawn_on(0, move || async move {
+                let rx = th.spawn_task_on(0, move || async move {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let start = Instant::now();

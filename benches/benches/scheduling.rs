@@ -144,8 +144,10 @@ fn ping_pong(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
 
     // ---- pinned_parked: two tasks on two different threads that park when idle.
+    // In the pinned variants thread i is also bound to CPU i, every runtime
+    // through its own affinity setting (see `ringsteal_benches::cpu_for`).
 
-    // RINGSTEAL: "pinned_parked/ringsteal": shards(2), IdleStrategy::Park,
+    // RINGSTEAL: "pinned_parked/ringsteal": shards(2), pin_shards(true), IdleStrategy::Park,
     // the two tasks spawned with Placement::Pinned(0) and Pinned(1).
 
     {
@@ -181,7 +183,7 @@ fn ping_pong(c: &mut Criterion) {
     }
     {
         // compio: two runtimes on two threads; futures::channel::mpsc.
-        let th = compio_rt::Threads::new(2);
+        let th = compio_rt::Threads::pinned_to_cpus(2);
         g.bench_function("pinned_parked/compio", |b| {
             b.iter_custom(|iters| {
                 let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
@@ -212,7 +214,7 @@ fn ping_pong(c: &mut Criterion) {
 
     // ---- pinned_spinning: the same pair, runtime allowed to spin when idle.
 
-    // RINGSTEAL: "pinned_spinning/ringsteal": shards(2),
+    // RINGSTEAL: "pinned_spinning/ringsteal": shards(2), pin_shards(true),
     // IdleStrategy::SpinThenPark(d), Pinned(0) / Pinned(1). (Also check that
     // the runtime is back to zero CPU once idle; that is a test, not a bench.)
 
@@ -222,7 +224,7 @@ fn ping_pong(c: &mut Criterion) {
         // travels as a raw msg_ring message (`RemoteShard::send_raw_nowait`,
         // received with `ShardCtx::next_event`), spargio's direct cross-shard
         // signal. Default idle strategy: shards busy-poll (yield) when idle.
-        let rt = spargio_rt::build(spargio_rt::builder(2));
+        let rt = spargio_rt::build(spargio_rt::builder_pinned_to_cpus(2));
         let h = rt.handle();
         g.bench_function("pinned_spinning/spargio", |b| {
             b.iter_custom(|iters| {
@@ -309,7 +311,7 @@ fn ping_pong(c: &mut Criterion) {
         let th = compio_rt::Threads::new(threads());
         g.bench_function("default_placement/compio", |b| {
             b.iter_custom(|iters| {
-                let rx = th.spawn_on(0, move || async move {
+                let rx = th.spawn_task_on(0, move || async move {
                     let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
                     let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
                     compio::runtime::spawn(async move {
@@ -559,7 +561,7 @@ fn steal_imbalance(c: &mut Criterion) {
         let th = compio_rt::Threads::new(n);
         g.bench_function("compio", |b| {
             b.iter_custom(|iters| {
-                let rx = th.spawn_on(0, move || async move {
+                let rx = th.spawn_task_on(0, move || async move {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let start = Instant::now();
@@ -617,11 +619,12 @@ fn idle_wake(c: &mut Criterion) {
     // The notifier blocks its own thread for PARK_GAP on purpose (outside the
     // timing): the gap must not depend on each runtime's timer resolution.
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(2), Park; waiter
+    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(2), pin_shards(true), Park; waiter
     // Pinned(1) awaiting a notification sent by a task Pinned(0) (MSG_RING
     // doorbell), plus a variant woken from a non-shard thread (eventfd path).
 
     {
+        // Threads bound to CPUs 0 and 1, as in ping_pong_rtt/pinned_*.
         // tokio: waiter and notifier on two current_thread runtimes;
         // tokio::sync::Notify (registered with `enable` before announcing).
         let th = tokio_rt::PinnedThreads::new(2);
@@ -661,7 +664,7 @@ fn idle_wake(c: &mut Criterion) {
     {
         // compio: two runtimes; the waiter hands the notifier a
         // futures::channel::oneshot sender and awaits the receiver.
-        let th = compio_rt::Threads::new(2);
+        let th = compio_rt::Threads::pinned_to_cpus(2);
         g.bench_function("compio", |b| {
             b.iter_custom(|iters| {
                 let (armed_tx, mut armed_rx) = futures::channel::mpsc::unbounded::<futures::channel::oneshot::Sender<()>>();

@@ -174,7 +174,7 @@ fn sleep_precision(c: &mut Criterion) {
             let th = compio_rt::Threads::new(n);
             g.bench_function(format!("{name}/compio"), |b| {
                 b.iter_custom(|iters| {
-                    let rx = th.spawn_on(0, move || async move {
+                    let rx = th.spawn_task_on(0, move || async move {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
                             let start = Instant::now();

@@ -24,3 +24,34 @@ pub fn threads() -> usize {
         .filter(|&n: &usize| n >= 1)
         .unwrap_or(2)
 }
+
+/// CPU that thread `i` of a CPU-pinned benchmark is bound to: `i` modulo the
+/// number of CPUs this process may run on.
+///
+/// Only the *pinned* variants (`ping_pong_rtt/pinned_*`, `idle_wake_latency`)
+/// bind threads to CPUs, every runtime through its own affinity setting (or
+/// `sched_setaffinity` where it has none). On this 2-vCPU VM an unbound pair of
+/// threads is sometimes scheduled on one CPU (a ~5 us round trip) and
+/// sometimes on two (~45 us), which makes unbound figures bimodal; binding
+/// thread 0 to CPU 0 and thread 1 to CPU 1 measures the cross-CPU case every
+/// time.
+pub fn cpu_for(i: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    i % cpus
+}
+
+/// Binds the calling thread to CPU `cpu` (`sched_setaffinity`).
+pub fn bind_current_thread(cpu: usize) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes one bit inside `set`; `cpu` is below CPU_SETSIZE
+    // for any CPU this process can see.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 = this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

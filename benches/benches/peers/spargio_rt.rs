@@ -25,6 +25,12 @@ pub fn builder(threads: usize) -> RuntimeBuilder {
     Runtime::builder().shards(threads)
 }
 
+/// `builder(threads)` with shard `i` bound to CPU `cpu_for(i)` through
+/// `RuntimeBuilder::thread_affinity` (for the CPU-pinned variants).
+pub fn builder_pinned_to_cpus(threads: usize) -> RuntimeBuilder {
+    builder(threads).thread_affinity((0..threads).map(ringsteal_benches::cpu_for))
+}
+
 /// Builder for workloads that queue many stealable tasks at once.
 ///
 /// CAVEAT (shared/measuring.md): spargio's stealable queue is bounded by

@@ -2,16 +2,17 @@
 //! needs tasks pinned to particular threads, one `current_thread` runtime per
 //! thread (tokio's multi-thread scheduler cannot pin a task to a worker).
 //!
-//! API read from docs.rs/tokio (runtime::Builder, task::spawn,
-//! task::spawn_blocking, sync::{mpsc, Notify}, time::{timeout, sleep}, fs).
+//! API read from docs.rs/tokio (runtime::Builder, Runtime::block_on,
+//! task::spawn, task::spawn_blocking, sync::{mpsc, Notify},
+//! time::{timeout, sleep}, fs::read and the fs module's "Tuning your file IO").
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::mpsc as std_mpsc;
 use std::thread;
 
+use ringsteal_benches::{bind_current_thread, cpu_for};
 use tokio::runtime::{Builder, Runtime};
-use tokio::sync::mpsc;
 
 /// A multi-thread runtime with `threads` workers and all drivers enabled,
 /// as `#[tokio::main(flavor = "multi_thread", worker_threads = N)]` builds it.
@@ -34,35 +35,36 @@ where
     rt.block_on(handle).expect("tokio driver task panicked")
 }
 
-type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 
-/// `n` threads, each running its own `current_thread` runtime; jobs sent to a
-/// thread are spawned as tasks on that thread's runtime, so they stay there.
-/// A thread with nothing to run parks in its runtime's driver (epoll).
+/// `n` threads, each bound to CPU `cpu_for(i)` and running its own
+/// `current_thread` runtime. A job sent to a thread runs there as the
+/// runtime's `block_on` future (like a `#[tokio::main(flavor =
+/// "current_thread")]` body), so it and any task it spawns stay on that
+/// thread. With nothing to run, the runtime parks in its driver (epoll).
 pub struct PinnedThreads {
-    txs: Vec<mpsc::UnboundedSender<Job>>,
+    txs: Vec<std_mpsc::Sender<Job>>,
     joins: Vec<thread::JoinHandle<()>>,
 }
 
 impl PinnedThreads {
-    /// Starts `n` threads with one `current_thread` runtime each.
+    /// Starts `n` CPU-bound threads with one `current_thread` runtime each.
     pub fn new(n: usize) -> Self {
         let mut txs = Vec::new();
         let mut joins = Vec::new();
         for i in 0..n {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Job>();
+            let (tx, rx) = std_mpsc::channel::<Job>();
             let join = thread::Builder::new()
                 .name(format!("tokio-ct-{i}"))
                 .spawn(move || {
+                    bind_current_thread(cpu_for(i)).expect("sched_setaffinity");
                     let rt = Builder::new_current_thread()
                         .enable_all()
                         .build()
                         .expect("tokio current_thread runtime");
-                    rt.block_on(async move {
-                        while let Some(job) = rx.recv().await {
-                            tokio::spawn(job());
-                        }
-                    });
+                    while let Ok(job) = rx.recv() {
+                        rt.block_on(job());
+                    }
                 })
                 .expect("spawn tokio thread");
             txs.push(tx);
@@ -71,11 +73,11 @@ impl PinnedThreads {
         Self { txs, joins }
     }
 
-    /// Spawns `make()` as a task on thread `t`; the receiver yields its output.
+    /// Runs `make()` on thread `t`; the receiver yields its output.
     pub fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
     where
         M: FnOnce() -> F + Send + 'static,
-        F: Future + Send + 'static,
+        F: Future + 'static,
         F::Output: Send + 'static,
     {
         let (tx, rx) = std_mpsc::sync_channel(1);
