@@ -39,7 +39,7 @@ mod placement;
 mod runtime;
 mod shard;
 mod stats;
-mod sync;
+pub mod sync;
 pub mod time;
 mod util;
 

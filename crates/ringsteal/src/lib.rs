@@ -46,6 +46,11 @@ pub mod time {
     pub use ringsteal_rt::time::*;
 }
 
+/// Cancellation tokens.
+pub mod sync {
+    pub use ringsteal_rt::sync::*;
+}
+
 /// Task handles and groups.
 pub mod task {
     pub use ringsteal_rt::task::*;

@@ -1,3 +1,8 @@
-//! Synchronisation primitives.
+//! Synchronisation: [`CancellationToken`] (public) and the runtime's internal primitives.
 
 pub(crate) mod atomic_waker;
+mod cancellation_token;
+
+pub use cancellation_token::{
+    CancellationToken, DropGuard, WaitForCancellation, WaitForCancellationOwned,
+};

@@ -8,10 +8,11 @@
 //! May not: decide where a task runs. That is [`Schedule`], implemented by the runtime (and by
 //! a test scheduler in this module's Miri tests).
 //!
-//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`].
+//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`].
 
 pub(crate) mod abort;
 mod error;
+mod group;
 mod harness;
 mod join;
 mod list;
@@ -25,6 +26,7 @@ mod tests;
 
 pub use abort::AbortHandle;
 pub use error::JoinError;
+pub use group::TaskGroup;
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
 pub(crate) use local_on::LocalOn;
