@@ -331,30 +331,35 @@ impl Wheel {
         self.advance(now, wakers, counters);
     }
 
-    /// Advances the wheel to tick `now`, collecting the wakers of due entries.
+    /// Advances the wheel to tick `now`, collecting the wakers of due entries in deadline
+    /// order (entries of a coarse slot are first moved down to finer levels, never fired
+    /// straight from it, so that a long jump still fires them earliest first).
     pub(crate) fn advance(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
-        while let Some((level, slot, start)) = self.next_expiration() {
-            if start > now {
-                break;
-            }
-            self.elapsed = self.elapsed.max(start);
-            let mut i = self.levels[level].heads[slot];
-            self.levels[level].heads[slot] = NIL;
-            self.levels[level].occupied &= !(1 << slot);
-            while i != NIL {
-                let next = self.entries[i as usize].next;
-                self.entries[i as usize].prev = NIL;
-                if self.entries[i as usize].deadline <= now {
-                    self.fire_entry(i, wakers, counters);
-                } else {
-                    self.link(i);
+        loop {
+            while let Some((level, slot, start)) = self.next_expiration() {
+                if start > now {
+                    break;
                 }
-                i = next;
+                self.elapsed = self.elapsed.max(start);
+                let mut i = self.levels[level].heads[slot];
+                self.levels[level].heads[slot] = NIL;
+                self.levels[level].occupied &= !(1 << slot);
+                while i != NIL {
+                    let next = self.entries[i as usize].next;
+                    self.entries[i as usize].prev = NIL;
+                    if level == 0 {
+                        // A level-0 slot is one tick: every entry in it is due now.
+                        self.fire_entry(i, wakers, counters);
+                    } else {
+                        self.link(i);
+                    }
+                    i = next;
+                }
             }
-        }
-        self.elapsed = self.elapsed.max(now);
-        if self.overflow != NIL {
-            self.cascade_overflow(now, wakers, counters);
+            self.elapsed = self.elapsed.max(now);
+            if self.overflow == NIL || !self.cascade_overflow() {
+                return;
+            }
         }
     }
 
@@ -373,19 +378,18 @@ impl Wheel {
         counters.timers_fired.incr();
     }
 
-    /// Re-links overflow entries that came within the wheel's range.
-    fn cascade_overflow(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+    /// Re-links overflow entries that came within the wheel's range; true if any did.
+    fn cascade_overflow(&mut self) -> bool {
+        let mut moved = false;
         let mut i = std::mem::replace(&mut self.overflow, NIL);
         while i != NIL {
             let next = self.entries[i as usize].next;
             self.entries[i as usize].prev = NIL;
-            if self.entries[i as usize].deadline <= now {
-                self.fire_entry(i, wakers, counters);
-            } else {
-                self.link(i);
-            }
+            self.link(i);
+            moved |= self.entries[i as usize].level != OVERFLOW;
             i = next;
         }
+        moved
     }
 
     /// Drops every entry (shutdown). Keys stay recognisably stale.
