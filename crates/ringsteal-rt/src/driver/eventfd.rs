@@ -20,8 +20,9 @@ impl EventFd {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: eventfd returned a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Self {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd,
             buf: Box::new(0),
             armed: false,
         })

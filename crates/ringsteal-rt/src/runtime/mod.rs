@@ -120,7 +120,7 @@ impl Runtime {
         shard.submit();
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
-        remote.sleeping.store(true, SeqCst);
+        remote.sleeping.mark_asleep();
         if !shard.worker.is_empty() {
             // Queued stealable work would otherwise wait for the next block_on.
             self.shared.notify_idle(Some(0));

@@ -50,9 +50,8 @@ impl SchedHandle {
             None => unsafe { Arc::increment_strong_count(ptr) },
         }
         // SAFETY: Arc::as_ptr is never null.
-        Self {
-            shared: unsafe { NonNull::new_unchecked(ptr as *mut Shared) },
-        }
+        let shared = unsafe { NonNull::new_unchecked(ptr as *mut Shared) };
+        Self { shared }
     }
 
     pub(crate) fn shared(&self) -> &Shared {

@@ -122,8 +122,7 @@ impl Shared {
                 continue;
             }
             let r = &self.shards[t];
-            if r.driven.load(Relaxed) && r.sleeping.load(Relaxed) && r.sleeping.swap(false, SeqCst)
-            {
+            if r.driven.load(Relaxed) && r.sleeping.claim_after_fence() {
                 self.ring_doorbell(t);
                 return;
             }

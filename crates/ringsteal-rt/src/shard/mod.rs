@@ -6,13 +6,15 @@
 //! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`](remote::RemoteShard).
 //!
 //! Files: `run.rs` (the loop and a tick), `steal.rs` (taking work from other shards),
-//! `park.rs` (sleeping and doorbells), `shutdown.rs` (stopping without freeing what the
-//! kernel may write), `thread.rs` (starting worker shards).
+//! `park.rs` (sleeping and doorbells), `sleep_flag.rs` (the sleep/wake protocol, checked
+//! with loom), `shutdown.rs` (stopping without freeing what the kernel may write),
+//! `thread.rs` (starting worker shards).
 
 mod park;
 pub(crate) mod remote;
 mod run;
 mod shutdown;
+mod sleep_flag;
 mod steal;
 pub(crate) mod thread;
 

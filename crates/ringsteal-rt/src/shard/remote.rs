@@ -1,8 +1,8 @@
 //! [`RemoteShard`]: the part of a shard that other threads touch: its inbox, its stealable
 //! queues, its sleeping flag and its doorbell.
 //!
-//! The sleep/wake protocol (modelled in `tests/loom_sleep.rs` and stress-tested in
-//! `tests/wake_stress.rs`):
+//! The sleep/wake protocol lives in [`SleepFlag`] (`sleep_flag.rs`, model-checked with loom
+//! by `scripts/loom.sh` and stress-tested by `tests/wake_stress.rs`):
 //!
 //! * the sleeper stores `sleeping = true`, issues a SeqCst fence, re-checks every queue it
 //!   can be fed through, and only then blocks in `io_uring_enter`;
@@ -19,11 +19,12 @@
 
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 use crossbeam_deque::{Injector, Stealer};
 
+use super::sleep_flag::SleepFlag;
 use crate::op::raw::OpHeader;
 use crate::stats::ShardCounters;
 use crate::task::Notified;
@@ -65,7 +66,7 @@ pub(crate) struct RemoteShard {
     pub(crate) cmds: Injector<RemoteCmd>,
     /// Raw messages sent without MSG_RING (fallback path).
     pub(crate) messages: Injector<u64>,
-    pub(crate) sleeping: AtomicBool,
+    pub(crate) sleeping: SleepFlag,
     /// A thread is running this shard (false for shard 0 outside `block_on`).
     pub(crate) driven: AtomicBool,
     closed: AtomicBool,
@@ -85,7 +86,7 @@ impl RemoteShard {
             messages: Injector::new(),
             // Until a thread drives it, the shard counts as asleep: wakes ring its doorbell,
             // whose completion waits in its ring for the thread that comes to drive it.
-            sleeping: AtomicBool::new(true),
+            sleeping: SleepFlag::new(true),
             driven: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             senders: AtomicUsize::new(0),
@@ -112,19 +113,18 @@ impl RemoteShard {
     /// Waker side: after pushing work, claims the doorbell if the shard sleeps. True means
     /// the caller must ring it (exactly one caller per sleep gets true).
     pub(crate) fn claim_doorbell(&self) -> bool {
-        fence(SeqCst);
-        self.sleeping.load(Relaxed) && self.sleeping.swap(false, SeqCst)
+        self.sleeping.claim_doorbell()
     }
 
     /// Sleeper side: publishes the intent to sleep. The caller must re-check its queues after
     /// this and call [`wake_up`](Self::wake_up) if it finds work or when it wakes.
     pub(crate) fn prepare_sleep(&self) {
-        self.sleeping.store(true, SeqCst);
-        fence(SeqCst);
+        self.sleeping.prepare_sleep();
     }
 
+    /// Sleeper side: awake again (see [`SleepFlag::wake_up`]).
     pub(crate) fn wake_up(&self) {
-        self.sleeping.store(false, Relaxed);
+        self.sleeping.wake_up();
     }
 
     /// Runs `send` with the shard's descriptors guaranteed open, unless the shard is closed.

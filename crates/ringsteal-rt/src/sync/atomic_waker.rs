@@ -88,14 +88,6 @@ impl AtomicWaker {
             _ => None, // a registrant holds the lock and will see WAKING, or a wake is running
         }
     }
-
-    /// Wakes the registered waker, if any.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn wake(&self) {
-        if let Some(w) = self.take() {
-            w.wake();
-        }
-    }
 }
 
 impl Drop for AtomicWaker {

@@ -57,6 +57,7 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
                 // is never moved out of the heap cell while Running, so pinning is sound.
                 let stage = unsafe { &mut *cell.stage.get() };
                 match stage {
+                    // SAFETY: as above: the future stays in place until it is dropped.
                     Stage::Running(fut) => unsafe { Pin::new_unchecked(fut) }.poll(&mut cx),
                     _ => unreachable!("a task is polled only while its future is present"),
                 }

@@ -30,12 +30,10 @@ const JOIN_WAKER: usize = 1 << 5;
 
 const REF_SHIFT: usize = 6;
 const REF_ONE: usize = 1 << REF_SHIFT;
-#[cfg(test)]
-const FLAGS: usize = REF_ONE - 1;
 
 /// Initial state: notified (it is about to be queued), joinable, three references (the
 /// owner, the queued `Notified`, the `JoinHandle`).
-const INITIAL: usize = NOTIFIED | JOIN_INTEREST | 3 * REF_ONE;
+const INITIAL: usize = NOTIFIED | JOIN_INTEREST | (3 * REF_ONE);
 
 /// A copy of the state word.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -313,10 +311,5 @@ impl State {
                 Relaxed,
             )
             .is_ok()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn flags(&self) -> usize {
-        self.0.load(Acquire) & FLAGS
     }
 }

@@ -168,6 +168,7 @@ fn a_wake_during_the_poll_requeues_the_task_once() {
         if p.fetch_add(1, Ordering::SeqCst) < 3 {
             // Wake twice while running: only one requeue may result.
             cx.waker().wake_by_ref();
+            #[allow(clippy::waker_clone_wake)] // waking by value is the behaviour under test
             cx.waker().clone().wake();
             Poll::Pending
         } else {

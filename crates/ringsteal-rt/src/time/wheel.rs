@@ -89,12 +89,6 @@ impl Wheel {
         }
     }
 
-    /// Timers registered.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// The tick at or after `t` (rounded up: never early).
     pub(crate) fn deadline_tick(&self, t: Instant) -> u64 {
         let d = t.saturating_duration_since(self.origin);

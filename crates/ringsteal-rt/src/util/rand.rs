@@ -22,7 +22,7 @@ impl FastRand {
 
     /// A number in `0..n` (`n > 0`).
     pub(crate) fn below(&self, n: usize) -> usize {
-        ((self.next() >> 32) * n as u64 >> 32) as usize
+        (((self.next() >> 32) * n as u64) >> 32) as usize
     }
 }
 
