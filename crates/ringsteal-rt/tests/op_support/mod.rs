@@ -377,3 +377,33 @@ unsafe impl IoBufMut for TrackedBuf {
         unsafe { self.data.set_init(pos) }
     }
 }
+
+/// Wakes a parked plain thread (std `Wake`, no runtime involved).
+struct ThreadWaker(std::thread::Thread);
+
+impl std::task::Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// A waker that unparks the calling thread.
+pub(crate) fn thread_waker() -> std::task::Waker {
+    std::task::Waker::from(Arc::new(ThreadWaker(std::thread::current())))
+}
+
+/// Drives `fut` to completion on this plain thread (no runtime), parking between polls.
+pub(crate) fn block_on_plain<F: Future>(fut: F) -> F::Output {
+    let waker = thread_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
