@@ -66,7 +66,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    RuntimeHandle::current().spawn(future)
+    spawn_with(Placement::Stealable, future)
 }
 
 /// Spawns on the current runtime with an explicit placement.
@@ -78,8 +78,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    RuntimeHandle::current().spawn_with(placement, future)
+    runtime::context::with_current_shared(|shared| {
+        let shared = shared.expect(NO_RUNTIME);
+        match runtime::spawn::spawn_with(shared, placement, future) {
+            Ok(join) => join,
+            Err(SpawnError::ShuttingDown) => task::cancelled_join_handle(),
+            Err(e) => panic!("{e}"),
+        }
+    })
 }
+
+const NO_RUNTIME: &str =
+    "ringsteal::spawn called outside a ringsteal runtime: call it from a task, a \
+     spawn_blocking closure, or inside RuntimeHandle::enter";
 
 /// Spawns on the current runtime with an explicit placement, reporting a bad shard, a
 /// shutdown or a missing runtime as an error.

@@ -15,6 +15,7 @@
 //!
 //! May not: submit anything (the future and the driver do).
 
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,6 +25,7 @@ use ringsteal_uring::abi::__kernel_timespec;
 
 use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
+use crate::util::block_cache;
 
 /// Most SQEs one op submits (its own, linked, plus a link timeout).
 pub(crate) const MAX_SQES: usize = 3;
@@ -62,7 +64,7 @@ impl<T: Operation> OpCell<T> {
     /// Allocates a cell holding `data` with only the future's reference; the SQE references
     /// are added by [`OpHeader::set_expected`] just before submission.
     pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
-        let cell = Box::new(OpCell {
+        let cell = OpCell {
             header: OpHeader {
                 refs: AtomicU32::new(1),
                 pending: AtomicU32::new(0),
@@ -73,8 +75,11 @@ impl<T: Operation> OpCell<T> {
             },
             data: UnsafeCell::new(Some(data)),
             timeout: UnsafeCell::new(__kernel_timespec::default()),
-        });
-        NonNull::from(Box::leak(cell))
+        };
+        let ptr = block_cache::allocate(Layout::new::<OpCell<T>>()).cast::<OpCell<T>>();
+        // SAFETY: freshly allocated for exactly this type.
+        unsafe { ptr.as_ptr().write(cell) };
+        ptr
     }
 }
 
@@ -82,11 +87,15 @@ impl<T: Operation> OpCell<T> {
 /// first), the result is built and dropped here, so that what the kernel created for it (an
 /// opened descriptor, say) is closed rather than leaked.
 unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
-    // SAFETY: the cell was made by Box::new in `allocate`; no references remain.
-    let cell = unsafe { Box::from_raw(ptr.cast::<OpCell<T>>().as_ptr()) };
-    if let Some(data) = cell.data.into_inner() {
-        if cell.header.pending.load(Ordering::Acquire) == 0 {
-            drop(data.complete(&cell.header.results.into_inner()));
+    let cell = ptr.cast::<OpCell<T>>();
+    // SAFETY: the cell was made by `allocate`; no references remain, so we may move its
+    // contents out and release the block.
+    let OpCell { header, data, .. } = unsafe { cell.as_ptr().read() };
+    // SAFETY: allocated by block_cache::allocate with this layout; its contents were moved out.
+    unsafe { block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>()) };
+    if let Some(data) = data.into_inner() {
+        if header.pending.load(Ordering::Acquire) == 0 {
+            drop(data.complete(&header.results.into_inner()));
         }
     }
 }

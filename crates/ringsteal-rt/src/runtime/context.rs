@@ -30,6 +30,19 @@ pub(crate) fn with_shard_of<R>(shared: *const Shared, f: impl FnOnce(Option<&Sha
     with_shard(|s| f(s.filter(|s| Arc::as_ptr(&s.shared) == shared)))
 }
 
+/// Runs `f` with the runtime of the current thread (its shard's, or the one entered), without
+/// cloning the `Arc` on a shard (the spawn hot path).
+#[inline]
+pub(crate) fn with_current_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
+    let ptr = CURRENT.with(Cell::get);
+    // SAFETY: as in `with_shard`.
+    if let Some(shard) = unsafe { ptr.as_ref() } {
+        return f(Some(&shard.shared));
+    }
+    let entered = ENTERED.with(|e| e.borrow().clone());
+    f(entered.as_ref())
+}
+
 /// Marks this thread as running `shard` until dropped.
 pub(crate) struct ShardGuard {
     prev: *const Shard,

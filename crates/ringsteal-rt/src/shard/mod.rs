@@ -110,11 +110,15 @@ impl Shard {
 
     /// Queues a stealable, not yet started task here; wakes an idle shard if enough work is
     /// queued to be worth stealing. A single queued task does not wake anyone: it runs here
-    /// as soon as the current task yields, which keeps a spawner and its child on one shard.
+    /// as soon as the current task yields, which keeps a spawner and its child on one shard
+    /// (ADR-0005). The check runs when the queue reaches 2, 4, 8... tasks, so a burst of
+    /// spawns pays for it a logarithmic number of times; a shard about to sleep re-checks
+    /// every other shard's queue after announcing it, so queued work is not left unseen.
     pub(crate) fn push_stealable(&self, task: Notified) {
         self.worker.push(task);
         self.counters().spawned_local.incr();
-        if self.worker.len() >= 2 {
+        let len = self.worker.len();
+        if len >= 2 && len.is_power_of_two() && self.shared.shards.len() > 1 {
             self.shared.notify_idle(Some(self.index));
         }
     }

@@ -191,9 +191,12 @@ unsafe fn drop_reference<F: Future, S: Schedule>(ptr: NonNull<Header>) {
 /// # Safety
 /// No references remain.
 pub(super) unsafe fn dealloc<F: Future, S: Schedule>(ptr: NonNull<Header>) {
-    // SAFETY: the cell was created by Box::new in `raw::allocate`; nobody refers to it now.
-    let cell = unsafe { Box::from_raw(ptr.cast::<Cell<F, S>>().as_ptr()) };
-    let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+    // A panicking destructor (of the scheduler handle or a leftover output) must not unwind
+    // into the shard; the memory is then leaked rather than freed half-dropped.
+    // SAFETY: the cell came from raw::allocate and nobody refers to it now.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+        super::raw::free::<F, S>(ptr)
+    }));
 }
 
 /// Moves the output into `*dst` if the task completed, or stores the waker to be woken when

@@ -4,6 +4,7 @@
 //! Owns: layout, allocation and deallocation. May not: change the state word except through
 //! `state.rs`.
 
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::ptr::NonNull;
@@ -13,6 +14,7 @@ use super::error::JoinError;
 use super::state::State;
 use super::Schedule;
 use crate::loom::sync::atomic::AtomicU32;
+use crate::util::block_cache;
 use std::sync::atomic::Ordering;
 
 /// `home` before the first poll of a stealable task.
@@ -91,12 +93,24 @@ pub(crate) struct Cell<F: Future, S> {
     pub(crate) join_waker: UnsafeCell<Option<Waker>>,
 }
 
+/// Frees a cell allocated by [`allocate`], dropping what it still holds.
+///
+/// # Safety
+/// `ptr` must come from `allocate::<F, S>` and have no remaining users.
+pub(crate) unsafe fn free<F: Future, S>(ptr: NonNull<Header>) {
+    let cell = ptr.cast::<Cell<F, S>>();
+    // SAFETY: forwarded from the caller: the cell is initialised and unused.
+    unsafe { std::ptr::drop_in_place(cell.as_ptr()) };
+    // SAFETY: allocated by block_cache::allocate with this layout.
+    unsafe { block_cache::deallocate(cell.cast(), Layout::new::<Cell<F, S>>()) };
+}
+
 pub(crate) fn allocate<F, S>(future: F, scheduler: S, home: u32) -> NonNull<Header>
 where
     F: Future + 'static,
     S: Schedule,
 {
-    let cell = Box::new(Cell {
+    let cell = Cell {
         header: Header {
             state: State::new(),
             vtable: vtable::<F, S>(),
@@ -106,9 +120,12 @@ where
         scheduler,
         stage: UnsafeCell::new(Stage::Running(future)),
         join_waker: UnsafeCell::new(None),
-    });
-    // `Cell` is repr(C) with the header first, so the cell pointer is the header pointer.
-    NonNull::from(Box::leak(cell)).cast()
+    };
+    let ptr = block_cache::allocate(Layout::new::<Cell<F, S>>()).cast::<Cell<F, S>>();
+    // SAFETY: freshly allocated for exactly this type; `Cell` is repr(C) with the header first,
+    // so the cell pointer is the header pointer.
+    unsafe { ptr.as_ptr().write(cell) };
+    ptr.cast()
 }
 
 fn vtable<F: Future + 'static, S: Schedule>() -> &'static Vtable {
