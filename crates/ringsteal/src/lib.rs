@@ -76,3 +76,21 @@ pub mod op {
 pub mod uring {
     pub use ringsteal_uring::*;
 }
+
+/// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
+/// by `cargo test --doc`.
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../../../book/src/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../../../book/src/runtime.md")]
+    struct Runtime;
+    #[doc = include_str!("../../../book/src/placement.md")]
+    struct Placement;
+    #[doc = include_str!("../../../book/src/time.md")]
+    struct Time;
+    #[doc = include_str!("../../../book/src/fs.md")]
+    struct Fs;
+    #[doc = include_str!("../../../book/src/requirements.md")]
+    struct Requirements;
+}
