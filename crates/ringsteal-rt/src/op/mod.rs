@@ -37,7 +37,7 @@ use crate::driver::user_data::{pointer, TAG_OP};
 use crate::runtime::context;
 use crate::runtime::sched::SchedHandle;
 use crate::shard::remote::{OpRef, RemoteCmd};
-use raw::{release, release_many, OpCell, OpHeader, MAX_SQES};
+use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
 #[derive(Debug)]
@@ -112,6 +112,11 @@ impl<T: Operation> Op<T> {
     /// not completed by then it is cancelled and fails with `ErrorKind::TimedOut` (buffers
     /// still come back). Must be called before the first poll.
     ///
+    /// A link timeout bounds the one request linked right before it, so for an op made of two
+    /// linked SQEs (such as [`copy_linked`]) the deadline bounds the *first* one, the one that
+    /// may wait (the read): if it expires, the second is cancelled too and the op fails with
+    /// `TimedOut`; once the first has completed in time, the second runs without a deadline.
+    ///
     /// ```
     /// use std::time::Duration;
     ///
@@ -172,9 +177,21 @@ impl<T: Operation> Op<T> {
                     *(*cell.as_ptr()).timeout.get() = __kernel_timespec::from_duration(t);
                     (*cell.as_ptr()).timeout.get()
                 };
-                sqes[n - 1] = sqes[n - 1].with_flags(IOSQE_IO_LINK);
-                sqes[n] = opcode::link_timeout(ts, 0);
+                // A link timeout bounds the request right before it: it goes behind the first
+                // SQE (the one that may wait), at TIMEOUT_SLOT. Behind a linked pair's second
+                // SQE it would be armed only once the first completed, and a first request
+                // that never completes (a read of an idle pipe) would wait forever.
+                let mut timer = opcode::link_timeout(ts, 0);
+                if n == 2 {
+                    // The chain goes on through the timeout to the second SQE.
+                    timer = timer.with_flags(IOSQE_IO_LINK);
+                    sqes[2] = sqes[1];
+                }
+                sqes[0] = sqes[0].with_flags(IOSQE_IO_LINK);
+                sqes[TIMEOUT_SLOT] = timer;
                 n += 1;
+                // SAFETY: the cell is not shared yet.
+                unsafe { (*cell.as_ptr()).header.set_link_timeout() };
             }
             let header = cell.cast::<OpHeader>();
             for (i, sqe) in sqes[..n].iter_mut().enumerate() {
@@ -229,20 +246,11 @@ impl<T: Operation> Future for Op<T> {
                 return Poll::Pending;
             }
         }
-        let mut results = header.results();
+        let results = header.op_results();
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
-        let mut n = self.sqes;
-        if self.timeout.is_some() {
-            // The last SQE was the link timeout; a request it cancelled reports TimedOut.
-            n -= 1;
-            if results[n].0 == -libc::ETIME {
-                for r in results[..n].iter_mut().filter(|r| r.0 == -libc::ECANCELED) {
-                    r.0 = -libc::ETIMEDOUT;
-                }
-            }
-        }
+        let n = self.sqes - usize::from(self.timeout.is_some());
         // SAFETY: drops the future's reference.
         unsafe { release(cell.cast()) };
         Poll::Ready(data.complete(&results[..n]))

@@ -18,7 +18,7 @@
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Waker;
 
 use ringsteal_uring::abi::__kernel_timespec;
@@ -30,6 +30,9 @@ use crate::util::block_cache;
 /// Most SQEs one op submits (its own, linked, plus a link timeout).
 pub(crate) const MAX_SQES: usize = 3;
 
+/// Where an op's link timeout sits among its SQEs: right behind the first, which it bounds.
+pub(crate) const TIMEOUT_SLOT: usize = 1;
+
 /// The type-independent part of an op cell (first field of [`OpCell`]).
 #[repr(C, align(8))]
 pub(crate) struct OpHeader {
@@ -40,6 +43,8 @@ pub(crate) struct OpHeader {
     waker: AtomicWaker,
     /// The shard whose ring the op was submitted to.
     pub(crate) shard: u32,
+    /// SQE [`TIMEOUT_SLOT`] is a link timeout (set before submission, never changed).
+    link_timeout: AtomicBool,
     /// Frees the whole cell.
     free: unsafe fn(NonNull<OpHeader>),
 }
@@ -71,6 +76,7 @@ impl<T: Operation> OpCell<T> {
                 results: UnsafeCell::new([(0, 0); MAX_SQES]),
                 waker: AtomicWaker::new(),
                 shard: shard as u32,
+                link_timeout: AtomicBool::new(false),
                 free: free::<T>,
             },
             data: UnsafeCell::new(Some(data)),
@@ -95,7 +101,7 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     unsafe { block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>()) };
     if let Some(data) = data.into_inner() {
         if header.pending.load(Ordering::Acquire) == 0 {
-            drop(data.complete(&header.results.into_inner()));
+            drop(data.complete(&header.op_results()));
         }
     }
 }
@@ -117,6 +123,31 @@ impl OpHeader {
         // SAFETY: all slots were written before `pending` reached zero (Release), observed
         // with Acquire by `is_complete`; never written again.
         unsafe { *self.results.get() }
+    }
+
+    /// Before submission: SQE [`TIMEOUT_SLOT`] is a link timeout.
+    pub(crate) fn set_link_timeout(&self) {
+        self.link_timeout.store(true, Ordering::Relaxed);
+    }
+
+    /// The `(res, flags)` of the op's own SQEs, in order, with the link timeout's taken out
+    /// (the slots past the op's own SQEs are meaningless). If the timeout expired, the
+    /// requests it cancelled report `ETIMEDOUT`. Only after [`is_complete`](Self::is_complete).
+    pub(crate) fn op_results(&self) -> [(i32, u32); MAX_SQES] {
+        let mut results = self.results();
+        // Relaxed: written before submission, which happens before any completion, which
+        // happens before the Acquire load of `pending` that allowed this call.
+        if self.link_timeout.load(Ordering::Relaxed) {
+            let timer = results[TIMEOUT_SLOT].0;
+            results.copy_within(TIMEOUT_SLOT + 1.., TIMEOUT_SLOT);
+            results[MAX_SQES - 1] = (-libc::ECANCELED, 0);
+            if timer == -libc::ETIME {
+                for r in results.iter_mut().filter(|r| r.0 == -libc::ECANCELED) {
+                    r.0 = -libc::ETIMEDOUT;
+                }
+            }
+        }
+        results
     }
 
     /// Registers the future's waker.
