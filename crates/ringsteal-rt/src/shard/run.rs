@@ -69,7 +69,9 @@ impl Shard {
             polled += 1;
         }
         self.submit();
-        polled > 0 || !self.run_queue.borrow().is_empty()
+        // Completions that arrived during submission (a page-cache read completes inline)
+        // mean more to do right away, not a trip through the idle path.
+        polled > 0 || !self.run_queue.borrow().is_empty() || self.driver.borrow().has_completions()
     }
 
     pub(crate) fn run_task(&self, task: Notified) {
