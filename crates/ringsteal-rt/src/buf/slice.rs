@@ -5,7 +5,9 @@ use std::ops::{Bound, Deref, DerefMut, RangeBounds};
 use super::io_buf::{IoBuf, IoBufMut};
 
 /// `buf[begin..end]`, owning `buf`. Reads fill from `begin`; writes send
-/// `begin..min(end, initialised)`.
+/// `begin..min(end, initialised)`. A read into a slice that begins past the buffer's
+/// initialised bytes zeroes the gap, so the buffer's initialised length can grow to the end
+/// of what was read without exposing uninitialised memory.
 ///
 /// ```
 /// use ringsteal_rt::buf::IoBuf;
@@ -91,7 +93,26 @@ unsafe impl<T: IoBufMut> IoBufMut for Slice<T> {
         unsafe { self.buf.stable_mut_ptr().add(self.begin) }
     }
     unsafe fn set_init(&mut self, pos: usize) {
-        // SAFETY: forwarded; pos is relative to begin.
+        if pos == 0 {
+            return;
+        }
+        // Marking `begin + pos` bytes initialised claims the bytes before the slice too. If
+        // the buffer's initialised bytes end before the slice begins, the gap between them
+        // was never written (a read into `Vec::with_capacity(n).slice(4..)`): zero it, so
+        // that the claim is true and the buffer never exposes uninitialised memory.
+        let init = self.buf.bytes_init();
+        if init < self.begin {
+            // SAFETY: init < begin <= bytes_total(), and the pointer is valid for writes of
+            // bytes_total() bytes (IoBufMut contract).
+            unsafe {
+                self.buf
+                    .stable_mut_ptr()
+                    .add(init)
+                    .write_bytes(0, self.begin - init)
+            };
+        }
+        // SAFETY: the bytes before `begin` are initialised (they were, or were just zeroed);
+        // the caller guarantees the `pos` bytes from `begin`.
         unsafe { self.buf.set_init(self.begin + pos) }
     }
 }
@@ -109,5 +130,44 @@ impl<T: IoBufMut> DerefMut for Slice<T> {
         let len = self.bytes_init();
         // SAFETY: as in Deref, and we hold the buffer exclusively.
         unsafe { std::slice::from_raw_parts_mut(self.stable_mut_ptr(), len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a read of `data` into `buf` does to it, minus the kernel.
+    fn fake_read<B: IoBufMut>(buf: &mut B, data: &[u8]) {
+        assert!(data.len() <= buf.bytes_total());
+        // SAFETY: within bytes_total(), which the pointer is valid for.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), buf.stable_mut_ptr(), data.len());
+            buf.set_init(data.len());
+        }
+    }
+
+    #[test]
+    fn a_read_into_a_slice_past_the_initialised_bytes_zeroes_the_gap() {
+        let mut slice = Vec::with_capacity(16).slice(4..8);
+        fake_read(&mut slice, b"abcd");
+        // Under Miri, reading an unwritten gap here would be reported as UB.
+        assert_eq!(slice.into_inner(), b"\0\0\0\0abcd");
+    }
+
+    #[test]
+    fn a_read_into_a_slice_within_the_initialised_bytes_keeps_them() {
+        let mut v = Vec::with_capacity(16);
+        v.extend_from_slice(b"0123456");
+        let mut slice = v.slice(2..4);
+        fake_read(&mut slice, b"ab");
+        assert_eq!(slice.into_inner(), b"01ab456");
+    }
+
+    #[test]
+    fn an_empty_read_into_a_slice_claims_nothing() {
+        let mut slice = Vec::<u8>::with_capacity(16).slice(4..8);
+        fake_read(&mut slice, b"");
+        assert!(slice.into_inner().is_empty());
     }
 }

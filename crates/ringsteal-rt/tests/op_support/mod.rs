@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use ringsteal_rt::buf::{IoBuf, IoBufMut};
 use ringsteal_rt::op::SharedFd;
-use ringsteal_rt::{Placement, Runtime, RuntimeHandle, WakeMechanism};
+use ringsteal_rt::{Runtime, RuntimeHandle, WakeMechanism};
 
 /// How long a whole test body may run before it is declared hung. Generous: a passing test
 /// finishes in well under a second; this only turns a hang into a failure.
@@ -120,22 +120,24 @@ impl Drop for DropSignal {
     }
 }
 
-/// Runs `body(shard)` as a task pinned to each shard of a runtime built from `config` (all
-/// at once), under the watchdog, and re-raises the first panic.
+/// Runs `body(shard)` as a task on each shard of a runtime built from `config` (all at once),
+/// under the watchdog, and re-raises the first panic. The task is made on its shard and stays
+/// there, so its future need not be `Send`.
 pub(crate) fn on_every_shard<F, Fut>(config: Config, body: F)
 where
     F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ()> + Send + 'static,
+    Fut: Future<Output = ()> + 'static,
 {
     let what = format!("{config:?}");
     watchdog(&what.clone(), move || {
         let rt = config.build();
+        let handle = rt.handle();
         let body = Arc::new(body);
         rt.block_on(async move {
             let handles: Vec<_> = (0..config.shards)
                 .map(|shard| {
                     let body = body.clone();
-                    ringsteal_rt::spawn_with(Placement::Pinned(shard), async move {
+                    handle.spawn_local_on(shard, move || async move {
                         assert_eq!(ringsteal_rt::current_shard(), Some(shard));
                         body(shard).await
                     })
