@@ -81,6 +81,8 @@ pub mod uring {
 /// by `cargo test --doc`.
 #[cfg(doctest)]
 mod book {
+    #[doc = include_str!("../../../README.md")]
+    struct Readme;
     #[doc = include_str!("../../../book/src/getting-started.md")]
     struct GettingStarted;
     #[doc = include_str!("../../../book/src/runtime.md")]
