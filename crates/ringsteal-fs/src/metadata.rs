@@ -46,9 +46,10 @@ impl Metadata {
         self.len() == 0
     }
 
-    /// Permission bits, as std's type.
+    /// Permissions, as std's type. As std's, it holds the whole `st_mode` (file type bits
+    /// included), so it compares equal to std's for the same file.
     pub fn permissions(&self) -> Permissions {
-        Permissions::from_mode(u32::from(self.stx.stx_mode) & 0o7777)
+        Permissions::from_mode(u32::from(self.stx.stx_mode))
     }
 
     /// The full `st_mode` (type and permission bits).
