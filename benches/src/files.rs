@@ -147,6 +147,7 @@ fn fill_block(block: u64, buf: &mut [u8]) {
 }
 
 /// Checks that `buf` holds the whole 4 KiB block that starts at `offset`.
+#[allow(clippy::manual_is_multiple_of)] // `is_multiple_of` needs Rust 1.87
 pub fn check_block(buf: &[u8], offset: u64) -> bool {
     let block = offset / BLOCK as u64;
     offset % BLOCK as u64 == 0

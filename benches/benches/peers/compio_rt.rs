@@ -18,6 +18,7 @@
 //!   trip between two `block_on` futures on two CPUs, ~75 us between two
 //!   spawned tasks. So the cross-thread pinned variants (ping_pong_rtt
 //!   pinned_parked, idle_wake_latency) run as `block_on` futures.
+//!
 //! Each compio figure is thus the better of its two ways of running the code.
 //!
 //! API read from docs.rs/compio 0.18 (runtime::{Runtime, RuntimeBuilder::

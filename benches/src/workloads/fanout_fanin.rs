@@ -59,6 +59,7 @@ pub static SKEWED: Shape = Shape {
 
 impl Shape {
     /// Work steps of branch `branch` of request `req`.
+    #[allow(clippy::manual_is_multiple_of)] // `is_multiple_of` needs Rust 1.87
     pub fn iters(&self, req: usize, branch: usize) -> u32 {
         if self.heavy_every != 0 && req % self.heavy_every == 0 && branch == 0 {
             self.heavy_iters
