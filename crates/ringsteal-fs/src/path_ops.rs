@@ -70,41 +70,52 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 }
 
 /// Creates a directory and every missing parent; an existing directory is not an error.
+///
+/// Follows std's rules exactly: a path whose `mkdir` fails for any reason other than a
+/// missing parent is fine if it is a directory, and otherwise fails with the `mkdir` error
+/// (so an existing file gives `AlreadyExists`, as in std).
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref();
     if path.as_os_str().is_empty() {
         return Ok(());
     }
     // The ancestors that do not exist yet, deepest first.
-    let mut missing: Vec<PathBuf> = Vec::new();
-    let mut cur = Some(path);
-    while let Some(p) = cur {
-        if p.as_os_str().is_empty() {
-            break;
-        }
-        match op::mkdirat(cstr(p)?, 0o777).await {
+    let mut missing: Vec<&Path> = Vec::new();
+    let mut cur = path;
+    loop {
+        match op::mkdirat(cstr(cur)?, 0o777).await {
             Ok(()) => break,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                if metadata(p).await?.is_dir() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing.push(cur);
+                match cur.parent() {
+                    // A relative path's last ancestor is "": nothing more to create.
+                    Some(p) if p.as_os_str().is_empty() => break,
+                    Some(p) => cur = p,
+                    None => return Err(io::Error::other("failed to create whole tree")),
+                }
+            }
+            Err(e) => {
+                if is_dir(cur).await {
                     break;
                 }
                 return Err(e);
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                missing.push(p.to_path_buf());
-                cur = p.parent();
-            }
-            Err(e) => return Err(e),
         }
     }
-    for p in missing.iter().rev() {
-        match op::mkdirat(cstr(p)?, 0o777).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && metadata(p).await?.is_dir() => {}
-            Err(e) => return Err(e),
+    for p in missing.into_iter().rev() {
+        if let Err(e) = op::mkdirat(cstr(p)?, 0o777).await {
+            if !is_dir(p).await {
+                return Err(e);
+            }
         }
     }
     Ok(())
+}
+
+/// True if `path` is a directory (following symlinks); false on any error, as std's
+/// `Path::is_dir`.
+async fn is_dir(path: &Path) -> bool {
+    metadata(path).await.is_ok_and(|m| m.is_dir())
 }
 
 /// Removes a file (or symlink).
