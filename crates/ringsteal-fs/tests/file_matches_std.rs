@@ -553,8 +553,7 @@ fn sync_all_and_sync_data_succeed_or_fail_like_std() {
         let std_ro = std::fs::File::open(&path).unwrap();
         assert_same_result(ro.sync_all().await, std_ro.sync_all(), "sync_all read-only");
         // A pipe cannot.
-        let (rx, _tx) = std::io::pipe().unwrap();
-        let std_pipe = std::fs::File::from(std::os::fd::OwnedFd::from(rx));
+        let (std_pipe, _tx) = pipe();
         let std_err = std_pipe.sync_all();
         let ours_pipe = File::from_std(std_pipe);
         assert_same_error(ours_pipe.sync_all().await, std_err, "sync_all of a pipe");
@@ -727,8 +726,8 @@ fn close_succeeds_and_releases_the_file() {
 #[test]
 fn close_while_an_op_is_in_flight_keeps_the_descriptor_open_until_the_op_completes() {
     on_every_shard("close-in-flight", |_ctx| async move {
-        let (rx, mut tx) = std::io::pipe().unwrap();
-        let file = File::from_std(std::fs::File::from(std::os::fd::OwnedFd::from(rx)));
+        let (rx, mut tx) = pipe();
+        let file = File::from_std(rx);
         let mut read = std::pin::pin!(file.read_at(Vec::with_capacity(16), u64::MAX));
         // Submit the read, then close the file under it.
         let polled =

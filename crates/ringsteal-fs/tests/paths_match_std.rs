@@ -295,7 +295,7 @@ fn metadata_and_symlink_metadata_match_std() {
             }
             assert_same_result(
                 ringsteal_fs::try_exists(path).await,
-                std::fs::exists(path),
+                path.try_exists(),
                 &format!("try_exists({what})"),
             );
         }

@@ -313,3 +313,15 @@ pub(crate) fn pattern(len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// A pipe as two std files: `(read end, write end)`, both blocking.
+pub(crate) fn pipe() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", io::Error::last_os_error());
+    // SAFETY: pipe2 succeeded: two new descriptors nobody else owns.
+    let (rx, tx) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    (rx.into(), tx.into())
+}
