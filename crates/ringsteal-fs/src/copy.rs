@@ -13,7 +13,8 @@ use crate::{File, OpenOptions};
 const CHUNK: usize = 1 << 20;
 
 /// Copies `from` to `to` (created or truncated), like [`std::fs::copy`]: contents and
-/// permission bits. Returns the number of bytes copied.
+/// permission bits (set only if `to` is a regular file, as std does). Returns the number of
+/// bytes copied.
 ///
 /// ```
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
@@ -44,6 +45,15 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
         .mode(meta.mode() & 0o7777)
         .open(to)
         .await?;
+    // Permission bits as std sets them (the umask applied at creation may have cleared
+    // some), and, as std, only on a regular file: copying onto a FIFO or a device (such as
+    // /dev/null) must not change its permissions.
+    if dst.metadata().await?.is_file() {
+        // SAFETY: fchmod on a descriptor `dst` keeps open; no memory is passed.
+        if unsafe { libc::fchmod(dst.as_raw_fd(), meta.mode() & 0o7777) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     let mut buf = Vec::with_capacity(CHUNK.min(meta.len() as usize).max(1));
     let mut pos = 0u64;
     loop {
@@ -66,11 +76,6 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
         }
         // After a short read (end of file, or a file that shrank) the next read returns 0.
         pos += read as u64;
-    }
-    // Permission bits as std does (the umask applied at creation may have cleared some).
-    // SAFETY: fchmod on a descriptor `dst` keeps open; no memory is passed.
-    if unsafe { libc::fchmod(dst.as_raw_fd(), meta.mode() & 0o7777) } != 0 {
-        return Err(io::Error::last_os_error());
     }
     src.close().await?;
     dst.close().await?;
