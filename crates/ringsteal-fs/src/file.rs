@@ -192,14 +192,14 @@ impl File {
         let fd = self.fd.clone();
         let len = i64::try_from(size)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "size too large"))?;
-        ringsteal_rt::spawn_blocking(move || {
+        crate::blocking::spawn_blocking(move || {
             // SAFETY: `fd` (a clone) keeps the descriptor open for the call.
             if unsafe { libc::ftruncate(fd.as_raw_fd(), len) } == 0 {
                 Ok(())
             } else {
                 Err(io::Error::last_os_error())
             }
-        })
+        })?
         .await?
     }
 

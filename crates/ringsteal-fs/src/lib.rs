@@ -28,6 +28,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod blocking;
 mod copy;
 mod cstr;
 mod file;

@@ -160,7 +160,7 @@ pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// The absolute path with every symlink resolved (on the blocking pool: there is no opcode).
 pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
     let path = path.as_ref().to_path_buf();
-    ringsteal_rt::spawn_blocking(move || std::fs::canonicalize(path)).await?
+    crate::blocking::spawn_blocking(move || std::fs::canonicalize(path))?.await?
 }
 
 /// True if the path exists (following symlinks); errors other than "not found" are returned.

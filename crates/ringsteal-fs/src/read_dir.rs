@@ -38,7 +38,7 @@ type Batch = (std::fs::ReadDir, Vec<io::Result<std::fs::DirEntry>>);
 /// ```
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_path_buf();
-    let iter = ringsteal_rt::spawn_blocking(move || std::fs::read_dir(path)).await??;
+    let iter = crate::blocking::spawn_blocking(move || std::fs::read_dir(path))?.await??;
     Ok(ReadDir {
         state: State::Idle(Some(iter)),
         buffered: VecDeque::new(),
@@ -75,11 +75,16 @@ impl ReadDir {
             match &mut self.state {
                 State::Idle(None) => return Poll::Ready(Ok(None)),
                 State::Idle(iter) => {
+                    if ringsteal_rt::RuntimeHandle::try_current().is_none() {
+                        // Keep the iterator: polled again on the runtime, it goes on.
+                        return Poll::Ready(Err(crate::blocking::off_runtime()));
+                    }
                     let mut iter = iter.take().expect("checked above");
-                    self.state = State::Reading(ringsteal_rt::spawn_blocking(move || {
+                    let batch = crate::blocking::spawn_blocking(move || {
                         let batch: Vec<_> = iter.by_ref().take(BATCH).collect();
                         (iter, batch)
-                    }));
+                    });
+                    self.state = State::Reading(batch.expect("a runtime is current"));
                 }
                 State::Reading(handle) => {
                     let (iter, batch) = match std::pin::Pin::new(handle).poll(cx) {
