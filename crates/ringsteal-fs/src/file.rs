@@ -88,20 +88,24 @@ impl File {
         &self.fd
     }
 
-    /// Reads into `buf` (up to its capacity) at `pos`. Yields the byte count (0 at end of
-    /// file) and the buffer. The returned [`Op`] accepts [`Op::with_timeout`].
+    /// Reads into `buf` (up to its capacity) at `pos` (`u64::MAX`: at the file position,
+    /// which the read advances). Yields the byte count (0 at end of file) and the buffer. The
+    /// returned [`Op`] accepts [`Op::with_timeout`].
     pub fn read_at<B: IoBufMut>(&self, buf: B, pos: u64) -> Op<ReadAt<B>> {
         op::read_at(&self.fd, buf, pos)
     }
 
     /// Fills `buf` completely (its whole capacity) from `pos`, or fails with
-    /// `UnexpectedEof` if the file ends first.
+    /// `UnexpectedEof` if the file ends first. With `pos == u64::MAX` every read is at the
+    /// file position (as std's sequential `read_exact`).
     pub async fn read_exact_at<B: IoBufMut>(&self, buf: B, pos: u64) -> BufResult<(), B> {
         let want = buf.bytes_total();
         let mut buf = buf;
         let mut filled = 0;
         while filled < want {
-            let (res, slice) = self.read_at(buf.slice(filled..), pos + filled as u64).await;
+            let (res, slice) = self
+                .read_at(buf.slice(filled..), part_pos(pos, filled))
+                .await;
             buf = slice.into_inner();
             match res {
                 Ok(0) => {
@@ -121,20 +125,21 @@ impl File {
         (Ok(()), buf)
     }
 
-    /// Writes the initialised bytes of `buf` at `pos`; may write fewer.
+    /// Writes the initialised bytes of `buf` at `pos` (`u64::MAX`: at the file position);
+    /// may write fewer.
     pub fn write_at<B: IoBuf>(&self, buf: B, pos: u64) -> Op<WriteAt<B>> {
         op::write_at(&self.fd, buf, pos)
     }
 
     /// Writes all initialised bytes of `buf` at `pos`, or fails (`WriteZero` if the kernel
-    /// accepts nothing).
+    /// accepts nothing). With `pos == u64::MAX` every write is at the file position.
     pub async fn write_all_at<B: IoBuf>(&self, buf: B, pos: u64) -> BufResult<(), B> {
         let want = buf.bytes_init();
         let mut buf = buf;
         let mut done = 0;
         while done < want {
             let (res, slice) = self
-                .write_at(buf.slice(done..want), pos + done as u64)
+                .write_at(buf.slice(done..want), part_pos(pos, done))
                 .await;
             buf = slice.into_inner();
             match res {
@@ -216,6 +221,16 @@ impl File {
             Ok(fd) => op::close(fd).await,
             Err(_shared) => Ok(()),
         }
+    }
+}
+
+/// Where the part of a multi-part read or write that starts `done` bytes in goes:
+/// `u64::MAX` (the file position, which each part advances) stays `u64::MAX`.
+fn part_pos(pos: u64, done: usize) -> u64 {
+    if pos == u64::MAX {
+        pos
+    } else {
+        pos.saturating_add(done as u64)
     }
 }
 

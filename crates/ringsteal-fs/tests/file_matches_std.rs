@@ -763,3 +763,59 @@ fn snapshot_pairs(dir: &Path) -> Vec<String> {
     }
     diffs
 }
+
+#[test]
+fn read_exact_at_and_write_all_at_at_the_file_position_continue_where_each_part_ended() {
+    on_every_shard("file-position", |ctx| async move {
+        // u64::MAX means "at the file position" (which each read or write advances): an
+        // exact read that needs several reads keeps reading at the position, like std's
+        // sequential read_exact.
+        let path = ctx.dir.join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let ours = File::open(&path).await.unwrap();
+        let mut std = std::fs::File::open(&path).unwrap();
+        let (res, buf) = ours.read_exact_at(Vec::with_capacity(4), u64::MAX).await;
+        let mut sbuf = [0u8; 4];
+        assert_same_result(res, std.read_exact(&mut sbuf), "read_exact at the position");
+        assert_eq!(buf, sbuf);
+        // Needs a second read, which finds the end of the file: UnexpectedEof, as std.
+        let (res, _) = ours.read_exact_at(Vec::with_capacity(100), u64::MAX).await;
+        assert_same_error(
+            res,
+            std.read_exact(&mut [0u8; 100]),
+            "read_exact past the end",
+        );
+
+        // A pipe: the data arrives in two parts, the exact read gets both, in order.
+        let (rx, mut tx) = pipe();
+        tx.write_all(b"first;").unwrap();
+        let rx = File::from_std(rx);
+        let writer = std::thread::spawn(move || {
+            tx.write_all(b"second").unwrap();
+            tx
+        });
+        let (res, buf) = rx.read_exact_at(Vec::with_capacity(12), u64::MAX).await;
+        res.unwrap();
+        assert_eq!(buf, b"first;second");
+        drop(writer.join().unwrap());
+
+        // A write larger than the pipe's buffer, drained by a reader meanwhile: however the
+        // kernel splits it, all of it arrives, in order.
+        let (rx, tx) = pipe();
+        let data = pattern(1 << 20);
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let mut rx = rx;
+            rx.read_to_end(&mut got).unwrap();
+            got
+        });
+        let tx = File::from_std(tx);
+        let (res, _) = tx.write_all_at(data.clone(), u64::MAX).await;
+        res.unwrap();
+        tx.close().await.unwrap();
+        assert!(
+            reader.join().unwrap() == data,
+            "the pipe delivered other bytes"
+        );
+    });
+}
