@@ -302,3 +302,57 @@ fn many_reads_dropped_at_once_are_all_cancelled_and_each_buffer_freed_once() {
         });
     }
 }
+
+#[test]
+fn dropping_an_op_of_several_sqes_cancels_all_of_them_before_freeing_its_buffer() {
+    for config in ALL_MODES {
+        on_every_shard(config, |shard| async move {
+            let handle = RuntimeHandle::current();
+            let dir = TempDir::new("cancel-linked");
+            let dst_path = dir.join("dst");
+            std::fs::write(&dst_path, b"keep").unwrap();
+            let dst = SharedFd::new(
+                std::fs::File::options()
+                    .write(true)
+                    .open(&dst_path)
+                    .unwrap()
+                    .into(),
+            );
+            let (rx, tx) = Source::Pipe.open(&dir);
+            let (probe, notify) = Probe::with_notify(handle.clone());
+            // A read with a (far) deadline: read + link timeout.
+            let mut timed = op::read_at(&rx, probe.buf(0, 16), u64::MAX).with_timeout(OP_GUARD);
+            // A linked copy from the idle pipe: read + write.
+            let mut linked = op::copy_linked(&rx, u64::MAX, &dst, 0, probe.buf(1, 16), 16);
+            // Both: read + link timeout + write.
+            let mut both = op::copy_linked(&rx, u64::MAX, &dst, 0, probe.buf(2, 16), 16)
+                .with_timeout(OP_GUARD);
+            assert!(poll_once(&mut timed).await.is_pending());
+            assert!(poll_once(&mut linked).await.is_pending());
+            assert!(poll_once(&mut both).await.is_pending());
+            ringsteal_rt::yield_now().await;
+            let before = handle.stats().shards[shard].clone();
+            drop((timed, linked, both));
+            assert_eq!(probe.drops(), 0, "a buffer was freed by the drop itself");
+            await_drops(&notify, 3).await;
+
+            let records = probe.records();
+            for (k, r) in records.iter().enumerate() {
+                assert!(
+                    r.ops_completed[shard] > before.ops_completed + k as u64,
+                    "buffer {} was freed before its op's completions were all reaped",
+                    r.label
+                );
+            }
+            // Every SQE of the three ops, and their cancels, has completed (the cells were
+            // freed), and so has the notification read: nothing is owed.
+            assert_eq!(handle.stats().shards[shard].ops_in_flight, 0);
+            assert_eq!(
+                handle.stats().shards[shard].ops_cancelled,
+                before.ops_cancelled + 3
+            );
+            assert_eq!(std::fs::read(&dst_path).unwrap(), b"keep", "a write ran");
+            check_nothing_consumed(&rx, &tx).await;
+        });
+    }
+}
