@@ -253,3 +253,25 @@ fn with_timeout_on_a_linked_copy_that_completes_in_time_copies_the_chunk() {
         });
     }
 }
+
+#[test]
+fn with_timeout_of_zero_times_out_a_read_that_would_wait_and_not_one_that_is_ready() {
+    for config in ONE_AND_TWO_SHARDS {
+        on_every_shard(config, |shard| async move {
+            let (rx, tx) = pipe();
+            let rx = SharedFd::new(rx);
+            let (res, buf) = op::read_at(&rx, Vec::with_capacity(8), u64::MAX)
+                .with_timeout(Duration::ZERO)
+                .await;
+            assert_eq!(res.unwrap_err().kind(), ErrorKind::TimedOut);
+            assert_eq!(buf.capacity(), 8);
+            write_fd(&tx, b"now");
+            let (res, buf) = op::read_at(&rx, buf, u64::MAX)
+                .with_timeout(Duration::ZERO)
+                .await;
+            assert_eq!(res.expect("a read that completes at once"), 3);
+            assert_eq!(buf, b"now");
+            assert_nothing_in_flight(shard);
+        });
+    }
+}
