@@ -121,8 +121,9 @@ impl Runtime {
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
         remote.sleeping.mark_asleep();
-        if !shard.worker.is_empty() {
-            // Queued stealable work would otherwise wait for the next block_on.
+        if !shard.worker.is_empty() || !remote.stealable.is_empty() {
+            // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
+            // would otherwise wait for the next block_on.
             self.shared.notify_idle(Some(0));
         }
         out

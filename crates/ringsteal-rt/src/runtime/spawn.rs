@@ -6,6 +6,7 @@
 //! the target sleeps.
 
 use std::future::Future;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
 use super::context;
@@ -81,9 +82,13 @@ where
                 let remote = &shared.shards[s];
                 remote.stealable.push(task);
                 remote.counters.spawned_remote.incr();
-                if remote.claim_doorbell() {
+                let rang = remote.claim_doorbell();
+                if rang {
                     shared.ring_doorbell(s);
-                } else {
+                }
+                // A shard nobody drives (shard 0 outside `block_on`) counts as asleep, so its
+                // doorbell may wait in a ring no thread watches: let an idle shard steal.
+                if !rang || !remote.driven.load(SeqCst) {
                     shared.notify_idle(cur.map(|c| c.index));
                 }
             }

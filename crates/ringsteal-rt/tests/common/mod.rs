@@ -1,0 +1,329 @@
+//! Helpers shared by the integration tests: the wake/ring configurations every behaviour is
+//! checked under, a hang guard, a plain-thread executor, a tiny async signal, drop counters
+//! and a random number generator. No helper sleeps to synchronise: every wait is on an event,
+//! bounded by the hang guard.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{mpsc, Arc, Mutex, Once};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use ringsteal_rt::{Builder, Runtime, WakeMechanism};
+
+/// How long a test body may run before the hang guard fails it. Generous: a debug build on a
+/// loaded 2-core machine; a healthy body takes a small fraction of it.
+pub const HANG_LIMIT: Duration = Duration::from_secs(60);
+
+/// The wake and ring configurations every behaviour is tested under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Config {
+    /// `WakeMechanism::Auto`: MSG_RING between shards where the kernel has it, the best ring
+    /// mode (`SINGLE_ISSUER | DEFER_TASKRUN` where available).
+    MsgRing,
+    /// `WakeMechanism::EventFd`: every doorbell is an eventfd write.
+    EventFd,
+    /// `Auto` with `defer_taskrun(false)`: `COOP_TASKRUN` rings.
+    CoopTaskrun,
+    /// `Auto` with neither `DEFER_TASKRUN` nor `COOP_TASKRUN`: plain rings.
+    Plain,
+}
+
+impl Config {
+    /// Every configuration, in the order the helpers run them.
+    pub const ALL: [Config; 4] = [
+        Config::MsgRing,
+        Config::EventFd,
+        Config::CoopTaskrun,
+        Config::Plain,
+    ];
+
+    /// A builder with `shards` shards in this configuration.
+    pub fn builder(self, shards: usize) -> Builder {
+        let b = Runtime::builder()
+            .shards(shards)
+            .thread_name(format!("rt-{self:?}"));
+        match self {
+            Config::MsgRing => b.wake(WakeMechanism::Auto),
+            Config::EventFd => b.wake(WakeMechanism::EventFd),
+            Config::CoopTaskrun => b.wake(WakeMechanism::Auto).defer_taskrun(false),
+            Config::Plain => b
+                .wake(WakeMechanism::Auto)
+                .defer_taskrun(false)
+                .coop_taskrun(false),
+        }
+    }
+
+    /// A runtime with `shards` shards in this configuration.
+    pub fn runtime(self, shards: usize) -> Runtime {
+        self.builder(shards)
+            .build()
+            .unwrap_or_else(|e| panic!("building a {self:?} runtime with {shards} shards: {e}"))
+    }
+}
+
+/// True if this kernel has `IORING_OP_MSG_RING`, so `Config::MsgRing` really uses it.
+pub fn kernel_has_msg_ring() -> bool {
+    ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring())
+}
+
+/// Runs `body` on its own thread and fails with a clear message if it has not finished
+/// within `limit`. A panic in the body is re-raised here, with its message.
+pub fn hang_guard<R, F>(what: &str, limit: Duration, body: F) -> R
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name(format!("hang-guarded {what}"))
+        .spawn(move || {
+            let res = catch_unwind(AssertUnwindSafe(body));
+            let _ = tx.send(res);
+        })
+        .expect("starting the hang-guarded thread");
+    match rx.recv_timeout(limit) {
+        Ok(Ok(v)) => {
+            let _ = thread.join();
+            v
+        }
+        Ok(Err(panic)) => {
+            let _ = thread.join();
+            eprintln!("{what}: the test body panicked");
+            resume_unwind(panic)
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+            "{what}: HUNG: the test body did not finish within {limit:?} (a lost wakeup, a \
+             deadlock or a task that never ran); its thread is left running"
+        ),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            unreachable!("{what}: the body's thread ended without reporting")
+        }
+    }
+}
+
+/// Runs `body` once per configuration, each time on its own hang-guarded thread, with a
+/// builder for `shards` shards in that configuration.
+pub fn under_every_config<F>(name: &str, shards: usize, body: F)
+where
+    F: Fn(Config, Builder) + Send + Sync + 'static,
+{
+    let body = Arc::new(body);
+    for config in Config::ALL {
+        let b = body.clone();
+        hang_guard(&format!("{name} [{config:?}]"), HANG_LIMIT, move || {
+            b(config, config.builder(shards))
+        });
+    }
+}
+
+/// Runs `body` under every configuration with a runtime of `shards` shards already built.
+pub fn with_every_runtime<F>(name: &str, shards: usize, body: F)
+where
+    F: Fn(Config, Runtime) + Send + Sync + 'static,
+{
+    under_every_config(name, shards, move |config, builder| {
+        let rt = builder
+            .build()
+            .unwrap_or_else(|e| panic!("building a {config:?} runtime: {e}"));
+        body(config, rt)
+    });
+}
+
+/// Runs a future to completion on a plain thread (not a shard), parking between polls.
+pub fn block_on_plain<F: Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+/// A counter tasks can await: `wait_for(n)` completes once `add` has brought it to `n`.
+/// Wakers are woken from whichever thread calls `add` (another shard, a plain thread).
+#[derive(Default)]
+pub struct Signal {
+    state: Mutex<(u64, Vec<Waker>)>,
+}
+
+impl Signal {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds one and wakes every waiter.
+    pub fn add(&self) {
+        let wakers = {
+            let mut st = self.state.lock().unwrap();
+            st.0 += 1;
+            std::mem::take(&mut st.1)
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    pub fn get(&self) -> u64 {
+        self.state.lock().unwrap().0
+    }
+
+    /// Completes once the count is at least `n`.
+    pub fn wait_for(&self, n: u64) -> impl Future<Output = u64> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut st = self.state.lock().unwrap();
+            if st.0 >= n {
+                return Poll::Ready(st.0);
+            }
+            if !st.1.iter().any(|w| w.will_wake(cx.waker())) {
+                st.1.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+    }
+}
+
+/// Spins (without yielding to the executor) until `cond` holds. For shards that must stay
+/// busy; the hang guard bounds it.
+pub fn spin_until(mut cond: impl FnMut() -> bool) {
+    while !cond() {
+        std::hint::spin_loop();
+    }
+}
+
+/// Awaits `yield_now` until `cond` holds, letting the shard run other work meanwhile.
+pub async fn yield_until(mut cond: impl FnMut() -> bool) {
+    while !cond() {
+        ringsteal_rt::yield_now().await;
+    }
+}
+
+/// Counts drops of [`DropGuard`]s by id, to check that every future is dropped exactly once.
+#[derive(Clone, Default)]
+pub struct DropLedger {
+    drops: Arc<Mutex<Vec<u32>>>,
+}
+
+impl DropLedger {
+    /// A guard with a fresh id; put it inside a future.
+    pub fn guard(&self) -> DropGuard {
+        let mut drops = self.drops.lock().unwrap();
+        drops.push(0);
+        DropGuard {
+            id: drops.len() - 1,
+            ledger: self.clone(),
+        }
+    }
+
+    /// Guards handed out.
+    pub fn created(&self) -> usize {
+        self.drops.lock().unwrap().len()
+    }
+
+    /// Guards dropped at least once.
+    pub fn dropped(&self) -> usize {
+        self.drops
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&d| d > 0)
+            .count()
+    }
+
+    /// Panics unless every guard was dropped exactly once.
+    pub fn assert_each_dropped_once(&self) {
+        let drops = self.drops.lock().unwrap();
+        let never: Vec<usize> = (0..drops.len()).filter(|&i| drops[i] == 0).collect();
+        let twice: Vec<usize> = (0..drops.len()).filter(|&i| drops[i] > 1).collect();
+        assert!(
+            never.is_empty() && twice.is_empty(),
+            "of {} futures, these were never dropped: {never:?}; these more than once: {twice:?}",
+            drops.len()
+        );
+    }
+}
+
+/// Records its drop in its [`DropLedger`].
+pub struct DropGuard {
+    id: usize,
+    ledger: DropLedger,
+}
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        self.ledger.drops.lock().unwrap()[self.id] += 1;
+    }
+}
+
+/// A tiny xorshift generator, for random delays in stress tests.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Spins for `n` iterations of a spin-loop hint (a random, small, busy delay).
+pub fn spin_for(n: u64) {
+    for _ in 0..n {
+        std::hint::spin_loop();
+    }
+}
+
+/// Installs (once) a panic hook that keeps intentional test panics, whose message starts
+/// with `INTENTIONAL`, off stderr, and reports every other panic as usual.
+pub fn quiet_intentional_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let msg = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            if msg.is_some_and(|m| m.starts_with(INTENTIONAL)) {
+                return;
+            }
+            default(info);
+        }));
+    });
+}
+
+/// The prefix of intentional test panics.
+pub const INTENTIONAL: &str = "INTENTIONAL test panic";
+
+/// A process-wide count, for tests that need a unique number.
+pub fn unique() -> usize {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, SeqCst)
+}
