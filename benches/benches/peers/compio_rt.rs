@@ -10,7 +10,8 @@
 //! ([`Threads::spawn_on`], like a `#[compio::main]` body). Each is compio's
 //! faster path for some workloads, measured here with compio 0.18:
 //! - a `block_on` future woken from a task on its own thread costs one
-//!   zero-timeout `io_uring_enter` (~21 us on this VM) per wake: a same-thread
+//!   `io_uring_enter(GETEVENTS, min_complete = 1)` with a zero timeout, which
+//!   returns ETIME after ~20 us on this VM, per wake: a same-thread
 //!   ping-pong took ~22 us per round trip with the pinger as `block_on` future
 //!   and ~0.9 us with both as spawned tasks. So drivers that await many local
 //!   tasks, or that wake themselves (timer_churn), run as spawned tasks;
