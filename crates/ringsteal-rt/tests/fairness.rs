@@ -1,0 +1,146 @@
+//! Cooperative fairness: a task that wakes itself in a loop cannot starve the other tasks of
+//! its shard, its timers, wakes from other shards, or the future given to `block_on`.
+
+mod common;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use common::*;
+use ringsteal_rt::{current_shard, spawn_with, JoinHandle, Placement};
+
+/// Spawns on `shard` a task that yields forever (until `stop`), counting its polls.
+fn spawn_hog(shard: usize, stop: &Arc<AtomicBool>, polls: &Arc<AtomicU64>) -> JoinHandle<()> {
+    let (stop, polls) = (stop.clone(), polls.clone());
+    spawn_with(Placement::Pinned(shard), async move {
+        while !stop.load(SeqCst) {
+            polls.fetch_add(1, SeqCst);
+            ringsteal_rt::yield_now().await;
+        }
+    })
+}
+
+/// A future that wakes itself and returns `Pending` forever (without `yield_now`).
+struct SelfWaker(Arc<AtomicBool>);
+
+impl Future for SelfWaker {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.load(SeqCst) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_task_yielding_forever_does_not_starve_the_other_tasks_of_its_shard() {
+    with_every_runtime("hog vs tasks", 2, |_, rt| {
+        rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let polls = Arc::new(AtomicU64::new(0));
+            let hog = spawn_hog(1, &stop, &polls);
+            let self_waker = spawn_with(Placement::Pinned(1), SelfWaker(stop.clone()));
+            yield_until(|| polls.load(SeqCst) > 10).await;
+            for round in 0..20 {
+                let handles: Vec<_> = (0..10)
+                    .map(|i| {
+                        spawn_with(Placement::Pinned(1), async move {
+                            ringsteal_rt::yield_now().await;
+                            (i, current_shard())
+                        })
+                    })
+                    .collect();
+                for (i, h) in handles.into_iter().enumerate() {
+                    assert_eq!(h.await.unwrap(), (i, Some(1)), "round {round}");
+                }
+            }
+            stop.store(true, SeqCst);
+            hog.await.unwrap();
+            self_waker.await.unwrap();
+        });
+    });
+}
+
+#[test]
+fn a_task_yielding_forever_does_not_starve_timers_on_its_shard() {
+    with_every_runtime("hog vs timers", 2, |_, rt| {
+        rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let polls = Arc::new(AtomicU64::new(0));
+            let hog = spawn_hog(1, &stop, &polls);
+            yield_until(|| polls.load(SeqCst) > 10).await;
+            let slept = spawn_with(Placement::Pinned(1), async {
+                let start = Instant::now();
+                ringsteal_rt::time::sleep(Duration::from_millis(5)).await;
+                let mut ticks = ringsteal_rt::time::interval(Duration::from_millis(1));
+                for _ in 0..5 {
+                    ticks.tick().await;
+                }
+                (current_shard(), start.elapsed())
+            });
+            let (on, took) = slept.await.unwrap();
+            assert_eq!(on, Some(1));
+            assert!(took >= Duration::from_millis(9), "fired early: {took:?}");
+            stop.store(true, SeqCst);
+            hog.await.unwrap();
+        });
+    });
+}
+
+#[test]
+fn a_task_yielding_forever_does_not_starve_wakes_from_other_shards() {
+    with_every_runtime("hog vs remote wakes", 2, |_, rt| {
+        rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let polls = Arc::new(AtomicU64::new(0));
+            let hogs = [spawn_hog(1, &stop, &polls), spawn_hog(1, &stop, &polls)];
+            yield_until(|| polls.load(SeqCst) > 10).await;
+            let (ping, pong) = (Signal::new(), Signal::new());
+            let (pi, po) = (ping.clone(), pong.clone());
+            let responder = spawn_with(Placement::Pinned(1), async move {
+                for i in 1..=100 {
+                    pi.wait_for(i).await;
+                    po.add();
+                }
+            });
+            for i in 1..=100 {
+                ping.add();
+                pong.wait_for(i).await;
+            }
+            responder.await.unwrap();
+            stop.store(true, SeqCst);
+            for h in hogs {
+                h.await.unwrap();
+            }
+        });
+    });
+}
+
+#[test]
+fn a_task_yielding_forever_on_shard_0_does_not_starve_the_block_on_future() {
+    with_every_runtime("hog vs block_on", 2, |_, rt| {
+        rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let polls = Arc::new(AtomicU64::new(0));
+            let hog = spawn_hog(0, &stop, &polls);
+            let self_waker = spawn_with(Placement::Pinned(0), SelfWaker(stop.clone()));
+            // The main future sleeps, is woken from shard 1, and yields, all beside the hog.
+            ringsteal_rt::time::sleep(Duration::from_millis(2)).await;
+            let other = spawn_with(Placement::Pinned(1), async { current_shard() });
+            assert_eq!(other.await.unwrap(), Some(1));
+            for _ in 0..100 {
+                ringsteal_rt::yield_now().await;
+            }
+            assert!(polls.load(SeqCst) > 0);
+            stop.store(true, SeqCst);
+            hog.await.unwrap();
+            self_waker.await.unwrap();
+        });
+    });
+}
