@@ -116,17 +116,13 @@ impl Runtime {
         let remote = shard.remote();
         remote.driven.store(true, SeqCst);
         remote.wake_up();
-        let out = shard.block_on(future);
-        shard.submit();
-        remote.driven.store(false, SeqCst);
-        // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
-        remote.sleeping.mark_asleep();
-        if !shard.worker.is_empty() || !remote.stealable.is_empty() {
-            // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
-            // would otherwise wait for the next block_on.
-            self.shared.notify_idle(Some(0));
-        }
-        out
+        // Hands the shard back on the way out, also when the future panics (dropped before
+        // `_guard`, so this thread is still shard 0 meanwhile).
+        let _leave = LeaveBlockOn {
+            shared: &self.shared,
+            shard,
+        };
+        shard.block_on(future)
     }
 
     /// Shuts down, waiting at most `timeout` for in-flight I/O and blocking tasks.
@@ -151,6 +147,33 @@ impl Runtime {
         final_sweep(&self.shared);
         sched::return_credits(&shard0);
         drop(shard0);
+    }
+}
+
+/// Leaves `block_on`: submits what the last tick queued, marks shard 0 undriven and asleep,
+/// and wakes an idle shard for the stealable work still queued here.
+struct LeaveBlockOn<'a> {
+    shared: &'a Shared,
+    shard: &'a Shard,
+}
+
+impl Drop for LeaveBlockOn<'_> {
+    fn drop(&mut self) {
+        let (shard, remote) = (self.shard, self.shard.remote());
+        // `try_borrow_mut`: after a panic the driver may still be borrowed up the stack.
+        if let Ok(mut driver) = shard.driver.try_borrow_mut() {
+            if driver.sq_pending() > 0 {
+                let _ = driver.submit(shard.counters());
+            }
+        }
+        remote.driven.store(false, SeqCst);
+        // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
+        remote.sleeping.mark_asleep();
+        if !shard.worker.is_empty() || !remote.stealable.is_empty() {
+            // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
+            // would otherwise wait for the next block_on.
+            self.shared.notify_idle(Some(0));
+        }
     }
 }
 
