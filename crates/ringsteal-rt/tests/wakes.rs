@@ -1,0 +1,176 @@
+//! Wakes: across shards (ping-pong between pinned tasks, the `block_on` future woken from
+//! elsewhere), from plain threads, and the runtime context in blocking closures and entered
+//! threads.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use ringsteal_rt::{current_shard, spawn_with, Placement, RuntimeHandle};
+
+const ROUNDS: u64 = 2000;
+
+#[test]
+fn tasks_pinned_on_two_shards_ping_pong_through_cross_shard_wakes() {
+    with_every_runtime("ping-pong", 2, |_, rt| {
+        let before = rt.handle().stats();
+        rt.block_on(async {
+            let (ping, pong) = (Signal::new(), Signal::new());
+            let (pi, po) = (ping.clone(), pong.clone());
+            let left = spawn_with(Placement::Pinned(0), async move {
+                for i in 1..=ROUNDS {
+                    pi.add();
+                    po.wait_for(i).await;
+                }
+                current_shard()
+            });
+            let (pi, po) = (ping.clone(), pong.clone());
+            let right = spawn_with(Placement::Pinned(1), async move {
+                for i in 1..=ROUNDS {
+                    pi.wait_for(i).await;
+                    po.add();
+                }
+                current_shard()
+            });
+            assert_eq!(right.await.unwrap(), Some(1));
+            assert_eq!(left.await.unwrap(), Some(0));
+            assert_eq!((ping.get(), pong.get()), (ROUNDS, ROUNDS));
+        });
+        let after = rt.handle().stats();
+        for s in 0..2 {
+            let woken = after.shards[s].remote_wakes - before.shards[s].remote_wakes;
+            assert!(woken >= ROUNDS / 2, "shard {s}: only {woken} remote wakes");
+        }
+    });
+}
+
+#[test]
+fn the_block_on_future_is_woken_from_another_shard_and_from_a_plain_thread() {
+    with_every_runtime("main future wakes", 2, |_, rt| {
+        rt.block_on(async {
+            let (ping, pong) = (Signal::new(), Signal::new());
+            let (pi, po) = (ping.clone(), pong.clone());
+            let other = spawn_with(Placement::Pinned(1), async move {
+                for i in 1..=ROUNDS / 4 {
+                    pi.wait_for(i).await;
+                    po.add();
+                }
+            });
+            for i in 1..=ROUNDS / 4 {
+                ping.add();
+                pong.wait_for(i).await;
+            }
+            other.await.unwrap();
+
+            let from_thread = Signal::new();
+            let f = from_thread.clone();
+            let thread = std::thread::spawn(move || {
+                for _ in 0..ROUNDS / 4 {
+                    f.add();
+                }
+            });
+            from_thread.wait_for(ROUNDS / 4).await;
+            thread.join().unwrap();
+        });
+    });
+}
+
+#[test]
+fn a_plain_thread_wakes_tasks_on_every_shard_and_is_woken_by_them() {
+    with_every_runtime("plain thread wakes", 3, |_, rt| {
+        rt.block_on(async {
+            let go = Signal::new();
+            let acks: Vec<Arc<Signal>> = (0..3).map(|_| Signal::new()).collect();
+            let tasks: Vec<_> = (0..3)
+                .map(|s| {
+                    let (go, ack) = (go.clone(), acks[s].clone());
+                    spawn_with(Placement::Pinned(s), async move {
+                        for i in 1..=ROUNDS / 4 {
+                            go.wait_for(i).await;
+                            assert_eq!(current_shard(), Some(s));
+                            ack.add();
+                        }
+                    })
+                })
+                .collect();
+            // The plain thread waits for the acks with a thread-parking waker, which the
+            // shards wake.
+            let (g, a) = (go.clone(), acks.clone());
+            let thread = std::thread::spawn(move || {
+                for i in 1..=ROUNDS / 4 {
+                    g.add();
+                    for ack in &a {
+                        block_on_plain(ack.wait_for(i));
+                    }
+                }
+            });
+            for t in tasks {
+                t.await.unwrap();
+            }
+            let joined = Signal::new();
+            let j = joined.clone();
+            // Join the thread without blocking shard 0.
+            let _ = ringsteal_rt::spawn_blocking(move || {
+                thread.join().unwrap();
+                j.add();
+            });
+            joined.wait_for(1).await;
+        });
+    });
+}
+
+#[test]
+fn runtime_handle_current_works_inside_spawn_blocking() {
+    with_every_runtime("current in blocking", 2, |_, rt| {
+        rt.block_on(async {
+            let inner = ringsteal_rt::spawn_blocking(|| {
+                assert_eq!(current_shard(), None, "a blocking thread is not a shard");
+                let handle = RuntimeHandle::current();
+                assert_eq!(handle.shards(), 2);
+                let pinned = handle.spawn_with(Placement::Pinned(1), async { current_shard() });
+                let free = ringsteal_rt::spawn(async { current_shard().is_some() });
+                (pinned, free)
+            });
+            let (pinned, free) = inner.await.unwrap();
+            assert_eq!(pinned.await.unwrap(), Some(1));
+            assert!(free.await.unwrap());
+        });
+    });
+}
+
+#[test]
+fn entering_a_handle_makes_its_runtime_current_on_a_plain_thread() {
+    with_every_runtime("enter", 2, |config, rt| {
+        let other = config.runtime(3);
+        let (h2, h3) = (rt.handle(), other.handle());
+        let joins = std::thread::spawn(move || {
+            assert!(RuntimeHandle::try_current().is_none());
+            let outer = h2.enter();
+            assert_eq!(RuntimeHandle::current().shards(), 2);
+            let a = ringsteal_rt::spawn(async { current_shard() });
+            let b = ringsteal_rt::spawn_with(Placement::Pinned(1), async { current_shard() });
+            let c = ringsteal_rt::spawn_blocking(|| RuntimeHandle::current().shards());
+            {
+                let _inner = h3.enter();
+                assert_eq!(RuntimeHandle::current().shards(), 3);
+            }
+            assert_eq!(
+                RuntimeHandle::current().shards(),
+                2,
+                "the outer runtime is back"
+            );
+            drop(outer);
+            assert!(RuntimeHandle::try_current().is_none());
+            (a, b, c)
+        })
+        .join()
+        .unwrap();
+        rt.block_on(async move {
+            let (a, b, c) = joins;
+            assert!(a.await.unwrap().is_some());
+            assert_eq!(b.await.unwrap(), Some(1));
+            assert_eq!(c.await.unwrap(), 2);
+        });
+    });
+}
