@@ -118,6 +118,7 @@ impl Shard {
             let mut inbox = self.messages.borrow_mut();
             while let Steal::Success(m) = remote.messages.steal() {
                 inbox.queue.push_back(m);
+                self.counters().messages_received.incr();
             }
         }
         let mut reaped = self.reaped.borrow_mut();

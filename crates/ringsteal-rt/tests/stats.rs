@@ -1,0 +1,292 @@
+//! Stats: every counter of `RuntimeStats` moves when the runtime does what it counts.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use ringsteal_rt::{
+    current_shard, spawn_with, Placement, Runtime, RuntimeHandle, RuntimeStats, ShardStats,
+};
+
+/// `after - before` for every counter of one shard (gauges as they are after).
+fn delta(before: &ShardStats, after: &ShardStats) -> ShardStats {
+    let mut d = after.clone();
+    d.polls -= before.polls;
+    d.spawned_local -= before.spawned_local;
+    d.spawned_remote -= before.spawned_remote;
+    d.steal_attempts -= before.steal_attempts;
+    d.steal_successes -= before.steal_successes;
+    d.tasks_stolen -= before.tasks_stolen;
+    d.msg_ring_doorbells -= before.msg_ring_doorbells;
+    d.eventfd_doorbells -= before.eventfd_doorbells;
+    d.eventfd_wakes -= before.eventfd_wakes;
+    d.remote_wakes -= before.remote_wakes;
+    d.enters -= before.enters;
+    d.sqes_submitted -= before.sqes_submitted;
+    d.cq_overflows -= before.cq_overflows;
+    d.parks -= before.parks;
+    d.parked -= before.parked;
+    d.ops_completed -= before.ops_completed;
+    d.timers_fired -= before.timers_fired;
+    d.messages_received -= before.messages_received;
+    d
+}
+
+fn deltas(before: &RuntimeStats, after: &RuntimeStats) -> Vec<ShardStats> {
+    before
+        .shards
+        .iter()
+        .zip(&after.shards)
+        .map(|(b, a)| delta(b, a))
+        .collect()
+}
+
+/// Ping-pong between tasks pinned on shards 0 and 1: every round needs a cross-shard wake
+/// of a shard that has gone to sleep.
+fn ping_pong(rt: &Runtime, rounds: u64) {
+    rt.block_on(async move {
+        let (ping, pong) = (Signal::new(), Signal::new());
+        let (pi, po) = (ping.clone(), pong.clone());
+        let right = spawn_with(Placement::Pinned(1), async move {
+            for i in 1..=rounds {
+                pi.wait_for(i).await;
+                po.add();
+            }
+        });
+        for i in 1..=rounds {
+            ping.add();
+            pong.wait_for(i).await;
+        }
+        right.await.unwrap();
+    });
+}
+
+#[test]
+fn poll_and_spawn_counters_count_every_task_where_it_was_placed() {
+    with_every_runtime("spawn counters", 2, |_, rt| {
+        let handle = rt.handle();
+        let before = handle.stats();
+        rt.block_on(async {
+            let mut joins = Vec::new();
+            for _ in 0..10 {
+                joins.push(spawn_with(Placement::Pinned(1), async {}));
+                joins.push(spawn_with(Placement::Pinned(0), async {}));
+            }
+            for _ in 0..5 {
+                joins.push(ringsteal_rt::spawn(async {}));
+            }
+            for _ in 0..3 {
+                joins.push(ringsteal_rt::spawn_local(async {}));
+            }
+            for j in joins {
+                j.await.unwrap();
+            }
+        });
+        let h = handle.clone();
+        let from_thread = std::thread::spawn(move || {
+            let mut joins = Vec::new();
+            for _ in 0..4 {
+                joins.push(h.spawn_with(Placement::Pinned(1), async {}));
+            }
+            for _ in 0..6 {
+                joins.push(h.spawn(async {}));
+            }
+            joins
+        })
+        .join()
+        .unwrap();
+        rt.block_on(async move {
+            for j in from_thread {
+                j.await.unwrap();
+            }
+        });
+        let after = handle.stats();
+        let d = deltas(&before, &after);
+        assert_eq!(d[0].spawned_local, 10 + 5 + 3, "{:?}", d[0]);
+        assert_eq!(d[1].spawned_remote, 10 + 4, "{:?}", d[1]);
+        assert_eq!(after.spawned_external - before.spawned_external, 6);
+        assert!(d[1].polls >= 14, "{:?}", d[1]);
+        assert!(d[0].polls + d[1].polls >= 10 + 10 + 5 + 3 + 4 + 6);
+        assert_eq!(
+            after.total().polls,
+            after.shards[0].polls + after.shards[1].polls
+        );
+    });
+}
+
+#[test]
+fn steal_counters_count_attempts_successes_and_stolen_tasks() {
+    with_every_runtime("steal counters", 2, |_, rt| {
+        let before = rt.handle().stats();
+        rt.block_on(async {
+            let done = Arc::new(AtomicUsize::new(0));
+            for _ in 0..40 {
+                let d = done.clone();
+                drop(ringsteal_rt::spawn(async move {
+                    d.fetch_add(1, SeqCst);
+                }));
+            }
+            spin_until(|| done.load(SeqCst) == 40);
+        });
+        let d = deltas(&before, &rt.handle().stats());
+        assert_eq!(d[1].tasks_stolen, 40, "{:?}", d[1]);
+        assert!(d[1].steal_successes >= 2, "{:?}", d[1]);
+        assert!(d[1].steal_attempts >= d[1].steal_successes, "{:?}", d[1]);
+    });
+}
+
+#[test]
+fn doorbells_are_msg_ring_sends_under_msg_ring_and_eventfd_writes_under_eventfd() {
+    under_every_config("doorbell counters", 2, |config, builder| {
+        let rt = builder.build().unwrap();
+        let before = rt.handle().stats();
+        ping_pong(&rt, 300);
+        let d = deltas(&before, &rt.handle().stats());
+        let msg_ring: u64 = d.iter().map(|s| s.msg_ring_doorbells).sum();
+        let eventfd: u64 = d.iter().map(|s| s.eventfd_doorbells).sum();
+        let eventfd_wakes: u64 = d.iter().map(|s| s.eventfd_wakes).sum();
+        if config == Config::EventFd || !kernel_has_msg_ring() {
+            assert_eq!(msg_ring, 0, "{config:?}: {d:?}");
+            assert!(eventfd > 0, "{config:?}: no eventfd doorbell: {d:?}");
+            assert!(eventfd_wakes > 0, "{config:?}: no eventfd wake: {d:?}");
+            for s in &d {
+                // Several writes may land before one read completes, never the reverse.
+                assert!(s.eventfd_wakes <= s.eventfd_doorbells, "{config:?}: {s:?}");
+            }
+        } else {
+            assert!(msg_ring > 0, "{config:?}: no MSG_RING doorbell: {d:?}");
+            assert_eq!(
+                eventfd, 0,
+                "{config:?}: shard-to-shard wakes used the eventfd"
+            );
+            assert_eq!(eventfd_wakes, 0, "{config:?}: {d:?}");
+            // A MSG_RING doorbell is an SQE of the sender's ring.
+            for s in &d {
+                assert!(
+                    s.sqes_submitted >= s.msg_ring_doorbells,
+                    "{config:?}: {s:?}"
+                );
+            }
+        }
+        // The task on shard 1 is woken from shard 0 (the block_on future's own wakes are
+        // not task wakes).
+        assert!(d[1].remote_wakes > 0, "{config:?}: {:?}", d[1]);
+    });
+}
+
+#[test]
+fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
+    with_every_runtime("park counters", 2, |_, rt| {
+        // Let shard 1 finish starting up and fall asleep.
+        ping_pong(&rt, 1);
+        let before = rt.handle().stats();
+        rt.block_on(ringsteal_rt::time::sleep(Duration::from_millis(50)));
+        let after = rt.handle().stats();
+        let d = deltas(&before, &after);
+        assert!(d[0].parks >= 1, "{:?}", d[0]);
+        assert!(d[0].enters >= 1, "{:?}", d[0]);
+        assert!(
+            d[0].parked >= Duration::from_millis(25),
+            "shard 0 slept 50 ms but counted {:?} parked",
+            d[0].parked
+        );
+        assert_eq!(d[0].timers_fired, 1, "{:?}", d[0]);
+        assert_eq!(after.shards[0].timers_active, 0);
+        // Shard 1 had nothing to do: it stayed parked. A park is counted when it ends, so
+        // wake it, then its parked time covers the 50 ms.
+        ping_pong(&rt, 1);
+        let woken = rt.handle().stats();
+        let d1 = delta(&before.shards[1], &woken.shards[1]);
+        assert!(d1.parks >= 1 && d1.enters >= 1, "{d1:?}");
+        assert!(d1.parked >= Duration::from_millis(25), "{d1:?}");
+        assert!(woken.shards[1].sqes_submitted >= 1, "{:?}", woken.shards[1]);
+        assert_eq!(
+            woken.total().parked,
+            woken.shards[0].parked + woken.shards[1].parked
+        );
+    });
+}
+
+#[test]
+fn gauges_follow_live_tasks_and_timers() {
+    with_every_runtime("gauges", 2, |_, rt| {
+        let handle = rt.handle();
+        rt.block_on(async {
+            let started = Signal::new();
+            let s = started.clone();
+            let sleeper = spawn_with(Placement::Pinned(1), async move {
+                let sleep = ringsteal_rt::time::sleep(Duration::from_secs(3600));
+                s.add();
+                sleep.await;
+            });
+            started.wait_for(1).await;
+            yield_until(|| {
+                let s1 = &RuntimeHandle::current().stats().shards[1];
+                s1.tasks_alive == 1 && s1.timers_active == 1
+            })
+            .await;
+            sleeper.abort();
+            assert!(sleeper.await.unwrap_err().is_cancelled());
+            yield_until(|| {
+                let s1 = &RuntimeHandle::current().stats().shards[1];
+                s1.tasks_alive == 0 && s1.timers_active == 0
+            })
+            .await;
+        });
+        assert_eq!(handle.stats().shards[1].tasks_alive, 0);
+    });
+}
+
+#[test]
+fn every_raw_message_is_counted_by_its_receiver_whatever_path_it_took() {
+    with_every_runtime("message counter", 2, |_, rt| {
+        let handle = rt.handle();
+        let before = handle.stats();
+        rt.block_on(async {
+            let receiver = spawn_with(Placement::Pinned(1), async {
+                for _ in 0..30 {
+                    ringsteal_rt::recv_msg().await;
+                }
+                current_shard()
+            });
+            // 10 from shard 0, 10 from a plain thread, 10 from shard 1 itself.
+            for i in 0..10 {
+                RuntimeHandle::current().send_msg(1, i).unwrap();
+            }
+            let h = RuntimeHandle::current();
+            std::thread::spawn(move || (0..10).for_each(|i| h.send_msg(1, i).unwrap()))
+                .join()
+                .unwrap();
+            spawn_with(Placement::Pinned(1), async {
+                (0..10).for_each(|i| RuntimeHandle::current().send_msg(1, i).unwrap())
+            })
+            .await
+            .unwrap();
+            assert_eq!(receiver.await.unwrap(), Some(1));
+        });
+        let d = deltas(&before, &handle.stats());
+        assert_eq!(d[1].messages_received, 30, "{:?}", d[1]);
+    });
+}
+
+#[test]
+fn blocking_pool_counters_count_closures_and_threads() {
+    let rt = Config::MsgRing.runtime(1);
+    let handle = rt.handle();
+    assert_eq!(handle.stats().blocking_spawned, 0);
+    rt.block_on(async {
+        for i in 0..5 {
+            assert_eq!(ringsteal_rt::spawn_blocking(move || i).await.unwrap(), i);
+        }
+    });
+    let stats = handle.stats();
+    assert_eq!(stats.blocking_spawned, 5);
+    assert!(
+        (1..=5).contains(&stats.blocking_threads),
+        "threads alive: {}",
+        stats.blocking_threads
+    );
+}
