@@ -1,0 +1,171 @@
+//! The blocking pool: closures run on threads named `<thread_name>-blocking-N`, never more at
+//! once than `max_blocking_threads`, on threads that are reused and retire when idle.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use ringsteal_rt::RuntimeHandle;
+
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("").to_string()
+}
+
+#[test]
+fn blocking_closures_run_on_threads_named_after_the_runtime() {
+    let rt = Config::MsgRing
+        .builder(2)
+        .thread_name("poolspec")
+        .build()
+        .unwrap();
+    let names = rt.block_on(async {
+        let mut names = Vec::new();
+        for _ in 0..4 {
+            names.push(ringsteal_rt::spawn_blocking(thread_name).await.unwrap());
+        }
+        names
+    });
+    for name in names {
+        let n = name
+            .strip_prefix("poolspec-blocking-")
+            .unwrap_or_else(|| panic!("blocking thread named {name:?}"));
+        assert!(n.parse::<usize>().is_ok_and(|n| n >= 1), "{name:?}");
+    }
+}
+
+/// The pool state a batch of closures saw.
+#[derive(Default)]
+struct Gauge {
+    running: AtomicUsize,
+    max_running: AtomicUsize,
+    completed: AtomicUsize,
+    /// Closures allowed to finish (each running closure takes one, then returns).
+    permits: AtomicUsize,
+    names: Mutex<BTreeSet<String>>,
+}
+
+impl Gauge {
+    fn closure(self: &Arc<Self>) -> impl FnOnce() + Send + 'static {
+        let g = self.clone();
+        move || {
+            let now = g.running.fetch_add(1, SeqCst) + 1;
+            g.max_running.fetch_max(now, SeqCst);
+            g.names.lock().unwrap().insert(thread_name());
+            // Hold the thread until the test hands out a permit.
+            loop {
+                let p = g.permits.load(SeqCst);
+                if p > 0 && g.permits.compare_exchange(p, p - 1, SeqCst, SeqCst).is_ok() {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            g.running.fetch_sub(1, SeqCst);
+            g.completed.fetch_add(1, SeqCst);
+        }
+    }
+}
+
+/// Spawns `n` gauge closures, then lets them finish one at a time, each time only once the
+/// pool is saturated (`max` running, or all that are left).
+async fn run_batch(gauge: &Arc<Gauge>, n: usize, max: usize) {
+    let base = gauge.completed.load(SeqCst);
+    let handles: Vec<_> = (0..n)
+        .map(|_| RuntimeHandle::current().spawn_blocking(gauge.closure()))
+        .collect();
+    for k in 0..n {
+        let busy = max.min(n - k);
+        yield_until(|| gauge.running.load(SeqCst) == busy).await;
+        assert!(gauge.max_running.load(SeqCst) <= max);
+        gauge.permits.fetch_add(1, SeqCst);
+        yield_until(|| gauge.completed.load(SeqCst) == base + k + 1).await;
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+}
+
+#[test]
+fn no_more_than_max_blocking_threads_closures_run_at_once_and_all_of_them_run() {
+    let limit = HANG_LIMIT;
+    hang_guard("blocking limit", limit, || {
+        let rt = Config::MsgRing
+            .builder(2)
+            .max_blocking_threads(2)
+            .build()
+            .unwrap();
+        let gauge = Arc::new(Gauge::default());
+        let g = gauge.clone();
+        rt.block_on(async move { run_batch(&g, 20, 2).await });
+        assert_eq!(gauge.completed.load(SeqCst), 20);
+        assert_eq!(
+            gauge.max_running.load(SeqCst),
+            2,
+            "the pool should use, and never exceed, its two threads"
+        );
+        let names = gauge.names.lock().unwrap().clone();
+        assert!(
+            names.len() <= 2,
+            "20 closures on 2 threads ran on {names:?}"
+        );
+        // A second batch reuses the same (kept-alive) threads.
+        let g = gauge.clone();
+        rt.block_on(async move { run_batch(&g, 20, 2).await });
+        assert_eq!(gauge.completed.load(SeqCst), 40);
+        assert_eq!(
+            *gauge.names.lock().unwrap(),
+            names,
+            "threads were not reused"
+        );
+        let stats = rt.handle().stats();
+        assert_eq!(stats.blocking_spawned, 40);
+        assert!(stats.blocking_threads <= 2, "{stats:?}");
+    });
+}
+
+#[test]
+fn idle_blocking_threads_retire_after_their_keep_alive() {
+    hang_guard("keep alive", HANG_LIMIT, || {
+        let rt = Config::MsgRing
+            .builder(1)
+            .blocking_keep_alive(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        let handle = rt.handle();
+        rt.block_on(async move {
+            ringsteal_rt::spawn_blocking(|| ()).await.unwrap();
+            assert_eq!(handle.stats().blocking_threads, 1);
+            // Poll the gauge; the hang guard bounds the wait.
+            while handle.stats().blocking_threads != 0 {
+                ringsteal_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+            // The pool starts a new thread for new work.
+            let name = ringsteal_rt::spawn_blocking(thread_name).await.unwrap();
+            assert!(name.contains("-blocking-"), "{name}");
+        });
+    });
+}
+
+#[test]
+fn blocking_closures_can_be_spawned_from_every_kind_of_thread() {
+    with_every_runtime("blocking from anywhere", 2, |_, rt| {
+        let handle = rt.handle();
+        let from_thread = std::thread::spawn(move || handle.spawn_blocking(|| 1))
+            .join()
+            .unwrap();
+        rt.block_on(async move {
+            let from_main = ringsteal_rt::spawn_blocking(|| 2);
+            let from_task = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async {
+                ringsteal_rt::spawn_blocking(|| 3).await.unwrap()
+            });
+            let nested = ringsteal_rt::spawn_blocking(|| ringsteal_rt::spawn_blocking(|| 4));
+            assert_eq!(from_thread.await.unwrap(), 1);
+            assert_eq!(from_main.await.unwrap(), 2);
+            assert_eq!(from_task.await.unwrap(), 3);
+            assert_eq!(nested.await.unwrap().await.unwrap(), 4);
+        });
+    });
+}
