@@ -1,0 +1,74 @@
+//! Idle CPU: an idle runtime blocks every shard in the kernel and uses no measurable CPU,
+//! with `IdleStrategy::Park` and with `SpinThenPark`. One test in its own binary, because
+//! `getrusage(RUSAGE_SELF)` measures the whole process.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use ringsteal_rt::{spawn_with, IdleStrategy, Placement};
+
+/// The limit the issue sets: "an idle runtime uses no measurable CPU".
+const LIMIT: Duration = Duration::from_millis(5);
+
+/// User plus system CPU time of this process so far.
+fn cpu_time() -> Duration {
+    // SAFETY: rusage is plain data, zeroed is a valid value; getrusage writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid out-pointer.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// CPU time used while a 2-shard runtime sleeps for one second in `block_on` and its other
+/// shard has nothing to do.
+fn idle_second(config: Config, idle: IdleStrategy) -> (Duration, Duration) {
+    let rt = config.builder(2).idle(idle).build().unwrap();
+    // Warm up: both shards have run something and gone back to sleep.
+    rt.block_on(async {
+        spawn_with(Placement::Pinned(1), async {}).await.unwrap();
+        ringsteal_rt::time::sleep(Duration::from_millis(20)).await;
+    });
+    let (cpu, wall) = (cpu_time(), Instant::now());
+    rt.block_on(ringsteal_rt::time::sleep(Duration::from_secs(1)));
+    (cpu_time() - cpu, wall.elapsed())
+}
+
+#[test]
+fn an_idle_runtime_uses_no_measurable_cpu_whether_it_parks_or_spins_first() {
+    let cases = [
+        (Config::MsgRing, IdleStrategy::Park),
+        (Config::EventFd, IdleStrategy::Park),
+        (Config::CoopTaskrun, IdleStrategy::Park),
+        (Config::Plain, IdleStrategy::Park),
+        (
+            Config::MsgRing,
+            IdleStrategy::SpinThenPark(Duration::from_micros(50)),
+        ),
+        (
+            Config::EventFd,
+            IdleStrategy::SpinThenPark(Duration::from_micros(50)),
+        ),
+    ];
+    let results = hang_guard("idle cpu", HANG_LIMIT, move || {
+        cases
+            .iter()
+            .map(|&(config, idle)| (config, idle, idle_second(config, idle)))
+            .collect::<Vec<_>>()
+    });
+    let mut over = Vec::new();
+    for (config, idle, (cpu, wall)) in results {
+        println!("idle for {wall:?} under {config:?}, {idle:?}: {cpu:?} of CPU (user+sys)");
+        assert!(wall >= Duration::from_secs(1), "the sleep returned early");
+        if cpu >= LIMIT {
+            over.push(format!("{config:?}/{idle:?}: {cpu:?}"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "an idle second used {LIMIT:?} of CPU or more: {over:?}"
+    );
+}
