@@ -21,6 +21,9 @@ const LEVELS: usize = 7;
 const SLOT_BITS: u32 = 6;
 const SLOTS: usize = 1 << SLOT_BITS;
 const NIL: u32 = u32::MAX;
+/// Ticks the levels span from a span-aligned start: deadlines in a later span of this many
+/// bits wait in the overflow list.
+const RANGE_BITS: u32 = SLOT_BITS * LEVELS as u32;
 /// `level` value of an entry in the overflow list.
 const OVERFLOW: u8 = LEVELS as u8;
 /// `level` value of a free slab entry.
@@ -294,6 +297,11 @@ impl Wheel {
         if let Some((_, _, start)) = self.next_expiration() {
             return Some(start.max(self.elapsed));
         }
+        self.overflow_min()
+    }
+
+    /// The earliest deadline in the overflow list.
+    fn overflow_min(&self) -> Option<u64> {
         let mut i = self.overflow;
         let mut min = None::<u64>;
         while i != NIL {
@@ -330,31 +338,51 @@ impl Wheel {
     /// straight from it, so that a long jump still fires them earliest first).
     pub(crate) fn advance(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
         loop {
-            while let Some((level, slot, start)) = self.next_expiration() {
-                if start > now {
-                    break;
-                }
-                self.elapsed = self.elapsed.max(start);
-                let mut i = self.levels[level].heads[slot];
-                self.levels[level].heads[slot] = NIL;
-                self.levels[level].occupied &= !(1 << slot);
-                while i != NIL {
-                    let next = self.entries[i as usize].next;
-                    self.entries[i as usize].prev = NIL;
-                    if level == 0 {
-                        // A level-0 slot is one tick: every entry in it is due now.
-                        self.fire_entry(i, wakers, counters);
-                    } else {
-                        self.link(i);
-                    }
-                    i = next;
-                }
-            }
-            self.elapsed = self.elapsed.max(now);
-            if self.overflow == NIL || !self.cascade_overflow() {
+            // Never jump past a deadline waiting in the overflow list. An entry waits there
+            // while its deadline lies in a later span of 2^42 ticks than the wheel's
+            // position; stop at the start of that span, so the cascade links it into the
+            // levels (where it fires on time, in order with the rest) instead of finding
+            // it already overdue, which would put it in a slot up to a level's span late.
+            let target = match self.overflow_min() {
+                Some(d) if d <= now => (d & !((1 << RANGE_BITS) - 1)).max(self.elapsed),
+                _ => now,
+            };
+            self.advance_levels(target, wakers, counters);
+            let moved = self.overflow != NIL && self.cascade_overflow();
+            if target == now && !moved {
                 return;
             }
+            debug_assert!(
+                moved,
+                "stopping short of an overflow deadline moves it down"
+            );
         }
+    }
+
+    /// Advances the levels to tick `now` (not beyond an overflow deadline: the caller
+    /// ensures that).
+    fn advance_levels(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        while let Some((level, slot, start)) = self.next_expiration() {
+            if start > now {
+                break;
+            }
+            self.elapsed = self.elapsed.max(start);
+            let mut i = self.levels[level].heads[slot];
+            self.levels[level].heads[slot] = NIL;
+            self.levels[level].occupied &= !(1 << slot);
+            while i != NIL {
+                let next = self.entries[i as usize].next;
+                self.entries[i as usize].prev = NIL;
+                if level == 0 {
+                    // A level-0 slot is one tick: every entry in it is due now.
+                    self.fire_entry(i, wakers, counters);
+                } else {
+                    self.link(i);
+                }
+                i = next;
+            }
+        }
+        self.elapsed = self.elapsed.max(now);
     }
 
     fn fire_entry(&mut self, index: u32, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
@@ -395,3 +423,7 @@ impl Wheel {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "wheel_tests.rs"]
+mod tests;

@@ -1,0 +1,366 @@
+//! Specifications of the timer wheel, driven with explicit ticks (no clock, no kernel), so
+//! they run under Miri (`scripts/miri.sh`).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::task::{Wake, Waker};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// Records the id of every waker woken, in order.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u32>>>);
+
+struct IdWaker {
+    id: u32,
+    log: Log,
+}
+
+impl Wake for IdWaker {
+    fn wake(self: Arc<Self>) {
+        self.log.0.lock().unwrap().push(self.id);
+    }
+}
+
+impl Log {
+    fn waker(&self, id: u32) -> Waker {
+        Waker::from(Arc::new(IdWaker {
+            id,
+            log: self.clone(),
+        }))
+    }
+
+    fn take(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A wheel, its counters and a log of fired timer ids.
+struct Harness {
+    wheel: Wheel,
+    counters: ShardCounters,
+    log: Log,
+}
+
+impl Harness {
+    fn new() -> Self {
+        Self {
+            wheel: Wheel::new(Instant::now()),
+            counters: ShardCounters::default(),
+            log: Log::default(),
+        }
+    }
+
+    fn insert(&mut self, deadline: u64, id: u32) -> TimerKey {
+        let waker = self.log.waker(id);
+        self.wheel
+            .insert(deadline, waker, &self.counters)
+            .expect("deadline in the future")
+    }
+
+    /// Advances to `now` and returns the ids fired, in firing order.
+    fn advance(&mut self, now: u64) -> Vec<u32> {
+        let mut wakers = Vec::new();
+        self.wheel.advance(now, &mut wakers, &self.counters);
+        wakers.into_iter().for_each(Waker::wake);
+        self.log.take()
+    }
+
+    fn active(&self) -> u64 {
+        self.counters.timers_active.get()
+    }
+}
+
+/// Deadlines on every level, at level edges, and in the overflow list.
+fn spread_deadlines() -> Vec<u64> {
+    let mut d = vec![
+        1, 2, 63, 64, 65, 100, 4095, 4096, 4097, 262_143, 262_144, 262_145,
+    ];
+    for level in 3..7u32 {
+        let edge = 1u64 << (6 * level);
+        d.extend([edge - 1, edge, edge + 1, edge + 12_345]);
+    }
+    d.extend([(1 << 42) - 1, 1 << 42, (1 << 42) + 1, (1 << 43) + 7]);
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+#[test]
+fn timers_with_equal_deadlines_fire_together_at_that_tick() {
+    let mut h = Harness::new();
+    for id in 0..5 {
+        h.insert(100, id);
+    }
+    assert_eq!(h.active(), 5);
+    assert!(h.advance(99).is_empty());
+    let mut fired = h.advance(100);
+    fired.sort_unstable();
+    assert_eq!(fired, vec![0, 1, 2, 3, 4]);
+    assert_eq!(h.active(), 0);
+    assert_eq!(h.counters.timers_fired.get(), 5);
+}
+
+#[test]
+fn timers_fire_at_their_deadline_never_a_tick_early() {
+    let mut h = Harness::new();
+    let deadlines = spread_deadlines();
+    // Inserted out of order.
+    for (id, &d) in deadlines.iter().enumerate().rev() {
+        h.insert(d, id as u32);
+    }
+    let mut sorted: Vec<(u64, u32)> = deadlines
+        .iter()
+        .enumerate()
+        .map(|(id, &d)| (d, id as u32))
+        .collect();
+    sorted.sort_unstable();
+    for (d, id) in sorted {
+        assert!(h.advance(d - 1).is_empty(), "something fired before {d}");
+        assert_eq!(h.advance(d), vec![id], "the timer due at {d}");
+    }
+    assert_eq!(h.active(), 0);
+}
+
+#[test]
+fn a_long_jump_fires_every_due_timer_in_deadline_order() {
+    let mut h = Harness::new();
+    let deadlines = spread_deadlines();
+    for (id, &d) in deadlines.iter().enumerate().rev() {
+        h.insert(d, id as u32);
+    }
+    // A jump to just before the last level edge, then past everything.
+    let mid = 1 << 30;
+    let first = h.advance(mid);
+    let rest = h.advance(1 << 44);
+    let fired_deadlines: Vec<u64> = first
+        .iter()
+        .chain(&rest)
+        .map(|&id| deadlines[id as usize])
+        .collect();
+    assert!(first.iter().all(|&id| deadlines[id as usize] <= mid));
+    let mut sorted = deadlines.clone();
+    sorted.sort_unstable();
+    assert_eq!(fired_deadlines, sorted, "fired out of deadline order");
+}
+
+#[test]
+fn a_timer_beyond_the_wheel_range_fires_in_the_jump_that_passes_it() {
+    // About 51 days (2^42 us) is the wheel's reach; later deadlines wait in the overflow
+    // list and must fire neither early nor late.
+    for overshoot in [0, 1, 1000, 1 << 20, 1 << 41] {
+        let mut h = Harness::new();
+        let d = (1u64 << 42) + 12_345;
+        h.insert(d, 1);
+        h.insert(d + (1 << 43), 2);
+        h.insert(100, 3);
+        assert_eq!(h.advance(d - 1), vec![3]);
+        assert_eq!(h.advance(d + overshoot), vec![1], "overshoot {overshoot}");
+        assert_eq!(h.active(), 1);
+        // And in one jump from the start, with a timer inserted meanwhile.
+        let mut h = Harness::new();
+        h.insert(d, 1);
+        h.insert(d + 5, 2);
+        h.insert(d - 5, 3);
+        assert_eq!(
+            h.advance(d + 5 + overshoot),
+            vec![3, 1, 2],
+            "overshoot {overshoot}"
+        );
+    }
+}
+
+#[test]
+fn a_timer_just_across_a_2_pow_42_boundary_fires_on_time() {
+    // Every 2^42 us (about 51 days of runtime) the wheel's position crosses a span boundary;
+    // a deadline just beyond it waits in the overflow list although it is near.
+    let edge = 1u64 << 42;
+    for (pos, deadline, now) in [
+        (edge - 100, edge + 3, edge + 50),
+        (edge - 1, edge, edge + 4_000),
+        (3 * edge - 7, 3 * edge + 70_000, 3 * edge + 1_000_000),
+    ] {
+        let mut h = Harness::new();
+        assert!(h.advance(pos).is_empty());
+        h.insert(deadline, 1);
+        assert!(
+            h.advance(deadline - 1).is_empty(),
+            "fired before {deadline}"
+        );
+        assert_eq!(h.advance(now), vec![1], "due at {deadline}, clock at {now}");
+    }
+}
+
+#[test]
+fn a_removed_timer_never_fires_and_stale_keys_are_ignored() {
+    let mut h = Harness::new();
+    let a = h.insert(50, 1);
+    let b = h.insert(50, 2);
+    h.wheel.remove(a, &h.counters);
+    assert_eq!(h.active(), 1);
+    h.wheel.remove(a, &h.counters); // twice: no-op
+    assert_eq!(h.advance(50), vec![2]);
+    h.wheel.remove(b, &h.counters); // already fired: no-op
+    assert!(!h.wheel.update_waker(b, &h.log.waker(9)));
+    // A new timer reuses the freed slab entry; the stale key must not touch it.
+    let c = h.insert(80, 3);
+    h.wheel.remove(a, &h.counters);
+    h.wheel.remove(b, &h.counters);
+    assert!(!h.wheel.update_waker(a, &h.log.waker(9)));
+    assert_eq!(h.active(), 1);
+    assert_eq!(h.advance(80), vec![3]);
+    assert!(
+        !h.wheel.reschedule(c, 500, &h.counters).unwrap(),
+        "c already fired"
+    );
+    assert_eq!(h.counters.timers_fired.get(), 2);
+}
+
+#[test]
+fn rescheduling_moves_a_timer_earlier_or_later_and_keeps_its_waker() {
+    let mut h = Harness::new();
+    let early = h.insert(100_000, 1);
+    let late = h.insert(10, 2);
+    assert!(h.wheel.reschedule(early, 20, &h.counters).unwrap());
+    assert!(h.wheel.reschedule(late, 300_000, &h.counters).unwrap());
+    assert!(h.advance(19).is_empty());
+    assert_eq!(h.advance(20), vec![1]);
+    assert!(
+        h.advance(299_999).is_empty(),
+        "moved later, it must not fire at 10"
+    );
+    assert_eq!(h.advance(300_000), vec![2]);
+    // A new waker replaces the old one.
+    let k = h.insert(400_000, 3);
+    assert!(h.wheel.update_waker(k, &h.log.waker(4)));
+    assert_eq!(h.advance(400_000), vec![4]);
+    // Moved to a deadline already passed: removed, its waker handed back.
+    let k = h.insert(500_000, 5);
+    let waker = h.wheel.reschedule(k, 400_000, &h.counters).unwrap_err();
+    assert_eq!(h.active(), 0);
+    waker.wake();
+    assert_eq!(h.log.take(), vec![5]);
+    assert!(h.advance(600_000).is_empty());
+}
+
+#[test]
+fn inserting_at_or_before_the_current_tick_reports_expired() {
+    let mut h = Harness::new();
+    h.advance(1000);
+    let w = h.log.waker(1);
+    assert_eq!(
+        h.wheel.insert(1000, w.clone(), &h.counters).unwrap_err(),
+        Expired
+    );
+    assert_eq!(h.wheel.insert(5, w, &h.counters).unwrap_err(), Expired);
+    h.insert(1001, 2);
+    assert_eq!(h.advance(1001), vec![2]);
+}
+
+#[test]
+fn ticks_round_deadlines_up_and_the_clock_down() {
+    let h = Harness::new();
+    let origin = h.wheel.origin;
+    let at = |ns: u64| origin + Duration::from_nanos(ns);
+    assert_eq!(h.wheel.deadline_tick(at(1_500)), 2);
+    assert_eq!(h.wheel.now_tick(at(1_500)), 1);
+    assert_eq!(h.wheel.deadline_tick(at(2_000)), 2);
+    assert_eq!(h.wheel.now_tick(at(2_000)), 2);
+    assert_eq!(h.wheel.deadline_tick(at(1)), 1);
+    assert_eq!(h.wheel.now_tick(at(999)), 0);
+    // Before the origin saturates to tick 0.
+    if let Some(before) = origin.checked_sub(Duration::from_millis(1)) {
+        assert_eq!(h.wheel.deadline_tick(before), 0);
+        assert_eq!(h.wheel.now_tick(before), 0);
+    }
+}
+
+#[test]
+fn random_timers_fire_exactly_when_the_clock_passes_them() {
+    // Deterministic pseudo-random deadlines, removals and reschedules against a model.
+    let mut h = Harness::new();
+    let mut model: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut keys = BTreeMap::new();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rand = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut now = 0;
+    let steps = if cfg!(miri) { 60 } else { 600 };
+    for id in 0..steps as u32 {
+        let scale = rand(6) * 6 + 6;
+        let d = now + 1 + rand(1 << scale);
+        keys.insert(id, h.insert(d, id));
+        model.insert(id, d);
+        match rand(8) {
+            0 => {
+                let victim = rand(u64::from(id) + 1) as u32;
+                if let Some(k) = keys.remove(&victim) {
+                    h.wheel.remove(k, &h.counters);
+                    model.remove(&victim);
+                }
+            }
+            1 => {
+                let victim = rand(u64::from(id) + 1) as u32;
+                if let Some(&k) = keys.get(&victim) {
+                    let nd = now + 1 + rand(100_000);
+                    if model.contains_key(&victim) {
+                        assert!(h.wheel.reschedule(k, nd, &h.counters).unwrap());
+                        model.insert(victim, nd);
+                    }
+                }
+            }
+            _ => {}
+        }
+        now += rand(5_000);
+        let fired = h.advance(now);
+        let mut due: Vec<(u64, u32)> = model
+            .iter()
+            .filter(|(_, &d)| d <= now)
+            .map(|(&i, &d)| (d, i))
+            .collect();
+        due.sort_unstable();
+        let fired_deadlines: Vec<u64> = fired.iter().map(|i| model[i]).collect();
+        let due_deadlines: Vec<u64> = due.iter().map(|&(d, _)| d).collect();
+        assert_eq!(fired_deadlines, due_deadlines, "at tick {now}");
+        for i in fired {
+            model.remove(&i);
+            keys.remove(&i);
+        }
+        assert_eq!(h.active(), model.len() as u64);
+    }
+}
+
+#[test]
+fn clear_drops_every_timer_and_leaves_keys_stale() {
+    let mut h = Harness::new();
+    let keys: Vec<_> = (0..10).map(|i| h.insert(100 + i, i as u32)).collect();
+    h.wheel.clear(&h.counters);
+    assert_eq!(h.active(), 0);
+    for k in keys {
+        h.wheel.remove(k, &h.counters);
+        assert!(!h.wheel.update_waker(k, &h.log.waker(0)));
+    }
+    assert!(h.advance(1 << 20).is_empty());
+    assert_eq!(h.wheel.next_timeout(), None);
+}
+
+#[test]
+fn the_next_timeout_is_none_without_timers_and_bounded_by_the_nearest_one() {
+    let mut h = Harness::new();
+    assert_eq!(h.wheel.next_timeout(), None);
+    let tick = h
+        .wheel
+        .deadline_tick(Instant::now() + Duration::from_secs(3600));
+    h.insert(tick, 1);
+    let t = h.wheel.next_timeout().expect("a timer is pending");
+    assert!(t <= Duration::from_secs(3600), "{t:?}");
+    // The nearest timer bounds it: one due a microsecond after the origin.
+    h.insert(1, 2);
+    let t = h.wheel.next_timeout().expect("timers are pending");
+    assert!(t <= Duration::from_micros(1), "{t:?}");
+}
