@@ -35,7 +35,7 @@ impl AtomicWaker {
         }
     }
 
-    /// Stores `waker` to be woken by the next [`take`](Self::take)/[`wake`](Self::wake).
+    /// Stores `waker` to be woken by whoever next [`take`](Self::take)s it.
     pub(crate) fn register(&self, waker: &Waker) {
         match self
             .state
@@ -94,5 +94,132 @@ impl Drop for AtomicWaker {
     fn drop(&mut self) {
         // Exclusive access: nothing else can be using the slot.
         self.waker.get_mut().take();
+    }
+}
+
+/// Specifications of the slot, runnable under Miri (`scripts/miri.sh`), threads included.
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize as Counter, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+
+    use super::AtomicWaker;
+
+    #[derive(Default)]
+    struct Count(Counter);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn counting() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count::default());
+        (count.clone(), Waker::from(count))
+    }
+
+    #[test]
+    fn take_hands_out_the_registered_waker_once() {
+        let slot = AtomicWaker::new();
+        assert!(slot.take().is_none(), "nothing registered yet");
+        let (count, waker) = counting();
+        slot.register(&waker);
+        slot.take().expect("the registered waker").wake();
+        assert_eq!(count.0.load(SeqCst), 1);
+        assert!(slot.take().is_none(), "a waker is handed out once");
+    }
+
+    #[test]
+    fn registering_again_replaces_the_waker_unless_it_wakes_the_same_task() {
+        let slot = AtomicWaker::new();
+        let (first, w1) = counting();
+        let (second, w2) = counting();
+        slot.register(&w1);
+        slot.register(&w1.clone());
+        assert_eq!(
+            Arc::strong_count(&first),
+            3,
+            "the same waker is kept, not cloned again"
+        );
+        slot.register(&w2);
+        assert_eq!(
+            Arc::strong_count(&first),
+            2,
+            "the replaced waker is dropped"
+        );
+        slot.take().unwrap().wake();
+        assert_eq!(first.0.load(SeqCst), 0);
+        assert_eq!(second.0.load(SeqCst), 1);
+    }
+
+    #[test]
+    fn dropping_the_slot_drops_the_registered_waker() {
+        let (count, waker) = counting();
+        let slot = AtomicWaker::new();
+        slot.register(&waker);
+        drop(waker);
+        assert_eq!(Arc::strong_count(&count), 2);
+        drop(slot);
+        assert_eq!(Arc::strong_count(&count), 1);
+        assert_eq!(count.0.load(SeqCst), 0, "dropping is not waking");
+    }
+
+    #[test]
+    fn a_wake_racing_a_registration_is_never_lost() {
+        // The waking side publishes a flag, then takes the waker. The registrant registers,
+        // then checks the flag: it either sees the flag or is woken.
+        let rounds = if cfg!(miri) { 30 } else { 2000 };
+        for _ in 0..rounds {
+            let slot = Arc::new(AtomicWaker::new());
+            let flag = Arc::new(AtomicBool::new(false));
+            let (count, waker) = counting();
+            let (s, f) = (slot.clone(), flag.clone());
+            let waking = std::thread::spawn(move || {
+                f.store(true, SeqCst);
+                if let Some(w) = s.take() {
+                    w.wake();
+                }
+            });
+            slot.register(&waker);
+            let saw_flag = flag.load(SeqCst);
+            waking.join().unwrap();
+            assert!(
+                saw_flag || count.0.load(SeqCst) >= 1,
+                "registered, saw no flag, and was never woken: lost wake"
+            );
+        }
+    }
+
+    #[test]
+    fn a_registration_published_before_a_wake_is_always_woken() {
+        // Round after round, the registrant registers, then tells the other thread, which
+        // takes the waker and wakes it; the registrant waits for that wake.
+        let rounds = if cfg!(miri) { 20 } else { 1000 };
+        let slot = Arc::new(AtomicWaker::new());
+        let registered = Arc::new(Counter::new(0));
+        let (count, waker) = counting();
+        let (s, r) = (slot.clone(), registered.clone());
+        let waking = std::thread::spawn(move || {
+            for round in 1..=rounds {
+                while r.load(SeqCst) != round {
+                    std::thread::yield_now();
+                }
+                s.take()
+                    .expect("the waker registered before this round")
+                    .wake();
+            }
+        });
+        for round in 1..=rounds {
+            slot.register(&waker);
+            registered.store(round, SeqCst);
+            while count.0.load(SeqCst) != round {
+                std::thread::yield_now();
+            }
+        }
+        waking.join().unwrap();
+        assert_eq!(count.0.load(SeqCst), rounds, "one wake per registration");
+        assert!(slot.take().is_none());
     }
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the kernel-free unit tests of ringsteal-rt under Miri (with strict provenance):
+#   task::              task cell, state machine, wakers, join, abort (task/tests.rs)
+#   time::wheel         the timer wheel (time/wheel_tests.rs)
+#   sync::              AtomicWaker and CancellationToken
+#   driver::user_data   the user_data encoding
+# Everything else in the crate talks to io_uring, which Miri cannot run.
+# Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if ! rustup toolchain list | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+    rustup +nightly component add miri
+fi
+
+export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data "$@"
