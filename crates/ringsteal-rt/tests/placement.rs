@@ -309,12 +309,15 @@ fn spawn_local_runs_a_non_send_future_on_the_current_shard() {
     assert!(msg.contains("spawn_local"), "{msg}");
 }
 
+/// Where a future was created, where it ran, and which shard it was meant for.
+type CreatedRanIn = (Option<usize>, Option<usize>, usize);
+
 #[test]
 fn spawn_local_on_creates_the_future_on_the_target_shard() {
     with_every_runtime("spawn_local_on", 3, |_, rt| {
         let handle = rt.handle();
         // From a plain thread, before anything runs.
-        let from_thread: Vec<JoinHandle<(Option<usize>, Option<usize>, usize)>> = {
+        let from_thread: Vec<JoinHandle<CreatedRanIn>> = {
             let handle = handle.clone();
             std::thread::spawn(move || {
                 (0..3)

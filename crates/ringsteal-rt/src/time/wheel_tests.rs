@@ -306,12 +306,10 @@ fn random_timers_fire_exactly_when_the_clock_passes_them() {
             }
             1 => {
                 let victim = rand(u64::from(id) + 1) as u32;
-                if let Some(&k) = keys.get(&victim) {
+                if let (Some(&k), Some(deadline)) = (keys.get(&victim), model.get_mut(&victim)) {
                     let nd = now + 1 + rand(100_000);
-                    if model.contains_key(&victim) {
-                        assert!(h.wheel.reschedule(k, nd, &h.counters).unwrap());
-                        model.insert(victim, nd);
-                    }
+                    assert!(h.wheel.reschedule(k, nd, &h.counters).unwrap());
+                    *deadline = nd;
                 }
             }
             _ => {}
