@@ -7,6 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::util::CachePadded;
+
 /// A counter bumped only by the thread that owns it (readers may be anywhere).
 #[derive(Debug, Default)]
 pub(crate) struct LocalCounter(AtomicU64);
@@ -43,26 +45,30 @@ impl SharedCounter {
     }
 }
 
-/// The live counters of one shard.
+/// The live counters of one shard. Counters other threads bump come first, then a full
+/// cache line of padding, then the shard's own: a remote `fetch_add` must not contend with
+/// the shard bumping its counters on every poll or spin.
+#[repr(C)]
 #[derive(Debug, Default)]
 pub(crate) struct ShardCounters {
+    pub(crate) spawned_remote: SharedCounter,
+    pub(crate) eventfd_doorbells: SharedCounter,
+    pub(crate) remote_wakes: SharedCounter,
+    pub(crate) ops_cancelled: SharedCounter,
+    _separate_lines: CachePadded<()>,
     pub(crate) polls: LocalCounter,
     pub(crate) spawned_local: LocalCounter,
-    pub(crate) spawned_remote: SharedCounter,
     pub(crate) steal_attempts: LocalCounter,
     pub(crate) steal_successes: LocalCounter,
     pub(crate) tasks_stolen: LocalCounter,
     pub(crate) msg_ring_doorbells: LocalCounter,
-    pub(crate) eventfd_doorbells: SharedCounter,
     pub(crate) eventfd_wakes: LocalCounter,
-    pub(crate) remote_wakes: SharedCounter,
     pub(crate) enters: LocalCounter,
     pub(crate) sqes_submitted: LocalCounter,
     pub(crate) cq_overflows: LocalCounter,
     pub(crate) parks: LocalCounter,
     pub(crate) parked_ns: LocalCounter,
     pub(crate) ops_in_flight: LocalCounter,
-    pub(crate) ops_cancelled: SharedCounter,
     pub(crate) ops_completed: LocalCounter,
     pub(crate) timers_active: LocalCounter,
     pub(crate) timers_fired: LocalCounter,

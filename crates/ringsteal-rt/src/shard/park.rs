@@ -19,16 +19,27 @@ impl Shard {
             return;
         }
         if let IdleStrategy::SpinThenPark(limit) = self.shared.config.idle {
+            // SQEs queued by the last tick (a doorbell, a reply) must not wait for the park.
+            self.submit();
             let start = Instant::now();
-            while start.elapsed() < limit {
-                if self.has_work(main) {
+            let mut round = 0u32;
+            loop {
+                // Cheap signals every round; other shards' queues (their cache lines) and the
+                // clock only every 16th.
+                if self.has_local_work(main) {
                     return;
                 }
-                if let Some(task) = self.steal() {
-                    self.run_task(task);
-                    return;
+                if round % 16 == 15 {
+                    if let Some(task) = self.steal() {
+                        self.run_task(task);
+                        return;
+                    }
+                    if start.elapsed() >= limit {
+                        break;
+                    }
                 }
-                for _ in 0..32 {
+                round = round.wrapping_add(1);
+                for _ in 0..8 {
                     std::hint::spin_loop();
                 }
             }
@@ -54,13 +65,18 @@ impl Shard {
 
     /// True if anything is waiting for this shard (checked after publishing `sleeping`).
     pub(crate) fn has_work(&self, main: Option<&MainWake>) -> bool {
+        self.has_local_work(main)
+            || !self.shared.injector.is_empty()
+            || self.others_have_stealable()
+    }
+
+    /// True if work arrived in this shard's own queues, ring, inbox or main future.
+    fn has_local_work(&self, main: Option<&MainWake>) -> bool {
         !self.run_queue.borrow().is_empty()
             || !self.worker.is_empty()
             || self.remote().has_remote_work()
-            || !self.shared.injector.is_empty()
             || self.driver.borrow().has_completions()
             || main.is_some_and(MainWake::is_set)
             || (main.is_none() && self.shared.is_shutdown())
-            || self.others_have_stealable()
     }
 }

@@ -17,6 +17,11 @@ impl Shard {
         if n < 2 {
             return None;
         }
+        // Look before taking: an attempt touches the victims' queues with atomic operations;
+        // a look only reads them.
+        if !self.others_have_stealable() {
+            return None;
+        }
         let counters = self.counters();
         counters.steal_attempts.incr();
         let start = self.rng.below(n);
