@@ -24,7 +24,7 @@ use ringsteal_benches::workloads::fs_read_4k::{self, share, Offsets};
 use crate::peers::{makespan, Span};
 
 /// `reads` checked 4 KiB preads at reader `reader`'s offsets.
-pub fn pread_loop(file: &File, blocks: u64, reader: usize, reads: u64) {
+pub(crate) fn pread_loop(file: &File, blocks: u64, reader: usize, reads: u64) {
     let mut offs = Offsets::new(reader, blocks);
     let mut buf = vec![0u8; BLOCK];
     for _ in 0..reads {
@@ -37,7 +37,7 @@ pub fn pread_loop(file: &File, blocks: u64, reader: usize, reads: u64) {
 
 /// `reads` preads split over `threads` threads (reader `t` on thread `t`);
 /// returns the makespan from a common barrier.
-pub fn pread_threads(file: &File, blocks: u64, threads: usize, reads: u64) -> Duration {
+pub(crate) fn pread_threads(file: &File, blocks: u64, threads: usize, reads: u64) -> Duration {
     let barrier = Barrier::new(threads);
     let spans: Vec<Span> = thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -51,14 +51,16 @@ pub fn pread_threads(file: &File, blocks: u64, threads: usize, reads: u64) -> Du
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().expect("pread thread")).collect()
+        hs.into_iter()
+            .map(|h| h.join().expect("pread thread"))
+            .collect()
     });
     makespan(&spans)
 }
 
 /// `reads` 4 KiB reads through one io_uring with `depth` of them in flight,
 /// at reader `reader`'s offsets.
-pub fn uring_reads(file: &File, blocks: u64, reader: usize, depth: usize, reads: u64) {
+pub(crate) fn uring_reads(file: &File, blocks: u64, reader: usize, depth: usize, reads: u64) {
     let depth = depth.max(1);
     let mut ring = IoUring::new((depth as u32).next_power_of_two()).expect("io_uring setup");
     let fd = types::Fd(file.as_raw_fd());
@@ -88,7 +90,11 @@ pub fn uring_reads(file: &File, blocks: u64, reader: usize, depth: usize, reads:
         done_slots.clear();
         for cqe in ring.completion() {
             let slot = cqe.user_data() as usize;
-            assert_eq!(cqe.result(), BLOCK as i32, "io_uring read failed or was short");
+            assert_eq!(
+                cqe.result(),
+                BLOCK as i32,
+                "io_uring read failed or was short"
+            );
             done_slots.push(slot);
         }
         for &slot in &done_slots {
@@ -101,7 +107,13 @@ pub fn uring_reads(file: &File, blocks: u64, reader: usize, depth: usize, reads:
 
 /// `reads` split over `threads` threads, each with its own ring and `depth`
 /// reads in flight; returns the makespan from a common barrier.
-pub fn uring_threads(file: &File, blocks: u64, threads: usize, depth: usize, reads: u64) -> Duration {
+pub(crate) fn uring_threads(
+    file: &File,
+    blocks: u64,
+    threads: usize,
+    depth: usize,
+    reads: u64,
+) -> Duration {
     let barrier = Barrier::new(threads);
     let spans: Vec<Span> = thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -115,7 +127,9 @@ pub fn uring_threads(file: &File, blocks: u64, threads: usize, depth: usize, rea
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().expect("io_uring thread")).collect()
+        hs.into_iter()
+            .map(|h| h.join().expect("io_uring thread"))
+            .collect()
     });
     makespan(&spans)
 }

@@ -137,7 +137,10 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
                         })
                     })
                     .collect();
-                let spans: Vec<Span> = rxs.into_iter().map(|rx| rx.recv().expect("compio reader")).collect();
+                let spans: Vec<Span> = rxs
+                    .into_iter()
+                    .map(|rx| rx.recv().expect("compio reader"))
+                    .collect();
                 makespan(&spans)
             })
         });
@@ -156,7 +159,11 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
                 let h = h.clone();
                 let path = path.clone();
                 spargio_rt::run_pinned(&rt, 0, async move {
-                    let f = Arc::new(spargio::fs::File::open(h.clone(), &path).await.expect("open"));
+                    let f = Arc::new(
+                        spargio::fs::File::open(h.clone(), &path)
+                            .await
+                            .expect("open"),
+                    );
                     let me = spargio_rt::current_shard();
                     let start = Instant::now();
                     let tasks: Vec<_> = (0..readers)
@@ -167,7 +174,8 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
                                 let mut buf = vec![0u8; BLOCK];
                                 for _ in 0..share(iters, readers, r) {
                                     let off = offs.next_offset();
-                                    let (got, b) = f.read_at_into(off, buf).await.expect("read_at_into");
+                                    let (got, b) =
+                                        f.read_at_into(off, buf).await.expect("read_at_into");
                                     buf = b;
                                     assert_eq!(got, BLOCK, "short read");
                                     fs_read_4k::check(&buf, off);
@@ -304,7 +312,9 @@ fn cat_100mb(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let start = Instant::now();
-                        let data = spargio::fs::read(&h, &path).await.expect("spargio::fs::read");
+                        let data = spargio::fs::read(&h, &path)
+                            .await
+                            .expect("spargio::fs::read");
                         total += start.elapsed();
                         cat_100mb::check(&data);
                     }

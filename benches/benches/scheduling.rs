@@ -79,7 +79,9 @@ fn spawn_join(c: &mut Criterion) {
                             let start = Instant::now();
                             let mut handles = Vec::with_capacity(range.len());
                             for i in range {
-                                handles.push(compio::runtime::spawn(async move { black_box(task_value(i)) }));
+                                handles.push(compio::runtime::spawn(async move {
+                                    black_box(task_value(i))
+                                }));
                             }
                             let mut sum = 0u64;
                             for h in handles {
@@ -228,7 +230,10 @@ fn ping_pong(c: &mut Criterion) {
         let h = rt.handle();
         g.bench_function("pinned_spinning/spargio", |b| {
             b.iter_custom(|iters| {
-                assert!(iters < u64::from(u32::MAX / 2), "token is a u32 on the wire");
+                assert!(
+                    iters < u64::from(u32::MAX / 2),
+                    "token is a u32 on the wire"
+                );
                 let responder = h
                     .spawn_local_on(1, |ctx| async move {
                         let peer = ctx.remote(0).expect("shard 0");
@@ -250,7 +255,8 @@ fn ping_pong(c: &mut Criterion) {
                         for _ in 0..iters {
                             peer.send_raw_nowait(PING, token + 1).expect("ping");
                             loop {
-                                let spargio::Event::RingMsg { tag, val, .. } = ctx.next_event().await;
+                                let spargio::Event::RingMsg { tag, val, .. } =
+                                    ctx.next_event().await;
                                 if tag == PONG {
                                     token = val;
                                     break;
@@ -438,7 +444,11 @@ fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
                                 .map(|r| {
                                     compio::runtime::spawn(async move {
                                         let branches: Vec<_> = (0..shape.fanout)
-                                            .map(|br| compio::runtime::spawn(async move { shape.branch(r, br) }))
+                                            .map(|br| {
+                                                compio::runtime::spawn(async move {
+                                                    shape.branch(r, br)
+                                                })
+                                            })
                                             .collect();
                                         let mut sum = 0u64;
                                         for b in branches {
@@ -467,7 +477,10 @@ fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
         // spargio: the driver is an ingress, so requests go out with plain
         // `spawn_stealable` (the book's advice for a dispatcher); branches
         // with `spawn_stealable_on(current shard)` (the book's default).
-        let rt = spargio_rt::build(spargio_rt::builder_for_spawns(n, shape.tasks() + shape.requests));
+        let rt = spargio_rt::build(spargio_rt::builder_for_spawns(
+            n,
+            shape.tasks() + shape.requests,
+        ));
         let h = rt.handle();
         g.bench_function("spargio", |b| {
             b.iter_custom(|iters| {
@@ -483,8 +496,11 @@ fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
                                     let me = spargio_rt::current_shard();
                                     let branches: Vec<_> = (0..shape.fanout)
                                         .map(|br| {
-                                            h2.spawn_stealable_on(me, async move { shape.branch(r, br) })
-                                                .expect("spawn branch")
+                                            h2.spawn_stealable_on(
+                                                me,
+                                                async move { shape.branch(r, br) },
+                                            )
+                                            .expect("spawn branch")
                                         })
                                         .collect();
                                     let mut sum = 0u64;
@@ -542,7 +558,9 @@ fn steal_imbalance(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let start = Instant::now();
-                        let hs: Vec<_> = (0..TASKS).map(|i| tokio::spawn(async move { task(i) })).collect();
+                        let hs: Vec<_> = (0..TASKS)
+                            .map(|i| tokio::spawn(async move { task(i) }))
+                            .collect();
                         let mut sum = 0u64;
                         for h in hs {
                             sum = sum.wrapping_add(h.await.expect("join"));
@@ -565,7 +583,9 @@ fn steal_imbalance(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let start = Instant::now();
-                        let hs: Vec<_> = (0..TASKS).map(|i| compio::runtime::spawn(async move { task(i) })).collect();
+                        let hs: Vec<_> = (0..TASKS)
+                            .map(|i| compio::runtime::spawn(async move { task(i) }))
+                            .collect();
                         let mut sum = 0u64;
                         for h in hs {
                             sum = sum.wrapping_add(compio_rt::join(h).await);
@@ -591,7 +611,10 @@ fn steal_imbalance(c: &mut Criterion) {
                     for _ in 0..iters {
                         let start = Instant::now();
                         let hs: Vec<_> = (0..TASKS)
-                            .map(|i| h.spawn_stealable_on(0, async move { task(i) }).expect("spawn"))
+                            .map(|i| {
+                                h.spawn_stealable_on(0, async move { task(i) })
+                                    .expect("spawn")
+                            })
                             .collect();
                         let mut sum = 0u64;
                         for j in hs {
@@ -667,7 +690,8 @@ fn idle_wake(c: &mut Criterion) {
         let th = compio_rt::Threads::pinned_to_cpus(2);
         g.bench_function("compio", |b| {
             b.iter_custom(|iters| {
-                let (armed_tx, mut armed_rx) = futures::channel::mpsc::unbounded::<futures::channel::oneshot::Sender<()>>();
+                let (armed_tx, mut armed_rx) =
+                    futures::channel::mpsc::unbounded::<futures::channel::oneshot::Sender<()>>();
                 let (woke_tx, mut woke_rx) = futures::channel::mpsc::unbounded::<Instant>();
                 let _waiter = th.spawn_on(1, move || async move {
                     for _ in 0..iters {

@@ -47,7 +47,9 @@ fn timer_churn(c: &mut Criterion) {
                                     let mut ok = 0usize;
                                     for _ in 0..per_thread(t, n) {
                                         ok += usize::from(
-                                            tokio::time::timeout(TIMEOUT, PendingOnce::new()).await.is_ok(),
+                                            tokio::time::timeout(TIMEOUT, PendingOnce::new())
+                                                .await
+                                                .is_ok(),
                                         );
                                     }
                                     ok
@@ -82,7 +84,9 @@ fn timer_churn(c: &mut Criterion) {
                             let mut ok = 0usize;
                             for _ in 0..per_thread(t, n) {
                                 ok += usize::from(
-                                    compio::time::timeout(TIMEOUT, PendingOnce::new()).await.is_ok(),
+                                    compio::time::timeout(TIMEOUT, PendingOnce::new())
+                                        .await
+                                        .is_ok(),
                                 );
                             }
                             ((start, Instant::now()), ok)
@@ -117,14 +121,19 @@ fn timer_churn(c: &mut Criterion) {
                                 let start = Instant::now();
                                 let mut ok = 0usize;
                                 for _ in 0..per_thread(t, n) {
-                                    ok += usize::from(spargio::timeout(TIMEOUT, PendingOnce::new()).await.is_ok());
+                                    ok += usize::from(
+                                        spargio::timeout(TIMEOUT, PendingOnce::new()).await.is_ok(),
+                                    );
                                 }
                                 ((start, Instant::now()), ok)
                             })
                             .expect("spawn_pinned")
                         })
                         .collect();
-                    let out: Vec<_> = joins.into_iter().map(|j| block_on(j).expect("join")).collect();
+                    let out: Vec<_> = joins
+                        .into_iter()
+                        .map(|j| block_on(j).expect("join"))
+                        .collect();
                     let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
                     total += makespan(&spans);
                     timer_churn::check(out.iter().map(|o| o.1).sum());

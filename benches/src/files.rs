@@ -53,7 +53,11 @@ impl DataFile {
         fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
         let path = dir.join(name);
         ensure_contents(&path, len).unwrap_or_else(|e| panic!("prepare {}: {e}", path.display()));
-        Self { path, len, last_warm: Mutex::new(None) }
+        Self {
+            path,
+            len,
+            last_warm: Mutex::new(None),
+        }
     }
 
     /// Path of the file.
@@ -89,7 +93,12 @@ impl DataFile {
             }
             total += n as u64;
         }
-        assert_eq!(total, self.len, "{} has the wrong length", self.path.display());
+        assert_eq!(
+            total,
+            self.len,
+            "{} has the wrong length",
+            self.path.display()
+        );
         let resident = resident_fraction(&self.path).expect("mincore");
         assert!(
             resident >= MIN_RESIDENT,
@@ -142,7 +151,11 @@ fn pattern_byte(block: u64, j: usize) -> u8 {
 fn fill_block(block: u64, buf: &mut [u8]) {
     let header = block.to_le_bytes();
     for (j, b) in buf.iter_mut().enumerate() {
-        *b = if j < 8 { header[j] } else { pattern_byte(block, j) };
+        *b = if j < 8 {
+            header[j]
+        } else {
+            pattern_byte(block, j)
+        };
     }
 }
 
@@ -184,7 +197,11 @@ fn ensure_contents(path: &Path, len: u64) -> io::Result<()> {
     }
     let tmp = path.with_extension("tmp");
     {
-        let f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         let mut block = vec![0u8; BLOCK];
         let mut written = 0u64;
@@ -213,7 +230,14 @@ pub fn resident_fraction(path: &Path) -> io::Result<f64> {
     // SAFETY: a fresh read-only shared mapping of a file we hold open; the
     // arguments are valid and the result is checked against MAP_FAILED.
     let addr = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
     };
     if addr == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());

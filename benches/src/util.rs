@@ -42,7 +42,11 @@ pub struct XorShift(u64);
 impl XorShift {
     /// A sequence starting from `seed` (0 is replaced by a fixed constant).
     pub fn new(seed: u64) -> Self {
-        Self(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Self(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     /// The next value of the sequence.

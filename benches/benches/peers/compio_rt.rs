@@ -40,20 +40,20 @@ type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 /// `n` threads, each running its own compio runtime (io_uring driver).
 /// A runtime with nothing to run parks in `io_uring_enter`; compio has no
 /// spin-before-park setting.
-pub struct Threads {
+pub(crate) struct Threads {
     txs: Vec<std_mpsc::Sender<Job>>,
     joins: Vec<thread::JoinHandle<()>>,
 }
 
 impl Threads {
     /// Starts `n` threads with one compio runtime each, no CPU affinity.
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         Self::start(n, false)
     }
 
     /// Starts `n` threads with one compio runtime each, thread `i` bound to
     /// CPU `cpu_for(i)` through `RuntimeBuilder::thread_affinity`.
-    pub fn pinned_to_cpus(n: usize) -> Self {
+    pub(crate) fn pinned_to_cpus(n: usize) -> Self {
         Self::start(n, true)
     }
 
@@ -82,12 +82,12 @@ impl Threads {
     }
 
     /// Number of threads.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.txs.len()
     }
 
     /// Runs `make()` on thread `t`; the receiver yields its output.
-    pub fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    pub(crate) fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
     where
         M: FnOnce() -> F + Send + 'static,
         F: Future + 'static,
@@ -100,14 +100,16 @@ impl Threads {
                 let _ = tx.send(out);
             })
         });
-        self.txs[t].send(job).unwrap_or_else(|_| panic!("compio thread {t} is gone"));
+        self.txs[t]
+            .send(job)
+            .unwrap_or_else(|_| panic!("compio thread {t} is gone"));
         rx
     }
 
     /// Runs `make()` on thread `t` as a task spawned there
     /// (`compio::runtime::spawn`) and awaited by the `block_on` future; the
     /// receiver yields its output. See the module docs for when to use which.
-    pub fn spawn_task_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    pub(crate) fn spawn_task_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
     where
         M: FnOnce() -> F + Send + 'static,
         F: Future + 'static,
@@ -115,13 +117,15 @@ impl Threads {
     {
         self.spawn_on(t, move || async move {
             let fut = make();
-            compio::runtime::spawn(fut).await.unwrap_or_else(|p| std::panic::resume_unwind(p))
+            compio::runtime::spawn(fut)
+                .await
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
         })
     }
 
     /// Runs `make(t)` on every thread `t` as a spawned task (see
     /// [`Threads::spawn_task_on`]) and collects the outputs in order.
-    pub fn run_on_all<M, F>(&self, make: M) -> Vec<F::Output>
+    pub(crate) fn run_on_all<M, F>(&self, make: M) -> Vec<F::Output>
     where
         M: Fn(usize) -> F + Clone + Send + 'static,
         F: Future + 'static,
@@ -133,7 +137,9 @@ impl Threads {
                 self.spawn_task_on(t, move || make(t))
             })
             .collect();
-        rxs.into_iter().map(|rx| rx.recv().expect("compio job panicked")).collect()
+        rxs.into_iter()
+            .map(|rx| rx.recv().expect("compio job panicked"))
+            .collect()
     }
 }
 
@@ -147,6 +153,6 @@ impl Drop for Threads {
 }
 
 /// Joins a compio task, re-raising its panic.
-pub async fn join<T>(h: compio::runtime::JoinHandle<T>) -> T {
+pub(crate) async fn join<T>(h: compio::runtime::JoinHandle<T>) -> T {
     h.await.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }

@@ -23,17 +23,17 @@
 
 #![allow(dead_code)]
 
-pub mod compio_rt;
-pub mod spargio_rt;
-pub mod tokio_rt;
+pub(crate) mod compio_rt;
+pub(crate) mod spargio_rt;
+pub(crate) mod tokio_rt;
 
 use std::time::{Duration, Instant};
 
 /// Start and end instants of the work one thread did.
-pub type Span = (Instant, Instant);
+pub(crate) type Span = (Instant, Instant);
 
 /// Time from the earliest start to the latest end of `spans`.
-pub fn makespan(spans: &[Span]) -> Duration {
+pub(crate) fn makespan(spans: &[Span]) -> Duration {
     let start = spans.iter().map(|s| s.0).min().expect("no spans");
     let end = spans.iter().map(|s| s.1).max().expect("no spans");
     end.duration_since(start)

@@ -21,13 +21,13 @@ use spargio::{Runtime, RuntimeBuilder, ShardId};
 
 /// The builder every spargio benchmark starts from: `threads` shards, all
 /// other settings at their defaults.
-pub fn builder(threads: usize) -> RuntimeBuilder {
+pub(crate) fn builder(threads: usize) -> RuntimeBuilder {
     Runtime::builder().shards(threads)
 }
 
 /// `builder(threads)` with shard `i` bound to CPU `cpu_for(i)` through
 /// `RuntimeBuilder::thread_affinity` (for the CPU-pinned variants).
-pub fn builder_pinned_to_cpus(threads: usize) -> RuntimeBuilder {
+pub(crate) fn builder_pinned_to_cpus(threads: usize) -> RuntimeBuilder {
     builder(threads).thread_affinity((0..threads).map(ringsteal_benches::cpu_for))
 }
 
@@ -39,37 +39,45 @@ pub fn builder_pinned_to_cpus(threads: usize) -> RuntimeBuilder {
 /// `tasks` tasks before joining any (spawn_join: 100k) must raise it to at
 /// least `tasks`, which is what spargio's performance guide says the knob is
 /// for. Without this the benchmark would measure an error, not spargio.
-pub fn builder_for_spawns(threads: usize, tasks: usize) -> RuntimeBuilder {
+pub(crate) fn builder_for_spawns(threads: usize, tasks: usize) -> RuntimeBuilder {
     builder(threads).stealable_queue_capacity(tasks.next_power_of_two().max(4096))
 }
 
 /// Builds the runtime.
-pub fn build(builder: RuntimeBuilder) -> Runtime {
+pub(crate) fn build(builder: RuntimeBuilder) -> Runtime {
     builder.build().expect("spargio runtime (io_uring)")
 }
 
 /// Runs `fut` as a task pinned to `shard` and waits for its output.
-pub fn run_pinned<F>(rt: &Runtime, shard: ShardId, fut: F) -> F::Output
+pub(crate) fn run_pinned<F>(rt: &Runtime, shard: ShardId, fut: F) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let join = rt.handle().spawn_pinned(shard, fut).expect("spargio spawn_pinned");
+    let join = rt
+        .handle()
+        .spawn_pinned(shard, fut)
+        .expect("spargio spawn_pinned");
     block_on(join).expect("spargio driver task")
 }
 
 /// Runs `fut` spawned the default way (`spawn_stealable`, as `spargio::run`
 /// does with the entry future) and waits for its output.
-pub fn run_default<F>(rt: &Runtime, fut: F) -> F::Output
+pub(crate) fn run_default<F>(rt: &Runtime, fut: F) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let join = rt.handle().spawn_stealable(fut).expect("spargio spawn_stealable");
+    let join = rt
+        .handle()
+        .spawn_stealable(fut)
+        .expect("spargio spawn_stealable");
     block_on(join).expect("spargio driver task")
 }
 
 /// The shard the calling task runs on.
-pub fn current_shard() -> ShardId {
-    spargio::ShardCtx::current().expect("not on a spargio shard").shard_id()
+pub(crate) fn current_shard() -> ShardId {
+    spargio::ShardCtx::current()
+        .expect("not on a spargio shard")
+        .shard_id()
 }

@@ -16,7 +16,7 @@ use tokio::runtime::{Builder, Runtime};
 
 /// A multi-thread runtime with `threads` workers and all drivers enabled,
 /// as `#[tokio::main(flavor = "multi_thread", worker_threads = N)]` builds it.
-pub fn multi_thread(threads: usize) -> Runtime {
+pub(crate) fn multi_thread(threads: usize) -> Runtime {
     Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()
@@ -26,7 +26,7 @@ pub fn multi_thread(threads: usize) -> Runtime {
 
 /// Runs `fut` as a task on one of `rt`'s workers (not on the criterion thread,
 /// which `block_on` would use) and waits for its output.
-pub fn run_on_worker<F>(rt: &Runtime, fut: F) -> F::Output
+pub(crate) fn run_on_worker<F>(rt: &Runtime, fut: F) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -42,14 +42,14 @@ type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 /// runtime's `block_on` future (like a `#[tokio::main(flavor =
 /// "current_thread")]` body), so it and any task it spawns stay on that
 /// thread. With nothing to run, the runtime parks in its driver (epoll).
-pub struct PinnedThreads {
+pub(crate) struct PinnedThreads {
     txs: Vec<std_mpsc::Sender<Job>>,
     joins: Vec<thread::JoinHandle<()>>,
 }
 
 impl PinnedThreads {
     /// Starts `n` CPU-bound threads with one `current_thread` runtime each.
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         let mut txs = Vec::new();
         let mut joins = Vec::new();
         for i in 0..n {
@@ -74,7 +74,7 @@ impl PinnedThreads {
     }
 
     /// Runs `make()` on thread `t`; the receiver yields its output.
-    pub fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    pub(crate) fn spawn_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
     where
         M: FnOnce() -> F + Send + 'static,
         F: Future + 'static,
@@ -87,7 +87,9 @@ impl PinnedThreads {
                 let _ = tx.send(out);
             })
         });
-        self.txs[t].send(job).unwrap_or_else(|_| panic!("tokio thread {t} is gone"));
+        self.txs[t]
+            .send(job)
+            .unwrap_or_else(|_| panic!("tokio thread {t} is gone"));
         rx
     }
 }

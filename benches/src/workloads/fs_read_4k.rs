@@ -29,7 +29,10 @@ pub struct Offsets {
 impl Offsets {
     /// Offsets for reader `reader` over a file of `blocks` 4 KiB blocks.
     pub fn new(reader: usize, blocks: u64) -> Self {
-        Self { rng: XorShift::new(0x5EED_0000 + reader as u64), blocks }
+        Self {
+            rng: XorShift::new(0x5EED_0000 + reader as u64),
+            blocks,
+        }
     }
 
     /// Next offset (a multiple of 4096 inside the file).
@@ -46,5 +49,8 @@ pub fn share(total: u64, readers: usize, r: usize) -> u64 {
 
 /// Panics unless the read returned the right block.
 pub fn check(buf: &[u8], offset: u64) {
-    assert!(crate::files::check_block(buf, offset), "fs_read_4k: wrong data at offset {offset}");
+    assert!(
+        crate::files::check_block(buf, offset),
+        "fs_read_4k: wrong data at offset {offset}"
+    );
 }

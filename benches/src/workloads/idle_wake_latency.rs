@@ -18,5 +18,8 @@ pub const PARK_GAP: Duration = Duration::from_micros(200);
 
 /// Panics if a sample is implausible (negative or more than a second).
 pub fn check(sample: Duration) {
-    assert!(sample < Duration::from_secs(1), "idle_wake_latency: sample {sample:?}");
+    assert!(
+        sample < Duration::from_secs(1),
+        "idle_wake_latency: sample {sample:?}"
+    );
 }

@@ -12,10 +12,15 @@
 use std::time::Duration;
 
 /// The requested sleep durations, with their criterion ids.
-pub const DURATIONS: [(&str, Duration); 2] =
-    [("100us", Duration::from_micros(100)), ("1ms", Duration::from_millis(1))];
+pub const DURATIONS: [(&str, Duration); 2] = [
+    ("100us", Duration::from_micros(100)),
+    ("1ms", Duration::from_millis(1)),
+];
 
 /// Panics if a sleep returned early.
 pub fn check(requested: Duration, actual: Duration) {
-    assert!(actual >= requested, "sleep_precision: sleep({requested:?}) returned after {actual:?}");
+    assert!(
+        actual >= requested,
+        "sleep_precision: sleep({requested:?}) returned after {actual:?}"
+    );
 }

@@ -21,5 +21,9 @@ pub fn expected_sum(range: std::ops::Range<usize>) -> u64 {
 
 /// Panics unless `sum` is the sum of all `TASKS` task values.
 pub fn check(sum: u64) {
-    assert_eq!(sum, expected_sum(0..TASKS), "spawn_join: joined values do not add up");
+    assert_eq!(
+        sum,
+        expected_sum(0..TASKS),
+        "spawn_join: joined values do not add up"
+    );
 }

@@ -22,5 +22,8 @@ pub fn per_thread(t: usize, threads: usize) -> usize {
 
 /// Panics unless all `TIMERS` timeouts completed with their inner future.
 pub fn check(completed_ok: usize) {
-    assert_eq!(completed_ok, TIMERS, "timer_churn: some timeouts fired or were lost");
+    assert_eq!(
+        completed_ok, TIMERS,
+        "timer_churn: some timeouts fired or were lost"
+    );
 }
