@@ -200,7 +200,8 @@ fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
         ping_pong(&rt, 1);
         let woken = rt.handle().stats();
         let d1 = delta(&before.shards[1], &woken.shards[1]);
-        assert!(d1.parks >= 1 && d1.enters >= 1, "{d1:?}");
+        // (Its enter for that park was counted when the park began, before this window.)
+        assert!(d1.parks >= 1, "{d1:?}");
         assert!(d1.parked >= Duration::from_millis(25), "{d1:?}");
         assert!(woken.shards[1].sqes_submitted >= 1, "{:?}", woken.shards[1]);
         assert_eq!(

@@ -70,7 +70,9 @@ fn every_idle_shard_may_steal_from_a_blocked_one() {
         assert!(ran_on.iter().all(|&s| s != 0), "{ran_on:?}");
         let stats = rt.handle().stats();
         let stolen: u64 = stats.shards.iter().map(|s| s.tasks_stolen).sum();
-        assert_eq!(stolen, 96, "every task was stolen: {stats:?}");
+        // At least once each: a task queued in a thief's deque may be stolen again by the
+        // other idle shard before it starts.
+        assert!(stolen >= 96, "every task was stolen: {stats:?}");
     });
 }
 
