@@ -53,7 +53,10 @@ fn block_shard_for(d: Duration) {
 fn timers_fire_in_deadline_order_and_never_early() {
     each_runtime(1, |rt| {
         rt.block_on(async {
-            let base = Instant::now() + Duration::from_millis(2);
+            // Far enough ahead that every timer is registered before the first one is due
+            // (checked below): a sleep already due at its first poll completes at once, in
+            // poll order rather than deadline order.
+            let base = Instant::now() + Duration::from_millis(30);
             let fired = Arc::new(Mutex::new(Vec::new()));
             let mut handles = Vec::new();
             for i in 0..300u64 {
@@ -67,15 +70,22 @@ fn timers_fire_in_deadline_order_and_never_early() {
                     fired.lock().unwrap().push(deadline);
                 }));
             }
+            // One yield lets every spawned task run to its first await (they are local).
+            ringsteal_rt::yield_now().await;
+            let registered_in_time = Instant::now() < base;
             for h in handles {
                 h.await.unwrap();
             }
             let fired = fired.lock().unwrap();
             assert_eq!(fired.len(), 300);
-            assert!(
-                fired.windows(2).all(|w| w[0] <= w[1]),
-                "timers completed out of deadline order"
-            );
+            if registered_in_time {
+                assert!(
+                    fired.windows(2).all(|w| w[0] <= w[1]),
+                    "timers completed out of deadline order"
+                );
+            } else {
+                eprintln!("this machine took over 30 ms to register 300 timers: order not checked");
+            }
         });
     });
 }
