@@ -7,8 +7,7 @@
 //! this host evicts idle page-cache pages; `warm` also checks with mincore
 //! that the file is resident.
 //!
-//! RINGSTEAL: every group has a `// RINGSTEAL:` line where the ringsteal
-//! implementation goes, first in the group.
+//! ringsteal runs first in every group (`peers/ringsteal_rt.rs`).
 
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
@@ -25,7 +24,7 @@ use ringsteal_benches::workloads::fs_read_4k::{self, share, Offsets, QD1, QD32};
 
 mod floors;
 mod peers;
-use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+use peers::{compio_rt, makespan, ringsteal_rt, spargio_rt, tokio_rt, Span};
 
 // ------------------------------------------------- fs_read_4k_qd1 / _qd32
 
@@ -43,10 +42,48 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
     // in flight.
     let readers = move |iters: u64| (depth as u64).min(iters).max(1) as usize;
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(n); a driver in
-    // `block_on` opens `ringsteal::fs::File` and spawns `readers(iters)` reader
-    // tasks (ringsteal::spawn, Stealable), each doing
-    // `read_at(buf, off)` with an owned 4 KiB buffer; timed inside.
+    {
+        // ringsteal: shards(n); a driver in `block_on` (shard 0) opens a
+        // `ringsteal::fs::File` (Send + Sync, shared through an Arc) and spawns
+        // the readers with `ringsteal::spawn`; each reads with
+        // `read_at(owned Vec, offset)` (an io_uring READ on the ring of the
+        // shard that runs it), reusing its buffer. At depth 32 the idle shard
+        // steals about half the readers; at depth 1 the single reader stays on
+        // shard 0 (ADR-0005).
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let readers = readers(iters);
+                let path = path.clone();
+                rt.block_on(async move {
+                    let f = Arc::new(ringsteal::fs::File::open(&path).await.expect("open"));
+                    let start = Instant::now();
+                    let tasks: Vec<_> = (0..readers)
+                        .map(|r| {
+                            let f = f.clone();
+                            ringsteal::spawn(async move {
+                                let mut offs = Offsets::new(r, blocks);
+                                let mut buf = Vec::with_capacity(BLOCK);
+                                for _ in 0..share(iters, readers, r) {
+                                    let off = offs.next_offset();
+                                    buf.clear();
+                                    let (res, b) = f.read_at(buf, off).await;
+                                    buf = b;
+                                    assert_eq!(res.expect("read_at"), BLOCK, "short read");
+                                    fs_read_4k::check(&buf, off);
+                                }
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        ringsteal_rt::join(t).await;
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    }
 
     {
         // tokio: tokio::fs::File has no positioned read; tokio's fs docs
@@ -253,8 +290,28 @@ fn cat_100mb(c: &mut Criterion) {
     // Each implementation times its whole-file reads inside its runtime and
     // hands the data back for the check, which runs outside the timing.
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): `ringsteal::fs::read(path)`
-    // in `block_on` (a shard), timed inside.
+    {
+        // ringsteal: `ringsteal::fs::read(path)` in `block_on` (shard 0).
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                file.warm_if_stale();
+                let path = path.clone();
+                rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let data = ringsteal::fs::read(&path)
+                            .await
+                            .expect("ringsteal::fs::read");
+                        total += start.elapsed();
+                        cat_100mb::check(&data);
+                    }
+                    total
+                })
+            })
+        });
+    }
 
     {
         // tokio: `tokio::fs::read`, which the tokio fs docs recommend for

@@ -5,9 +5,10 @@
 //!
 //! Criterion ids are `<workload>/<runtime>` or `<workload>/<variant>/<runtime>`.
 //!
-//! RINGSTEAL: every group below has a `// RINGSTEAL:` line where the ringsteal
-//! implementation goes, as the first benchmark of the group, so that it runs
-//! side by side with the peers in the same process and the same run.
+//! ringsteal runs first in every group, side by side with the peers in the
+//! same process and the same run (`peers/ringsteal_rt.rs`). Extra ringsteal
+//! variants are named `ringsteal_<what>` (for example `spawn_join/ringsteal_split`,
+//! `ping_pong_rtt/pinned_spinning/ringsteal_msg`).
 
 use std::hint::black_box;
 use std::pin::pin;
@@ -16,13 +17,14 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures::StreamExt;
-use ringsteal_benches::threads;
+use ringsteal::{Placement, RuntimeHandle};
 use ringsteal_benches::util::{block_on, part};
 use ringsteal_benches::workloads::fanout_fanin::{self, Shape};
 use ringsteal_benches::workloads::{idle_wake_latency, ping_pong_rtt, spawn_join, steal_imbalance};
+use ringsteal_benches::{bind_current_thread, cpu_for, threads};
 
 mod peers;
-use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+use peers::{compio_rt, makespan, ringsteal_rt, spargio_rt, tokio_rt, Span};
 
 // ---------------------------------------------------------------- spawn_join
 
@@ -33,9 +35,76 @@ fn spawn_join(c: &mut Criterion) {
     g.throughput(Throughput::Elements(TASKS as u64));
     g.sample_size(10);
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): a driver in `block_on` (a
-    // shard) spawns TASKS tiny tasks with `ringsteal::spawn` (Stealable) and
-    // joins them, timed inside, like the tokio driver below.
+    {
+        // ringsteal: a driver in `block_on` (shard 0: the criterion thread is
+        // a shard while inside it) spawns with `ringsteal::spawn` (Stealable:
+        // queued on shard 0, where the idle shard steals batches) and joins.
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let mut handles = Vec::with_capacity(TASKS);
+                        for i in 0..TASKS {
+                            handles.push(ringsteal::spawn(async move { black_box(task_value(i)) }));
+                        }
+                        let mut sum = 0u64;
+                        for h in handles {
+                            sum += ringsteal_rt::join(h).await;
+                        }
+                        total += start.elapsed();
+                        spawn_join::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+        // ringsteal_split: compio's share-nothing shape on ringsteal. One task
+        // Pinned(t) per shard spawns its half with `ringsteal::spawn` and joins
+        // it; makespan from a common barrier. (The halves stay stealable; with
+        // both shards busy nothing moves.)
+        g.bench_function("ringsteal_split", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let barrier = Arc::new(Barrier::new(n));
+                        let halves: Vec<_> = (0..n)
+                            .map(|t| {
+                                let barrier = barrier.clone();
+                                ringsteal::spawn_with(Placement::Pinned(t), async move {
+                                    let range = part(TASKS, n, t);
+                                    barrier.wait();
+                                    let start = Instant::now();
+                                    let mut handles = Vec::with_capacity(range.len());
+                                    for i in range {
+                                        handles.push(ringsteal::spawn(async move {
+                                            black_box(task_value(i))
+                                        }));
+                                    }
+                                    let mut sum = 0u64;
+                                    for h in handles {
+                                        sum += ringsteal_rt::join(h).await;
+                                    }
+                                    ((start, Instant::now()), sum)
+                                })
+                            })
+                            .collect();
+                        let mut out = Vec::with_capacity(n);
+                        for h in halves {
+                            out.push(ringsteal_rt::join(h).await);
+                        }
+                        let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                        total += makespan(&spans);
+                        spawn_join::check(out.iter().map(|o| o.1).sum());
+                    }
+                    total
+                })
+            })
+        });
+    }
 
     {
         // tokio: a driver task on a worker spawns with `tokio::spawn`.
@@ -149,8 +218,20 @@ fn ping_pong(c: &mut Criterion) {
     // In the pinned variants thread i is also bound to CPU i, every runtime
     // through its own affinity setting (see `ringsteal_benches::cpu_for`).
 
-    // RINGSTEAL: "pinned_parked/ringsteal": shards(2), pin_shards(true), IdleStrategy::Park,
-    // the two tasks spawned with Placement::Pinned(0) and Pinned(1).
+    {
+        // ringsteal: shards(2), pin_shards(true), Park; pinger Pinned(0),
+        // responder Pinned(1), token through futures::channel::mpsc (ringsteal
+        // ships no channel; compio and spargio use the same one here).
+        // `ringsteal_msg`: the same pair passing the token as a raw MSG_RING
+        // payload (`RuntimeHandle::send_msg` / `recv_msg`), no channel.
+        let rt = ringsteal_rt::pinned_parked(2);
+        g.bench_function("pinned_parked/ringsteal", |b| {
+            b.iter_custom(|iters| ringsteal_ping_pong_channel(&rt, iters))
+        });
+        g.bench_function("pinned_parked/ringsteal_msg", |b| {
+            b.iter_custom(|iters| ringsteal_ping_pong_msg(&rt, iters))
+        });
+    }
 
     {
         // tokio: its multi-thread runtime cannot pin a task to a worker, so
@@ -216,9 +297,21 @@ fn ping_pong(c: &mut Criterion) {
 
     // ---- pinned_spinning: the same pair, runtime allowed to spin when idle.
 
-    // RINGSTEAL: "pinned_spinning/ringsteal": shards(2), pin_shards(true),
-    // IdleStrategy::SpinThenPark(d), Pinned(0) / Pinned(1). (Also check that
-    // the runtime is back to zero CPU once idle; that is a test, not a bench.)
+    {
+        // ringsteal: shards(2), pin_shards(true), SpinThenPark(50 us): an idle
+        // shard polls for up to 50 us, then blocks in the kernel (the runtime
+        // returns to zero CPU when idle: crates/ringsteal-rt/tests/idle_cpu.rs).
+        // `ringsteal` passes the token through futures::channel::mpsc;
+        // `ringsteal_msg` as a raw MSG_RING payload, the same mechanism as
+        // spargio's raw msg_ring variant below (the like-for-like comparison).
+        let rt = ringsteal_rt::pinned_spinning(2);
+        g.bench_function("pinned_spinning/ringsteal", |b| {
+            b.iter_custom(|iters| ringsteal_ping_pong_channel(&rt, iters))
+        });
+        g.bench_function("pinned_spinning/ringsteal_msg", |b| {
+            b.iter_custom(|iters| ringsteal_ping_pong_msg(&rt, iters))
+        });
+    }
 
     // tokio, compio: not expressible (no spin-before-park setting); NOTES.md.
     {
@@ -279,8 +372,41 @@ fn ping_pong(c: &mut Criterion) {
 
     // ---- default_placement: both tasks spawned the runtime's default way.
 
-    // RINGSTEAL: "default_placement/ringsteal": shards(2), a driver spawned
-    // with `ringsteal::spawn` pings a responder spawned with `ringsteal::spawn`.
+    {
+        // ringsteal: `block_on` spawns the driver with `ringsteal::spawn` and
+        // awaits it; the driver spawns the responder with `ringsteal::spawn`.
+        // A single queued stealable task does not wake an idle shard
+        // (ADR-0005), so the pair normally stays on one shard.
+        let rt = ringsteal_rt::runtime(threads());
+        g.bench_function("default_placement/ringsteal", |b| {
+            b.iter_custom(|iters| {
+                let driver = async move {
+                    let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
+                    let responder = ringsteal::spawn(async move {
+                        while let Some(t) = ping_rx.next().await {
+                            if pong_tx.unbounded_send(t + 1).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    let mut token = 0u64;
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        ping_tx.unbounded_send(token + 1).expect("ping");
+                        token = pong_rx.next().await.expect("pong");
+                    }
+                    let d = start.elapsed();
+                    drop(ping_tx);
+                    ringsteal_rt::join(responder).await;
+                    (d, token)
+                };
+                let (d, token) = ringsteal_rt::run_spawned(&rt, driver);
+                ping_pong_rtt::check(token, iters);
+                d
+            })
+        });
+    }
 
     {
         // tokio: driver (pinger) and responder both `tokio::spawn`ed on the
@@ -379,6 +505,74 @@ fn ping_pong(c: &mut Criterion) {
     g.finish();
 }
 
+/// ringsteal ping-pong between a pinger Pinned(0) and a responder Pinned(1),
+/// the token passed through `futures::channel::mpsc`. Timed in the pinger.
+fn ringsteal_ping_pong_channel(rt: &ringsteal::Runtime, iters: u64) -> Duration {
+    let (d, token) = rt.block_on(async move {
+        let (ping_tx, mut ping_rx) = futures::channel::mpsc::unbounded::<u64>();
+        let (pong_tx, mut pong_rx) = futures::channel::mpsc::unbounded::<u64>();
+        let responder = ringsteal::spawn_with(Placement::Pinned(1), async move {
+            while let Some(t) = ping_rx.next().await {
+                if pong_tx.unbounded_send(t + 1).is_err() {
+                    break;
+                }
+            }
+        });
+        let pinger = ringsteal::spawn_with(Placement::Pinned(0), async move {
+            let mut token = 0u64;
+            let start = Instant::now();
+            for _ in 0..iters {
+                ping_tx.unbounded_send(token + 1).expect("ping");
+                token = pong_rx.next().await.expect("pong");
+            }
+            (start.elapsed(), token)
+        });
+        let out = ringsteal_rt::join(pinger).await;
+        ringsteal_rt::join(responder).await;
+        out
+    });
+    ping_pong_rtt::check(token, iters);
+    d
+}
+
+/// Payload that stops the raw-message responder (tokens stay far below it).
+const STOP_MSG: u64 = u64::MAX;
+
+/// ringsteal ping-pong between a pinger Pinned(0) and a responder Pinned(1),
+/// the token passed as a raw MSG_RING payload (`RuntimeHandle::send_msg` /
+/// `ringsteal::recv_msg`). Timed in the pinger.
+fn ringsteal_ping_pong_msg(rt: &ringsteal::Runtime, iters: u64) -> Duration {
+    let (d, token) = rt.block_on(async move {
+        let responder = ringsteal::spawn_with(Placement::Pinned(1), async move {
+            let h = RuntimeHandle::current();
+            loop {
+                let t = ringsteal::recv_msg().await;
+                if t == STOP_MSG {
+                    break;
+                }
+                h.send_msg(0, t + 1).expect("pong");
+            }
+        });
+        let pinger = ringsteal::spawn_with(Placement::Pinned(0), async move {
+            let h = RuntimeHandle::current();
+            let mut token = 0u64;
+            let start = Instant::now();
+            for _ in 0..iters {
+                h.send_msg(1, token + 1).expect("ping");
+                token = ringsteal::recv_msg().await;
+            }
+            let d = start.elapsed();
+            h.send_msg(1, STOP_MSG).expect("stop");
+            (d, token)
+        });
+        let out = ringsteal_rt::join(pinger).await;
+        ringsteal_rt::join(responder).await;
+        out
+    });
+    ping_pong_rtt::check(token, iters);
+    d
+}
+
 // ------------------------------------------------- fanout_fanin_{balanced,skewed}
 
 fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
@@ -388,9 +582,45 @@ fn fanout_fanin(c: &mut Criterion, group: &str, shape: &'static Shape) {
     g.sample_size(10);
     shape.expected(); // computed once, outside any timing
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): driver in `block_on`
-    // spawns `shape.requests` request tasks with `ringsteal::spawn`; each
-    // spawns `shape.fanout` branch tasks with `ringsteal::spawn` and joins them.
+    {
+        // ringsteal: a driver in `block_on` spawns the requests with
+        // `ringsteal::spawn`; each request spawns its branches the same way and
+        // joins them. Idle shards steal queued requests and branches.
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let requests: Vec<_> = (0..shape.requests)
+                            .map(|r| {
+                                ringsteal::spawn(async move {
+                                    let branches: Vec<_> = (0..shape.fanout)
+                                        .map(|br| {
+                                            ringsteal::spawn(async move { shape.branch(r, br) })
+                                        })
+                                        .collect();
+                                    let mut sum = 0u64;
+                                    for b in branches {
+                                        sum = sum.wrapping_add(ringsteal_rt::join(b).await);
+                                    }
+                                    sum
+                                })
+                            })
+                            .collect();
+                        let mut sum = 0u64;
+                        for r in requests {
+                            sum = sum.wrapping_add(ringsteal_rt::join(r).await);
+                        }
+                        total += start.elapsed();
+                        shape.check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
 
     {
         let rt = tokio_rt::multi_thread(n);
@@ -546,9 +776,42 @@ fn steal_imbalance(c: &mut Criterion) {
     g.sample_size(10);
     steal_imbalance::expected();
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): a driver on shard 0
-    // spawns all TASKS with Placement::Stealable (spawned on that shard) and
-    // joins them; the stats should show steals.
+    {
+        // ringsteal: a driver in `block_on` (shard 0) spawns all TASKS with
+        // `ringsteal::spawn` (Placement::Stealable: queued on shard 0) and
+        // joins them; the idle shard steals. The stats must show steals.
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                let stolen_before = ringsteal_rt::tasks_stolen(&rt);
+                let total = rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let hs: Vec<_> = (0..TASKS)
+                            .map(|i| {
+                                ringsteal::spawn_with(Placement::Stealable, async move { task(i) })
+                            })
+                            .collect();
+                        let mut sum = 0u64;
+                        for h in hs {
+                            sum = sum.wrapping_add(ringsteal_rt::join(h).await);
+                        }
+                        total += start.elapsed();
+                        steal_imbalance::check(sum);
+                    }
+                    total
+                });
+                if n > 1 {
+                    assert!(
+                        ringsteal_rt::tasks_stolen(&rt) > stolen_before,
+                        "steal_imbalance: no task was stolen"
+                    );
+                }
+                total
+            })
+        });
+    }
 
     {
         let rt = tokio_rt::multi_thread(n);
@@ -642,9 +905,83 @@ fn idle_wake(c: &mut Criterion) {
     // The notifier blocks its own thread for PARK_GAP on purpose (outside the
     // timing): the gap must not depend on each runtime's timer resolution.
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(2), pin_shards(true), Park; waiter
-    // Pinned(1) awaiting a notification sent by a task Pinned(0) (MSG_RING
-    // doorbell), plus a variant woken from a non-shard thread (eventfd path).
+    {
+        // ringsteal: shards(2), pin_shards(true), Park. The waiter, Pinned(1),
+        // hands the notifier a futures::channel::oneshot sender and awaits the
+        // receiver; the notifier, Pinned(0), completes it: the wake goes into
+        // shard 1's inbox plus one MSG_RING doorbell from shard 0's ring.
+        let rt = ringsteal_rt::pinned_parked(2);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async move {
+                    let (armed_tx, mut armed_rx) = futures::channel::mpsc::unbounded::<
+                        futures::channel::oneshot::Sender<()>,
+                    >();
+                    let (woke_tx, mut woke_rx) = futures::channel::mpsc::unbounded::<Instant>();
+                    let waiter = ringsteal::spawn_with(Placement::Pinned(1), async move {
+                        for _ in 0..iters {
+                            let (tx, rx) = futures::channel::oneshot::channel();
+                            armed_tx.unbounded_send(tx).expect("armed");
+                            rx.await.expect("notified");
+                            woke_tx.unbounded_send(Instant::now()).expect("woke");
+                        }
+                    });
+                    let notifier = ringsteal::spawn_with(Placement::Pinned(0), async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let tx = armed_rx.next().await.expect("armed");
+                            std::thread::sleep(PARK_GAP);
+                            let t0 = Instant::now();
+                            tx.send(()).expect("notify");
+                            let t1 = woke_rx.next().await.expect("woke");
+                            let s = t1.saturating_duration_since(t0);
+                            idle_wake_latency::check(s);
+                            total += s;
+                        }
+                        total
+                    });
+                    let total = ringsteal_rt::join(notifier).await;
+                    ringsteal_rt::join(waiter).await;
+                    total
+                })
+            })
+        });
+        // ringsteal_plain_thread: the notifier is a plain thread (no ring,
+        // bound to CPU 0), so the wake takes the path for threads outside the
+        // runtime: IORING_REGISTER_SEND_MSG_RING where the kernel has it
+        // (6.13+, as here), the shard's eventfd otherwise.
+        g.bench_function("ringsteal_plain_thread", |b| {
+            b.iter_custom(|iters| {
+                let (armed_tx, armed_rx) =
+                    std::sync::mpsc::channel::<futures::channel::oneshot::Sender<()>>();
+                let (woke_tx, woke_rx) = std::sync::mpsc::channel::<Instant>();
+                let notifier = std::thread::spawn(move || {
+                    bind_current_thread(cpu_for(0)).expect("sched_setaffinity");
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let tx = armed_rx.recv().expect("armed");
+                        std::thread::sleep(PARK_GAP);
+                        let t0 = Instant::now();
+                        tx.send(()).expect("notify");
+                        let t1 = woke_rx.recv().expect("woke");
+                        let s = t1.saturating_duration_since(t0);
+                        idle_wake_latency::check(s);
+                        total += s;
+                    }
+                    total
+                });
+                ringsteal_rt::run_pinned(&rt, 1, async move {
+                    for _ in 0..iters {
+                        let (tx, rx) = futures::channel::oneshot::channel();
+                        armed_tx.send(tx).expect("armed");
+                        rx.await.expect("notified");
+                        woke_tx.send(Instant::now()).expect("woke");
+                    }
+                });
+                notifier.join().expect("notifier thread")
+            })
+        });
+    }
 
     {
         // Threads bound to CPUs 0 and 1, as in ping_pong_rtt/pinned_*.

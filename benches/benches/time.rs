@@ -1,20 +1,20 @@
 //! Time family of issue 6: timer_churn, sleep_precision. Peer side (tokio,
 //! compio, spargio); see NOTES.md for what each measures.
 //!
-//! RINGSTEAL: every group has a `// RINGSTEAL:` line where the ringsteal
-//! implementation goes, first in the group, so it runs side by side with the
-//! peers in the same run.
+//! ringsteal runs first in every group, side by side with the peers in the
+//! same run (`peers/ringsteal_rt.rs`).
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringsteal::Placement;
 use ringsteal_benches::threads;
 use ringsteal_benches::util::{block_on, PendingOnce};
 use ringsteal_benches::workloads::{sleep_precision, timer_churn};
 
 mod peers;
-use peers::{compio_rt, makespan, spargio_rt, tokio_rt, Span};
+use peers::{compio_rt, makespan, ringsteal_rt, spargio_rt, tokio_rt, Span};
 
 // -------------------------------------------------------------- timer_churn
 
@@ -25,11 +25,56 @@ fn timer_churn(c: &mut Criterion) {
     g.throughput(Throughput::Elements(TIMERS as u64));
     g.sample_size(10);
 
-    // RINGSTEAL: g.bench_function("ringsteal", ..): shards(n); one task
-    // Pinned(t) per shard runs per_thread(t, n) x
-    // `ringsteal::time::timeout(TIMEOUT, PendingOnce::new())`; makespan from
-    // a common barrier, as compio and spargio below. Check afterwards that the
-    // shards' timer stats show no entries left behind.
+    {
+        // ringsteal: shards(n); one task Pinned(t) per shard runs its share
+        // of `ringsteal::time::timeout` (each registers a timer in the shard's
+        // wheel at the first poll and removes it when the inner future
+        // completes); makespan from a common barrier. Afterwards no timer may
+        // be left in any wheel (`stats().timers_active`).
+        let rt = ringsteal_rt::runtime(n);
+        g.bench_function("ringsteal", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let barrier = Arc::new(Barrier::new(n));
+                    let out = rt.block_on(async move {
+                        let hs: Vec<_> = (0..n)
+                            .map(|t| {
+                                let barrier = barrier.clone();
+                                ringsteal::spawn_with(Placement::Pinned(t), async move {
+                                    barrier.wait();
+                                    let start = Instant::now();
+                                    let mut ok = 0usize;
+                                    for _ in 0..per_thread(t, n) {
+                                        ok += usize::from(
+                                            ringsteal::time::timeout(TIMEOUT, PendingOnce::new())
+                                                .await
+                                                .is_ok(),
+                                        );
+                                    }
+                                    ((start, Instant::now()), ok)
+                                })
+                            })
+                            .collect();
+                        let mut out = Vec::with_capacity(n);
+                        for h in hs {
+                            out.push(ringsteal_rt::join(h).await);
+                        }
+                        out
+                    });
+                    let spans: Vec<Span> = out.iter().map(|o| o.0).collect();
+                    total += makespan(&spans);
+                    timer_churn::check(out.iter().map(|o| o.1).sum());
+                    assert_eq!(
+                        ringsteal_rt::timers_active(&rt),
+                        0,
+                        "timer_churn: timers left in a wheel"
+                    );
+                }
+                total
+            })
+        });
+    }
 
     {
         // tokio: a driver on a worker spawns one task per worker thread
@@ -153,9 +198,28 @@ fn sleep_precision(c: &mut Criterion) {
     let mut g = c.benchmark_group("sleep_precision");
 
     for (name, d) in sleep_precision::DURATIONS {
-        // RINGSTEAL: g.bench_function(format!("{name}/ringsteal"), ..): one
-        // `ringsteal::time::sleep(d)` per iteration in a task on an otherwise
-        // idle runtime (shards(n), Park), timed inside the task.
+        {
+            // ringsteal: `ringsteal::time::sleep(d)` in a task spawned with
+            // `ringsteal::spawn` from `block_on` (it runs on shard 0, which
+            // blocks in io_uring_enter with the deadline as EXT_ARG timeout).
+            // Default idle strategy (Park): no spinning helps the figure.
+            let rt = ringsteal_rt::runtime(n);
+            g.bench_function(format!("{name}/ringsteal"), |b| {
+                b.iter_custom(|iters| {
+                    ringsteal_rt::run_spawned(&rt, async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let start = Instant::now();
+                            ringsteal::time::sleep(d).await;
+                            let took = start.elapsed();
+                            sleep_precision::check(d, took);
+                            total += took;
+                        }
+                        total
+                    })
+                })
+            });
+        }
 
         {
             // tokio: `tokio::time::sleep` in a task on a worker. Tokio's timer

@@ -16,14 +16,13 @@
 //! - a runtime is built right before its benchmarks and dropped right after:
 //!   spargio's shards busy-poll while alive and would steal CPU from the others.
 //!
-//! RINGSTEAL: the ringsteal side gets its own module here, `ringsteal_rt.rs`
-//! (a `Runtime::builder().shards(threads)` runtime, a helper that runs a driver
-//! future through `block_on`, whose thread is one of the shards, and the
-//! pinned/parked and spinning builder variants), declared next to the others.
+//! ringsteal itself is driven through `ringsteal_rt.rs` (its runtime variants,
+//! joining, stats) and runs first in every group.
 
 #![allow(dead_code)]
 
 pub(crate) mod compio_rt;
+pub(crate) mod ringsteal_rt;
 pub(crate) mod spargio_rt;
 pub(crate) mod tokio_rt;
 

@@ -1,0 +1,157 @@
+//! ringsteal: one runtime with `threads` shards. The thread that builds the
+//! runtime and calls `Runtime::block_on` *is* shard 0 (ADR-0002), so the
+//! criterion thread serves as shard 0 while a benchmark runs inside `block_on`
+//! and `shards(threads)` is `threads` threads in all, the same count as every
+//! peer. Outside `block_on` shard 0 does not run and shard 1.. park.
+//!
+//! The runtime is built on the criterion thread (it is `!Send`) right before a
+//! group's ringsteal benchmarks and dropped right after, like every peer's.
+//!
+//! Variants used by the suites:
+//! - [`runtime`]: `shards(threads)`, everything else at its default (`Park`,
+//!   `WakeMechanism::Auto`, no CPU pinning), the way the book's examples build it;
+//! - [`pinned_parked`]: `pin_shards(true)`, `IdleStrategy::Park`;
+//! - [`pinned_spinning`]: `pin_shards(true)`, `IdleStrategy::SpinThenPark(SPIN)`.
+//!
+//! CPU pinning caveat (a ringsteal bug, reported, not fixed here): with
+//! `pin_shards(true)`, `block_on` pins the *calling* thread to CPU 0 and never
+//! restores its mask, and shard threads pin themselves to "the i-th CPU of the
+//! calling thread's mask". After one pinned runtime the criterion thread would
+//! stay on CPU 0: the next pinned runtime would put both shards on CPU 0, and
+//! every thread a peer starts afterwards would inherit the one-CPU mask. The
+//! pinned constructors here return a [`Pinned`] guard that drops the runtime
+//! and restores the criterion thread's CPU mask.
+//!
+//! API read from the crate docs and the book (`book/src/runtime.md`,
+//! `placement.md`, `time.md`, `fs.md`, `wakes.md`) and `examples/tour.rs`.
+
+use std::future::Future;
+use std::ops::Deref;
+use std::time::Duration;
+
+use ringsteal::{Builder, IdleStrategy, Runtime};
+
+/// Spin budget of the `pinned_spinning` variant: an idle shard polls for up
+/// to this long before blocking in the kernel (and so returns to zero CPU
+/// this long after the last work).
+pub(crate) const SPIN: Duration = Duration::from_micros(50);
+
+/// The builder every ringsteal benchmark starts from: `threads` shards.
+pub(crate) fn builder(threads: usize) -> Builder {
+    Runtime::builder().shards(threads)
+}
+
+/// Builds the runtime on the calling thread (shard 0).
+pub(crate) fn build(builder: Builder) -> Runtime {
+    builder
+        .build()
+        .unwrap_or_else(|e| panic!("ringsteal runtime: {e}"))
+}
+
+/// `shards(threads)` with default settings (parking, no pinning).
+pub(crate) fn runtime(threads: usize) -> Runtime {
+    build(builder(threads))
+}
+
+/// `shards(threads)`, shard i pinned to CPU i, `Park`.
+pub(crate) fn pinned_parked(threads: usize) -> Pinned {
+    Pinned::new(builder(threads).pin_shards(true).idle(IdleStrategy::Park))
+}
+
+/// `shards(threads)`, shard i pinned to CPU i, `SpinThenPark(SPIN)`.
+pub(crate) fn pinned_spinning(threads: usize) -> Pinned {
+    Pinned::new(
+        builder(threads)
+            .pin_shards(true)
+            .idle(IdleStrategy::SpinThenPark(SPIN)),
+    )
+}
+
+/// A runtime with `pin_shards(true)`; dropping it drops the runtime and then
+/// gives the calling thread back the CPU mask it had before (see the module
+/// docs for why).
+pub(crate) struct Pinned {
+    rt: Option<Runtime>,
+    saved: libc::cpu_set_t,
+}
+
+impl Pinned {
+    fn new(builder: Builder) -> Self {
+        // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+        let mut saved: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: sched_getaffinity writes into `saved`, of the size passed; pid 0 = this thread.
+        let rc = unsafe {
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut saved)
+        };
+        assert_eq!(
+            rc,
+            0,
+            "sched_getaffinity: {}",
+            std::io::Error::last_os_error()
+        );
+        Self {
+            rt: Some(build(builder)),
+            saved,
+        }
+    }
+}
+
+impl Deref for Pinned {
+    type Target = Runtime;
+    fn deref(&self) -> &Runtime {
+        self.rt.as_ref().expect("runtime lives until drop")
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        drop(self.rt.take());
+        // SAFETY: `saved` is a valid cpu_set_t of the size passed; pid 0 = this thread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.saved) };
+    }
+}
+
+/// Joins a ringsteal task, re-raising its panic.
+pub(crate) async fn join<T>(h: ringsteal::JoinHandle<T>) -> T {
+    match h.await {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("ringsteal task: {e}"),
+    }
+}
+
+/// Tasks stolen so far, over all shards (`stats().total().tasks_stolen`).
+pub(crate) fn tasks_stolen(rt: &Runtime) -> u64 {
+    rt.handle().stats().total().tasks_stolen
+}
+
+/// Timers registered in all shards' wheels right now.
+pub(crate) fn timers_active(rt: &Runtime) -> u64 {
+    rt.handle().stats().total().timers_active
+}
+
+/// Runs `fut` as a task spawned from `block_on` with `ringsteal::spawn` (it
+/// starts on shard 0, the calling thread) and returns its output.
+pub(crate) fn run_spawned<F>(rt: &Runtime, fut: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    rt.block_on(async move { join(ringsteal::spawn(fut)).await })
+}
+
+/// Runs `fut` as a task spawned from `block_on` with `Placement::Pinned(shard)`
+/// and returns its output.
+pub(crate) fn run_pinned<F>(rt: &Runtime, shard: usize, fut: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    rt.block_on(async move {
+        join(ringsteal::spawn_with(
+            ringsteal::Placement::Pinned(shard),
+            fut,
+        ))
+        .await
+    })
+}
