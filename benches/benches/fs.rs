@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use compio::io::AsyncReadAt;
 use compio::BufResult;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ringsteal::Placement;
 use ringsteal_benches::files::{self, BLOCK};
 use ringsteal_benches::threads;
 use ringsteal_benches::workloads::cat_100mb;
@@ -43,46 +44,46 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
     let readers = move |iters: u64| (depth as u64).min(iters).max(1) as usize;
 
     {
-        // ringsteal: shards(n); a driver in `block_on` (shard 0) opens a
-        // `ringsteal::fs::File` (Send + Sync, shared through an Arc) and spawns
-        // the readers with `ringsteal::spawn`; each reads with
-        // `read_at(owned Vec, offset)` (an io_uring READ on the ring of the
-        // shard that runs it), reusing its buffer. At depth 32 the idle shard
-        // steals about half the readers; at depth 1 the single reader stays on
-        // shard 0 (ADR-0005).
+        // ringsteal: shards(n); the readers spawned the default way
+        // (`ringsteal::spawn`, Placement::Stealable) by a driver in `block_on`;
+        // see `ringsteal_reads`. At depth 1 the single reader runs on shard 0
+        // (ADR-0005).
         let rt = ringsteal_rt::runtime(n);
         g.bench_function("ringsteal", |b| {
             b.iter_custom(|iters| {
                 file.warm_if_stale();
-                let readers = readers(iters);
-                let path = path.clone();
-                rt.block_on(async move {
-                    let f = Arc::new(ringsteal::fs::File::open(&path).await.expect("open"));
-                    let start = Instant::now();
-                    let tasks: Vec<_> = (0..readers)
-                        .map(|r| {
-                            let f = f.clone();
-                            ringsteal::spawn(async move {
-                                let mut offs = Offsets::new(r, blocks);
-                                let mut buf = Vec::with_capacity(BLOCK);
-                                for _ in 0..share(iters, readers, r) {
-                                    let off = offs.next_offset();
-                                    buf.clear();
-                                    let (res, b) = f.read_at(buf, off).await;
-                                    buf = b;
-                                    assert_eq!(res.expect("read_at"), BLOCK, "short read");
-                                    fs_read_4k::check(&buf, off);
-                                }
-                            })
-                        })
-                        .collect();
-                    for t in tasks {
-                        ringsteal_rt::join(t).await;
-                    }
-                    start.elapsed()
-                })
+                ringsteal_reads(
+                    &rt,
+                    &path,
+                    blocks,
+                    readers(iters),
+                    iters,
+                    Placement::Stealable,
+                )
             })
         });
+        if depth > 1 {
+            // ringsteal_round_robin: the readers spawned with
+            // Placement::RoundRobin, the placement the book gives for
+            // spreading long-lived work. Stealable readers are all started by
+            // shard 0 (each first poll takes well under a microsecond and only
+            // submits a read) before the idle shard, woken by the doorbell
+            // 20-50 us later, finds any left to steal; a started task never
+            // moves, so by default all 32 readers share one shard.
+            g.bench_function("ringsteal_round_robin", |b| {
+                b.iter_custom(|iters| {
+                    file.warm_if_stale();
+                    ringsteal_reads(
+                        &rt,
+                        &path,
+                        blocks,
+                        readers(iters),
+                        iters,
+                        Placement::RoundRobin,
+                    )
+                })
+            });
+        }
     }
 
     {
@@ -266,6 +267,47 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
         });
     }
     g.finish();
+}
+
+/// ringsteal side of fs_read_4k: a driver in `block_on` (shard 0) opens a
+/// `ringsteal::fs::File` (Send + Sync, shared through an Arc) and spawns
+/// `readers` reader tasks with `placement`; each reads its share with
+/// `read_at(owned Vec, offset)` (an io_uring READ on the ring of the shard
+/// that runs it), reusing its buffer. Timed inside `block_on`.
+fn ringsteal_reads(
+    rt: &ringsteal::Runtime,
+    path: &std::path::Path,
+    blocks: u64,
+    readers: usize,
+    iters: u64,
+    placement: Placement,
+) -> Duration {
+    let path = path.to_path_buf();
+    rt.block_on(async move {
+        let f = Arc::new(ringsteal::fs::File::open(&path).await.expect("open"));
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..readers)
+            .map(|r| {
+                let f = f.clone();
+                ringsteal::spawn_with(placement, async move {
+                    let mut offs = Offsets::new(r, blocks);
+                    let mut buf = Vec::with_capacity(BLOCK);
+                    for _ in 0..share(iters, readers, r) {
+                        let off = offs.next_offset();
+                        buf.clear();
+                        let (res, b) = f.read_at(buf, off).await;
+                        buf = b;
+                        assert_eq!(res.expect("read_at"), BLOCK, "short read");
+                        fs_read_4k::check(&buf, off);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            ringsteal_rt::join(t).await;
+        }
+        start.elapsed()
+    })
 }
 
 fn fs_read_4k_qd1(c: &mut Criterion) {
