@@ -107,6 +107,33 @@ fn spawn_join(c: &mut Criterion) {
     }
 
     {
+        // ringsteal_1_shard: the same driver on a one-shard runtime (no other
+        // thread), for the per-task cost on one shard (issue 3: under 150 ns).
+        // Not a like-for-like comparison with the 2-thread peers.
+        let rt = ringsteal_rt::runtime(1);
+        g.bench_function("ringsteal_1_shard", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let mut handles = Vec::with_capacity(TASKS);
+                        for i in 0..TASKS {
+                            handles.push(ringsteal::spawn(async move { black_box(task_value(i)) }));
+                        }
+                        let mut sum = 0u64;
+                        for h in handles {
+                            sum += ringsteal_rt::join(h).await;
+                        }
+                        total += start.elapsed();
+                        spawn_join::check(sum);
+                    }
+                    total
+                })
+            })
+        });
+    }
+    {
         // tokio: a driver task on a worker spawns with `tokio::spawn`.
         let rt = tokio_rt::multi_thread(n);
         g.bench_function("tokio", |b| {

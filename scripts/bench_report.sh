@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Runs the criterion suite (benches/) with a short profile and writes the ratio table
+# (peer median / ringsteal median; above 1 means ringsteal is faster), the targets of issues
+# 3-6 and every absolute median into book/src/benchmarks.md (between the bench-report
+# markers) and the ratio table into README.md (between the bench-table markers), with the
+# machine, kernel, commit, date, load and the exact command.
+#
+#   scripts/bench_report.sh                      # run everything (about 10 minutes), then write
+#   scripts/bench_report.sh --wait-idle 30       # first wait up to 30 min for load1 < 0.5
+#   scripts/bench_report.sh --results-dir DIR    # no run: tables from an earlier CRITERION_HOME
+#   scripts/bench_report.sh --dry-run            # run, but print the section instead of writing
+#   scripts/bench_report.sh -- <criterion args>  # replaces the short profile's arguments
+#
+# Environment: CARGO_TARGET_DIR (default: target/), RINGSTEAL_BENCH_DIR (data files).
+# Compare figures only within one run: on a shared 2-vCPU VM run-to-run noise reaches ±30 %.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+orig_args="$*"
+PROFILE=(--warm-up-time 1 --measurement-time 3)
+results_dir=""
+wait_idle=0
+dry_run=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --results-dir) results_dir="$2"; shift 2 ;;
+        --wait-idle) wait_idle="$2"; shift 2 ;;
+        --dry-run) dry_run=1; shift ;;
+        --) shift; PROFILE=("$@"); break ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+target_dir="${CARGO_TARGET_DIR:-target}"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$target_dir/bench-report/$stamp"
+# Absolute: criterion runs each suite from the package directory (benches/).
+work="$(cd "$target_dir/bench-report/$stamp" && pwd)"
+
+command_line="scripts/bench_report.sh${orig_args:+ $orig_args}"
+bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs -- "${PROFILE[@]}" --noplot)
+
+if [ -z "$results_dir" ]; then
+    log "building the suites"
+    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --no-run >&2
+    if [ "$wait_idle" -gt 0 ]; then
+        deadline=$(( $(date +%s) + wait_idle * 60 ))
+        while awk -v l="$(load1)" 'BEGIN { exit !(l >= 0.5) }'; do
+            if [ "$(date +%s)" -ge "$deadline" ]; then
+                echo "load average still $(load1) after ${wait_idle} min; not running" >&2
+                exit 1
+            fi
+            log "load average $(load1) >= 0.5: waiting"
+            sleep 60
+        done
+    fi
+    results_dir="$work/criterion"
+    load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+    log "load average before the run: $load_before"
+    log "${bench_cmd[*]} (CRITERION_HOME=$results_dir)"
+    started=$(date +%s)
+    CRITERION_HOME="$results_dir" "${bench_cmd[@]}" 2>&1 | tee "$work/bench.log" >&2
+    minutes=$(( ($(date +%s) - started + 59) / 60 ))
+    load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+    fio_json="$work/fio.json"
+    data_file="${RINGSTEAL_BENCH_DIR:-${TMPDIR:-/tmp}/ringsteal-bench-data}/random-64MiB.dat"
+    if command -v fio >/dev/null 2>&1 && [ -f "$data_file" ]; then
+        log "fio limits on $data_file (io_uring, --invalidate=0, after a pre-read)"
+        echo '{' > "$fio_json"
+        sep=""
+        for job in "qd1 1 1" "qd32 32 1" "qd32_2x16 16 2"; do
+            set -- $job
+            cat "$data_file" > /dev/null
+            iops=$(fio --name="$1" --filename="$data_file" --rw=randread --bs=4k --ioengine=io_uring \
+                --iodepth="$2" --numjobs="$3" --invalidate=0 --time_based --runtime=3 \
+                --group_reporting --output-format=json |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])')
+            ns=$(python3 -c "print(1e9 / $iops)")
+            printf '%s  "%s": %s' "$sep" "$1" "$ns" >> "$fio_json"
+            sep=$',\n'
+        done
+        printf '\n}\n' >> "$fio_json"
+    else
+        log "fio not found (apt-get install fio) or no data file: no fio limit in the report"
+        fio_json=""
+    fi
+else
+    load_before="(not recorded: tables from $results_dir)"
+    load_after=""
+    minutes="?"
+    fio_json=""
+    [ -f "$results_dir/../fio.json" ] && fio_json="$results_dir/../fio.json"
+fi
+
+log "tables from $results_dir"
+status=0
+python3 scripts/bench_results.py table --results "$results_dir" --out "$work/tables" \
+    ${fio_json:+--fio "$fio_json"} || status=$?
+
+commit="$(git rev-parse --short=12 HEAD)"
+if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
+    commit="$commit (with uncommitted changes in crates/ or benches/)"
+fi
+cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
+machine="${cpu_model:-unknown CPU}, $(nproc) vCPUs, Linux $(uname -r)"
+date_utc="$(date -u '+%Y-%m-%d %H:%M UTC')"
+
+section="$work/section.md"
+{
+    echo "Measured $date_utc on $machine; commit \`$commit\`; $(rustc --version)."
+    echo "Load average (1, 5, 15 min) before the run: $load_before${load_after:+; after: $load_after}."
+    echo "Suite time: about $minutes min. Command (from the repository root):"
+    echo
+    echo '```text'
+    echo "$command_line"
+    echo "# which runs: CRITERION_HOME=<fresh dir> ${bench_cmd[*]}"
+    echo '```'
+    echo
+    echo "### Ratios: peer median / ringsteal median (above 1: ringsteal is faster)"
+    echo
+    cat "$work/tables/ratios.md"
+    echo
+    echo "The \`ringsteal\` column is ringsteal's median per iteration (for \`sleep_precision\`, the"
+    echo "overshoot past the requested duration, which is also what those ratios compare). Bold:"
+    echo "ringsteal ahead. \`n/e\`: the peer cannot express the workload (see below). \`vs floor\`:"
+    echo "floor median / ringsteal median (1.00× would be the floor's speed)."
+    echo
+    echo "### Targets (issues 3-6)"
+    echo
+    cat "$work/tables/targets.md"
+    if [ -f "$work/tables/fio.md" ]; then
+        echo
+        echo "### fio on the same file (io_uring, 4 KiB random reads, \`--invalidate=0\`, after a pre-read)"
+        echo
+        cat "$work/tables/fio.md"
+    fi
+    echo
+    echo "### Every median"
+    echo
+    cat "$work/tables/absolute.md"
+} > "$section"
+
+readme_section="$work/readme.md"
+{
+    echo "Ratio of each peer's median time to ringsteal's on the same workload, in one run"
+    echo "(above 1: ringsteal is faster). $date_utc, $machine, commit \`$commit\`,"
+    echo "load average before the run $load_before. Command: \`$command_line\`."
+    echo "What each workload measures, the caveats, every absolute median and the targets:"
+    echo "[book/src/benchmarks.md](book/src/benchmarks.md)."
+    echo
+    cat "$work/tables/ratios.md"
+} > "$readme_section"
+
+if [ "$dry_run" -eq 1 ]; then
+    cat "$section"
+    exit "$status"
+fi
+
+# Replaces the lines between two marker lines of a file (markers kept); fails if absent.
+replace_between() {
+    python3 - "$1" "$2" "$3" "$4" <<'EOF'
+import pathlib, sys
+path, start, end, body = sys.argv[1:]
+text = pathlib.Path(path).read_text()
+if start not in text or end not in text:
+    sys.exit(f"{path}: markers {start} / {end} not found")
+head, rest = text.split(start, 1)
+_, tail = rest.split(end, 1)
+new = pathlib.Path(body).read_text()
+pathlib.Path(path).write_text(f"{head}{start}\n{new}{end}{tail}")
+EOF
+}
+replace_between book/src/benchmarks.md '<!-- bench-report:start -->' '<!-- bench-report:end -->' "$section"
+replace_between README.md '<!-- bench-table:start -->' '<!-- bench-table:end -->' "$readme_section"
+log "wrote book/src/benchmarks.md and README.md (results kept in $work)"
+if [ "$status" -ne 0 ]; then
+    echo "some results were missing or unusable (marked 'missing' in the tables)" >&2
+fi
+exit "$status"

@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Reads criterion results and turns them into ratios, tables and guardrail verdicts.
+
+Used by scripts/bench_report.sh (`table` command) and scripts/bench_guardrail.sh (`check`
+command); standard library only (Python 3.11+, for tomllib).
+
+Every figure is criterion's median estimate of the time per iteration
+(`<id>/new/estimates.json`, `median.point_estimate`, in ns). A ratio is
+`peer median / ringsteal median`: above 1 means ringsteal took less time.
+
+Loading is fail-closed: a benchmark that is missing, has no or too few samples, or whose
+estimates file does not parse is an error wherever it is needed, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+import tomllib
+
+# Fewest samples a result may have (criterion's own minimum sample size is 10).
+MIN_SAMPLES = 10
+
+PEERS = ("tokio", "compio", "spargio")
+
+NE = "n/e"  # not expressible by that peer (see benches/NOTES.md)
+
+
+class ResultError(Exception):
+    """A benchmark result that is missing or unusable."""
+
+
+class Results:
+    """The criterion results under one directory (CRITERION_HOME), by full id."""
+
+    def __init__(self, root: pathlib.Path):
+        self.root = root
+        self.dirs: dict[str, pathlib.Path] = {}
+        self.broken: dict[str, str] = {}
+        if not root.is_dir():
+            raise ResultError(f"results directory {root} does not exist")
+        for meta_path in sorted(root.rglob("new/benchmark.json")):
+            try:
+                meta = json.loads(meta_path.read_text())
+                full_id = meta["full_id"]
+                if not isinstance(full_id, str):
+                    raise TypeError("full_id is not a string")
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                self.broken[str(meta_path.parent)] = f"unparsable benchmark.json: {e}"
+                continue
+            self.dirs[full_id] = meta_path.parent
+        self._cache: dict[str, float] = {}
+
+    def ids(self) -> list[str]:
+        return sorted(self.dirs)
+
+    def median_ns(self, bench_id: str) -> float:
+        """Median time per iteration in ns; raises ResultError if unusable."""
+        if bench_id in self._cache:
+            return self._cache[bench_id]
+        d = self.dirs.get(bench_id)
+        if d is None:
+            raise ResultError(f"{bench_id}: no result (benchmark missing or did not run)")
+        try:
+            sample = json.loads((d / "sample.json").read_text())
+            iters, times = sample["iters"], sample["times"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ResultError(f"{bench_id}: unreadable sample.json: {e}") from e
+        if not isinstance(iters, list) or not isinstance(times, list) or len(iters) != len(times):
+            raise ResultError(f"{bench_id}: malformed samples")
+        if len(times) < MIN_SAMPLES:
+            raise ResultError(f"{bench_id}: {len(times)} samples, fewer than {MIN_SAMPLES}")
+        if not all(_positive(x) for x in iters) or not all(_positive(x) for x in times):
+            raise ResultError(f"{bench_id}: a sample is zero, negative or not a number")
+        try:
+            est = json.loads((d / "estimates.json").read_text())
+            median = est["median"]["point_estimate"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ResultError(f"{bench_id}: unparsable estimates.json: {e}") from e
+        if not _positive(median):
+            raise ResultError(f"{bench_id}: median {median!r} is not a positive number")
+        self._cache[bench_id] = float(median)
+        return float(median)
+
+    def try_median(self, bench_id: str) -> float | None:
+        try:
+            return self.median_ns(bench_id)
+        except ResultError:
+            return None
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+# ------------------------------------------------------------------ the table
+
+# One row per ringsteal implementation of a workload. `peers` maps each peer to its id, or to
+# NE where the peer cannot express the workload. `floors` are (label, id). `overshoot_ns`
+# turns a sleep's duration into its overshoot (time past the requested duration), which is
+# what sleep_precision compares.
+ROWS = [
+    dict(workload="spawn_join", variant="ringsteal", id="spawn_join/ringsteal",
+         peers={p: f"spawn_join/{p}" for p in PEERS}),
+    dict(workload="spawn_join", variant="ringsteal_split", id="spawn_join/ringsteal_split",
+         peers={p: f"spawn_join/{p}" for p in PEERS}),
+    dict(workload="ping_pong_rtt/pinned_parked", variant="ringsteal",
+         id="ping_pong_rtt/pinned_parked/ringsteal",
+         peers={"tokio": "ping_pong_rtt/pinned_parked/tokio",
+                "compio": "ping_pong_rtt/pinned_parked/compio", "spargio": NE}),
+    dict(workload="ping_pong_rtt/pinned_parked", variant="ringsteal_msg",
+         id="ping_pong_rtt/pinned_parked/ringsteal_msg",
+         peers={"tokio": "ping_pong_rtt/pinned_parked/tokio",
+                "compio": "ping_pong_rtt/pinned_parked/compio", "spargio": NE}),
+    dict(workload="ping_pong_rtt/pinned_spinning", variant="ringsteal",
+         id="ping_pong_rtt/pinned_spinning/ringsteal",
+         peers={"tokio": NE, "compio": NE, "spargio": "ping_pong_rtt/pinned_spinning/spargio"}),
+    dict(workload="ping_pong_rtt/pinned_spinning", variant="ringsteal_msg",
+         id="ping_pong_rtt/pinned_spinning/ringsteal_msg",
+         peers={"tokio": NE, "compio": NE, "spargio": "ping_pong_rtt/pinned_spinning/spargio"}),
+    dict(workload="ping_pong_rtt/default_placement", variant="ringsteal",
+         id="ping_pong_rtt/default_placement/ringsteal",
+         peers={p: f"ping_pong_rtt/default_placement/{p}" for p in PEERS}),
+    dict(workload="fanout_fanin_balanced", variant="ringsteal", id="fanout_fanin_balanced/ringsteal",
+         peers={p: f"fanout_fanin_balanced/{p}" for p in PEERS}),
+    dict(workload="fanout_fanin_skewed", variant="ringsteal", id="fanout_fanin_skewed/ringsteal",
+         peers={p: f"fanout_fanin_skewed/{p}" for p in PEERS}),
+    dict(workload="steal_imbalance", variant="ringsteal", id="steal_imbalance/ringsteal",
+         peers={p: f"steal_imbalance/{p}" for p in PEERS}),
+    dict(workload="idle_wake_latency", variant="ringsteal", id="idle_wake_latency/ringsteal",
+         peers={"tokio": "idle_wake_latency/tokio", "compio": "idle_wake_latency/compio",
+                "spargio": NE}),
+    dict(workload="idle_wake_latency", variant="ringsteal_plain_thread",
+         id="idle_wake_latency/ringsteal_plain_thread",
+         peers={"tokio": "idle_wake_latency/tokio", "compio": "idle_wake_latency/compio",
+                "spargio": NE}),
+    dict(workload="timer_churn", variant="ringsteal", id="timer_churn/ringsteal",
+         peers={p: f"timer_churn/{p}" for p in PEERS}),
+    dict(workload="sleep_precision/100us (overshoot)", variant="ringsteal",
+         id="sleep_precision/100us/ringsteal", overshoot_ns=100_000,
+         peers={p: f"sleep_precision/100us/{p}" for p in PEERS}),
+    dict(workload="sleep_precision/1ms (overshoot)", variant="ringsteal",
+         id="sleep_precision/1ms/ringsteal", overshoot_ns=1_000_000,
+         peers={p: f"sleep_precision/1ms/{p}" for p in PEERS}),
+    dict(workload="fs_read_4k_qd1", variant="ringsteal", id="fs_read_4k_qd1/ringsteal",
+         peers={p: f"fs_read_4k_qd1/{p}" for p in PEERS},
+         floors=[("pread 1t", "fs_read_4k_qd1/floor_pread_1t"),
+                 ("io_uring 1t", "fs_read_4k_qd1/floor_io_uring_1t")]),
+    dict(workload="fs_read_4k_qd32", variant="ringsteal", id="fs_read_4k_qd32/ringsteal",
+         peers={p: f"fs_read_4k_qd32/{p}" for p in PEERS},
+         floors=[("pread 2t", "fs_read_4k_qd32/floor_pread_2t"),
+                 ("io_uring 2t", "fs_read_4k_qd32/floor_io_uring_2t"),
+                 ("pread 1t", "fs_read_4k_qd32/floor_pread_1t"),
+                 ("io_uring 1t", "fs_read_4k_qd32/floor_io_uring_1t")]),
+    dict(workload="fs_read_4k_qd32", variant="ringsteal_round_robin",
+         id="fs_read_4k_qd32/ringsteal_round_robin",
+         peers={p: f"fs_read_4k_qd32/{p}" for p in PEERS},
+         floors=[("pread 2t", "fs_read_4k_qd32/floor_pread_2t"),
+                 ("io_uring 2t", "fs_read_4k_qd32/floor_io_uring_2t"),
+                 ("pread 1t", "fs_read_4k_qd32/floor_pread_1t"),
+                 ("io_uring 1t", "fs_read_4k_qd32/floor_io_uring_1t")]),
+    dict(workload="cat_100mb", variant="ringsteal", id="cat_100mb/ringsteal",
+         peers={p: f"cat_100mb/{p}" for p in PEERS},
+         floors=[("std::fs::read", "cat_100mb/floor_std_read")]),
+]
+
+# Benchmarks that are reported on their own (no peer runs them).
+EXTRA = ["spawn_join/ringsteal_1_shard"]
+
+
+def all_expected_ids() -> list[str]:
+    ids = set(EXTRA)
+    for row in ROWS:
+        ids.add(row["id"])
+        ids.update(v for v in row["peers"].values() if v != NE)
+        ids.update(f for _, f in row.get("floors", []))
+    return sorted(ids)
+
+
+def compared_ns(res: Results, row: dict, bench_id: str) -> float:
+    """The figure a row compares: the median, or for sleeps the median's overshoot."""
+    m = res.median_ns(bench_id)
+    if "overshoot_ns" in row:
+        # Never below 1 ns, so a ratio stays defined (a sleep never returns early: checked).
+        return max(m - row["overshoot_ns"], 1.0)
+    return m
+
+
+def ratio(res: Results, row: dict, peer_id: str) -> float:
+    return compared_ns(res, row, peer_id) / compared_ns(res, row, row["id"])
+
+
+def fmt_ns(ns: float | None) -> str:
+    if ns is None:
+        return "missing"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def fmt_ratio(r: float) -> str:
+    return f"**{r:.2f}×**" if r >= 1 else f"{r:.2f}×"
+
+
+def row_label(row: dict) -> str:
+    return f"`{row['workload']}`" + ("" if row["variant"] == "ringsteal" else f" — `{row['variant']}`")
+
+
+def ratio_cell(res: Results, row: dict, peer_id: str) -> str:
+    if peer_id == NE:
+        return NE
+    try:
+        return fmt_ratio(ratio(res, row, peer_id))
+    except ResultError:
+        return "missing"
+
+
+def ratio_table(res: Results) -> str:
+    out = ["| workload | ringsteal | vs tokio | vs compio | vs spargio | vs floor |",
+           "|---|---:|---:|---:|---:|---|"]
+    for row in ROWS:
+        try:
+            own = fmt_ns(compared_ns(res, row, row["id"]))
+        except ResultError:
+            own = "missing"
+        cells = [ratio_cell(res, row, row["peers"][p]) for p in PEERS]
+        floors = []
+        for label, fid in row.get("floors", []):
+            floors.append(f"{label} {ratio_cell(res, row, fid)}")
+        out.append(f"| {row_label(row)} | {own} | " + " | ".join(cells) + f" | {'; '.join(floors) or '—'} |")
+    return "\n".join(out)
+
+
+def absolute_table(res: Results) -> str:
+    out = ["| benchmark id | median per iteration |", "|---|---:|"]
+    for bid in all_expected_ids():
+        out.append(f"| `{bid}` | {fmt_ns(res.try_median(bid))} |")
+    extra = [b for b in res.ids() if b not in set(all_expected_ids())]
+    for bid in extra:
+        out.append(f"| `{bid}` (not in the table) | {fmt_ns(res.try_median(bid))} |")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- the targets
+
+def _targets(res: Results, fio: dict[str, float]) -> list[tuple[str, str, str, bool | None]]:
+    """(source, target, measured, met) for every target of issues 3-6; met None = no data."""
+    t: list[tuple[str, str, str, bool | None]] = []
+    by_id = {r["id"]: r for r in ROWS}
+
+    def med(bid):
+        return res.try_median(bid)
+
+    def rat(row_id, peer_id):
+        try:
+            return ratio(res, by_id[row_id], peer_id)
+        except ResultError:
+            return None
+
+    m = med("spawn_join/ringsteal_1_shard")
+    t.append(("issue 3", "spawn+join under 150 ns per task on one shard",
+              f"{m / 1e5:.0f} ns per task" if m else "missing", (m / 1e5 < 150) if m else None))
+    for v in ("ringsteal", "ringsteal_split"):
+        m = med(f"spawn_join/{v}")
+        rate = 1e5 / (m / 1e9) if m else None
+        t.append(("issue 3", f"over 6 M tasks/s on 2 shards (`{v}`)",
+                  f"{rate / 1e6:.1f} M tasks/s" if rate else "missing", (rate > 6e6) if rate else None))
+    for peer in ("tokio", "compio"):
+        for v in ("ringsteal", "ringsteal_msg"):
+            r = rat(f"ping_pong_rtt/pinned_parked/{v}", f"ping_pong_rtt/pinned_parked/{peer}")
+            t.append(("issue 3", f"ping-pong under Park lower than {peer} (`{v}`)",
+                      f"{peer}/ringsteal = {r:.2f}×" if r else "missing", (r > 1) if r else None))
+    for v in ("ringsteal", "ringsteal_msg"):
+        r = rat(f"ping_pong_rtt/pinned_spinning/{v}", "ping_pong_rtt/pinned_spinning/spargio")
+        t.append(("issue 3", f"ping-pong under SpinThenPark lower than spargio (`{v}`)",
+                  f"spargio/ringsteal = {r:.2f}×" if r else "missing", (r > 1) if r else None))
+    r = rat("ping_pong_rtt/default_placement/ringsteal", "ping_pong_rtt/default_placement/tokio")
+    t.append(("issue 3", "default placement within 2× of tokio",
+              f"tokio/ringsteal = {r:.2f}×" if r else "missing", (r >= 0.5) if r else None))
+    for peer, need in (("tokio", 3.0), ("compio", 1.0), ("spargio", 1.0)):
+        r = rat("timer_churn/ringsteal", f"timer_churn/{peer}")
+        goal = "at least 3× faster than tokio" if need > 1 else f"faster than {peer}"
+        ok = (r >= need if need > 1 else r > 1) if r else None
+        t.append(("issue 4", f"timer_churn {goal}", f"{peer}/ringsteal = {r:.2f}×" if r else "missing", ok))
+    m = med("sleep_precision/1ms/ringsteal")
+    t.append(("issue 4", "sleep(1 ms) median within [1 ms, 1.5 ms]", fmt_ns(m),
+              (1e6 <= m <= 1.5e6) if m else None))
+    m = med("sleep_precision/100us/ringsteal")
+    t.append(("issue 4", "sleep(100 µs) median under 250 µs", fmt_ns(m), (m < 250e3) if m else None))
+    for depth in ("qd1", "qd32"):
+        for peer in PEERS:
+            r = rat(f"fs_read_4k_{depth}/ringsteal", f"fs_read_4k_{depth}/{peer}")
+            t.append(("issue 5", f"fs_read_4k_{depth} faster than {peer}",
+                      f"{peer}/ringsteal = {r:.2f}×" if r else "missing", (r > 1) if r else None))
+    for depth, floor in (("qd1", "floor_pread_1t"), ("qd32", "floor_pread_2t"), ("qd32", "floor_io_uring_2t")):
+        r = rat(f"fs_read_4k_{depth}/ringsteal", f"fs_read_4k_{depth}/{floor}")
+        t.append(("issue 6", f"fs_read_4k_{depth} within 1.5× of {floor}",
+                  f"floor/ringsteal = {r:.2f}×" if r else "missing", (r >= 1 / 1.5) if r else None))
+    for depth, ns in sorted(fio.items()):
+        m = med(f"fs_read_4k_{depth}/ringsteal")
+        if m:
+            t.append(("issue 5", f"fs_read_4k_{depth}: how close to fio (io_uring, same depth)",
+                      f"fio/ringsteal = {ns / m:.2f}× (fio {fmt_ns(ns)} per read)", None))
+    r = rat("cat_100mb/ringsteal", "cat_100mb/floor_std_read")
+    t.append(("issue 5", "cat_100mb within 10 % of std::fs::read",
+              f"std/ringsteal = {r:.2f}×" if r else "missing", (r >= 1 / 1.1) if r else None))
+    r = rat("cat_100mb/ringsteal", "cat_100mb/tokio")
+    t.append(("issue 5", "cat_100mb well ahead of tokio",
+              f"tokio/ringsteal = {r:.2f}×" if r else "missing", (r > 1.1) if r else None))
+    # Issue 6, in general: every main ("ringsteal") row against every peer.
+    for peer, need, what in (("tokio", 1.0, "ahead of"), ("spargio", 1.0, "ahead of"),
+                             ("compio", 1.0, "at least even with")):
+        behind = []
+        have = 0
+        for row in ROWS:
+            if row["variant"] != "ringsteal" or row["peers"][peer] == NE:
+                continue
+            try:
+                r = ratio(res, row, row["peers"][peer])
+            except ResultError:
+                continue
+            have += 1
+            if r < need:
+                behind.append(f"`{row['workload']}` {r:.2f}×")
+        t.append(("issue 6", f"{what} {peer} on every workload",
+                  ("behind on " + ", ".join(behind)) if behind else f"ahead on all {have}",
+                  (not behind) if have else None))
+    return t
+
+
+def targets_table(res: Results, fio: dict[str, float]) -> str:
+    out = ["| issue | target | measured | met |", "|---|---|---|---|"]
+    for src, target, measured, met in _targets(res, fio):
+        mark = "—" if met is None else ("yes" if met else "**no**")
+        out.append(f"| {src} | {target} | {measured} | {mark} |")
+    return "\n".join(out)
+
+
+# -------------------------------------------------------------------- commands
+
+def cmd_table(args) -> int:
+    res = Results(pathlib.Path(args.results))
+    fio = json.loads(pathlib.Path(args.fio).read_text()) if args.fio else {}
+    missing = [b for b in all_expected_ids() if res.try_median(b) is None]
+    sections = {
+        "ratios": ratio_table(res),
+        "absolute": absolute_table(res),
+        "targets": targets_table(res, fio),
+    }
+    if fio:
+        lines = ["| fio job | time per read | IOPS |", "|---|---:|---:|"]
+        for k, ns in sorted(fio.items()):
+            lines.append(f"| {k} | {fmt_ns(ns)} | {1e9 / ns / 1e3:.0f} k |")
+        sections["fio"] = "\n".join(lines)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in sections.items():
+        (out / f"{name}.md").write_text(text + "\n")
+    if missing:
+        print("missing or unusable results:", file=sys.stderr)
+        for b in missing:
+            try:
+                res.median_ns(b)
+            except ResultError as e:
+                print(f"  {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Compares ratios with guardrails.toml; any problem is a failure."""
+    try:
+        config = tomllib.loads(pathlib.Path(args.config).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        print(f"FAIL: cannot read {args.config}: {e}")
+        return 1
+    checks = config.get("ratio")
+    if not isinstance(checks, list) or not checks:
+        print(f"FAIL: {args.config} has no [[ratio]] entries")
+        return 1
+    try:
+        res = Results(pathlib.Path(args.results))
+    except ResultError as e:
+        print(f"FAIL: {e}")
+        return 1
+    failures = 0
+    passed = 0
+    for c in checks:
+        try:
+            rs, peer, floor = c["ringsteal"], c["peer"], float(c["min"])
+        except (KeyError, TypeError, ValueError) as e:
+            print(f"FAIL: malformed guardrail entry {c!r}: {e}")
+            failures += 1
+            continue
+        row = {"id": rs}
+        if "overshoot_ns" in c:
+            row["overshoot_ns"] = float(c["overshoot_ns"])
+        try:
+            r = ratio(res, row, peer)
+        except ResultError as e:
+            print(f"FAIL: {rs} vs {peer}: {e}")
+            failures += 1
+            continue
+        verdict = "ok  " if r >= floor else "FAIL"
+        if r < floor:
+            failures += 1
+        else:
+            passed += 1
+        print(f"{verdict} {peer} / {rs} = {r:.2f}× (threshold {floor:.2f}×)")
+    for d, why in res.broken.items():
+        print(f"FAIL: {d}: {why}")
+        failures += 1
+    # Not "N passed, N failed": CI reads that form as a test runner's summary.
+    print(f"guardrail: {passed} within thresholds, {failures} problem(s)")
+    return 1 if failures else 0
+
+
+def cmd_ids(args) -> int:
+    config = tomllib.loads(pathlib.Path(args.config).read_text())
+    ids = set()
+    for c in config.get("ratio", []):
+        ids.add(c["ringsteal"])
+        ids.add(c["peer"])
+    print("\n".join(sorted(ids)))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("table", help="write the markdown tables for the report")
+    t.add_argument("--results", required=True, help="CRITERION_HOME of the run")
+    t.add_argument("--out", required=True, help="directory for ratios.md, absolute.md, targets.md")
+    t.add_argument("--fio", help="JSON {depth: ns per read} from fio")
+    t.set_defaults(func=cmd_table)
+    c = sub.add_parser("check", help="compare ratios with the guardrail thresholds")
+    c.add_argument("--results", required=True)
+    c.add_argument("--config", required=True)
+    c.set_defaults(func=cmd_check)
+    i = sub.add_parser("ids", help="benchmark ids a guardrail config needs")
+    i.add_argument("--config", required=True)
+    i.set_defaults(func=cmd_ids)
+    args = ap.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
