@@ -71,7 +71,7 @@ EOF
             self_test_failed=1
         fi
     }
-    first_file() { find "$1" -name "$2" | sort | head -1; }
+    first_file() { find "$1" -name "$2" | sort | sed -n 1p; }
     self_test_failed=0
 
     fake "$tmp/good" 1.5

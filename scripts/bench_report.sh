@@ -106,7 +106,7 @@ commit="$(git rev-parse --short=12 HEAD)"
 if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
     commit="$commit (with uncommitted changes in crates/ or benches/)"
 fi
-cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)"
+cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | sed -n 1p)"
 machine="${cpu_model:-unknown CPU}, $(nproc) vCPUs, Linux $(uname -r)"
 date_utc="$(date -u '+%Y-%m-%d %H:%M UTC')"
 

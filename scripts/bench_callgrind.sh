@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Instruction counts of ringsteal's hot paths under valgrind's callgrind, compared with the
+# committed baseline (benches/callgrind_baseline.toml). Counts repeat exactly from run to run,
+# so a rise of more than 5 % is a regression, even on a noisy machine where timings are not.
+#
+#   scripts/bench_callgrind.sh             # measure and compare; fails on a rise above 5 %
+#   scripts/bench_callgrind.sh --update    # measure and write the baseline
+#
+# What is counted (benches/src/bin/callgrind_probe.rs):
+#   spawn_join  instructions per spawn + join of a tiny task on a one-shard runtime
+#   cross_wake  instructions per cross-shard task wake between two spinning shards: the wake,
+#               the target's tick that takes the task from its inbox, and the poll
+# Each probe runs at two sizes; per operation = (count(large) - count(small)) / operations,
+# which cancels start-up and shutdown. The shard's idle loop (steal attempts, spinning,
+# parking: `Shard::idle` and everything it calls) is left out of both counts, because how
+# long a shard spins depends on how valgrind interleaves the threads.
+#
+# Needs valgrind (apt-get install valgrind) and python3 >= 3.11. The baseline records the
+# rustc and valgrind versions and the C library: a different toolchain or libc changes the
+# counts; re-baseline with --update after such a change (and say so in the commit).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+baseline="benches/callgrind_baseline.toml"
+update=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --update) update=1; shift ;;
+        --baseline) baseline="$2"; shift 2 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+for tool in valgrind callgrind_annotate python3; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "$tool not found (apt-get install valgrind python3)" >&2; exit 1; }
+done
+
+echo "==> cargo build --release -p ringsteal-benches --bin callgrind_probe"
+cargo build --release -p ringsteal-benches --bin callgrind_probe
+probe="${CARGO_TARGET_DIR:-target}/release/callgrind_probe"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# counted MODE N: instructions of one probe run outside `Shard::idle`.
+counted() {
+    local out="$tmp/$1.$2.out"
+    # A shard that parks would hang valgrind 3.19 (see the probe's docs): bound every run.
+    if ! timeout -s KILL 900 valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$probe" "$1" "$2" > "$tmp/valgrind.log" 2>&1; then
+        echo "callgrind run of '$1 $2' failed or hung:" >&2
+        tail -20 "$tmp/valgrind.log" >&2
+        exit 1
+    fi
+    callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$out" | python3 -c '
+import re, sys
+total, idle = None, 0
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(.*)$", line)
+    if not m:
+        continue
+    n, what = int(m.group(1).replace(",", "")), m.group(2)
+    if what.startswith("PROGRAM TOTALS"):
+        total = n
+    elif "=>" not in what and re.search(r"Shard>::idle( |$)", what):
+        idle = max(idle, n)
+if total is None:
+    sys.exit("no PROGRAM TOTALS line in callgrind_annotate output")
+print(total - idle)
+'
+}
+
+# probe MODE SMALL LARGE OPS_PER_UNIT: prints instructions per operation.
+per_op() {
+    local small large
+    small="$(counted "$1" "$2")"
+    large="$(counted "$1" "$3")"
+    python3 -c "print(round(($large - $small) / (($3 - $2) * $4), 1))"
+    echo "    $1: $small instructions at $2, $large at $3" >&2
+}
+
+echo "==> valgrind --tool=callgrind (this takes about a minute)"
+spawn_join="$(per_op spawn_join 2000 4000 1)"
+cross_wake="$(per_op cross_wake 200 400 2)"
+rustc_v="$(rustc --version)"
+valgrind_v="$(valgrind --version)"
+libc_v="$(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown)"
+echo "spawn_join: $spawn_join instructions per spawn+join (one shard)"
+echo "cross_wake: $cross_wake instructions per cross-shard wake (spinning target)"
+
+if [ "$update" -eq 1 ]; then
+    cat > "$baseline" <<EOF
+# Baseline of scripts/bench_callgrind.sh: instructions per operation counted by valgrind's
+# callgrind in the release profile (see the script for what each count covers). A measured
+# count more than \`tolerance\` above its baseline fails. Written by
+# \`scripts/bench_callgrind.sh --update\` on $(date -u '+%Y-%m-%d') at commit $(git rev-parse --short=12 HEAD).
+rustc = "$rustc_v"
+valgrind = "$valgrind_v"
+libc = "$libc_v"
+tolerance = 0.05
+
+[spawn_join]
+per_op = $spawn_join
+what = "instructions per spawn + join of a tiny task, one shard"
+
+[cross_wake]
+per_op = $cross_wake
+what = "instructions per cross-shard task wake between spinning shards (idle loop excluded)"
+EOF
+    echo "==> wrote $baseline"
+    exit 0
+fi
+
+[ -f "$baseline" ] || { echo "no baseline $baseline: run with --update first" >&2; exit 1; }
+python3 - "$baseline" "$spawn_join" "$cross_wake" "$rustc_v" "$valgrind_v" "$libc_v" <<'EOF'
+import pathlib, sys, tomllib
+path, sj, cw, rustc, valgrind, libc = sys.argv[1:]
+try:
+    base = tomllib.loads(pathlib.Path(path).read_text())
+    tol = float(base["tolerance"])
+    want = {"spawn_join": float(base["spawn_join"]["per_op"]),
+            "cross_wake": float(base["cross_wake"]["per_op"])}
+except (OSError, KeyError, ValueError, TypeError, tomllib.TOMLDecodeError) as e:
+    sys.exit(f"FAIL: unreadable baseline {path}: {e}")
+for key, have in (("rustc", rustc), ("valgrind", valgrind), ("libc", libc)):
+    if base.get(key) != have:
+        print(f"note: baseline {key} is {base.get(key)!r}, this machine has {have!r}; "
+              "counts may differ for that reason alone")
+bad = 0
+for name, got in (("spawn_join", float(sj)), ("cross_wake", float(cw))):
+    ref = want[name]
+    change = got / ref - 1
+    verdict = "FAIL" if change > tol else "ok  "
+    bad += change > tol
+    print(f"{verdict} {name}: {got:.1f} instructions per op, baseline {ref:.1f} ({change:+.1%}, limit +{tol:.0%})")
+    if change < -tol:
+        print(f"     {name} improved by more than {tol:.0%}: record it with --update")
+sys.exit(1 if bad else 0)
+EOF
