@@ -26,6 +26,15 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
     if shared.is_shutdown() {
         return Err(SpawnError::ShuttingDown);
     }
+    let remote = &shared.shards[shard];
+    if !remote.claim_doorbell() {
+        // Awake: it checks its message queue every tick; no system call needed. (If it falls
+        // asleep meanwhile, `notify` rings it like any other wake.)
+        remote.messages.push(payload);
+        shared.notify(shard);
+        return Ok(());
+    }
+    // Asleep, and the doorbell is ours: the message itself wakes it, inside a completion.
     let via_ring = context::with_shard_of(Arc::as_ptr(shared), |cur| match cur {
         Some(s) if shared.wake.shard_to_shard == Doorbell::MsgRing => {
             Some(s.msg_ring_message(shard, payload))
@@ -37,7 +46,7 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         None if shared.wake.foreign == Doorbell::SendMsgRing => {
             let (res, ud) = encode_message(payload);
             let mut ok = false;
-            shared.shards[shard].with_open_fds(|ring_fd, _| {
+            remote.with_open_fds(|ring_fd, _| {
                 ok = ringsteal_uring::send_msg_ring(ring_fd, res, ud).is_ok();
             });
             ok
@@ -45,8 +54,8 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         None => false,
     };
     if !sent {
-        shared.shards[shard].messages.push(payload);
-        shared.notify(shard);
+        remote.messages.push(payload);
+        shared.ring_doorbell(shard);
     }
     Ok(())
 }

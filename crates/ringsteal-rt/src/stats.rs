@@ -61,6 +61,7 @@ pub(crate) struct ShardCounters {
     pub(crate) steal_attempts: LocalCounter,
     pub(crate) steal_successes: LocalCounter,
     pub(crate) tasks_stolen: LocalCounter,
+    pub(crate) tasks_handed_off: LocalCounter,
     pub(crate) msg_ring_doorbells: LocalCounter,
     pub(crate) eventfd_wakes: LocalCounter,
     pub(crate) enters: LocalCounter,
@@ -100,6 +101,8 @@ pub struct ShardStats {
     pub steal_successes: u64,
     /// Tasks taken by those steals.
     pub tasks_stolen: u64,
+    /// Queued, unstarted tasks this shard handed to a sleeping shard as it woke it.
+    pub tasks_handed_off: u64,
     /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards.
     pub msg_ring_doorbells: u64,
     /// eventfd doorbells written to this shard (fallback path and non-shard threads).
@@ -132,6 +135,9 @@ pub struct ShardStats {
     pub messages_received: u64,
     /// Tasks started on this shard and not yet finished (gauge).
     pub tasks_alive: u64,
+    /// The shard has run out of work and found none since (gauge: spinning, parked, or woken
+    /// and not yet running anything).
+    pub idle: bool,
 }
 
 impl ShardCounters {
@@ -143,6 +149,7 @@ impl ShardCounters {
             steal_attempts: self.steal_attempts.get(),
             steal_successes: self.steal_successes.get(),
             tasks_stolen: self.tasks_stolen.get(),
+            tasks_handed_off: self.tasks_handed_off.get(),
             msg_ring_doorbells: self.msg_ring_doorbells.get(),
             eventfd_doorbells: self.eventfd_doorbells.get(),
             eventfd_wakes: self.eventfd_wakes.get(),
@@ -159,6 +166,7 @@ impl ShardCounters {
             timers_fired: self.timers_fired.get(),
             messages_received: self.messages_received.get(),
             tasks_alive: self.tasks_alive.get(),
+            idle: false,
         }
     }
 }
@@ -178,9 +186,12 @@ pub struct RuntimeStats {
 }
 
 impl RuntimeStats {
-    /// The sum over all shards (gauges are summed too).
+    /// The sum over all shards (gauges are summed too; `idle` if every shard is idle).
     pub fn total(&self) -> ShardStats {
-        let mut t = ShardStats::default();
+        let mut t = ShardStats {
+            idle: !self.shards.is_empty(),
+            ..ShardStats::default()
+        };
         for s in &self.shards {
             t.polls += s.polls;
             t.spawned_local += s.spawned_local;
@@ -188,6 +199,7 @@ impl RuntimeStats {
             t.steal_attempts += s.steal_attempts;
             t.steal_successes += s.steal_successes;
             t.tasks_stolen += s.tasks_stolen;
+            t.tasks_handed_off += s.tasks_handed_off;
             t.msg_ring_doorbells += s.msg_ring_doorbells;
             t.eventfd_doorbells += s.eventfd_doorbells;
             t.eventfd_wakes += s.eventfd_wakes;
@@ -204,6 +216,7 @@ impl RuntimeStats {
             t.timers_fired += s.timers_fired;
             t.messages_received += s.messages_received;
             t.tasks_alive += s.tasks_alive;
+            t.idle &= s.idle;
         }
         t
     }

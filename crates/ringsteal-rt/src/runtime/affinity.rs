@@ -1,27 +1,77 @@
 //! CPU pinning for `Builder::pin_shards`.
+//!
+//! The CPUs a runtime may use are read once, when it is built, from the building thread's
+//! mask; shard `i` is pinned to the `i`-th of them (modulo their count). Shard 0 is the thread
+//! that calls `block_on`: it is pinned for the duration of the call and gets its own mask back
+//! afterwards ([`PinGuard`]), so a later runtime, or threads spawned later, see the mask the
+//! user set.
 
-/// Pins the calling thread to the `index`-th CPU (modulo the CPUs this process may use).
-/// Failure is not fatal: the shard runs unpinned.
-pub(crate) fn pin_current_thread(index: usize) {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: sched_getaffinity writes into the owned set of the given size.
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) }
-        != 0
-    {
-        return;
+use std::io;
+
+/// The CPUs in the calling thread's affinity mask.
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    match current_mask() {
+        Ok(mask) => (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: CPU_ISSET reads the owned set within its size.
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &mask) })
+            .collect(),
+        Err(_) => Vec::new(),
     }
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: CPU_ISSET reads the owned set within its size.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-        .collect();
+}
+
+fn current_mask() -> io::Result<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sched_getaffinity writes into the owned set of the given size.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut mask) } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(mask)
+}
+
+fn set_mask(mask: &libc::cpu_set_t) {
+    // SAFETY: sched_setaffinity reads the owned set. Failure leaves the thread unpinned,
+    // which is not fatal.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
+}
+
+/// Pins the calling thread to CPU `cpus[index % cpus.len()]` (no-op without CPUs).
+pub(crate) fn pin_current_thread(cpus: &[usize], index: usize) {
     if cpus.is_empty() {
         return;
     }
     // SAFETY: as above.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: CPU_SET writes a bit inside the owned set; the index comes from the allowed set.
+    // SAFETY: CPU_SET writes a bit inside the owned set; the CPU comes from an allowed mask.
     unsafe { libc::CPU_SET(cpus[index % cpus.len()], &mut set) };
-    // SAFETY: sched_setaffinity reads the owned set.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    set_mask(&set);
+}
+
+/// Pins the calling thread while alive, then restores the mask it had.
+pub(crate) struct PinGuard {
+    saved: Option<libc::cpu_set_t>,
+}
+
+impl PinGuard {
+    /// Pins to `cpus[index % len]`; does nothing (and restores nothing) without CPUs.
+    pub(crate) fn pin(cpus: &[usize], index: usize) -> Self {
+        let saved = if cpus.is_empty() {
+            None
+        } else {
+            current_mask().ok()
+        };
+        if saved.is_some() {
+            pin_current_thread(cpus, index);
+        }
+        Self { saved }
+    }
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        if let Some(mask) = &self.saved {
+            set_mask(mask);
+        }
+    }
 }

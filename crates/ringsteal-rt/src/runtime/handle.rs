@@ -156,7 +156,11 @@ impl RuntimeHandle {
                 .shared
                 .shards
                 .iter()
-                .map(|s| s.counters.snapshot())
+                .map(|s| {
+                    let mut stats = s.counters.snapshot();
+                    stats.idle = s.idle.load(std::sync::atomic::Ordering::Relaxed);
+                    stats
+                })
                 .collect(),
             spawned_external: self.shared.spawned_external.get(),
             blocking_spawned: self.shared.blocking.spawned(),

@@ -109,9 +109,11 @@ impl Runtime {
              .await the future instead, or use spawn_blocking"
         );
         let shard = self.shard0.as_ref().expect("shard 0 exists until drop");
-        if self.shared.config.pin_shards {
-            affinity::pin_current_thread(0);
-        }
+        let _pinned = self
+            .shared
+            .config
+            .pin_shards
+            .then(|| affinity::PinGuard::pin(&self.shared.cpus, 0));
         let _guard = ShardGuard::enter(shard);
         let remote = shard.remote();
         remote.driven.store(true, SeqCst);

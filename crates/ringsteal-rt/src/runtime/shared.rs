@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) spawned_external: SharedCounter,
     /// The instant timer ticks count from.
     pub(crate) clock_origin: Instant,
+    /// The CPUs shards are pinned to with `pin_shards` (the building thread's mask).
+    pub(crate) cpus: Vec<usize>,
     rr: AtomicUsize,
     shutdown: AtomicBool,
     shutdown_timeout_ns: AtomicU64,
@@ -64,6 +66,11 @@ impl Shared {
             wake,
             spawned_external: SharedCounter::default(),
             clock_origin: Instant::now(),
+            cpus: if config.pin_shards {
+                super::affinity::allowed_cpus()
+            } else {
+                Vec::new()
+            },
             rr: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
@@ -113,20 +120,21 @@ impl Shared {
     /// After stealable work was queued: wakes one sleeping, driven shard (not `except`) so it
     /// can steal.
     pub(crate) fn notify_idle(&self, except: Option<usize>) {
+        if let Some(t) = self.claim_idle(except) {
+            self.ring_doorbell(t);
+        }
+    }
+
+    /// Claims the doorbell of one sleeping, driven shard (not `except`); the caller must ring
+    /// it.
+    pub(crate) fn claim_idle(&self, except: Option<usize>) -> Option<usize> {
         std::sync::atomic::fence(SeqCst);
         let n = self.shards.len();
         let start = self.rr.load(Relaxed);
-        for i in 0..n {
-            let t = (start + i) % n;
-            if Some(t) == except {
-                continue;
-            }
+        (0..n).map(|i| (start + i) % n).find(|&t| {
             let r = &self.shards[t];
-            if r.driven.load(Relaxed) && r.sleeping.claim_after_fence() {
-                self.ring_doorbell(t);
-                return;
-            }
-        }
+            Some(t) != except && r.driven.load(Relaxed) && r.sleeping.claim_after_fence()
+        })
     }
 
     /// Rings `target`'s doorbell by the best path from this thread. The caller claimed it.

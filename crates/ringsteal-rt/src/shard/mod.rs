@@ -119,7 +119,46 @@ impl Shard {
         self.counters().spawned_local.incr();
         let len = self.worker.len();
         if len >= 2 && len.is_power_of_two() && self.shared.shards.len() > 1 {
-            self.shared.notify_idle(Some(self.index));
+            self.hand_off_to_idle();
+        }
+    }
+
+    /// Gives the older half of the queued, unstarted tasks to a sleeping shard and wakes it.
+    ///
+    /// Waking a shard takes tens of microseconds; by the time it could steal, this shard may
+    /// have started every task (a task that only submits I/O starts in well under a
+    /// microsecond), and a started task never moves. Handing them over at once, into the
+    /// sleeper's own stealable queue, spreads such work; they stay stealable there, so this
+    /// shard takes them back if it runs dry first.
+    fn hand_off_to_idle(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = self.shared.shards.len();
+        let start = self.rng.below(n);
+        let Some(target) = (0..n).map(|i| (start + i) % n).find(|&t| {
+            let r = &self.shared.shards[t];
+            t != self.index && r.driven.load(Relaxed) && r.idle.load(Relaxed)
+        }) else {
+            return;
+        };
+        let remote = &self.shared.shards[target];
+        let give = self.worker.len() / 2;
+        for _ in 0..give {
+            match self.worker.pop() {
+                Some(task) => remote.stealable.push(task),
+                None => break,
+            }
+        }
+        self.counters().tasks_handed_off.add(give as u64);
+        // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
+        self.shared.notify(target);
+    }
+
+    /// Marks this shard as out of work (a hint for [`hand_off_to_idle`](Self::hand_off_to_idle)).
+    pub(crate) fn set_idle(&self, idle: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let flag = &self.remote().idle;
+        if flag.load(Relaxed) != idle {
+            flag.store(idle, Relaxed);
         }
     }
 

@@ -14,6 +14,7 @@ use crate::runtime::main_wake::MainWake;
 impl Shard {
     /// Called when a tick found nothing to do.
     pub(crate) fn idle(&self, main: Option<&MainWake>) {
+        self.set_idle(true);
         if let Some(task) = self.steal() {
             self.run_task(task);
             return;

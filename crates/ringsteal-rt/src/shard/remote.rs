@@ -69,6 +69,9 @@ pub(crate) struct RemoteShard {
     pub(crate) sleeping: SleepFlag,
     /// A thread is running this shard (false for shard 0 outside `block_on`).
     pub(crate) driven: AtomicBool,
+    /// The shard ran out of work and has not found any since (spinning, parked, or woken and
+    /// not yet running anything). A hint for handing work over; never needed for correctness.
+    pub(crate) idle: AtomicBool,
     closed: AtomicBool,
     senders: AtomicUsize,
     ring_fd: AtomicI32,
@@ -88,6 +91,7 @@ impl RemoteShard {
             // whose completion waits in its ring for the thread that comes to drive it.
             sleeping: SleepFlag::new(true),
             driven: AtomicBool::new(false),
+            idle: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             senders: AtomicUsize::new(0),
             ring_fd: AtomicI32::new(-1),

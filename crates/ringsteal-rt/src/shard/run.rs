@@ -68,6 +68,9 @@ impl Shard {
             self.run_task(task);
             polled += 1;
         }
+        if polled > 0 {
+            self.set_idle(false);
+        }
         self.submit();
         // Completions that arrived during submission (a page-cache read completes inline)
         // mean more to do right away, not a trip through the idle path.
@@ -114,18 +117,26 @@ impl Shard {
         if !remote.cmds.is_empty() {
             self.run_remote_cmds();
         }
-        if !remote.messages.is_empty() {
-            let mut inbox = self.messages.borrow_mut();
-            while let Steal::Success(m) = remote.messages.steal() {
-                inbox.queue.push_back(m);
-                self.counters().messages_received.incr();
-            }
-        }
         let mut reaped = self.reaped.borrow_mut();
         {
             let mut driver = self.driver.borrow_mut();
             if driver.has_completions() {
                 driver.reap(&mut reaped, self.counters());
+            }
+            // Messages from one sender arrive in order: a sender uses the ring (MSG_RING)
+            // only towards a sleeping shard, so a message it sent earlier through the ring is
+            // in the CQ (or queued in the kernel) before a later one reaches the queue. Ring
+            // messages go first; finding queued ones, reap once more to catch such a CQE.
+            if !remote.messages.is_empty() {
+                let mut queued = Vec::new();
+                while let Steal::Success(m) = remote.messages.steal() {
+                    queued.push(m);
+                    self.counters().messages_received.incr();
+                }
+                if driver.has_completions() {
+                    driver.reap(&mut reaped, self.counters());
+                }
+                reaped.messages.extend(queued);
             }
         }
         self.wheel

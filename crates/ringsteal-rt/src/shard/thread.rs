@@ -46,7 +46,7 @@ pub(crate) type Ready = Result<RingMode, BuildError>;
 /// The body of a worker shard's thread.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
     if shared.config.pin_shards {
-        crate::runtime::affinity::pin_current_thread(index);
+        crate::runtime::affinity::pin_current_thread(&shared.cpus, index);
     }
     let shard = match create_shard(index, &shared) {
         Ok(shard) => shard,
