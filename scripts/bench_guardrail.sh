@@ -7,7 +7,7 @@
 # estimates file, an empty or missing results directory, or an unreadable config is a
 # failure, never a pass.
 #
-#   scripts/bench_guardrail.sh                    # run the subset (about 3 minutes), then check
+#   scripts/bench_guardrail.sh                    # run the subset (about 2 minutes), then check
 #   scripts/bench_guardrail.sh --results-dir DIR  # check an existing CRITERION_HOME, no run
 #   scripts/bench_guardrail.sh --self-test        # no benchmarks: checks that the checker
 #                                                 # passes complete results and fails on missing,

@@ -65,11 +65,9 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
         if depth > 1 {
             // ringsteal_round_robin: the readers spawned with
             // Placement::RoundRobin, the placement the book gives for
-            // spreading long-lived work. Stealable readers are all started by
-            // shard 0 (each first poll takes well under a microsecond and only
-            // submits a read) before the idle shard, woken by the doorbell
-            // 20-50 us later, finds any left to steal; a started task never
-            // moves, so by default all 32 readers share one shard.
+            // spreading long-lived work, against the default (Stealable)
+            // above, which depends on how queued work is shared before it
+            // starts (see "targets missed" in book/src/benchmarks.md).
             g.bench_function("ringsteal_round_robin", |b| {
                 b.iter_custom(|iters| {
                     file.warm_if_stale();

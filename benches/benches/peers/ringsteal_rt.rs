@@ -13,14 +13,13 @@
 //! - [`pinned_parked`]: `pin_shards(true)`, `IdleStrategy::Park`;
 //! - [`pinned_spinning`]: `pin_shards(true)`, `IdleStrategy::SpinThenPark(SPIN)`.
 //!
-//! CPU pinning caveat (a ringsteal bug, reported, not fixed here): with
-//! `pin_shards(true)`, `block_on` pins the *calling* thread to CPU 0 and never
-//! restores its mask, and shard threads pin themselves to "the i-th CPU of the
-//! calling thread's mask". After one pinned runtime the criterion thread would
-//! stay on CPU 0: the next pinned runtime would put both shards on CPU 0, and
-//! every thread a peer starts afterwards would inherit the one-CPU mask. The
-//! pinned constructors here return a [`Pinned`] guard that drops the runtime
-//! and restores the criterion thread's CPU mask.
+//! CPU pinning: before commit 542306a, `pin_shards(true)` left the thread that
+//! called `block_on` pinned to CPU 0 and pinned every shard of a later pinned
+//! runtime to that CPU (threads started afterwards inherited the one-CPU mask).
+//! ringsteal now restores the caller's mask itself; the pinned constructors
+//! here still return a [`Pinned`] guard that puts the criterion thread's mask
+//! back when the runtime is dropped, so a regression there cannot skew the
+//! runtimes measured after it.
 //!
 //! API read from the crate docs and the book (`book/src/runtime.md`,
 //! `placement.md`, `time.md`, `fs.md`, `wakes.md`) and `examples/tour.rs`.
