@@ -33,6 +33,9 @@ use crate::time::wheel::Wheel;
 use crate::util::FastRand;
 use remote::RemoteShard;
 
+/// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.
+const HAND_OFF_MAX: usize = 256;
+
 /// Messages received by a shard and the task waiting for them.
 #[derive(Default)]
 pub(crate) struct Inbox {
@@ -108,52 +111,62 @@ impl Shard {
         }
     }
 
-    /// Queues a stealable, not yet started task here; wakes an idle shard if enough work is
-    /// queued to be worth stealing. A single queued task does not wake anyone: it runs here
-    /// as soon as the current task yields, which keeps a spawner and its child on one shard
-    /// (ADR-0005). The check runs when the queue reaches 2, 4, 8... tasks, so a burst of
-    /// spawns pays for it a logarithmic number of times; a shard about to sleep re-checks
-    /// every other shard's queue after announcing it, so queued work is not left unseen.
+    /// Queues a stealable, not yet started task here. When the queue reaches 2, 4, 8...
+    /// tasks, a sleeping shard is woken to steal: that is what lets queued work run elsewhere
+    /// while this shard is stuck in a long poll. A single queued task wakes no one: it runs
+    /// here as soon as the current task yields, which keeps a spawner and its child on one
+    /// shard (ADR-0005).
     pub(crate) fn push_stealable(&self, task: Notified) {
         self.worker.push(task);
         self.counters().spawned_local.incr();
         let len = self.worker.len();
         if len >= 2 && len.is_power_of_two() && self.shared.shards.len() > 1 {
-            self.hand_off_to_idle();
+            self.shared.notify_idle(Some(self.index));
         }
     }
 
-    /// Gives the older half of the queued, unstarted tasks to a sleeping shard and wakes it.
+    /// After a poll that left stealable work queued: hands part of it to an idle shard.
     ///
     /// Waking a shard takes tens of microseconds; by the time it could steal, this shard may
-    /// have started every task (a task that only submits I/O starts in well under a
-    /// microsecond), and a started task never moves. Handing them over at once, into the
-    /// sleeper's own stealable queue, spreads such work; they stay stealable there, so this
-    /// shard takes them back if it runs dry first.
-    fn hand_off_to_idle(&self) {
+    /// have started every task (one that only submits I/O starts in well under a
+    /// microsecond), and a started task never moves. So the older half of the queue (at most
+    /// [`HAND_OFF_MAX`]) moves into an idle shard's stealable queue at once, and the shard is
+    /// rung if it sleeps. Checked after the poll, when a burst of spawns is complete, and at
+    /// most once per idle period of the receiver (its `idle` flag is claimed), so a waking
+    /// shard is not handed everything. The tasks stay stealable there.
+    pub(crate) fn hand_off_if_idle_shard(&self) {
         use std::sync::atomic::Ordering::Relaxed;
+        let queued = self.worker.len();
+        if queued < 2 {
+            return;
+        }
         let n = self.shared.shards.len();
         let start = self.rng.below(n);
         let Some(target) = (0..n).map(|i| (start + i) % n).find(|&t| {
             let r = &self.shared.shards[t];
-            t != self.index && r.driven.load(Relaxed) && r.idle.load(Relaxed)
+            t != self.index
+                && r.driven.load(Relaxed)
+                && r.idle.load(Relaxed)
+                && r.idle.swap(false, Relaxed)
         }) else {
             return;
         };
         let remote = &self.shared.shards[target];
-        let give = self.worker.len() / 2;
-        for _ in 0..give {
+        let give = (queued / 2).min(HAND_OFF_MAX);
+        let mut given = 0;
+        while given < give {
             match self.worker.pop() {
                 Some(task) => remote.stealable.push(task),
                 None => break,
             }
+            given += 1;
         }
-        self.counters().tasks_handed_off.add(give as u64);
+        self.counters().tasks_handed_off.add(given as u64);
         // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
         self.shared.notify(target);
     }
 
-    /// Marks this shard as out of work (a hint for [`hand_off_to_idle`](Self::hand_off_to_idle)).
+    /// Marks this shard as out of work (a hint for [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard)).
     pub(crate) fn set_idle(&self, idle: bool) {
         use std::sync::atomic::Ordering::Relaxed;
         let flag = &self.remote().idle;

@@ -32,6 +32,7 @@ impl Shard {
                 if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                     return v;
                 }
+                self.hand_off_if_idle_shard();
             }
             if !self.tick() && !wake.is_set() {
                 self.idle(Some(&wake));
@@ -80,6 +81,7 @@ impl Shard {
     pub(crate) fn run_task(&self, task: Notified) {
         self.counters().polls.incr();
         task.run();
+        self.hand_off_if_idle_shard();
     }
 
     /// The next stealable task that has not started: our own deque first, then work placed
