@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+mod chunked_read;
 mod copy;
 mod cstr;
 mod file;

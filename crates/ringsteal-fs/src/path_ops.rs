@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use ringsteal_rt::buf::IoBuf;
 use ringsteal_rt::op;
 
+use crate::chunked_read;
 use crate::cstr::cstr;
 use crate::{File, Metadata};
 
@@ -26,8 +27,14 @@ use crate::{File, Metadata};
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let file = File::open(path).await?;
     let size = file.metadata().await.map(|m| m.len() as usize).unwrap_or(0);
+    // A large file is read in concurrent chunks, off the shard's thread (chunked_read.rs);
+    // the loop below then reads whatever is left, up to end of file.
     // One more than the size, so a file read at its exact size ends with one 0-byte read.
-    let mut buf = Vec::with_capacity(size.saturating_add(1).max(64));
+    let mut buf = if size >= chunked_read::CHUNKED_MIN {
+        chunked_read::read_chunked(&file, size).await?
+    } else {
+        Vec::with_capacity(size.saturating_add(1).max(64))
+    };
     loop {
         if buf.len() == buf.capacity() {
             buf.reserve(buf.capacity().max(64 * 1024));

@@ -83,6 +83,8 @@ enum State<T> {
 pub struct Op<T: Operation> {
     state: State<T>,
     timeout: Option<Duration>,
+    /// Submit with `IOSQE_ASYNC`.
+    force_async: bool,
     /// SQEs submitted (the link timeout included).
     sqes: usize,
     /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
@@ -103,6 +105,7 @@ impl<T: Operation> Op<T> {
         Self {
             state: State::Unsubmitted(data),
             timeout: None,
+            force_async: false,
             sqes: 0,
             runtime: None,
         }
@@ -141,6 +144,16 @@ impl<T: Operation> Op<T> {
         self
     }
 
+    /// Runs the operation in the kernel's worker pool (`IOSQE_ASYNC`) instead of first trying
+    /// it inline in the shard's `io_uring_enter`. A large page-cache read otherwise copies
+    /// inline, holding the shard (and every other task on it) for the whole copy; forced
+    /// async, it copies on a kernel worker thread, several in parallel. Costs a worker
+    /// hand-off, so it only pays for large transfers. Must be called before the first poll.
+    pub fn force_async(mut self) -> Self {
+        self.force_async = true;
+        self
+    }
+
     fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {
         let State::Unsubmitted(data) = std::mem::replace(&mut self.state, State::Done) else {
             unreachable!()
@@ -161,6 +174,10 @@ impl<T: Operation> Op<T> {
                     .prepare()
             };
             let mut n = match prepared {
+                Sqes::One(a) if self.force_async => {
+                    sqes[0] = a.with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
+                    1
+                }
                 Sqes::One(a) => {
                     sqes[0] = a;
                     1
