@@ -2,6 +2,8 @@
 # Runs the kernel-free unit tests of ringsteal-rt under Miri (with strict provenance):
 #   task::              task cell, state machine, wakers, join, abort (task/tests.rs)
 #   time::wheel         the timer wheel (time/wheel_tests.rs)
+#   shard::inbox        raw messages put back in send order
+#   util::block_cache   per-thread caches of freed task and op cells
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 # Everything else in the crate talks to io_uring, which Miri cannot run.
@@ -17,4 +19,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache "$@"

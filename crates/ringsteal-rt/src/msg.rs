@@ -1,14 +1,20 @@
-//! Raw cross-shard messages: a 64-bit payload delivered inside a completion of the target
-//! shard's ring (`IORING_OP_MSG_RING`: `res` carries the low 32 bits, `user_data` the high).
+//! Raw cross-shard messages: a 64-bit payload for a shard, the cheapest signal between shards.
 //!
-//! The lowest-latency signal between shards: no allocation, no queue shared between threads,
-//! and it wakes a sleeping target by itself. Without MSG_RING (old kernel, or
-//! `WakeMechanism::EventFd`), or when sent from a thread with no ring and no ring-less
-//! MSG_RING, payloads go through a queue and the target's doorbell instead. Messages from one
-//! sender arrive in the order sent while the path does not change.
+//! Towards a *sleeping* shard the message travels inside a completion posted into its ring
+//! (`IORING_OP_MSG_RING`: `res` carries the low 32 bits, `user_data` the high 32 and a
+//! sequence number): it is its own doorbell, one system call in all. Towards an *awake* shard
+//! (running or spinning) it goes into the shard's message queue with no system call at all;
+//! the shard takes it in at its next tick. Without MSG_RING (old kernel, or
+//! `WakeMechanism::EventFd`), or from a thread with no ring where the kernel lacks ring-less
+//! MSG_RING, the queue and the doorbell are used throughout.
+//!
+//! Every message is numbered per target shard, and the target delivers strictly in that order
+//! (see `shard::Inbox`): messages from one sender arrive in the order sent, whichever path each
+//! took.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -27,24 +33,26 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         return Err(SpawnError::ShuttingDown);
     }
     let remote = &shared.shards[shard];
+    // Numbered per target, so the target delivers in send order whichever path each takes.
+    let seq = remote.msg_seq.fetch_add(1, Relaxed);
     if !remote.claim_doorbell() {
         // Awake: it checks its message queue every tick; no system call needed. (If it falls
         // asleep meanwhile, `notify` rings it like any other wake.)
-        remote.messages.push(payload);
+        remote.messages.push((seq, payload));
         shared.notify(shard);
         return Ok(());
     }
     // Asleep, and the doorbell is ours: the message itself wakes it, inside a completion.
     let via_ring = context::with_shard_of(Arc::as_ptr(shared), |cur| match cur {
         Some(s) if shared.wake.shard_to_shard == Doorbell::MsgRing => {
-            Some(s.msg_ring_message(shard, payload))
+            Some(s.msg_ring_message(shard, payload, seq))
         }
         _ => None,
     });
     let sent = match via_ring {
         Some(sent) => sent,
         None if shared.wake.foreign == Doorbell::SendMsgRing => {
-            let (res, ud) = encode_message(payload);
+            let (res, ud) = encode_message(payload, seq);
             let mut ok = false;
             remote.with_open_fds(|ring_fd, _| {
                 ok = ringsteal_uring::send_msg_ring(ring_fd, res, ud).is_ok();
@@ -54,7 +62,7 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         None => false,
     };
     if !sent {
-        remote.messages.push(payload);
+        remote.messages.push((seq, payload));
         shared.ring_doorbell(shard);
     }
     Ok(())

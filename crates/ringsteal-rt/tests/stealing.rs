@@ -140,9 +140,10 @@ fn stealable_spawns_from_outside_run_on_a_free_shard_while_shard_0_is_blocked() 
 
 #[test]
 fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
-    // Each task only registers a waker and waits (like one that submits a read): the spawning
-    // shard would start all of them long before a woken shard could steal one. Handing the
-    // older half of the queue to the idle shard as it grows spreads them.
+    // Each task only registers a waker and waits (like one that submits a read): a spawning
+    // shard would start all of them long before a parked shard, woken to steal, could take
+    // one. Handing half the queue to the idle shard after the spawning poll spreads them
+    // (ADR-0005); a shard still looking for work steals them as they are queued.
     with_every_runtime("hand-off to an idle shard", 2, |_, rt| {
         let handle = rt.handle();
         // Let shard 1 start, run something, and go idle.
@@ -178,14 +179,13 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
             on
         });
         let after = handle.stats();
+        // Moved before they started: handed over (shard 1 parked while shard 0 spawned) or
+        // stolen (shard 1 was still looking for work and took them as they were queued).
         let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
+        let stolen = after.shards[1].tasks_stolen - before.shards[1].tasks_stolen;
         assert!(
-            handed >= 8,
-            "only {handed} of 32 handed off; first polls per shard {first_polls:?}"
-        );
-        assert!(
-            first_polls[1] >= 8,
-            "first polls per shard {first_polls:?}, handed off {handed}"
+            handed + stolen >= 8 && first_polls[1] >= 8,
+            "first polls per shard {first_polls:?}: {handed} handed off, {stolen} stolen"
         );
     });
 }

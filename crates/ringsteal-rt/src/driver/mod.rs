@@ -33,7 +33,8 @@ use user_data::*;
 #[derive(Default)]
 pub(crate) struct Reaped {
     pub(crate) wakers: Vec<Waker>,
-    pub(crate) messages: VecDeque<u64>,
+    /// Raw messages from MSG_RING completions: (sequence number, truncated; payload).
+    pub(crate) messages: VecDeque<(u64, u64)>,
 }
 
 /// A shard's ring and its bookkeeping.

@@ -35,16 +35,26 @@ pub(crate) fn pointer(ptr: *const (), tag: u64) -> u64 {
     ptr as u64 | tag
 }
 
-/// Encodes a 64-bit message payload as (`res`, `user_data`) of a MSG_RING.
+/// Bits of a message's sequence number that fit in `user_data` above the payload's high half.
+pub(crate) const MESSAGE_SEQ_BITS: u32 = 29;
+
+/// Encodes a 64-bit message payload and its sequence number as (`res`, `user_data`) of a
+/// MSG_RING: `res` holds the payload's low 32 bits; `user_data` the tag, the high 32 bits
+/// (bits 3..35) and the low [`MESSAGE_SEQ_BITS`] bits of the sequence number (bits 35..64).
 #[inline]
-pub(crate) fn encode_message(payload: u64) -> (u32, u64) {
-    (payload as u32, ((payload >> 32) << 3) | TAG_MESSAGE)
+pub(crate) fn encode_message(payload: u64, seq: u64) -> (u32, u64) {
+    let seq = seq & ((1 << MESSAGE_SEQ_BITS) - 1);
+    (
+        payload as u32,
+        (seq << 35) | ((payload >> 32) << 3) | TAG_MESSAGE,
+    )
 }
 
-/// Decodes a message CQE.
+/// Decodes a message CQE into (truncated sequence number, payload).
 #[inline]
-pub(crate) fn decode_message(res: i32, user_data: u64) -> u64 {
-    ((user_data >> 3) << 32) | u64::from(res as u32)
+pub(crate) fn decode_message(res: i32, user_data: u64) -> (u64, u64) {
+    let high = (user_data >> 3) & 0xffff_ffff;
+    (user_data >> 35, (high << 32) | u64::from(res as u32))
 }
 
 #[cfg(test)]
@@ -61,9 +71,18 @@ mod tests {
             0xdead_beef_0000_0001,
             u64::from(u32::MAX),
         ] {
-            let (res, ud) = encode_message(payload);
-            assert_eq!(split(ud).0, TAG_MESSAGE);
-            assert_eq!(decode_message(res as i32, ud), payload);
+            for seq in [
+                0,
+                1,
+                (1 << MESSAGE_SEQ_BITS) - 1,
+                1 << MESSAGE_SEQ_BITS,
+                u64::MAX,
+            ] {
+                let (res, ud) = encode_message(payload, seq);
+                assert_eq!(split(ud).0, TAG_MESSAGE);
+                let truncated = seq & ((1 << MESSAGE_SEQ_BITS) - 1);
+                assert_eq!(decode_message(res as i32, ud), (truncated, payload));
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 //! with loom), `shutdown.rs` (stopping without freeing what the kernel may write),
 //! `thread.rs` (starting worker shards).
 
+mod inbox;
 mod park;
 pub(crate) mod remote;
 mod run;
@@ -21,7 +22,6 @@ pub(crate) mod thread;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::task::Waker;
 
 use crossbeam_deque::Worker;
 
@@ -31,17 +31,11 @@ use crate::stats::ShardCounters;
 use crate::task::{Notified, OwnedTasks, TaskRef};
 use crate::time::wheel::Wheel;
 use crate::util::FastRand;
+pub(crate) use inbox::Inbox;
 use remote::RemoteShard;
 
 /// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.
 const HAND_OFF_MAX: usize = 256;
-
-/// Messages received by a shard and the task waiting for them.
-#[derive(Default)]
-pub(crate) struct Inbox {
-    pub(crate) queue: VecDeque<u64>,
-    pub(crate) waiters: Vec<Waker>,
-}
 
 /// The thread-local half of a shard.
 pub(crate) struct Shard {
@@ -58,6 +52,8 @@ pub(crate) struct Shard {
     pending_doorbells: RefCell<Vec<usize>>,
     /// References on `shared` held for tasks spawned here (see `runtime/sched.rs`).
     pub(crate) credits: Cell<usize>,
+    /// Set when a stealable task was queued here since the last hand-off check.
+    queued_stealable: Cell<bool>,
     pub(crate) rng: FastRand,
     tick: Cell<u32>,
 }
@@ -81,6 +77,7 @@ impl Shard {
             reaped: RefCell::new(Reaped::default()),
             pending_doorbells: RefCell::new(Vec::new()),
             credits: Cell::new(0),
+            queued_stealable: Cell::new(false),
             rng: FastRand::new(
                 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491),
             ),
@@ -118,6 +115,7 @@ impl Shard {
     /// shard (ADR-0005).
     pub(crate) fn push_stealable(&self, task: Notified) {
         self.worker.push(task);
+        self.queued_stealable.set(true);
         self.counters().spawned_local.incr();
         let len = self.worker.len();
         if len >= 2 && len.is_power_of_two() && self.shared.shards.len() > 1 {
@@ -136,6 +134,10 @@ impl Shard {
     /// shard is not handed everything. The tasks stay stealable there.
     pub(crate) fn hand_off_if_idle_shard(&self) {
         use std::sync::atomic::Ordering::Relaxed;
+        // Only after a poll that queued stealable work: a cell test on every other poll.
+        if !self.queued_stealable.replace(false) || self.shared.shards.len() < 2 {
+            return;
+        }
         let queued = self.worker.len();
         if queued < 2 {
             return;
@@ -204,12 +206,12 @@ impl Shard {
         }
     }
 
-    /// Sends a raw message into `target`'s ring (MSG_RING with a payload).
-    pub(crate) fn msg_ring_message(&self, target: usize, payload: u64) -> bool {
+    /// Sends a raw message (payload and sequence number) into `target`'s ring (MSG_RING).
+    pub(crate) fn msg_ring_message(&self, target: usize, payload: u64, seq: u64) -> bool {
         let Ok(mut driver) = self.driver.try_borrow_mut() else {
             return false;
         };
-        let (res, ud) = crate::driver::user_data::encode_message(payload);
+        let (res, ud) = crate::driver::user_data::encode_message(payload, seq);
         let mut sent = false;
         self.shared.shards[target].with_open_fds(|ring_fd, _| {
             sent = driver

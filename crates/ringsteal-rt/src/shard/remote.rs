@@ -19,7 +19,7 @@
 
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
 use crossbeam_deque::{Injector, Stealer};
@@ -65,7 +65,9 @@ pub(crate) struct RemoteShard {
     /// Requests from other threads (op cancels, timer removals).
     pub(crate) cmds: Injector<RemoteCmd>,
     /// Raw messages sent without MSG_RING (fallback path).
-    pub(crate) messages: Injector<u64>,
+    pub(crate) messages: Injector<(u64, u64)>,
+    /// The sequence number of the next raw message sent here (see `msg.rs`).
+    pub(crate) msg_seq: AtomicU64,
     pub(crate) sleeping: SleepFlag,
     /// A thread is running this shard (false for shard 0 outside `block_on`).
     pub(crate) driven: AtomicBool,
@@ -87,6 +89,7 @@ impl RemoteShard {
             stealer: OnceLock::new(),
             cmds: Injector::new(),
             messages: Injector::new(),
+            msg_seq: AtomicU64::new(0),
             // Until a thread drives it, the shard counts as asleep: wakes ring its doorbell,
             // whose completion waits in its ring for the thread that comes to drive it.
             sleeping: SleepFlag::new(true),

@@ -1,10 +1,12 @@
 //! The shard loop: a *tick* takes in remote work, completions and expired timers, then polls
 //! a bounded batch of tasks, then submits the SQEs those polls queued.
 //!
-//! Fairness: a tick first polls the tasks already in the run queue (at most [`BUDGET`]), then
-//! fills the rest of the budget with tasks that have not started yet; completions, timers and
-//! the inbox are taken in between every two ticks. So a task that wakes itself in a loop
-//! cannot starve other tasks, I/O completions or timers.
+//! Fairness: a tick polls at most [`BUDGET`] tasks, from the run queue in FIFO order (a task
+//! woken during the tick goes to the back and may run again in the same tick), taking a task
+//! that has not started yet every 4th poll; completions, timers and the inbox are taken in
+//! between every two ticks. So a task that wakes itself in a loop cannot starve other tasks,
+//! new tasks, I/O completions or timers, and it does not pay for that maintenance on every
+//! wake.
 
 use std::future::Future;
 use std::pin::pin;
@@ -54,18 +56,18 @@ impl Shard {
         self.tick.set(self.tick.get().wrapping_add(1));
         self.maintain();
         let mut polled = 0;
-        let started = self.run_queue.borrow().len().min(BUDGET);
-        for _ in 0..started {
-            let Some(task) = self.run_queue.borrow_mut().pop_front() else {
-                break;
-            };
-            self.run_task(task);
-            polled += 1;
-        }
         while polled < BUDGET {
-            let Some(task) = self.next_unstarted() else {
-                break;
+            // Mostly the run queue (started and woken tasks, FIFO, including those woken
+            // during this tick), but every 4th poll a task that has not started yet, so a
+            // busy run queue cannot starve new work.
+            let task = if polled % 4 == 3 {
+                self.next_unstarted()
+                    .or_else(|| self.run_queue.borrow_mut().pop_front())
+            } else {
+                let local = self.run_queue.borrow_mut().pop_front();
+                local.or_else(|| self.next_unstarted())
             };
+            let Some(task) = task else { break };
             self.run_task(task);
             polled += 1;
         }
@@ -125,30 +127,20 @@ impl Shard {
             if driver.has_completions() {
                 driver.reap(&mut reaped, self.counters());
             }
-            // Messages from one sender arrive in order: a sender uses the ring (MSG_RING)
-            // only towards a sleeping shard, so a message it sent earlier through the ring is
-            // in the CQ (or queued in the kernel) before a later one reaches the queue. Ring
-            // messages go first; finding queued ones, reap once more to catch such a CQE.
-            if !remote.messages.is_empty() {
-                let mut queued = Vec::new();
-                while let Steal::Success(m) = remote.messages.steal() {
-                    queued.push(m);
-                    self.counters().messages_received.incr();
-                }
-                if driver.has_completions() {
-                    driver.reap(&mut reaped, self.counters());
-                }
-                reaped.messages.extend(queued);
-            }
         }
         self.wheel
             .borrow_mut()
             .fire(&mut reaped.wakers, self.counters());
-        if !reaped.messages.is_empty() {
-            self.messages
-                .borrow_mut()
-                .queue
-                .append(&mut reaped.messages);
+        // Raw messages from both paths; the inbox puts them in sequence order.
+        if !reaped.messages.is_empty() || !remote.messages.is_empty() {
+            let mut inbox = self.messages.borrow_mut();
+            for (seq, payload) in reaped.messages.drain(..) {
+                inbox.accept_truncated(seq, payload);
+            }
+            while let Steal::Success((seq, payload)) = remote.messages.steal() {
+                inbox.accept(seq, payload);
+                self.counters().messages_received.incr();
+            }
         }
         let wakers = std::mem::take(&mut reaped.wakers);
         drop(reaped);
