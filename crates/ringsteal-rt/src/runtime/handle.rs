@@ -143,8 +143,10 @@ impl RuntimeHandle {
         crate::blocking::spawn_blocking(&self.shared, f)
     }
 
-    /// Sends a 64-bit message to `shard`, delivered inside a completion of its ring
-    /// (`IORING_OP_MSG_RING`), to be read with [`recv_msg`](crate::recv_msg) there.
+    /// Sends a 64-bit message to `shard`, to be read with [`recv_msg`](crate::recv_msg) there:
+    /// inside a completion posted into its ring (`IORING_OP_MSG_RING`) if it sleeps, which
+    /// wakes it; through its message queue, with no system call, if it is awake. Messages
+    /// from one sender arrive in the order sent.
     pub fn send_msg(&self, shard: usize, payload: u64) -> Result<(), SpawnError> {
         msg::send(&self.shared, shard, payload)
     }
