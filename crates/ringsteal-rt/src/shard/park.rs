@@ -23,6 +23,9 @@ impl Shard {
             // SQEs queued by the last tick (a doorbell, a reply) must not wait for the park.
             self.submit();
             let start = Instant::now();
+            // The spin ends at the next timer too: the wheel fires in the run loop, and a
+            // spinning shard is the most precise timer there is.
+            let timer_due = self.wheel.borrow().next_timeout().map(|t| start + t);
             let mut round = 0u32;
             loop {
                 // Cheap signals every round; other shards' queues (their cache lines) and the
@@ -35,7 +38,15 @@ impl Shard {
                         self.run_task(task);
                         return;
                     }
-                    if start.elapsed() >= limit {
+                    // Spawns from outside the runtime: the run loop takes them.
+                    if !self.shared.injector.is_empty() {
+                        return;
+                    }
+                    let now = Instant::now();
+                    if timer_due.is_some_and(|due| now >= due) {
+                        return;
+                    }
+                    if now - start >= limit {
                         break;
                     }
                 }
