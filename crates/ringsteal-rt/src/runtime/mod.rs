@@ -191,7 +191,7 @@ fn final_sweep(shared: &Shared) {
                 // that was meant for the cancel.
                 // SAFETY: the command owned one reference on the op.
                 Steal::Success(RemoteCmd::CancelOp(op)) => unsafe { crate::op::raw::release(op.0) },
-                Steal::Success(RemoteCmd::CancelTimer(_)) => {}
+                Steal::Success(RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..)) => {}
                 Steal::Empty => break,
                 Steal::Retry => continue,
             }

@@ -35,6 +35,9 @@ pub(crate) enum RemoteCmd {
     CancelOp(OpRef),
     /// Remove this timer entry from the wheel.
     CancelTimer(crate::time::TimerKey),
+    /// Move this timer entry to a new deadline, keeping its waker (`Sleep::reset` called
+    /// away from the timer's shard).
+    ResetTimer(crate::time::TimerKey, std::time::Instant),
 }
 
 /// An op pointer that may cross threads (it carries a counted reference).

@@ -173,7 +173,11 @@ impl Shard {
                     self.driver.borrow_mut().push_cancel(op.0, self.counters());
                 }
                 Steal::Success(RemoteCmd::CancelTimer(key)) => {
-                    self.wheel.borrow_mut().remove(key, self.counters());
+                    let waker = self.wheel.borrow_mut().remove(key, self.counters());
+                    drop(waker);
+                }
+                Steal::Success(RemoteCmd::ResetTimer(key, deadline)) => {
+                    crate::time::reset_local(self, key, deadline);
                 }
                 Steal::Empty => break,
                 Steal::Retry => continue,

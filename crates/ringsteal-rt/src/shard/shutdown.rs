@@ -82,8 +82,9 @@ impl Shard {
                 Steal::Success(RemoteCmd::CancelOp(op)) => {
                     self.driver.borrow_mut().push_cancel(op.0, self.counters())
                 }
-                Steal::Success(RemoteCmd::CancelTimer(key)) => {
-                    self.wheel.borrow_mut().remove(key, self.counters())
+                Steal::Success(RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _)) => {
+                    let waker = self.wheel.borrow_mut().remove(key, self.counters());
+                    drop(waker);
                 }
                 Steal::Empty => break,
                 Steal::Retry => continue,

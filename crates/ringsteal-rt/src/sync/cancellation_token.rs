@@ -172,10 +172,12 @@ impl CancellationToken {
         let mut fut = std::pin::pin!(fut);
         let mut cancelled = std::pin::pin!(self.cancelled());
         std::future::poll_fn(|cx| {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return Poll::Ready(Some(v));
+            // Cancellation first: a future that is always ready (a busy channel) must not
+            // keep the loop around it running after `cancel`.
+            if cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
             }
-            cancelled.as_mut().poll(cx).map(|()| None)
+            fut.as_mut().poll(cx).map(Some)
         })
         .await
     }
@@ -205,27 +207,33 @@ impl CancellationToken {
     }
 }
 
+/// Cancels `node` and its subtree, depth first with an explicit stack (a chain of tokens can
+/// be arbitrarily deep). A node is marked before its children, so for an instant another
+/// thread may see a token cancelled and its child not yet.
 fn cancel_node(node: &Arc<Node>) {
-    if node.cancelled.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let (waiters, children): (Vec<Waker>, Vec<Arc<Node>>) = {
-        let mut inner = node.inner.lock();
-        (
-            inner.waiters.drain().collect(),
-            inner.children.drain().filter_map(|w| w.upgrade()).collect(),
-        )
-    };
-    waiters.into_iter().for_each(Waker::wake);
-    for child in children {
-        cancel_node(&child);
+    let mut pending = vec![node.clone()];
+    while let Some(node) = pending.pop() {
+        if node.cancelled.swap(true, Ordering::AcqRel) {
+            continue;
+        }
+        let waiters: Vec<Waker> = {
+            let mut inner = node.inner.lock();
+            pending.extend(inner.children.drain().filter_map(|w| w.upgrade()));
+            inner.waiters.drain().collect()
+        };
+        waiters.into_iter().for_each(Waker::wake);
     }
 }
 
 impl Drop for Node {
     fn drop(&mut self) {
-        if let Some((parent, index)) = &self.parent {
-            parent.inner.lock().children.remove(*index);
+        // Leave the parent's list; if this node held the parent's last reference, free the
+        // parent here too, and so on up: a recursive drop of a long chain would overflow
+        // the stack.
+        let mut link = self.parent.take();
+        while let Some((parent, index)) = link {
+            parent.inner.lock().children.remove(index);
+            link = Arc::into_inner(parent).and_then(|mut node| node.parent.take());
         }
     }
 }

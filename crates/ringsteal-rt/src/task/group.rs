@@ -1,5 +1,6 @@
 //! [`TaskGroup`]: a set of tasks spawned together, cancelled together, joined together.
 
+use std::collections::VecDeque;
 use std::future::Future;
 
 use crate::error::SpawnError;
@@ -33,7 +34,11 @@ use crate::task::{JoinError, JoinHandle};
 /// ```
 pub struct TaskGroup<T> {
     token: CancellationToken,
-    handles: Vec<JoinHandle<T>>,
+    /// Tasks not yet joined, in spawn order.
+    handles: VecDeque<JoinHandle<T>>,
+    /// Results a [`join_all`](Self::join_all) collected before it was dropped; the next one
+    /// returns them first.
+    joined: Vec<Result<T, JoinError>>,
     detached: bool,
 }
 
@@ -53,7 +58,8 @@ impl<T: Send + 'static> TaskGroup<T> {
     pub fn with_token(token: CancellationToken) -> Self {
         Self {
             token,
-            handles: Vec::new(),
+            handles: VecDeque::new(),
+            joined: Vec::new(),
             detached: false,
         }
     }
@@ -83,7 +89,7 @@ impl<T: Send + 'static> TaskGroup<T> {
         F: Future<Output = T> + Send + 'static,
     {
         self.handles
-            .push(RuntimeHandle::current().spawn_with(placement, future));
+            .push_back(RuntimeHandle::current().spawn_with(placement, future));
     }
 
     /// Spawns with a placement, reporting a bad shard or a missing runtime as an error.
@@ -92,13 +98,14 @@ impl<T: Send + 'static> TaskGroup<T> {
         F: Future<Output = T> + Send + 'static,
     {
         let handle = RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?;
-        self.handles.push(handle.try_spawn_with(placement, future)?);
+        self.handles
+            .push_back(handle.try_spawn_with(placement, future)?);
         Ok(())
     }
 
     /// Adds an already spawned task to the group.
     pub fn insert(&mut self, handle: JoinHandle<T>) {
-        self.handles.push(handle);
+        self.handles.push_back(handle);
     }
 
     /// Cancels the group's token: tasks that watch it stop at their own pace.
@@ -111,24 +118,31 @@ impl<T: Send + 'static> TaskGroup<T> {
         self.handles.iter().for_each(JoinHandle::abort);
     }
 
-    /// Number of tasks in the group (finished or not, until joined).
+    /// Number of tasks in the group whose results [`join_all`](Self::join_all) has not
+    /// returned yet (finished or not).
     pub fn len(&self) -> usize {
-        self.handles.len()
+        self.handles.len() + self.joined.len()
     }
 
     /// True if the group holds no task.
     pub fn is_empty(&self) -> bool {
-        self.handles.is_empty()
+        self.len() == 0
     }
 
     /// Waits for every task and returns their results in spawn order; the group is empty
     /// afterwards.
+    ///
+    /// Cancel-safe: if this future is dropped before it completes (say, by a
+    /// [`timeout`](crate::time::timeout)), every task it had not joined stays in the group,
+    /// where [`abort_all`](Self::abort_all) and the group's drop still reach it, and the
+    /// results it had collected are returned by the next `join_all`.
     pub async fn join_all(&mut self) -> Vec<Result<T, JoinError>> {
-        let mut out = Vec::with_capacity(self.handles.len());
-        for handle in std::mem::take(&mut self.handles) {
-            out.push(handle.await);
+        while let Some(handle) = self.handles.front_mut() {
+            let result = handle.await;
+            self.handles.pop_front();
+            self.joined.push(result);
         }
-        out
+        std::mem::take(&mut self.joined)
     }
 
     /// Lets the tasks run on after the group is dropped.
@@ -148,7 +162,7 @@ impl<T> Drop for TaskGroup<T> {
 impl<T> std::fmt::Debug for TaskGroup<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskGroup")
-            .field("len", &self.handles.len())
+            .field("len", &(self.handles.len() + self.joined.len()))
             .field("detached", &self.detached)
             .finish()
     }

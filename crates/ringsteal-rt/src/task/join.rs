@@ -29,6 +29,10 @@ pub struct JoinHandle<T> {
     _output: PhantomData<T>,
 }
 
+// The output lives in the task cell, never inline: moving the handle moves no `T`, so a
+// handle can be polled through `&mut` (as tokio's can) whatever `T` is.
+impl<T> Unpin for JoinHandle<T> {}
+
 // SAFETY: the handle only moves the output `T` out of the task (or drops it), so it may cross
 // threads when `T` may.
 unsafe impl<T: Send> Send for JoinHandle<T> {}

@@ -4,9 +4,10 @@ use std::future::poll_fn;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::sleep::Sleep;
+use super::sleep::{far_future, Sleep};
 
-/// What an [`Interval`] does when ticks were missed (the task was busy past a tick).
+/// What an [`Interval`] does when ticks were missed (the task was busy past a tick). A tick
+/// counts as missed when it is seen more than 1 ms after the instant it was scheduled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
     /// Fire the missed ticks back to back until caught up; the schedule is unchanged.
@@ -18,16 +19,25 @@ pub enum MissedTickBehavior {
     Skip,
 }
 
+/// How late a tick must be seen for the [`MissedTickBehavior`] to apply; an earlier tick keeps
+/// the schedule. Well above the wake-up latency of a parked shard (tens of µs), so that an
+/// on-time tick never counts as missed; tokio uses 5 ms at its 1 ms resolution.
+const MISSED_AFTER: Duration = Duration::from_millis(1);
+
 impl MissedTickBehavior {
     fn next(self, scheduled: Instant, now: Instant, period: Duration) -> Instant {
+        let on_schedule = |n: u128| {
+            let total = period.as_nanos().saturating_mul(n);
+            let secs = u64::try_from(total / 1_000_000_000).unwrap_or(u64::MAX);
+            let step = Duration::new(secs, (total % 1_000_000_000) as u32);
+            scheduled.checked_add(step).unwrap_or_else(far_future)
+        };
         match self {
-            MissedTickBehavior::Burst => scheduled + period,
-            MissedTickBehavior::Delay => now + period,
+            MissedTickBehavior::Burst => on_schedule(1),
+            MissedTickBehavior::Delay => now.checked_add(period).unwrap_or_else(far_future),
             MissedTickBehavior::Skip => {
-                let late = now.duration_since(scheduled).as_nanos();
-                let p = period.as_nanos().max(1);
-                let skipped = (late / p + 1) as u32;
-                scheduled + period * skipped
+                let late = now.saturating_duration_since(scheduled).as_nanos();
+                on_schedule(late / period.as_nanos().max(1) + 1)
             }
         }
     }
@@ -91,11 +101,10 @@ impl Interval {
         }
         let scheduled = self.sleep.deadline();
         let now = Instant::now();
-        let on_time = scheduled + self.period;
-        let next = if now >= on_time {
+        let next = if now.saturating_duration_since(scheduled) > MISSED_AFTER {
             self.missed.next(scheduled, now, self.period)
         } else {
-            on_time
+            MissedTickBehavior::Burst.next(scheduled, now, self.period)
         };
         self.sleep = Sleep::new(next);
         Poll::Ready(scheduled)
@@ -103,7 +112,10 @@ impl Interval {
 
     /// Restarts the schedule: the next tick is one period from now.
     pub fn reset(&mut self) {
-        self.sleep.reset(Instant::now() + self.period);
+        let next = Instant::now()
+            .checked_add(self.period)
+            .unwrap_or_else(far_future);
+        self.sleep.reset(next);
     }
 
     /// The period.

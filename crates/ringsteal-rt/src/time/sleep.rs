@@ -55,20 +55,44 @@ impl Registration {
             shard,
             key,
         } = self;
-        let local = context::with_shard(|cur| match cur {
+        let done_here = context::with_shard(|cur| match cur {
             Some(s)
                 if std::ptr::eq(runtime.shared(), Arc::as_ptr(&s.shared)) && s.index == shard =>
             {
-                s.wheel.borrow_mut().remove(key, s.counters());
+                // The wheel is borrowed if this drop runs inside a wheel operation (a waker
+                // the wheel drops owned this Sleep): then the shard does it after the tick.
+                let Ok(mut wheel) = s.wheel.try_borrow_mut() else {
+                    return false;
+                };
+                let waker = wheel.remove(key, s.counters());
+                drop(wheel);
+                drop(waker);
                 true
             }
             _ => false,
         });
-        if !local {
-            runtime.shared().shards[shard]
-                .cmds
-                .push(RemoteCmd::CancelTimer(key));
+        if !done_here {
+            send(&runtime, shard, RemoteCmd::CancelTimer(key));
         }
+    }
+}
+
+/// Queues a timer command for `shard` and makes sure it runs soon: a parked shard would
+/// otherwise keep a stale entry (and the waker it holds) until its next wake.
+fn send(runtime: &SchedHandle, shard: usize, cmd: RemoteCmd) {
+    let shared = runtime.shared();
+    shared.shards[shard].cmds.push(cmd);
+    shared.notify(shard);
+}
+
+/// Carries out a [`Sleep::reset`] made away from the timer's shard, on that shard.
+pub(crate) fn reset_local(shard: &Shard, key: TimerKey, deadline: Instant) {
+    let mut wheel = shard.wheel.borrow_mut();
+    let tick = wheel.deadline_tick(deadline);
+    // A stale key means the entry fired: its task re-checks the new deadline when it polls.
+    if let Err(waker) = wheel.reschedule(key, tick, shard.counters()) {
+        drop(wheel);
+        waker.wake();
     }
 }
 
@@ -85,38 +109,47 @@ impl Sleep {
         self.deadline
     }
 
+    /// Removes the wheel entry now (the owner no longer waits for the deadline).
+    pub(crate) fn disarm(&mut self) {
+        if let Some(reg) = self.registration.take() {
+            reg.cancel();
+        }
+    }
+
     /// True once the deadline has passed.
     pub fn is_elapsed(&self) -> bool {
         Instant::now() >= self.deadline
     }
 
-    /// Moves the deadline (earlier or later). On the shard that last polled it this moves the
-    /// wheel entry in place and keeps the waker, so the task is woken at the new deadline
-    /// without polling again.
+    /// Moves the deadline (earlier or later), keeping the registered waker: a task waiting
+    /// on this `Sleep` is woken at the new deadline without polling again, whichever thread
+    /// calls `reset`. On the timer's own shard the entry moves in place; from anywhere else
+    /// the shard is asked to move it.
     pub fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
-        let Some(reg) = self.registration.take() else {
+        let Some(reg) = &self.registration else {
             return;
         };
-        let kept = context::with_shard(|cur| match cur {
-            Some(s) if reg.is_on(s) => {
-                let mut wheel = s.wheel.borrow_mut();
-                let tick = wheel.deadline_tick(deadline);
-                match wheel.reschedule(reg.key, tick, s.counters()) {
-                    Ok(live) => live,
-                    Err(waker) => {
+        let done_here = context::with_shard(|cur| match cur {
+            Some(s) if reg.is_on(s) => match s.wheel.try_borrow_mut() {
+                Ok(mut wheel) => {
+                    let tick = wheel.deadline_tick(deadline);
+                    if let Err(waker) = wheel.reschedule(reg.key, tick, s.counters()) {
                         drop(wheel);
                         waker.wake();
-                        false
                     }
+                    true
                 }
-            }
+                Err(_) => false,
+            },
             _ => false,
         });
-        if kept {
-            self.registration = Some(reg);
-        } else {
-            reg.cancel();
+        if !done_here {
+            send(
+                &reg.runtime,
+                reg.shard,
+                RemoteCmd::ResetTimer(reg.key, deadline),
+            );
         }
     }
 
@@ -131,12 +164,12 @@ impl Sleep {
             };
             if let Some(reg) = &self.registration {
                 if reg.is_on(shard) {
-                    return if shard.wheel.borrow_mut().update_waker(reg.key, cx.waker()) {
-                        Poll::Pending
-                    } else {
-                        self.registration = None;
-                        Poll::Ready(())
-                    };
+                    if shard.wheel.borrow_mut().update_waker(reg.key, cx.waker()) {
+                        return Poll::Pending;
+                    }
+                    // The entry fired. Its deadline is ours unless a `reset` from another
+                    // thread moved ours later meanwhile: check the clock below.
+                    self.registration = None;
                 }
             }
             if let Some(old) = self.registration.take() {

@@ -92,6 +92,7 @@ impl<F: Future> Future for Timeout<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: see above.
         if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
+            this.sleep.disarm();
             return Poll::Ready(Ok(v));
         }
         match this.sleep.poll_elapsed(cx) {

@@ -33,7 +33,9 @@ const FREE: u8 = u8::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TimerKey {
     index: u32,
-    generation: u32,
+    /// 64 bits: a slot reused 2^32 times (an hour at a million timers a second) must not
+    /// make a forgotten key match a live entry.
+    generation: u64,
 }
 
 struct Entry {
@@ -41,7 +43,7 @@ struct Entry {
     waker: Option<Waker>,
     prev: u32,
     next: u32,
-    generation: u32,
+    generation: u64,
     level: u8,
     slot: u8,
 }
@@ -62,6 +64,9 @@ pub(crate) struct Wheel {
     elapsed: u64,
     levels: Box<[Level; LEVELS]>,
     overflow: u32,
+    /// A lower bound of the overflow list's deadlines (`u64::MAX` when it is empty), exact
+    /// after each cascade, so that advancing does not walk the list every tick.
+    overflow_floor: u64,
     entries: Vec<Entry>,
     free: u32,
     len: usize,
@@ -86,18 +91,20 @@ impl Wheel {
                 level(),
             ]),
             overflow: NIL,
+            overflow_floor: u64::MAX,
             entries: Vec::new(),
             free: NIL,
             len: 0,
         }
     }
 
-    /// The tick at or after `t` (rounded up: never early).
+    /// The tick at or after `t` (rounded up: never early). Deadlines beyond `u64::MAX` µs
+    /// (half a million years) saturate: they never fire, rather than wrap around to now.
     pub(crate) fn deadline_tick(&self, t: Instant) -> u64 {
         let d = t.saturating_duration_since(self.origin);
-        let us = d.as_micros() as u64;
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         if d.subsec_nanos() % 1000 != 0 {
-            us + 1
+            us.saturating_add(1)
         } else {
             us
         }
@@ -105,11 +112,15 @@ impl Wheel {
 
     /// The tick `now` is in (rounded down).
     pub(crate) fn now_tick(&self, now: Instant) -> u64 {
-        now.saturating_duration_since(self.origin).as_micros() as u64
+        let us = now.saturating_duration_since(self.origin).as_micros();
+        u64::try_from(us).unwrap_or(u64::MAX)
     }
 
     fn tick_instant(&self, tick: u64) -> Instant {
-        self.origin + Duration::from_micros(tick)
+        let d = Duration::from_micros(tick);
+        self.origin
+            .checked_add(d)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(86400 * 365 * 30))
     }
 
     /// Registers `waker` for `deadline` (a tick). `Err(Expired)` if the wheel is already past
@@ -195,10 +206,14 @@ impl Wheel {
         Ok(true)
     }
 
-    /// Removes an entry (no-op for a stale key).
-    pub(crate) fn remove(&mut self, key: TimerKey, counters: &ShardCounters) {
+    /// Removes an entry (no-op for a stale key), returning its waker for the caller to drop
+    /// once the wheel is no longer borrowed (dropping a waker can run arbitrary code).
+    #[must_use = "drop the waker after releasing the wheel"]
+    pub(crate) fn remove(&mut self, key: TimerKey, counters: &ShardCounters) -> Option<Waker> {
         if self.live(key) {
-            drop(self.take(key.index, counters));
+            self.take(key.index, counters)
+        } else {
+            None
         }
     }
 
@@ -228,6 +243,7 @@ impl Wheel {
         let head = if level >= LEVELS {
             let old = self.overflow;
             self.overflow = index;
+            self.overflow_floor = self.overflow_floor.min(deadline);
             self.entries[index as usize].level = OVERFLOW;
             old
         } else {
@@ -258,6 +274,9 @@ impl Wheel {
             self.entries[prev as usize].next = next;
         } else if level == OVERFLOW {
             self.overflow = next;
+            if next == NIL {
+                self.overflow_floor = u64::MAX;
+            }
         } else {
             let lvl = &mut self.levels[level as usize];
             lvl.heads[slot] = next;
@@ -297,19 +316,8 @@ impl Wheel {
         if let Some((_, _, start)) = self.next_expiration() {
             return Some(start.max(self.elapsed));
         }
-        self.overflow_min()
-    }
-
-    /// The earliest deadline in the overflow list.
-    fn overflow_min(&self) -> Option<u64> {
-        let mut i = self.overflow;
-        let mut min = None::<u64>;
-        while i != NIL {
-            let e = &self.entries[i as usize];
-            min = Some(min.map_or(e.deadline, |m| m.min(e.deadline)));
-            i = e.next;
-        }
-        min
+        // A lower bound: waking early only cascades the list and sleeps again.
+        (self.overflow != NIL).then_some(self.overflow_floor)
     }
 
     /// How long the shard may sleep: `None` without timers, zero if one is due.
@@ -343,19 +351,20 @@ impl Wheel {
             // position; stop at the start of that span, so the cascade links it into the
             // levels (where it fires on time, in order with the rest) instead of finding
             // it already overdue, which would put it in a slot up to a level's span late.
-            let target = match self.overflow_min() {
-                Some(d) if d <= now => (d & !((1 << RANGE_BITS) - 1)).max(self.elapsed),
-                _ => now,
+            // The floor is a lower bound, so this may stop short of a span no entry waits
+            // for (its entry was removed); the cascade then makes the floor exact, and the
+            // next round goes on.
+            let floor = self.overflow_floor;
+            let target = if floor <= now {
+                (floor & !((1 << RANGE_BITS) - 1)).max(self.elapsed)
+            } else {
+                now
             };
             self.advance_levels(target, wakers, counters);
-            let moved = self.overflow != NIL && self.cascade_overflow();
-            if target == now && !moved {
+            if target == now && floor > now {
                 return;
             }
-            debug_assert!(
-                moved,
-                "stopping short of an overflow deadline moves it down"
-            );
+            self.cascade_overflow();
         }
     }
 
@@ -400,18 +409,17 @@ impl Wheel {
         counters.timers_fired.incr();
     }
 
-    /// Re-links overflow entries that came within the wheel's range; true if any did.
-    fn cascade_overflow(&mut self) -> bool {
-        let mut moved = false;
+    /// Re-links overflow entries that came within the wheel's range, and makes the floor
+    /// the exact minimum of those still waiting.
+    fn cascade_overflow(&mut self) {
         let mut i = std::mem::replace(&mut self.overflow, NIL);
+        self.overflow_floor = u64::MAX;
         while i != NIL {
             let next = self.entries[i as usize].next;
             self.entries[i as usize].prev = NIL;
             self.link(i);
-            moved |= self.entries[i as usize].level != OVERFLOW;
             i = next;
         }
-        moved
     }
 
     /// Drops every entry (shutdown). Keys stay recognisably stale.

@@ -67,6 +67,11 @@ impl Harness {
         self.log.take()
     }
 
+    /// Removes a timer, dropping its waker.
+    fn remove(&mut self, key: TimerKey) {
+        drop(self.wheel.remove(key, &self.counters));
+    }
+
     fn active(&self) -> u64 {
         self.counters.timers_active.get()
     }
@@ -193,20 +198,61 @@ fn a_timer_just_across_a_2_pow_42_boundary_fires_on_time() {
 }
 
 #[test]
+fn a_removed_overflow_timer_leaves_the_others_on_time() {
+    // The overflow list keeps a lower bound of its deadlines; removing the earliest entry
+    // leaves the bound stale. Advancing past it must neither fire anything nor disturb the
+    // entries still waiting, and must not walk the list on every tick.
+    let far = 5u64 << 42;
+    let mut h = Harness::new();
+    let first = h.insert(far, 1);
+    h.insert(far + (3 << 42), 2);
+    h.insert(far + (3 << 42) + 1, 3);
+    h.remove(first);
+    for now in [1, 1000, far - 1, far, far + 1, far + (1 << 42)] {
+        assert!(h.advance(now).is_empty(), "nothing is due at {now}");
+    }
+    assert_eq!(h.active(), 2);
+    assert_eq!(h.advance(far + (3 << 42)), vec![2]);
+    assert_eq!(h.advance(u64::MAX - 1), vec![3]);
+    assert_eq!(h.active(), 0);
+}
+
+#[test]
+fn deadlines_too_far_to_count_saturate_instead_of_wrapping() {
+    // A deadline about 584,000 years away does not fit u64 microseconds: it saturates to the
+    // last tick (never reached), where wrapping would have made it due about now.
+    let mut h = Harness::new();
+    let origin = h.wheel.origin;
+    let beyond = [
+        Duration::from_micros(u64::MAX),
+        Duration::from_millis(u64::MAX),
+        Duration::from_secs(u64::MAX / 2),
+    ];
+    for (i, d) in beyond.into_iter().enumerate() {
+        if let Some(t) = origin.checked_add(d + Duration::from_nanos(1)) {
+            assert_eq!(h.wheel.deadline_tick(t), u64::MAX);
+            h.insert(h.wheel.deadline_tick(t), i as u32);
+        }
+    }
+    assert!(h.advance(1 << 50).is_empty());
+    assert!(h.wheel.next_timeout().is_some());
+}
+
+#[test]
 fn a_removed_timer_never_fires_and_stale_keys_are_ignored() {
     let mut h = Harness::new();
     let a = h.insert(50, 1);
     let b = h.insert(50, 2);
-    h.wheel.remove(a, &h.counters);
+    h.remove(a);
     assert_eq!(h.active(), 1);
-    h.wheel.remove(a, &h.counters); // twice: no-op
+    h.remove(a); // twice: no-op
     assert_eq!(h.advance(50), vec![2]);
-    h.wheel.remove(b, &h.counters); // already fired: no-op
+    h.remove(b); // already fired: no-op
     assert!(!h.wheel.update_waker(b, &h.log.waker(9)));
     // A new timer reuses the freed slab entry; the stale key must not touch it.
     let c = h.insert(80, 3);
-    h.wheel.remove(a, &h.counters);
-    h.wheel.remove(b, &h.counters);
+    h.remove(a);
+    h.remove(b);
     assert!(!h.wheel.update_waker(a, &h.log.waker(9)));
     assert_eq!(h.active(), 1);
     assert_eq!(h.advance(80), vec![3]);
@@ -300,7 +346,7 @@ fn random_timers_fire_exactly_when_the_clock_passes_them() {
             0 => {
                 let victim = rand(u64::from(id) + 1) as u32;
                 if let Some(k) = keys.remove(&victim) {
-                    h.wheel.remove(k, &h.counters);
+                    h.remove(k);
                     model.remove(&victim);
                 }
             }
@@ -340,7 +386,7 @@ fn clear_drops_every_timer_and_leaves_keys_stale() {
     h.wheel.clear(&h.counters);
     assert_eq!(h.active(), 0);
     for k in keys {
-        h.wheel.remove(k, &h.counters);
+        h.remove(k);
         assert!(!h.wheel.update_waker(k, &h.log.waker(0)));
     }
     assert!(h.advance(1 << 20).is_empty());
