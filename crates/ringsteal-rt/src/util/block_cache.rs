@@ -129,10 +129,19 @@ mod tests {
     #[test]
     fn blocks_freed_on_another_thread_join_that_threads_cache() {
         let l = Layout::from_size_align(200, 8).unwrap();
-        let p = allocate(l);
-        let addr = p.as_ptr() as usize;
+        /// Carries the block (with its provenance, for Miri) to the other thread.
+        struct Block(NonNull<u8>);
+        // SAFETY: the block is plain memory owned by whoever holds it.
+        unsafe impl Send for Block {}
+        impl Block {
+            fn into_inner(self) -> NonNull<u8> {
+                self.0
+            }
+        }
+        let block = Block(allocate(l));
+        let addr = block.0.as_ptr() as usize;
         std::thread::spawn(move || {
-            let p = NonNull::new(addr as *mut u8).unwrap();
+            let p = block.into_inner();
             // SAFETY: from allocate(l) on the parent thread.
             unsafe { deallocate(p, l) };
             let q = allocate(l);
