@@ -16,7 +16,11 @@ use crate::task::Notified;
 
 struct State {
     queue: VecDeque<Notified>,
+    /// Threads waiting for work that no `push` has claimed yet.
     idle: usize,
+    /// Wakeups handed out by `push` (each took one thread off `idle`) and not yet taken by a
+    /// waiting thread. A thread that wakes and finds none timed out or woke spuriously.
+    num_notify: usize,
     threads: usize,
     shutdown: bool,
     handles: Vec<std::thread::JoinHandle<()>>,
@@ -40,6 +44,7 @@ impl BlockingPool {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
                 idle: 0,
+                num_notify: 0,
                 threads: 0,
                 shutdown: false,
                 handles: Vec::new(),
@@ -74,6 +79,11 @@ impl BlockingPool {
         }
         st.queue.push_back(task);
         if st.idle > 0 {
+            // This thread is now spoken for: the next push must not count on it too (two
+            // pushes sharing one idle thread run one after the other, or deadlock if the first
+            // waits for the second).
+            st.idle -= 1;
+            st.num_notify += 1;
             drop(st);
             self.work.notify_one();
             return;
@@ -150,10 +160,7 @@ fn worker(shared: Arc<Shared>) {
         if st.shutdown {
             break;
         }
-        st.idle += 1;
-        let timed_out = pool.work.wait_for(&mut st, pool.keep_alive).timed_out();
-        st.idle -= 1;
-        if timed_out && st.queue.is_empty() && !st.shutdown {
+        if !wait_for_work(pool, &mut st) {
             break;
         }
     }
@@ -161,4 +168,30 @@ fn worker(shared: Arc<Shared>) {
     pool.alive.fetch_sub(1, Relaxed);
     drop(st);
     pool.exited.notify_all();
+}
+
+/// Waits idle until a `push` hands this thread work (true), or the keep-alive passes or the
+/// pool shuts down with none handed over (false). Timeouts and spurious wakeups are told from
+/// a hand-off by `num_notify`.
+fn wait_for_work(pool: &BlockingPool, st: &mut parking_lot::MutexGuard<'_, State>) -> bool {
+    st.idle += 1;
+    let deadline = Instant::now() + pool.keep_alive;
+    loop {
+        let timed_out = pool.work.wait_until(st, deadline).timed_out();
+        if st.num_notify > 0 {
+            // A hand-off (`push` already took us off `idle`); any waiting thread may take it.
+            st.num_notify -= 1;
+            return true;
+        }
+        if st.shutdown {
+            st.idle -= 1;
+            return false;
+        }
+        if timed_out {
+            st.idle -= 1;
+            // Queued work no push handed to anyone (its thread failed to start) keeps us.
+            return !st.queue.is_empty();
+        }
+        // Spurious: wait on until the deadline.
+    }
 }
