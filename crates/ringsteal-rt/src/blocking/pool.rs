@@ -23,7 +23,8 @@ struct State {
     num_notify: usize,
     threads: usize,
     shutdown: bool,
-    handles: Vec<std::thread::JoinHandle<()>>,
+    /// Join handles of live threads, by thread id; a retiring thread drops its own.
+    handles: Vec<(usize, std::thread::JoinHandle<()>)>,
     next_id: usize,
 }
 
@@ -91,15 +92,17 @@ impl BlockingPool {
         if st.threads < self.max {
             st.threads += 1;
             st.next_id += 1;
-            let name = format!("{}-{}", self.name, st.next_id);
+            let id = st.next_id;
+            let name = format!("{}-{}", self.name, id);
             let s = shared.clone();
             match std::thread::Builder::new()
                 .name(name)
-                .spawn(move || worker(s))
+                .spawn(move || worker(s, id))
             {
                 Ok(h) => {
                     self.alive.fetch_add(1, Relaxed);
-                    st.handles.push(h);
+                    // Under the lock, so the thread finds its handle if it retires.
+                    st.handles.push((id, h));
                 }
                 Err(_) => {
                     // No thread now: the task waits for a busy thread to free up (if there is
@@ -137,7 +140,7 @@ impl BlockingPool {
         let all_exited = st.threads == 0;
         drop(st);
         if all_exited {
-            for h in handles {
+            for (_, h) in handles {
                 let _ = h.join();
             }
         }
@@ -146,7 +149,7 @@ impl BlockingPool {
     }
 }
 
-fn worker(shared: Arc<Shared>) {
+fn worker(shared: Arc<Shared>, id: usize) {
     let _enter = EnterGuard::new(shared.clone());
     let pool = &shared.blocking;
     let mut st = pool.state.lock();
@@ -161,6 +164,12 @@ fn worker(shared: Arc<Shared>) {
             break;
         }
         if !wait_for_work(pool, &mut st) {
+            // Retiring while the pool runs on: drop (detach) our own handle so a long-lived
+            // pool does not collect one per thread it ever started. Shutdown waits on
+            // `threads` instead.
+            if let Some(i) = st.handles.iter().position(|(h, _)| *h == id) {
+                drop(st.handles.swap_remove(i));
+            }
             break;
         }
     }
@@ -195,3 +204,7 @@ fn wait_for_work(pool: &BlockingPool, st: &mut parking_lot::MutexGuard<'_, State
         // Spurious: wait on until the deadline.
     }
 }
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod tests;
