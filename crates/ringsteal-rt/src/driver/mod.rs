@@ -35,6 +35,9 @@ pub(crate) struct Reaped {
     pub(crate) wakers: Vec<Waker>,
     /// Raw messages from MSG_RING completions: (sequence number, truncated; payload).
     pub(crate) messages: VecDeque<(u64, u64)>,
+    /// Shards whose doorbell this shard sent by MSG_RING and the kernel refused: the shard
+    /// rings their eventfd instead (ADR-0006).
+    pub(crate) failed_doorbells: Vec<usize>,
 }
 
 /// A shard's ring and its bookkeeping.
@@ -145,17 +148,19 @@ impl Driver {
         }
     }
 
-    /// Queues a doorbell (or a message) into another ring, with no CQE here on success.
+    /// Queues a doorbell (or a message) into another ring, with no CQE here on success; a
+    /// failure posts one here with `on_error` ([`doorbell_send`] or `TAG_IGNORE`).
     pub(crate) fn push_msg_ring(
         &mut self,
         target_fd: RawFd,
         res: u32,
         user_data: u64,
+        on_error: u64,
         counters: &ShardCounters,
     ) -> io::Result<()> {
         let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
             .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
-            .with_user_data(TAG_IGNORE);
+            .with_user_data(on_error);
         // SAFETY: MSG_RING with MSG_DATA references no memory.
         unsafe { self.push(std::slice::from_ref(&sqe), counters) }
     }
@@ -250,6 +255,11 @@ impl Driver {
                     efd.armed = false;
                 }
                 self.arm_eventfd();
+            }
+            TAG_IGNORE => {
+                if let Some(target) = doorbell_target(rest) {
+                    out.failed_doorbells.push(target);
+                }
             }
             _ => {}
         }

@@ -19,6 +19,9 @@ mod sleep_flag;
 mod steal;
 pub(crate) mod thread;
 
+#[cfg(test)]
+mod doorbell_tests;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -183,22 +186,25 @@ impl Shard {
     }
 
     /// Rings `target`'s doorbell through this shard's ring (MSG_RING), now if the driver is
-    /// free, otherwise at the next safe point. The caller has claimed the doorbell.
+    /// free, otherwise at the next safe point. The caller has claimed the doorbell. If the
+    /// MSG_RING cannot be handed to the kernel, the target's eventfd is written instead
+    /// (ADR-0006); one that fails later comes back as an error CQE and takes the same path.
     pub(crate) fn msg_ring_doorbell(&self, target: usize) {
+        use crate::driver::user_data::{doorbell_send, TAG_DOORBELL};
         match self.driver.try_borrow_mut() {
             Ok(mut driver) => {
                 let remote = &self.shared.shards[target];
-                remote.with_open_fds(|ring_fd, _| {
+                remote.with_open_fds(|ring_fd, eventfd| {
+                    let c = self.counters();
                     let sent = driver
-                        .push_msg_ring(
-                            ring_fd,
-                            0,
-                            crate::driver::user_data::TAG_DOORBELL,
-                            self.counters(),
-                        )
-                        .and_then(|()| driver.submit(self.counters()));
+                        .push_msg_ring(ring_fd, 0, TAG_DOORBELL, doorbell_send(target), c)
+                        .and_then(|()| driver.submit(c));
                     if sent.is_ok() {
-                        self.counters().msg_ring_doorbells.incr();
+                        c.msg_ring_doorbells.incr();
+                    } else {
+                        // If it was queued, it still goes out with the next submit: a second
+                        // doorbell only costs the target a spurious wakeup.
+                        ring_eventfd(remote, eventfd);
                     }
                 });
             }
@@ -206,20 +212,33 @@ impl Shard {
         }
     }
 
+    /// Falls back to the eventfd for doorbells whose MSG_RING the kernel refused.
+    pub(crate) fn ring_failed_doorbells(&self, targets: &mut Vec<usize>) {
+        for t in targets.drain(..) {
+            let remote = &self.shared.shards[t];
+            remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+        }
+    }
+
     /// Sends a raw message (payload and sequence number) into `target`'s ring (MSG_RING).
+    /// True if the MSG_RING was queued: it is then sent, if not now then with this shard's next
+    /// submit (so the caller must not also queue the message: it would arrive twice). False
+    /// if it could not be queued; the caller falls back.
     pub(crate) fn msg_ring_message(&self, target: usize, payload: u64, seq: u64) -> bool {
         let Ok(mut driver) = self.driver.try_borrow_mut() else {
             return false;
         };
         let (res, ud) = crate::driver::user_data::encode_message(payload, seq);
-        let mut sent = false;
+        let on_error = crate::driver::user_data::TAG_IGNORE;
+        let mut queued = false;
         self.shared.shards[target].with_open_fds(|ring_fd, _| {
-            sent = driver
-                .push_msg_ring(ring_fd, res, ud, self.counters())
-                .and_then(|()| driver.submit(self.counters()))
-                .is_ok();
+            let c = self.counters();
+            queued = driver.push_msg_ring(ring_fd, res, ud, on_error, c).is_ok();
+            if queued {
+                let _ = driver.submit(c);
+            }
         });
-        sent
+        queued
     }
 
     fn flush_pending_doorbells(&self) {
@@ -230,5 +249,13 @@ impl Shard {
         for t in targets {
             self.msg_ring_doorbell(t);
         }
+    }
+}
+
+/// Writes a shard's eventfd (its fallback doorbell), inside `with_open_fds`.
+fn ring_eventfd(remote: &RemoteShard, eventfd: std::os::fd::RawFd) {
+    if eventfd >= 0 {
+        crate::driver::signal_eventfd(eventfd);
+        remote.counters.eventfd_doorbells.incr();
     }
 }

@@ -128,6 +128,9 @@ impl Shard {
                 driver.reap(&mut reaped, self.counters());
             }
         }
+        if !reaped.failed_doorbells.is_empty() {
+            self.ring_failed_doorbells(&mut reaped.failed_doorbells);
+        }
         self.wheel
             .borrow_mut()
             .fire(&mut reaped.wakers, self.counters());

@@ -1,0 +1,50 @@
+//! A MSG_RING doorbell the kernel refuses falls back to the target's eventfd (ADR-0006).
+
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use crate::runtime::context;
+use crate::{spawn_with, Placement, Runtime, WakeMechanism};
+
+/// Shard 1's ring fd, as other shards see it, is made a file that is not a ring, so every
+/// MSG_RING doorbell to it fails (an `-EBADFD` completion on the sender's ring). Each round
+/// needs shard 1 woken from its park; without the fallback the first such round hangs.
+#[test]
+fn a_refused_msg_ring_doorbell_falls_back_to_the_eventfd() {
+    if !ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring()) {
+        eprintln!("SKIPPED: no MSG_RING");
+        return; // no MSG_RING here: every doorbell is an eventfd write anyway
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .wake(WakeMechanism::Auto)
+            .build()
+            .unwrap();
+        let shared = rt.block_on(async {
+            crate::spawn_blocking(|| context::current_shared().expect("a blocking thread has one"))
+                .await
+                .unwrap()
+        });
+        let not_a_ring = std::fs::File::open("/dev/null").unwrap();
+        let remote = &shared.shards[1];
+        let (ring_fd, eventfd) = (remote.ring_fd(), remote.eventfd());
+        remote.publish_fds(not_a_ring.as_raw_fd(), Some(eventfd));
+        let before = remote.counters.eventfd_doorbells.get();
+        rt.block_on(async {
+            for i in 0..50u32 {
+                let got = spawn_with(Placement::Pinned(1), async move { i });
+                assert_eq!(got.await.unwrap(), i);
+            }
+        });
+        let fallbacks = remote.counters.eventfd_doorbells.get() - before;
+        remote.publish_fds(ring_fd, Some(eventfd));
+        drop(rt);
+        tx.send(fallbacks).unwrap();
+    });
+    let fallbacks = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("HUNG: a refused MSG_RING doorbell was lost (shard 1 never woke)");
+    assert!(fallbacks > 0, "no doorbell took the eventfd path");
+}
