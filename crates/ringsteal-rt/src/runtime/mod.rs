@@ -162,6 +162,8 @@ struct LeaveBlockOn<'a> {
 impl Drop for LeaveBlockOn<'_> {
     fn drop(&mut self) {
         let (shard, remote) = (self.shard, self.shard.remote());
+        // Deferred doorbells would otherwise wait for the next `block_on`.
+        shard.flush_pending_doorbells();
         // `try_borrow_mut`: after a panic the driver may still be borrowed up the stack.
         if let Ok(mut driver) = shard.driver.try_borrow_mut() {
             if driver.sq_pending() > 0 {

@@ -241,13 +241,23 @@ impl Shard {
         queued
     }
 
-    fn flush_pending_doorbells(&self) {
+    /// Rings the doorbells deferred while the driver was borrowed. Called at the end of
+    /// `maintain`, before parking and on leaving `block_on`, so none waits for this shard's
+    /// next wakeup. If the driver is still borrowed (a panic unwinding past a borrow), they go
+    /// through the targets' eventfds.
+    pub(crate) fn flush_pending_doorbells(&self) {
         if self.pending_doorbells.borrow().is_empty() {
             return;
         }
         let targets = std::mem::take(&mut *self.pending_doorbells.borrow_mut());
+        let driver_free = self.driver.try_borrow_mut().is_ok();
         for t in targets {
-            self.msg_ring_doorbell(t);
+            if driver_free {
+                self.msg_ring_doorbell(t);
+            } else {
+                let remote = &self.shared.shards[t];
+                remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+            }
         }
     }
 }
