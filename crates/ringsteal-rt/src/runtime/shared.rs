@@ -191,6 +191,7 @@ impl Shared {
     pub(crate) fn schedule_foreign(self: Arc<Self>, task: Notified) {
         let home = task.home().unwrap_or(0);
         self.push_woken_remote(home, task);
+        self.sweep_if_shut_down(&self.shards[home].inbox);
     }
 
     fn push_woken_remote(&self, home: usize, task: Notified) {
@@ -198,5 +199,25 @@ impl Shared {
         remote.inbox.push(task);
         remote.counters.remote_wakes.incr();
         self.notify(home);
+    }
+
+    /// After a thread that is not one of this runtime's shards pushed a task into `queue`:
+    /// if shutdown has begun, the shard and the final sweep may both be past that queue
+    /// already, leaving the task there for good (it and `Shared` keep each other alive, and
+    /// its `JoinHandle` never resolves). So drop what is queued there now: unstarted tasks are
+    /// cancelled, started ones were cancelled by their shard. Either the pusher sees the flag
+    /// here or the sweep, which starts with a SeqCst fence too, sees the task.
+    pub(crate) fn sweep_if_shut_down(&self, queue: &Injector<Notified>) {
+        std::sync::atomic::fence(SeqCst);
+        if !self.shutdown.load(SeqCst) {
+            return;
+        }
+        loop {
+            match queue.steal() {
+                crossbeam_deque::Steal::Success(t) => drop(t),
+                crossbeam_deque::Steal::Empty => break,
+                crossbeam_deque::Steal::Retry => continue,
+            }
+        }
     }
 }
