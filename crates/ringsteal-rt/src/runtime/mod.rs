@@ -173,6 +173,8 @@ impl Drop for LeaveBlockOn<'_> {
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
         remote.sleeping.mark_asleep();
+        // Pairs with the fence a hand-off to this shard issues before it re-reads `driven`.
+        std::sync::atomic::fence(SeqCst);
         if !shard.worker.is_empty() || !remote.stealable.is_empty() {
             // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
             // would otherwise wait for the next block_on.

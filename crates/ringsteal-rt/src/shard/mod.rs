@@ -169,6 +169,12 @@ impl Shard {
         self.counters().tasks_handed_off.add(given as u64);
         // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
         self.shared.notify(target);
+        // Shard 0 may have left `block_on` since `driven` was read: its doorbell then rings
+        // where no thread watches, and its exit check may have missed these tasks. The fence
+        // in `notify` pairs with the one in `LeaveBlockOn`: one side sees the other.
+        if !remote.driven.load(std::sync::atomic::Ordering::SeqCst) {
+            self.shared.notify_idle(Some(target));
+        }
     }
 
     /// Marks this shard as out of work (a hint for [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard)).
