@@ -8,6 +8,8 @@
 
 mod eventfd;
 mod setup;
+#[cfg(test)]
+mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
@@ -28,6 +30,9 @@ use crate::op::raw::{release, OpHeader};
 use crate::stats::ShardCounters;
 use eventfd::EventFd;
 use user_data::*;
+
+/// Longest sleep while the eventfd read could not be armed.
+const UNARMED_PARK: Duration = Duration::from_millis(1);
 
 /// What a reap produced, for the shard to act on once the driver is released.
 #[derive(Default)]
@@ -282,9 +287,23 @@ impl Driver {
 
     /// Blocks until a CQE arrives or `timeout` passes, submitting queued SQEs first.
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
-        if self.eventfd.as_ref().is_some_and(|e| !e.armed) {
+        let unarmed = |d: &Self| d.eventfd.as_ref().is_some_and(|e| !e.armed);
+        if unarmed(self) {
             self.arm_eventfd();
+            if unarmed(self) {
+                // The SQ is full: hand it to the kernel to make room, then arm, so eventfd
+                // doorbells (other threads' wakes) can reach this sleep.
+                let _ = self.submit(counters);
+                self.arm_eventfd();
+            }
         }
+        // Still unarmed (the kernel took nothing): sleep briefly and retry rather than
+        // sleep deaf to eventfd doorbells.
+        let timeout = if unarmed(self) {
+            Some(timeout.map_or(UNARMED_PARK, |t| t.min(UNARMED_PARK)))
+        } else {
+            timeout
+        };
         counters.enters.incr();
         let before = self.ring.sq_pending();
         match self.ring.submit_and_wait_timeout(1, timeout) {
