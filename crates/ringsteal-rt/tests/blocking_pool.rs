@@ -169,3 +169,44 @@ fn blocking_closures_can_be_spawned_from_every_kind_of_thread() {
         });
     });
 }
+
+/// Back-to-back spawns must each get their own thread: an idle thread that one spawn has
+/// claimed (and woken) is not idle for the next. Each round has `r` idle threads and spawns
+/// `r + 1` closures that can only finish together; if two spawns share one idle thread, no
+/// thread is started for the last one and the round deadlocks (here: times out and reports).
+#[test]
+fn back_to_back_spawns_never_share_one_idle_thread() {
+    use std::sync::Condvar;
+    hang_guard("back-to-back spawns", HANG_LIMIT, || {
+        let rt = Config::MsgRing.builder(1).build().unwrap();
+        rt.block_on(async {
+            for r in 0..24usize {
+                let all = r + 1;
+                let meet = Arc::new((Mutex::new(0usize), Condvar::new()));
+                let handles: Vec<_> = (0..all)
+                    .map(|_| {
+                        let meet = meet.clone();
+                        ringsteal_rt::spawn_blocking(move || {
+                            let (count, cv) = &*meet;
+                            let mut n = count.lock().unwrap();
+                            *n += 1;
+                            cv.notify_all();
+                            // Bounded, so a broken pool fails the test instead of hanging it.
+                            let (n, _) = cv
+                                .wait_timeout_while(n, Duration::from_secs(10), |n| *n < all)
+                                .unwrap();
+                            *n == all
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    assert!(
+                        h.await.unwrap(),
+                        "round {r}: {all} closures spawned back to back did not all run at \
+                         once (two were given the same idle thread)"
+                    );
+                }
+            }
+        });
+    });
+}

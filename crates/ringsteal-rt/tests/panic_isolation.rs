@@ -137,3 +137,40 @@ fn a_destructor_that_panics_during_abort_is_reported_as_a_panic() {
         });
     });
 }
+
+/// A waker that panics when woken (a foreign executor's bug).
+struct PanickyWaker;
+
+impl std::task::Wake for PanickyWaker {
+    fn wake(self: Arc<Self>) {
+        panic!("{INTENTIONAL}: a JoinHandle's waker");
+    }
+}
+
+#[test]
+fn a_panicking_join_handle_waker_does_not_kill_the_shard() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    quiet_intentional_panics();
+    with_every_runtime("panicking join waker", 2, |_, rt| {
+        let handle = rt.handle();
+        let gate = Signal::new();
+        let g = gate.clone();
+        let mut join = handle.spawn_with(Placement::Pinned(1), async move {
+            g.wait_for(1).await;
+            7
+        });
+        // Registers the panicking waker, from this plain thread.
+        let waker = Waker::from(Arc::new(PanickyWaker));
+        let first = Pin::new(&mut join).poll(&mut Context::from_waker(&waker));
+        assert!(matches!(first, Poll::Pending));
+        // The task completes on shard 1, which then wakes the JoinHandle.
+        gate.add();
+        // Shard 1 survives and runs the next task.
+        let next = handle.spawn_with(Placement::Pinned(1), async { current_shard() });
+        assert_eq!(block_on_plain(next).unwrap(), Some(1));
+        assert_eq!(block_on_plain(join).unwrap(), 7);
+    });
+}

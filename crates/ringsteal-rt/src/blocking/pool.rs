@@ -16,10 +16,15 @@ use crate::task::Notified;
 
 struct State {
     queue: VecDeque<Notified>,
+    /// Threads waiting for work that no `push` has claimed yet.
     idle: usize,
+    /// Wakeups handed out by `push` (each took one thread off `idle`) and not yet taken by a
+    /// waiting thread. A thread that wakes and finds none timed out or woke spuriously.
+    num_notify: usize,
     threads: usize,
     shutdown: bool,
-    handles: Vec<std::thread::JoinHandle<()>>,
+    /// Join handles of live threads, by thread id; a retiring thread drops its own.
+    handles: Vec<(usize, std::thread::JoinHandle<()>)>,
     next_id: usize,
 }
 
@@ -40,6 +45,7 @@ impl BlockingPool {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
                 idle: 0,
+                num_notify: 0,
                 threads: 0,
                 shutdown: false,
                 handles: Vec::new(),
@@ -74,6 +80,11 @@ impl BlockingPool {
         }
         st.queue.push_back(task);
         if st.idle > 0 {
+            // This thread is now spoken for: the next push must not count on it too (two
+            // pushes sharing one idle thread run one after the other, or deadlock if the first
+            // waits for the second).
+            st.idle -= 1;
+            st.num_notify += 1;
             drop(st);
             self.work.notify_one();
             return;
@@ -81,15 +92,17 @@ impl BlockingPool {
         if st.threads < self.max {
             st.threads += 1;
             st.next_id += 1;
-            let name = format!("{}-{}", self.name, st.next_id);
+            let id = st.next_id;
+            let name = format!("{}-{}", self.name, id);
             let s = shared.clone();
             match std::thread::Builder::new()
                 .name(name)
-                .spawn(move || worker(s))
+                .spawn(move || worker(s, id))
             {
                 Ok(h) => {
                     self.alive.fetch_add(1, Relaxed);
-                    st.handles.push(h);
+                    // Under the lock, so the thread finds its handle if it retires.
+                    st.handles.push((id, h));
                 }
                 Err(_) => {
                     // No thread now: the task waits for a busy thread to free up (if there is
@@ -127,7 +140,7 @@ impl BlockingPool {
         let all_exited = st.threads == 0;
         drop(st);
         if all_exited {
-            for h in handles {
+            for (_, h) in handles {
                 let _ = h.join();
             }
         }
@@ -136,7 +149,7 @@ impl BlockingPool {
     }
 }
 
-fn worker(shared: Arc<Shared>) {
+fn worker(shared: Arc<Shared>, id: usize) {
     let _enter = EnterGuard::new(shared.clone());
     let pool = &shared.blocking;
     let mut st = pool.state.lock();
@@ -150,10 +163,13 @@ fn worker(shared: Arc<Shared>) {
         if st.shutdown {
             break;
         }
-        st.idle += 1;
-        let timed_out = pool.work.wait_for(&mut st, pool.keep_alive).timed_out();
-        st.idle -= 1;
-        if timed_out && st.queue.is_empty() && !st.shutdown {
+        if !wait_for_work(pool, &mut st) {
+            // Retiring while the pool runs on: drop (detach) our own handle so a long-lived
+            // pool does not collect one per thread it ever started. Shutdown waits on
+            // `threads` instead.
+            if let Some(i) = st.handles.iter().position(|(h, _)| *h == id) {
+                drop(st.handles.swap_remove(i));
+            }
             break;
         }
     }
@@ -162,3 +178,33 @@ fn worker(shared: Arc<Shared>) {
     drop(st);
     pool.exited.notify_all();
 }
+
+/// Waits idle until a `push` hands this thread work (true), or the keep-alive passes or the
+/// pool shuts down with none handed over (false). Timeouts and spurious wakeups are told from
+/// a hand-off by `num_notify`.
+fn wait_for_work(pool: &BlockingPool, st: &mut parking_lot::MutexGuard<'_, State>) -> bool {
+    st.idle += 1;
+    let deadline = Instant::now() + pool.keep_alive;
+    loop {
+        let timed_out = pool.work.wait_until(st, deadline).timed_out();
+        if st.num_notify > 0 {
+            // A hand-off (`push` already took us off `idle`); any waiting thread may take it.
+            st.num_notify -= 1;
+            return true;
+        }
+        if st.shutdown {
+            st.idle -= 1;
+            return false;
+        }
+        if timed_out {
+            st.idle -= 1;
+            // Queued work no push handed to anyone (its thread failed to start) keeps us.
+            return !st.queue.is_empty();
+        }
+        // Spurious: wait on until the deadline.
+    }
+}
+
+#[cfg(test)]
+#[path = "pool_tests.rs"]
+mod tests;

@@ -8,6 +8,8 @@
 
 mod eventfd;
 mod setup;
+#[cfg(test)]
+mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
@@ -29,12 +31,18 @@ use crate::stats::ShardCounters;
 use eventfd::EventFd;
 use user_data::*;
 
+/// Longest sleep while the eventfd read could not be armed.
+const UNARMED_PARK: Duration = Duration::from_millis(1);
+
 /// What a reap produced, for the shard to act on once the driver is released.
 #[derive(Default)]
 pub(crate) struct Reaped {
     pub(crate) wakers: Vec<Waker>,
     /// Raw messages from MSG_RING completions: (sequence number, truncated; payload).
     pub(crate) messages: VecDeque<(u64, u64)>,
+    /// Shards whose doorbell this shard sent by MSG_RING and the kernel refused: the shard
+    /// rings their eventfd instead (ADR-0006).
+    pub(crate) failed_doorbells: Vec<usize>,
 }
 
 /// A shard's ring and its bookkeeping.
@@ -145,17 +153,19 @@ impl Driver {
         }
     }
 
-    /// Queues a doorbell (or a message) into another ring, with no CQE here on success.
+    /// Queues a doorbell (or a message) into another ring, with no CQE here on success; a
+    /// failure posts one here with `on_error` ([`doorbell_send`] or `TAG_IGNORE`).
     pub(crate) fn push_msg_ring(
         &mut self,
         target_fd: RawFd,
         res: u32,
         user_data: u64,
+        on_error: u64,
         counters: &ShardCounters,
     ) -> io::Result<()> {
         let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
             .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
-            .with_user_data(TAG_IGNORE);
+            .with_user_data(on_error);
         // SAFETY: MSG_RING with MSG_DATA references no memory.
         unsafe { self.push(std::slice::from_ref(&sqe), counters) }
     }
@@ -251,6 +261,11 @@ impl Driver {
                 }
                 self.arm_eventfd();
             }
+            TAG_IGNORE => {
+                if let Some(target) = doorbell_target(rest) {
+                    out.failed_doorbells.push(target);
+                }
+            }
             _ => {}
         }
     }
@@ -272,9 +287,23 @@ impl Driver {
 
     /// Blocks until a CQE arrives or `timeout` passes, submitting queued SQEs first.
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
-        if self.eventfd.as_ref().is_some_and(|e| !e.armed) {
+        let unarmed = |d: &Self| d.eventfd.as_ref().is_some_and(|e| !e.armed);
+        if unarmed(self) {
             self.arm_eventfd();
+            if unarmed(self) {
+                // The SQ is full: hand it to the kernel to make room, then arm, so eventfd
+                // doorbells (other threads' wakes) can reach this sleep.
+                let _ = self.submit(counters);
+                self.arm_eventfd();
+            }
         }
+        // Still unarmed (the kernel took nothing): sleep briefly and retry rather than
+        // sleep deaf to eventfd doorbells.
+        let timeout = if unarmed(self) {
+            Some(timeout.map_or(UNARMED_PARK, |t| t.min(UNARMED_PARK)))
+        } else {
+            timeout
+        };
         counters.enters.incr();
         let before = self.ring.sq_pending();
         match self.ring.submit_and_wait_timeout(1, timeout) {

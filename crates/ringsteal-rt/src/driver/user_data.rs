@@ -17,7 +17,8 @@ pub(crate) const TAG_DOORBELL: u64 = 4;
 pub(crate) const TAG_MESSAGE: u64 = 5;
 /// The completion of the armed eventfd read.
 pub(crate) const TAG_EVENTFD: u64 = 6;
-/// A completion nobody waits for (a failed doorbell send, the shutdown cancel-all).
+/// A completion nobody waits for (the shutdown cancel-all, a failed message send), or, with
+/// a shard in the rest (see [`doorbell_send`]), a doorbell send to that shard that failed.
 pub(crate) const TAG_IGNORE: u64 = 7;
 
 const TAG_MASK: u64 = 0b111;
@@ -33,6 +34,20 @@ pub(crate) fn split(user_data: u64) -> (u64, u64) {
 pub(crate) fn pointer(ptr: *const (), tag: u64) -> u64 {
     debug_assert_eq!(ptr as u64 & TAG_MASK, 0, "op headers are 8-byte aligned");
     ptr as u64 | tag
+}
+
+/// The sender's `user_data` of a doorbell MSG_RING to shard `target`. Success posts no CQE
+/// here; a failure (say `-EOVERFLOW`, the target's CQ full) does, and names the target so the
+/// doorbell can fall back to its eventfd.
+#[inline]
+pub(crate) fn doorbell_send(target: usize) -> u64 {
+    ((target as u64 + 1) << 3) | TAG_IGNORE
+}
+
+/// The target of a failed doorbell send, from the rest of a [`TAG_IGNORE`] `user_data`.
+#[inline]
+pub(crate) fn doorbell_target(rest: u64) -> Option<usize> {
+    ((rest >> 3) as usize).checked_sub(1)
 }
 
 /// Bits of a message's sequence number that fit in `user_data` above the payload's high half.
@@ -84,6 +99,15 @@ mod tests {
                 assert_eq!(decode_message(res as i32, ud), (truncated, payload));
             }
         }
+    }
+
+    #[test]
+    fn doorbell_sends_name_their_target_and_plain_ignores_do_not() {
+        for t in [0, 1, 7, 4095] {
+            let (tag, rest) = split(doorbell_send(t));
+            assert_eq!((tag, doorbell_target(rest)), (TAG_IGNORE, Some(t)));
+        }
+        assert_eq!(doorbell_target(split(TAG_IGNORE).1), None);
     }
 
     #[test]

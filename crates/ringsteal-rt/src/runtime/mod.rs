@@ -162,6 +162,8 @@ struct LeaveBlockOn<'a> {
 impl Drop for LeaveBlockOn<'_> {
     fn drop(&mut self) {
         let (shard, remote) = (self.shard, self.shard.remote());
+        // Deferred doorbells would otherwise wait for the next `block_on`.
+        shard.flush_pending_doorbells();
         // `try_borrow_mut`: after a panic the driver may still be borrowed up the stack.
         if let Ok(mut driver) = shard.driver.try_borrow_mut() {
             if driver.sq_pending() > 0 {
@@ -171,6 +173,8 @@ impl Drop for LeaveBlockOn<'_> {
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
         remote.sleeping.mark_asleep();
+        // Pairs with the fence a hand-off to this shard issues before it re-reads `driven`.
+        std::sync::atomic::fence(SeqCst);
         if !shard.worker.is_empty() || !remote.stealable.is_empty() {
             // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
             // would otherwise wait for the next block_on.
@@ -181,6 +185,9 @@ impl Drop for LeaveBlockOn<'_> {
 
 /// Drops whatever other threads left in shard queues after the shards exited.
 fn final_sweep(shared: &Shared) {
+    // Pairs with the fence in `Shared::sweep_if_shut_down`: a push this sweep misses is
+    // followed by a check that sees the shutdown flag and drops it.
+    std::sync::atomic::fence(SeqCst);
     for remote in shared.shards.iter() {
         for q in [&remote.inbox, &remote.stealable] {
             drain(q, drop);

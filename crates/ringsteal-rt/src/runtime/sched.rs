@@ -100,8 +100,21 @@ impl Schedule for SchedHandle {
         // do not touch the handle (which lives in the task) after queuing the task.
         let shared = unsafe { this.as_ref() }.shared;
         // SAFETY: the task holds a counted reference to `Shared` until it is freed, and it
-        // cannot be freed before it is queued below.
-        unsafe { shared.as_ref() }.schedule_woken(task);
+        // cannot be freed before it is queued. On a shard of this runtime the shard's own Arc
+        // keeps `Shared` alive after the push too.
+        let Some(task) = unsafe { shared.as_ref() }.schedule_woken(task) else {
+            return;
+        };
+        // Any other thread: once queued, the task may run and free its reference at once,
+        // possibly the last (the runtime dropped meanwhile), while the push still rings the
+        // doorbell. So take a reference of our own first; only this path pays for it.
+        // SAFETY: `shared` came from `Arc::as_ptr` (see `new`) and the unqueued task still
+        // holds a strong count on it, so the count is at least 1 and this one is ours.
+        let keep = unsafe {
+            Arc::increment_strong_count(shared.as_ptr());
+            Arc::from_raw(shared.as_ptr() as *const Shared)
+        };
+        keep.schedule_foreign(task);
     }
 
     fn bind(&self, task: &TaskRef) {

@@ -5,6 +5,7 @@
 //! May not: run tasks (shards do) or touch a ring (only a shard touches its own).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::Injector;
@@ -165,21 +166,58 @@ impl Shared {
         });
     }
 
-    /// Queues a woken task on its home shard.
-    pub(crate) fn schedule_woken(&self, task: Notified) {
+    /// Queues a woken task on its home shard, if the current thread is one of this runtime's
+    /// shards (whose own `Arc` keeps `self` alive throughout). Otherwise returns the task: the
+    /// caller must queue it with [`schedule_foreign`](Self::schedule_foreign) while holding
+    /// its own reference to `self`, since once the task is queued it may run, complete and
+    /// drop the last reference the caller was relying on.
+    pub(crate) fn schedule_woken(&self, task: Notified) -> Option<Notified> {
         let home = task.home().unwrap_or(0);
-        let task = context::with_shard_of(self, |cur| match cur {
+        context::with_shard_of(self, |cur| match cur {
             Some(shard) if shard.index == home => {
                 shard.push_local(task);
                 None
             }
-            _ => Some(task),
-        });
-        if let Some(task) = task {
-            let remote = &self.shards[home];
-            remote.inbox.push(task);
-            remote.counters.remote_wakes.incr();
-            self.notify(home);
+            Some(_) => {
+                self.push_woken_remote(home, task);
+                None
+            }
+            None => Some(task),
+        })
+    }
+
+    /// Queues a woken task from a thread that is not a shard of this runtime. Takes an `Arc`
+    /// so that `Shared` outlives the doorbell rung after the push.
+    pub(crate) fn schedule_foreign(self: Arc<Self>, task: Notified) {
+        let home = task.home().unwrap_or(0);
+        self.push_woken_remote(home, task);
+        self.sweep_if_shut_down(&self.shards[home].inbox);
+    }
+
+    fn push_woken_remote(&self, home: usize, task: Notified) {
+        let remote = &self.shards[home];
+        remote.inbox.push(task);
+        remote.counters.remote_wakes.incr();
+        self.notify(home);
+    }
+
+    /// After a thread that is not one of this runtime's shards pushed a task into `queue`:
+    /// if shutdown has begun, the shard and the final sweep may both be past that queue
+    /// already, leaving the task there for good (it and `Shared` keep each other alive, and
+    /// its `JoinHandle` never resolves). So drop what is queued there now: unstarted tasks are
+    /// cancelled, started ones were cancelled by their shard. Either the pusher sees the flag
+    /// here or the sweep, which starts with a SeqCst fence too, sees the task.
+    pub(crate) fn sweep_if_shut_down(&self, queue: &Injector<Notified>) {
+        std::sync::atomic::fence(SeqCst);
+        if !self.shutdown.load(SeqCst) {
+            return;
+        }
+        loop {
+            match queue.steal() {
+                crossbeam_deque::Steal::Success(t) => drop(t),
+                crossbeam_deque::Steal::Empty => break,
+                crossbeam_deque::Steal::Retry => continue,
+            }
         }
     }
 }

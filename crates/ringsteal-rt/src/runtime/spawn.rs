@@ -77,6 +77,7 @@ where
                 shared.injector.push(task);
                 shared.spawned_external.incr();
                 shared.notify_idle(None);
+                shared.sweep_if_shut_down(&shared.injector);
             }
             (Target::Preferred(s), _) => {
                 let remote = &shared.shards[s];
@@ -90,6 +91,9 @@ where
                 // doorbell may wait in a ring no thread watches: let an idle shard steal.
                 if !rang || !remote.driven.load(SeqCst) {
                     shared.notify_idle(cur.map(|c| c.index));
+                }
+                if cur.is_none() {
+                    shared.sweep_if_shut_down(&remote.stealable);
                 }
             }
         }
@@ -109,6 +113,9 @@ fn place_on(shared: &Shared, cur: Option<&Shard>, s: usize, task: Notified) {
             remote.inbox.push(task);
             remote.counters.spawned_remote.incr();
             shared.notify(s);
+            if cur.is_none() {
+                shared.sweep_if_shut_down(&remote.inbox);
+            }
         }
     }
 }

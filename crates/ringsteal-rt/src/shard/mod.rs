@@ -19,6 +19,9 @@ mod sleep_flag;
 mod steal;
 pub(crate) mod thread;
 
+#[cfg(test)]
+mod doorbell_tests;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -166,6 +169,12 @@ impl Shard {
         self.counters().tasks_handed_off.add(given as u64);
         // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
         self.shared.notify(target);
+        // Shard 0 may have left `block_on` since `driven` was read: its doorbell then rings
+        // where no thread watches, and its exit check may have missed these tasks. The fence
+        // in `notify` pairs with the one in `LeaveBlockOn`: one side sees the other.
+        if !remote.driven.load(std::sync::atomic::Ordering::SeqCst) {
+            self.shared.notify_idle(Some(target));
+        }
     }
 
     /// Marks this shard as out of work (a hint for [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard)).
@@ -183,22 +192,25 @@ impl Shard {
     }
 
     /// Rings `target`'s doorbell through this shard's ring (MSG_RING), now if the driver is
-    /// free, otherwise at the next safe point. The caller has claimed the doorbell.
+    /// free, otherwise at the next safe point. The caller has claimed the doorbell. If the
+    /// MSG_RING cannot be handed to the kernel, the target's eventfd is written instead
+    /// (ADR-0006); one that fails later comes back as an error CQE and takes the same path.
     pub(crate) fn msg_ring_doorbell(&self, target: usize) {
+        use crate::driver::user_data::{doorbell_send, TAG_DOORBELL};
         match self.driver.try_borrow_mut() {
             Ok(mut driver) => {
                 let remote = &self.shared.shards[target];
-                remote.with_open_fds(|ring_fd, _| {
+                remote.with_open_fds(|ring_fd, eventfd| {
+                    let c = self.counters();
                     let sent = driver
-                        .push_msg_ring(
-                            ring_fd,
-                            0,
-                            crate::driver::user_data::TAG_DOORBELL,
-                            self.counters(),
-                        )
-                        .and_then(|()| driver.submit(self.counters()));
+                        .push_msg_ring(ring_fd, 0, TAG_DOORBELL, doorbell_send(target), c)
+                        .and_then(|()| driver.submit(c));
                     if sent.is_ok() {
-                        self.counters().msg_ring_doorbells.incr();
+                        c.msg_ring_doorbells.incr();
+                    } else {
+                        // If it was queued, it still goes out with the next submit: a second
+                        // doorbell only costs the target a spurious wakeup.
+                        ring_eventfd(remote, eventfd);
                     }
                 });
             }
@@ -206,29 +218,60 @@ impl Shard {
         }
     }
 
+    /// Falls back to the eventfd for doorbells whose MSG_RING the kernel refused.
+    pub(crate) fn ring_failed_doorbells(&self, targets: &mut Vec<usize>) {
+        for t in targets.drain(..) {
+            let remote = &self.shared.shards[t];
+            remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+        }
+    }
+
     /// Sends a raw message (payload and sequence number) into `target`'s ring (MSG_RING).
+    /// True if the MSG_RING was queued: it is then sent, if not now then with this shard's next
+    /// submit (so the caller must not also queue the message: it would arrive twice). False
+    /// if it could not be queued; the caller falls back.
     pub(crate) fn msg_ring_message(&self, target: usize, payload: u64, seq: u64) -> bool {
         let Ok(mut driver) = self.driver.try_borrow_mut() else {
             return false;
         };
         let (res, ud) = crate::driver::user_data::encode_message(payload, seq);
-        let mut sent = false;
+        let on_error = crate::driver::user_data::TAG_IGNORE;
+        let mut queued = false;
         self.shared.shards[target].with_open_fds(|ring_fd, _| {
-            sent = driver
-                .push_msg_ring(ring_fd, res, ud, self.counters())
-                .and_then(|()| driver.submit(self.counters()))
-                .is_ok();
+            let c = self.counters();
+            queued = driver.push_msg_ring(ring_fd, res, ud, on_error, c).is_ok();
+            if queued {
+                let _ = driver.submit(c);
+            }
         });
-        sent
+        queued
     }
 
-    fn flush_pending_doorbells(&self) {
+    /// Rings the doorbells deferred while the driver was borrowed. Called at the end of
+    /// `maintain`, before parking and on leaving `block_on`, so none waits for this shard's
+    /// next wakeup. If the driver is still borrowed (a panic unwinding past a borrow), they go
+    /// through the targets' eventfds.
+    pub(crate) fn flush_pending_doorbells(&self) {
         if self.pending_doorbells.borrow().is_empty() {
             return;
         }
         let targets = std::mem::take(&mut *self.pending_doorbells.borrow_mut());
+        let driver_free = self.driver.try_borrow_mut().is_ok();
         for t in targets {
-            self.msg_ring_doorbell(t);
+            if driver_free {
+                self.msg_ring_doorbell(t);
+            } else {
+                let remote = &self.shared.shards[t];
+                remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+            }
         }
+    }
+}
+
+/// Writes a shard's eventfd (its fallback doorbell), inside `with_open_fds`.
+fn ring_eventfd(remote: &RemoteShard, eventfd: std::os::fd::RawFd) {
+    if eventfd >= 0 {
+        crate::driver::signal_eventfd(eventfd);
+        remote.counters.eventfd_doorbells.incr();
     }
 }

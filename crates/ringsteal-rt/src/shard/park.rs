@@ -60,6 +60,8 @@ impl Shard {
     }
 
     fn park(&self, main: Option<&MainWake>) {
+        // Doorbells deferred by polls since the last `maintain` must not wait out our sleep.
+        self.flush_pending_doorbells();
         let remote = self.remote();
         remote.prepare_sleep();
         let timeout = self.wheel.borrow().next_timeout();

@@ -4,9 +4,10 @@
 //! Fairness: a tick polls at most [`BUDGET`] tasks, from the run queue in FIFO order (a task
 //! woken during the tick goes to the back and may run again in the same tick), taking a task
 //! that has not started yet every 4th poll; completions, timers and the inbox are taken in
-//! between every two ticks. So a task that wakes itself in a loop cannot starve other tasks,
-//! new tasks, I/O completions or timers, and it does not pay for that maintenance on every
-//! wake.
+//! between every two ticks; and every [`INJECTOR_INTERVAL`] ticks the first poll takes a task
+//! spawned from outside. So a task that wakes itself in a loop, or a chain of local spawns,
+//! cannot starve other tasks, new tasks, outside spawns, I/O completions or timers, and it
+//! does not pay for that maintenance on every wake.
 
 use std::future::Future;
 use std::pin::pin;
@@ -21,6 +22,11 @@ use crate::task::Notified;
 
 /// Task polls per tick.
 pub(crate) const BUDGET: usize = 61;
+
+/// Every this many ticks, the first poll takes work placed from elsewhere (the global queue,
+/// this shard's placed-stealable queue) before local work, so a shard whose own queues never
+/// run dry cannot starve spawns from outside (tokio's global queue interval).
+const INJECTOR_INTERVAL: u32 = 61;
 
 impl Shard {
     /// Drives `fut` to completion on this thread, running the shard meanwhile.
@@ -60,7 +66,11 @@ impl Shard {
             // Mostly the run queue (started and woken tasks, FIFO, including those woken
             // during this tick), but every 4th poll a task that has not started yet, so a
             // busy run queue cannot starve new work.
-            let task = if polled % 4 == 3 {
+            let task = if polled == 0 && self.tick.get() % INJECTOR_INTERVAL == 0 {
+                self.next_from_elsewhere()
+                    .or_else(|| self.run_queue.borrow_mut().pop_front())
+                    .or_else(|| self.worker.pop())
+            } else if polled % 4 == 3 {
                 self.next_unstarted()
                     .or_else(|| self.run_queue.borrow_mut().pop_front())
             } else {
@@ -89,9 +99,12 @@ impl Shard {
     /// The next stealable task that has not started: our own deque first, then work placed
     /// here from elsewhere, then the runtime's global queue.
     pub(crate) fn next_unstarted(&self) -> Option<Notified> {
-        if let Some(t) = self.worker.pop() {
-            return Some(t);
-        }
+        self.worker.pop().or_else(|| self.next_from_elsewhere())
+    }
+
+    /// A task placed here from elsewhere, or from the runtime's global queue (a batch moves
+    /// into our deque).
+    fn next_from_elsewhere(&self) -> Option<Notified> {
         for injector in [&self.remote().stealable, &self.shared.injector] {
             while !injector.is_empty() {
                 match injector.steal_batch_and_pop(&self.worker) {
@@ -127,6 +140,9 @@ impl Shard {
             if driver.has_completions() {
                 driver.reap(&mut reaped, self.counters());
             }
+        }
+        if !reaped.failed_doorbells.is_empty() {
+            self.ring_failed_doorbells(&mut reaped.failed_doorbells);
         }
         self.wheel
             .borrow_mut()

@@ -144,13 +144,18 @@ unsafe fn complete<F: Future, S: Schedule>(
         // JOIN_WAKER; the JoinHandle cannot change it any more.
         let waker = unsafe { (*cell.join_waker.get()).as_ref() };
         if let Some(w) = waker {
-            w.wake_by_ref();
+            // The waker is the JoinHandle owner's (any executor's): a panic in it must not
+            // unwind through the shard with this task half completed.
+            let _ = catch_unwind(AssertUnwindSafe(|| w.wake_by_ref()));
         }
         let after = cell.header.state.unset_join_waker_after_complete();
         if !after.is_join_interested() {
-            // The JoinHandle went away meanwhile and left the slot to us.
-            // SAFETY: JOIN_INTEREST is gone, so nobody else touches the slot.
-            unsafe { *cell.join_waker.get() = None };
+            // The JoinHandle went away meanwhile and left the slot to us. Dropping the waker
+            // runs foreign code too.
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: JOIN_INTEREST is gone, so nobody else touches the slot.
+                unsafe { *cell.join_waker.get() = None };
+            }));
         }
     }
     cell.scheduler.release(&TaskRef(ptr));

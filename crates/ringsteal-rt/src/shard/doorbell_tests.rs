@@ -1,0 +1,122 @@
+//! A MSG_RING doorbell the kernel refuses falls back to the target's eventfd (ADR-0006).
+
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use crate::runtime::context;
+use crate::{spawn_with, Placement, Runtime, WakeMechanism};
+
+/// Shard 1's ring fd, as other shards see it, is made a file that is not a ring, so every
+/// MSG_RING doorbell to it fails (an `-EBADFD` completion on the sender's ring). Each round
+/// needs shard 1 woken from its park; without the fallback the first such round hangs.
+#[test]
+fn a_refused_msg_ring_doorbell_falls_back_to_the_eventfd() {
+    if !ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring()) {
+        eprintln!("SKIPPED: no MSG_RING");
+        return; // no MSG_RING here: every doorbell is an eventfd write anyway
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .wake(WakeMechanism::Auto)
+            .build()
+            .unwrap();
+        let shared = rt.block_on(async {
+            crate::spawn_blocking(|| context::current_shared().expect("a blocking thread has one"))
+                .await
+                .unwrap()
+        });
+        let not_a_ring = std::fs::File::open("/dev/null").unwrap();
+        let remote = &shared.shards[1];
+        let (ring_fd, eventfd) = (remote.ring_fd(), remote.eventfd());
+        remote.publish_fds(not_a_ring.as_raw_fd(), Some(eventfd));
+        let before = remote.counters.eventfd_doorbells.get();
+        rt.block_on(async {
+            for i in 0..50u32 {
+                let got = spawn_with(Placement::Pinned(1), async move { i });
+                assert_eq!(got.await.unwrap(), i);
+            }
+        });
+        let fallbacks = remote.counters.eventfd_doorbells.get() - before;
+        remote.publish_fds(ring_fd, Some(eventfd));
+        drop(rt);
+        tx.send(fallbacks).unwrap();
+    });
+    let fallbacks = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("HUNG: a refused MSG_RING doorbell was lost (shard 1 never woke)");
+    assert!(fallbacks > 0, "no doorbell took the eventfd path");
+}
+
+/// A doorbell deferred (the driver was borrowed) by the `block_on` future's last poll is rung
+/// when `block_on` returns, not at the next `block_on`: the woken task on shard 1 runs while
+/// this thread waits outside the runtime.
+#[test]
+fn a_doorbell_deferred_as_block_on_returns_is_rung() {
+    use std::future::poll_fn;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::task::{Poll, Waker};
+
+    if !ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring()) {
+        eprintln!("SKIPPED: no MSG_RING");
+        return;
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .wake(WakeMechanism::Auto)
+            .build()
+            .unwrap();
+        let mut deferred_rounds = 0;
+        for _ in 0..20 {
+            let slot: Arc<Mutex<Option<Waker>>> = Arc::default();
+            let (ran_tx, ran_rx) = mpsc::channel();
+            let s = slot.clone();
+            rt.block_on(async move {
+                let mut first = true;
+                drop(spawn_with(
+                    Placement::Pinned(1),
+                    poll_fn(move |cx| {
+                        if std::mem::take(&mut first) {
+                            *s.lock().unwrap() = Some(cx.waker().clone());
+                            return Poll::Pending;
+                        }
+                        ran_tx.send(()).unwrap();
+                        Poll::Ready(())
+                    }),
+                ));
+            });
+            // The task has parked and shard 1 is out of work (about to sleep, or asleep).
+            while slot.lock().unwrap().is_none() {
+                std::hint::spin_loop();
+            }
+            let waker = slot.lock().unwrap().take().unwrap();
+            let deferred = rt.block_on(async move {
+                context::with_shard(|s| {
+                    let s = s.expect("block_on runs shard 0");
+                    while !s.shared.shards[1].idle.load(Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                    let _busy = s.driver.borrow_mut();
+                    waker.wake();
+                    !s.pending_doorbells.borrow().is_empty()
+                })
+            });
+            deferred_rounds += usize::from(deferred);
+            // Outside block_on: only the deferred doorbell, if rung, wakes shard 1.
+            if ran_rx.recv_timeout(Duration::from_secs(20)).is_err() {
+                tx.send(Err(())).unwrap();
+                return;
+            }
+        }
+        tx.send(Ok(deferred_rounds)).unwrap();
+    });
+    let deferred = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the test thread finished")
+        .expect("HUNG: a doorbell deferred as block_on returned was never rung");
+    assert!(deferred > 0, "no round deferred a doorbell");
+}
