@@ -45,6 +45,8 @@ pub(crate) struct Driver {
     in_flight: usize,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
+    /// Shutdown may cancel with `IORING_ASYNC_CANCEL_ANY | ALL` (see [`drain`](Self::drain)).
+    cancel_any: bool,
 }
 
 impl Driver {
@@ -60,9 +62,15 @@ impl Driver {
             in_flight: 0,
             eventfd,
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
+            cancel_any: true,
         };
         d.arm_eventfd();
         Ok(d)
+    }
+
+    /// Whether [`drain`](Self::drain) may use `IORING_ASYNC_CANCEL_ANY` (off: as on 5.15–5.18).
+    pub(crate) fn set_cancel_any(&mut self, allow: bool) {
+        self.cancel_any = allow;
     }
 
     pub(crate) fn ring_fd(&self) -> RawFd {
@@ -296,11 +304,22 @@ impl Driver {
         out: &mut Reaped,
         counters: &ShardCounters,
     ) -> bool {
-        let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
-        // SAFETY: a cancel references no memory.
-        let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
-        // Taken out of `self` so that its completion is not re-armed; the cancel-all above
-        // ends the armed read.
+        // The armed eventfd read is cancelled by its exact `user_data`, which every kernel
+        // supports: the cancel-all below needs `IORING_ASYNC_CANCEL_ANY` (5.19) and fails with
+        // `EINVAL` on older kernels, which would leave the read armed until the deadline. (If
+        // the cancel-all ends the read first, this one finds nothing: `ENOENT`, ignored.)
+        if self.eventfd.as_ref().is_some_and(|e| e.armed) {
+            let sqe = opcode::cancel(TAG_EVENTFD, 0).with_user_data(TAG_IGNORE);
+            // SAFETY: a cancel references no memory.
+            let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
+        }
+        if self.cancel_any {
+            let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
+            // SAFETY: a cancel references no memory.
+            let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
+        }
+        // Taken out of `self` so that its completion is not re-armed; the cancels above end
+        // the armed read.
         let mut efd = self.eventfd.take();
         loop {
             let _ = self.submit(counters);

@@ -32,6 +32,8 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
             source,
         }
     })?;
+    let mut driver = driver;
+    driver.set_cancel_any(shared.config.cancel_any);
     let remote = &shared.shards[index];
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();
