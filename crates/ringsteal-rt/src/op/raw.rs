@@ -25,7 +25,7 @@ use ringsteal_uring::abi::__kernel_timespec;
 
 use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
-use crate::util::block_cache;
+use crate::util::{block_cache, contain_panic};
 
 /// Most SQEs one op submits (its own, linked, plus a link timeout).
 pub(crate) const MAX_SQES: usize = 3;
@@ -99,11 +99,18 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     let OpCell { header, data, .. } = unsafe { cell.as_ptr().read() };
     // SAFETY: allocated by block_cache::allocate with this layout; its contents were moved out.
     unsafe { block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>()) };
-    if let Some(data) = data.into_inner() {
-        if header.pending.load(Ordering::Acquire) == 0 {
-            drop(data.complete(&header.op_results()));
+    // User code runs here (`complete`, the data's and the waker's destructors), usually on
+    // the driver's reaping path: a panic in it must not unwind through the driver.
+    contain_panic(move || {
+        let complete = header.pending.load(Ordering::Acquire) == 0;
+        let results = complete.then(|| header.op_results());
+        drop(header);
+        if let Some(data) = data.into_inner() {
+            if let Some(results) = results {
+                drop(data.complete(&results));
+            }
         }
-    }
+    });
 }
 
 impl OpHeader {

@@ -8,6 +8,7 @@ use crossbeam_deque::Steal;
 
 use super::Shard;
 use crate::task;
+use crate::util::contain_panic;
 
 impl Shard {
     /// Runs on the shard's own thread. Returns false if some completions did not arrive before
@@ -37,7 +38,7 @@ impl Shard {
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
-            w.wake();
+            contain_panic(|| w.wake());
         }
         self.drop_queued();
         self.remote().close();
