@@ -21,7 +21,7 @@ use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Duration;
 
-use ringsteal_uring::abi::IORING_SQ_CQ_OVERFLOW;
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
 use ringsteal_uring::{io_uring_cqe, io_uring_sqe, opcode, Ring, Wait};
 
 use crate::op::raw::{release, OpHeader};
@@ -233,7 +233,15 @@ impl Driver {
                 let Some(op) = NonNull::new(rest as *mut OpHeader) else {
                     return;
                 };
-                // No multishot op exists yet, so every op CQE is the last of its SQE.
+                if cqe.flags & IORING_CQE_F_MORE != 0 {
+                    // Not the SQE's last CQE (multishot, or a zero-copy send whose
+                    // notification follows): it neither counts down nor releases.
+                    if tag != TAG_CANCEL {
+                        // SAFETY: the cell is alive: this SQE holds a reference on it.
+                        unsafe { op.as_ref() }.record_more(tag as usize, cqe.res, cqe.flags);
+                    }
+                    return;
+                }
                 self.in_flight -= 1;
                 if tag != TAG_CANCEL {
                     // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.

@@ -30,7 +30,9 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ringsteal_uring::abi::{__kernel_timespec, IOSQE_IO_LINK};
+use ringsteal_uring::abi::{
+    __kernel_timespec, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+};
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use crate::driver::user_data::{pointer, TAG_OP};
@@ -54,8 +56,24 @@ pub enum Sqes {
 /// opcode ringsteal does not wrap yet; [`Op::new`] turns it into a future.
 ///
 /// # Safety
-/// Every pointer `prepare` puts into an SQE must point into `self` (or memory `self` owns)
-/// and stay valid while `self` is not moved or dropped.
+/// The runtime frees the op's memory when the CQE it takes for each SQE's *last* one has
+/// arrived, so an implementation must keep to these rules:
+///
+/// * Every pointer `prepare` puts into an SQE must point into `self` (or memory `self` owns)
+///   and stay valid while `self` is not moved or dropped.
+/// * Each SQE must end with exactly one CQE without `IORING_CQE_F_MORE`, and the kernel must
+///   be done with the op's memory once that CQE is posted. CQEs with `F_MORE` before it
+///   (multishot requests, the first CQE of `SEND_ZC`) neither complete the op nor free it; the
+///   result of such a CQE is kept in its slot, and a final `IORING_CQE_F_NOTIF` CQE (the
+///   `SEND_ZC` notification) adds its flags to it without replacing its `res`. A multishot
+///   request therefore completes only when it ends (e.g. is cancelled), with its last result.
+/// * Link and skip flags are the runtime's: `Op` clears `IOSQE_IO_LINK`, `IOSQE_IO_HARDLINK`
+///   and `IOSQE_CQE_SKIP_SUCCESS` on the SQEs `prepare` returns (and links them itself as
+///   [`Sqes`] and [`Op::with_timeout`] say), and overwrites `user_data`.
+/// * An SQE must not make the kernel post CQEs under another `user_data` to a ringsteal ring
+///   (e.g. `IORING_OP_MSG_RING` at a shard's ring) nor cancel, remove or update other
+///   requests (`ASYNC_CANCEL`, `TIMEOUT_REMOVE`, `POLL_REMOVE`, ...): the runtime's own
+///   requests and other ops' cells depend on their CQEs arriving as submitted.
 pub unsafe trait Operation: Send + 'static {
     /// What the future yields.
     type Output;
@@ -175,16 +193,16 @@ impl<T: Operation> Op<T> {
             };
             let mut n = match prepared {
                 Sqes::One(a) if self.force_async => {
-                    sqes[0] = a.with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
+                    sqes[0] = runtime_flags_only(a).with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
                     1
                 }
                 Sqes::One(a) => {
-                    sqes[0] = a;
+                    sqes[0] = runtime_flags_only(a);
                     1
                 }
                 Sqes::Linked(a, b) => {
-                    sqes[0] = a.with_flags(IOSQE_IO_LINK);
-                    sqes[1] = b;
+                    sqes[0] = runtime_flags_only(a).with_flags(IOSQE_IO_LINK);
+                    sqes[1] = runtime_flags_only(b);
                     2
                 }
             };
@@ -289,6 +307,14 @@ impl<T: Operation> Drop for Op<T> {
         // it) at the last CQE if that has not arrived yet.
         unsafe { release(header_ptr) };
     }
+}
+
+/// `sqe` without the link and skip flags an [`Operation`] may not set (see its `# Safety`):
+/// a link would chain it to whatever SQE comes next in the ring, and a skipped CQE would
+/// never complete the op.
+fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
+    sqe.flags &= !(IOSQE_IO_LINK | IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS);
+    sqe
 }
 
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message

@@ -21,7 +21,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Waker;
 
-use ringsteal_uring::abi::__kernel_timespec;
+use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
 
 use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
@@ -162,12 +162,27 @@ impl OpHeader {
         self.waker.register(waker);
     }
 
-    /// Driver side: records the CQE of SQE `index`. If that was the last expected CQE,
-    /// returns `Some` with the waker to wake (if one is registered).
-    pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
-        // SAFETY: only the driver of the op's shard writes, each slot once, before the
-        // Release decrement below publishes it.
+    /// Driver side: records a CQE of SQE `index` that has `IORING_CQE_F_MORE` (more CQEs of
+    /// that SQE follow): its result, but not as the SQE's last.
+    pub(crate) fn record_more(&self, index: usize, res: i32, flags: u32) {
+        // SAFETY: only the driver of the op's shard writes; the future reads the slots only
+        // after `pending` reached zero, which cannot happen before this SQE's last CQE.
         unsafe { (*self.results.get())[index] = (res, flags) };
+    }
+
+    /// Driver side: records the last CQE of SQE `index`. If that was the last expected CQE,
+    /// returns `Some` with the waker to wake (if one is registered). A zero-copy send's
+    /// notification (`IORING_CQE_F_NOTIF`) keeps the `res` of the CQE before it and adds its
+    /// flags.
+    pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
+        // SAFETY: only the driver of the op's shard writes, before the Release decrement
+        // below publishes the slot; the future reads it only after that.
+        let slot = unsafe { &mut (*self.results.get())[index] };
+        if flags & IORING_CQE_F_NOTIF != 0 {
+            slot.1 |= flags;
+        } else {
+            *slot = (res, flags);
+        }
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             Some(self.waker.take())
         } else {
