@@ -23,7 +23,7 @@ impl Shard {
                 progressed = true;
             }
             self.counters().tasks_alive.set(0);
-            progressed |= self.drop_queued();
+            progressed |= self.drop_queued(false);
             if !progressed {
                 break;
             }
@@ -40,13 +40,16 @@ impl Shard {
         for w in reaped.wakers.drain(..) {
             contain_panic(|| w.wake());
         }
-        self.drop_queued();
+        // Cancels that arrived during the drain (an op dropped by a destructor the drain ran,
+        // or by another thread) come too late for this ring: release their references.
+        self.drop_queued(true);
         self.remote().close();
         drained
     }
 
-    /// Drops everything queued here; true if anything was.
-    fn drop_queued(&self) -> bool {
+    /// Drops everything queued here; true if anything was. `drained`: the ring has been
+    /// drained, so nothing pushed to it now would be submitted or reaped.
+    fn drop_queued(&self, drained: bool) -> bool {
         let mut any = false;
         while let Some(t) = self.run_queue.borrow_mut().pop_front() {
             drop(t);
@@ -70,16 +73,23 @@ impl Shard {
             }
         }
         if !remote.cmds.is_empty() {
-            self.run_remote_cmds_for_shutdown();
+            self.run_remote_cmds_for_shutdown(drained);
             any = true;
         }
         any
     }
 
-    fn run_remote_cmds_for_shutdown(&self) {
+    fn run_remote_cmds_for_shutdown(&self, drained: bool) {
         use super::remote::RemoteCmd;
         loop {
             match self.remote().cmds.steal() {
+                // After the drain, the op either completed (this may be the last reference:
+                // releasing it frees the cell, as `final_sweep` does) or is leaked with the
+                // references its unreaped CQEs hold; a cancel would never be submitted.
+                // SAFETY: the command owned one reference on the op.
+                Steal::Success(RemoteCmd::CancelOp(op)) if drained => unsafe {
+                    crate::op::raw::release(op.0)
+                },
                 Steal::Success(RemoteCmd::CancelOp(op)) => {
                     self.driver.borrow_mut().push_cancel(op.0, self.counters())
                 }
