@@ -105,6 +105,9 @@ pub struct Op<T: Operation> {
     force_async: bool,
     /// SQEs submitted (the link timeout included).
     sqes: usize,
+    /// A link timeout was submitted with the op (decided at submission: `timeout` set later
+    /// is ignored).
+    linked_timeout: bool,
     /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
     runtime: Option<SchedHandle>,
 }
@@ -125,13 +128,15 @@ impl<T: Operation> Op<T> {
             timeout: None,
             force_async: false,
             sqes: 0,
+            linked_timeout: false,
             runtime: None,
         }
     }
 
     /// Bounds the operation by `timeout` in the kernel (`IORING_OP_LINK_TIMEOUT`): if it has
     /// not completed by then it is cancelled and fails with `ErrorKind::TimedOut` (buffers
-    /// still come back). Must be called before the first poll.
+    /// still come back). Must be called before the first poll, which submits the op: called
+    /// later, it is ignored (the op runs without a deadline).
     ///
     /// A link timeout bounds the one request linked right before it, so for an op made of two
     /// linked SQEs (such as [`copy_linked`]) the deadline bounds the *first* one, the one that
@@ -154,11 +159,9 @@ impl<T: Operation> Op<T> {
     /// });
     /// ```
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        debug_assert!(
-            matches!(self.state, State::Unsubmitted(_)),
-            "with_timeout after the first poll"
-        );
-        self.timeout = Some(timeout);
+        if matches!(self.state, State::Unsubmitted(_)) {
+            self.timeout = Some(timeout);
+        }
         self
     }
 
@@ -166,7 +169,8 @@ impl<T: Operation> Op<T> {
     /// it inline in the shard's `io_uring_enter`. A large page-cache read otherwise copies
     /// inline, holding the shard (and every other task on it) for the whole copy; forced
     /// async, it copies on a kernel worker thread, several in parallel. Costs a worker
-    /// hand-off, so it only pays for large transfers. Must be called before the first poll.
+    /// hand-off, so it only pays for large transfers. Must be called before the first poll;
+    /// called later, it has no effect.
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
@@ -254,6 +258,7 @@ impl<T: Operation> Op<T> {
                 return Err(data.fail(e));
             }
             self.sqes = n;
+            self.linked_timeout = self.timeout.is_some();
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
             self.state = State::Submitted(cell);
             Ok(())
@@ -285,7 +290,7 @@ impl<T: Operation> Future for Op<T> {
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
-        let n = self.sqes - usize::from(self.timeout.is_some());
+        let n = self.sqes - usize::from(self.linked_timeout);
         // SAFETY: drops the future's reference.
         unsafe { release(cell.cast()) };
         Poll::Ready(data.complete(&results[..n]))
