@@ -73,11 +73,13 @@ unsafe impl IoBufMut for Chunk {
 
 /// Reads the first `size` bytes of `file` in concurrent chunks. Returns a Vec with capacity
 /// for `size + 1` bytes whose length is the contiguous prefix that was read (shorter if the
-/// file shrank); the caller reads on from there to end of file.
+/// file shrank); the caller reads on from there to end of file. Fails with `OutOfMemory` if
+/// that cannot be allocated.
 pub(crate) async fn read_chunked(file: &File, size: usize) -> io::Result<Vec<u8>> {
     let chunks = (size / CHUNK_MIN).clamp(2, CHUNKS_MAX);
     let chunk_len = size.div_ceil(chunks);
-    let mut vec = Vec::with_capacity(size + 1);
+    let mut vec = Vec::new();
+    vec.try_reserve_exact(size.saturating_add(1))?;
     let alloc = Arc::new(Allocation {
         ptr: vec.as_mut_ptr(),
         vec: UnsafeCell::new(Vec::new()),

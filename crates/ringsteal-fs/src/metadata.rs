@@ -59,12 +59,12 @@ impl Metadata {
 
     /// Last modification time.
     pub fn modified(&self) -> io::Result<SystemTime> {
-        Ok(time(self.stx.stx_mtime))
+        time(self.stx.stx_mtime)
     }
 
     /// Last access time.
     pub fn accessed(&self) -> io::Result<SystemTime> {
-        Ok(time(self.stx.stx_atime))
+        time(self.stx.stx_atime)
     }
 
     /// Creation time, where the file system records it.
@@ -75,7 +75,7 @@ impl Metadata {
                 "creation time is not available on this file system",
             ));
         }
-        Ok(time(self.stx.stx_btime))
+        time(self.stx.stx_btime)
     }
 
     /// Inode number.
@@ -114,12 +114,71 @@ impl Metadata {
     }
 }
 
-fn time(ts: libc::statx_timestamp) -> SystemTime {
-    let d = Duration::new(ts.tv_sec.unsigned_abs(), ts.tv_nsec);
-    if ts.tv_sec >= 0 {
-        SystemTime::UNIX_EPOCH + d
+/// A statx timestamp as std reads one: `tv_sec` whole seconds from the epoch (negative
+/// before it) *plus* `tv_nsec` nanoseconds, so `{-2, 500_000_000}` is 1.5 s before the epoch.
+/// Like std, an out-of-range `tv_nsec` or a time `SystemTime` cannot hold is `InvalidData`.
+fn time(ts: libc::statx_timestamp) -> io::Result<SystemTime> {
+    let invalid = || io::Error::new(io::ErrorKind::InvalidData, "invalid timestamp");
+    if ts.tv_nsec >= 1_000_000_000 {
+        return Err(invalid());
+    }
+    let whole = if ts.tv_sec >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(ts.tv_sec.unsigned_abs()))
     } else {
-        SystemTime::UNIX_EPOCH - d
+        // Two steps: |i64::MIN| = 2^63 seconds is one more than a single step may take.
+        SystemTime::UNIX_EPOCH
+            .checked_sub(Duration::from_secs(ts.tv_sec.unsigned_abs() - 1))
+            .and_then(|t| t.checked_sub(Duration::from_secs(1)))
+    };
+    whole
+        .and_then(|t| t.checked_add(Duration::from_nanos(u64::from(ts.tv_nsec))))
+        .ok_or_else(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(tv_sec: i64, tv_nsec: u32) -> libc::statx_timestamp {
+        // SAFETY: a plain C struct of integers; all zeroes is valid.
+        let mut ts: libc::statx_timestamp = unsafe { std::mem::zeroed() };
+        ts.tv_sec = tv_sec;
+        ts.tv_nsec = tv_nsec;
+        ts
+    }
+
+    fn offset(t: SystemTime) -> (bool, Duration) {
+        match t.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(d) => (true, d),
+            Err(e) => (false, e.duration()),
+        }
+    }
+
+    #[test]
+    fn seconds_and_nanoseconds_add_up_before_and_after_the_epoch() {
+        let cases = [
+            (ts(-2, 500_000_000), (false, Duration::from_millis(1500))),
+            (ts(-1, 0), (false, Duration::from_secs(1))),
+            (ts(-1, 1), (false, Duration::from_nanos(999_999_999))),
+            (ts(0, 0), (true, Duration::ZERO)),
+            (ts(1, 5), (true, Duration::new(1, 5))),
+        ];
+        for (stamp, want) in cases {
+            assert_eq!(offset(time(stamp).unwrap()), want, "{}", stamp.tv_sec);
+        }
+    }
+
+    #[test]
+    fn the_extremes_do_not_panic() {
+        let min = time(ts(i64::MIN, 999_999_999)).unwrap();
+        assert_eq!(offset(min), (false, Duration::new(i64::MAX as u64, 1)));
+        let max = time(ts(i64::MAX, 999_999_999)).unwrap();
+        assert_eq!(
+            offset(max),
+            (true, Duration::new(i64::MAX as u64, 999_999_999))
+        );
+        let bad = time(ts(0, 1_000_000_000)).unwrap_err();
+        assert_eq!(bad.kind(), io::ErrorKind::InvalidData);
     }
 }
 

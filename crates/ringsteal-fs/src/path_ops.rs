@@ -26,18 +26,27 @@ use crate::{File, Metadata};
 /// ```
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let file = File::open(path).await?;
-    let size = file.metadata().await.map(|m| m.len() as usize).unwrap_or(0);
+    // As std: the size is only a hint, but the buffer for it is reserved up front, and a
+    // size that cannot be allocated (a sparse 1 TiB file) fails with `OutOfMemory` instead of
+    // aborting the process. A size beyond `usize` is one that cannot be allocated.
+    let size = file
+        .metadata()
+        .await
+        .map(|m| usize::try_from(m.len()).unwrap_or(usize::MAX))
+        .unwrap_or(0);
     // A large file is read in concurrent chunks, off the shard's thread (chunked_read.rs);
     // the loop below then reads whatever is left, up to end of file.
     // One more than the size, so a file read at its exact size ends with one 0-byte read.
     let mut buf = if size >= chunked_read::CHUNKED_MIN {
         chunked_read::read_chunked(&file, size).await?
     } else {
-        Vec::with_capacity(size.saturating_add(1).max(64))
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(size.saturating_add(1).max(64))?;
+        buf
     };
     loop {
         if buf.len() == buf.capacity() {
-            buf.reserve(buf.capacity().max(64 * 1024));
+            buf.try_reserve(buf.capacity().max(64 * 1024))?;
         }
         let pos = buf.len() as u64;
         let (res, slice) = file.read_at(buf.slice(pos as usize..), pos).await;

@@ -275,3 +275,23 @@ fn with_timeout_of_zero_times_out_a_read_that_would_wait_and_not_one_that_is_rea
         });
     }
 }
+
+#[test]
+fn a_timeout_added_after_the_first_poll_is_ignored() {
+    for config in ONE_AND_TWO_SHARDS {
+        watchdog(&format!("{config:?}"), move || {
+            config.build().block_on(async {
+                let (rx, tx) = pipe();
+                let rx = SharedFd::new(rx);
+                let mut read = op::read_at(&rx, vec![0u8; 4], 0);
+                assert!(poll_once(&mut read).await.is_pending());
+                // Too late to link a timeout: the read runs without one and completes.
+                let read = read.with_timeout(Duration::from_millis(1));
+                write_fd(&tx, b"late");
+                let (res, buf) = read.await;
+                assert_eq!(res.unwrap(), 4);
+                assert_eq!(&buf[..], b"late");
+            });
+        });
+    }
+}

@@ -3,14 +3,21 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
 
 /// An eventfd and the 8-byte buffer its armed read fills.
 pub(crate) struct EventFd {
     fd: OwnedFd,
-    /// Written by the kernel while a read is armed: freed only when no read is in flight.
-    buf: Box<u64>,
+    /// From `Box::into_raw`. Written by the kernel while a read is armed: freed (by `Drop`)
+    /// only when no read is in flight, leaked otherwise.
+    buf: NonNull<u64>,
+    /// A read into `buf` may be in flight.
     pub(crate) armed: bool,
 }
+
+// SAFETY: `buf` is owned like a `Box<u64>` (which is Send); the kernel's use of it is what
+// `armed` tracks.
+unsafe impl Send for EventFd {}
 
 impl EventFd {
     pub(crate) fn new() -> io::Result<Self> {
@@ -23,7 +30,7 @@ impl EventFd {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Self {
             fd,
-            buf: Box::new(0),
+            buf: NonNull::from(Box::leak(Box::new(0u64))),
             armed: false,
         })
     }
@@ -34,13 +41,24 @@ impl EventFd {
 
     /// The buffer for the armed read.
     pub(crate) fn buf_ptr(&mut self) -> *mut u8 {
-        (&mut *self.buf as *mut u64).cast()
+        self.buf.as_ptr().cast()
     }
 
-    /// Leaks the buffer if a read might still be in flight (shutdown could not drain it).
+    /// Drops the eventfd, leaking the buffer if a read might still be in flight (shutdown
+    /// could not drain it). Dropping does the same; this names the intent.
     pub(crate) fn leak_if_armed(self) {
-        if self.armed {
-            std::mem::forget(self.buf);
+        drop(self);
+    }
+}
+
+impl Drop for EventFd {
+    /// Frees the buffer only if no read is armed: a driver dropped without draining (a shard
+    /// unwinding, shutdown past its deadline) leaves the kernel free to write it later.
+    fn drop(&mut self) {
+        if !self.armed {
+            // SAFETY: from `Box::into_raw` (via `Box::leak`) in `new`, freed only here, and
+            // no read the kernel could complete into it is in flight.
+            drop(unsafe { Box::from_raw(self.buf.as_ptr()) });
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`Reaped`] buffer and the shard wakes them after the driver is no longer borrowed, so a
 //! wake that rings another shard's doorbell can use this ring again.
 
+mod backlog;
 mod eventfd;
 mod setup;
 #[cfg(test)]
@@ -23,11 +24,12 @@ use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Duration;
 
-use ringsteal_uring::abi::IORING_SQ_CQ_OVERFLOW;
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
 use ringsteal_uring::{io_uring_cqe, io_uring_sqe, opcode, Ring, Wait};
 
 use crate::op::raw::{release, OpHeader};
 use crate::stats::ShardCounters;
+use backlog::Backlog;
 use eventfd::EventFd;
 use user_data::*;
 
@@ -53,6 +55,14 @@ pub(crate) struct Driver {
     in_flight: usize,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
+    /// SQEs that found the SQ full while the kernel refused submissions (`EBUSY`/`EAGAIN`):
+    /// moved into the SQ, in order, as soon as it has room.
+    backlog: Backlog,
+    /// Tests: how many more submissions fail with `WouldBlock` as `EBUSY` would.
+    #[cfg(test)]
+    pub(crate) refuse_submits: u32,
+    /// Shutdown may cancel with `IORING_ASYNC_CANCEL_ANY | ALL` (see [`drain`](Self::drain)).
+    cancel_any: bool,
 }
 
 impl Driver {
@@ -68,9 +78,18 @@ impl Driver {
             in_flight: 0,
             eventfd,
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
+            cancel_any: true,
+            backlog: Backlog::default(),
+            #[cfg(test)]
+            refuse_submits: 0,
         };
         d.arm_eventfd();
         Ok(d)
+    }
+
+    /// Whether [`drain`](Self::drain) may use `IORING_ASYNC_CANCEL_ANY` (off: as on 5.15–5.18).
+    pub(crate) fn set_cancel_any(&mut self, allow: bool) {
+        self.cancel_any = allow;
     }
 
     pub(crate) fn ring_fd(&self) -> RawFd {
@@ -85,7 +104,9 @@ impl Driver {
         self.mode
     }
 
-    /// Queues SQEs (all in consecutive slots), submitting first if the SQ lacks room.
+    /// Queues SQEs (all in consecutive slots), submitting first if the SQ lacks room. If the
+    /// kernel refuses submissions for now (`EBUSY`/`EAGAIN`: completions must be reaped
+    /// first), the SQEs wait in the backlog and go to the SQ at a later submission.
     ///
     /// # Safety
     /// As for `Ring::push`: everything the SQEs point at must stay valid until their CQEs.
@@ -94,27 +115,31 @@ impl Driver {
         sqes: &[io_uring_sqe],
         counters: &ShardCounters,
     ) -> io::Result<()> {
-        loop {
+        if sqes.len() > self.ring.sq_entries() as usize || sqes.len() > backlog::GROUP {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "more linked SQEs than the ring has slots",
+            ));
+        }
+        // SAFETY: the backlog holds SQEs pushed under this function's contract.
+        unsafe { self.backlog.flush_into(&mut self.ring) };
+        // Behind a backlog the SQEs wait their turn, so that SQ order stays push order.
+        while self.backlog.is_empty() {
             // SAFETY: forwarded from the caller.
             if unsafe { self.ring.push_all(sqes) } {
                 return Ok(());
             }
-            if sqes.len() > self.ring.sq_entries() as usize {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "more linked SQEs than the ring has slots",
-                ));
-            }
             // The SQ is full: hand what is queued to the kernel to make room.
             match self.submit(counters) {
                 Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    // The kernel wants completions reaped first; the caller's tick will do it.
-                    return Err(e);
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
         }
+        // The kernel wants completions reaped first; the shard's next tick does that and its
+        // submission moves these on.
+        self.backlog.push(sqes);
+        Ok(())
     }
 
     /// Queues an op SQE (or a linked pair) and counts the CQEs it owes.
@@ -142,14 +167,12 @@ impl Driver {
             opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
         // SAFETY: a cancel references no memory; the op cell it names is kept alive by the
         // reference the caller took until the cancel's CQE.
-        match unsafe { self.push_op(std::slice::from_ref(&sqe), counters) } {
-            Ok(()) => {}
-            Err(_) => {
-                // Could not queue the cancel: the op completes on its own in time; drop the
-                // reference meant for the cancel's CQE.
-                // SAFETY: the caller's reference is ours to release.
-                unsafe { release(op) }
-            }
+        if unsafe { self.push_op(std::slice::from_ref(&sqe), counters) }.is_err() {
+            // Could not queue it (the submission that would make room failed): a dropped op
+            // may never complete on its own, so keep the cancel for a later submission.
+            self.backlog.push(std::slice::from_ref(&sqe));
+            self.in_flight += 1;
+            counters.ops_in_flight.set(self.in_flight as u64);
         }
     }
 
@@ -170,24 +193,35 @@ impl Driver {
         unsafe { self.push(std::slice::from_ref(&sqe), counters) }
     }
 
-    /// SQEs queued and not yet consumed by the kernel.
+    /// SQEs queued (in the SQ or the backlog) and not yet consumed by the kernel.
     pub(crate) fn sq_pending(&self) -> u32 {
-        self.ring.sq_pending()
+        self.ring.sq_pending() + self.backlog.len()
     }
 
-    /// Hands queued SQEs to the kernel (no-op when none are queued).
+    /// Hands queued SQEs, the backlog's included, to the kernel (no-op when none are queued).
+    /// `WouldBlock` (`EBUSY`/`EAGAIN`) leaves them queued for a later call.
     pub(crate) fn submit(&mut self, counters: &ShardCounters) -> io::Result<()> {
-        let pending = self.ring.sq_pending();
-        if pending == 0 {
-            return Ok(());
+        loop {
+            // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
+            unsafe { self.backlog.flush_into(&mut self.ring) };
+            let before = self.ring.sq_pending();
+            if before == 0 {
+                return Ok(());
+            }
+            counters.enters.incr();
+            #[cfg(test)]
+            if self.refuse_submits > 0 {
+                self.refuse_submits -= 1;
+                return Err(io::Error::new(io::ErrorKind::WouldBlock, "refused (test)"));
+            }
+            let res = self.ring.submit();
+            let consumed = before.saturating_sub(self.ring.sq_pending());
+            counters.sqes_submitted.add(u64::from(consumed));
+            res?;
+            if self.backlog.is_empty() || consumed == 0 {
+                return Ok(());
+            }
         }
-        counters.enters.incr();
-        let before = self.ring.sq_pending();
-        let res = self.ring.submit();
-        counters
-            .sqes_submitted
-            .add(u64::from(before.saturating_sub(self.ring.sq_pending())));
-        res.map(drop)
     }
 
     /// True if CQEs are ready or the kernel holds completion work back until we enter.
@@ -235,7 +269,15 @@ impl Driver {
                 let Some(op) = NonNull::new(rest as *mut OpHeader) else {
                     return;
                 };
-                // No multishot op exists yet, so every op CQE is the last of its SQE.
+                if cqe.flags & IORING_CQE_F_MORE != 0 {
+                    // Not the SQE's last CQE (multishot, or a zero-copy send whose
+                    // notification follows): it neither counts down nor releases.
+                    if tag != TAG_CANCEL {
+                        // SAFETY: the cell is alive: this SQE holds a reference on it.
+                        unsafe { op.as_ref() }.record_more(tag as usize, cqe.res, cqe.flags);
+                    }
+                    return;
+                }
                 self.in_flight -= 1;
                 if tag != TAG_CANCEL {
                     // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
@@ -287,6 +329,8 @@ impl Driver {
 
     /// Blocks until a CQE arrives or `timeout` passes, submitting queued SQEs first.
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
+        // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
+        unsafe { self.backlog.flush_into(&mut self.ring) };
         let unarmed = |d: &Self| d.eventfd.as_ref().is_some_and(|e| !e.armed);
         if unarmed(self) {
             self.arm_eventfd();
@@ -325,11 +369,22 @@ impl Driver {
         out: &mut Reaped,
         counters: &ShardCounters,
     ) -> bool {
-        let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
-        // SAFETY: a cancel references no memory.
-        let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
-        // Taken out of `self` so that its completion is not re-armed; the cancel-all above
-        // ends the armed read.
+        // The armed eventfd read is cancelled by its exact `user_data`, which every kernel
+        // supports: the cancel-all below needs `IORING_ASYNC_CANCEL_ANY` (5.19) and fails with
+        // `EINVAL` on older kernels, which would leave the read armed until the deadline. (If
+        // the cancel-all ends the read first, this one finds nothing: `ENOENT`, ignored.)
+        if self.eventfd.as_ref().is_some_and(|e| e.armed) {
+            let sqe = opcode::cancel(TAG_EVENTFD, 0).with_user_data(TAG_IGNORE);
+            // SAFETY: a cancel references no memory.
+            let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
+        }
+        if self.cancel_any {
+            let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
+            // SAFETY: a cancel references no memory.
+            let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
+        }
+        // Taken out of `self` so that its completion is not re-armed; the cancels above end
+        // the armed read.
         let mut efd = self.eventfd.take();
         loop {
             let _ = self.submit(counters);

@@ -1,11 +1,18 @@
-//! Driver states the runtime rarely reaches, set up on a real ring.
+//! Driver states the runtime rarely reaches, set up on a real (small) ring: a full SQ at
+//! park time, and a kernel that refuses submissions. `EBUSY`/`EAGAIN` from `io_uring_enter`
+//! cannot be provoked on demand on current kernels, so the driver's test switch
+//! `refuse_submits` makes its submissions fail with `WouldBlock` as they would.
 
+use std::io;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS;
+use ringsteal_uring::opcode;
 
 use super::*;
+use crate::op::raw::{OpCell, OpHeader};
+use crate::op::{Operation, Sqes};
 
 /// The eventfd read completes while the SQ is full, so it cannot be re-armed on the spot;
 /// `park` must make room and arm it before blocking, or an eventfd doorbell written meanwhile
@@ -51,4 +58,84 @@ fn a_park_with_a_full_sq_arms_the_eventfd_read_first() {
         .recv_timeout(Duration::from_secs(60))
         .expect("HUNG: parked with no eventfd read armed");
     assert_eq!(wakes, 2);
+}
+
+const ENTRIES: u32 = 4;
+
+fn driver() -> Driver {
+    let (ring, mode) = create_ring(RingOptions {
+        entries: ENTRIES,
+        allow_defer_taskrun: true,
+        allow_coop_taskrun: true,
+    })
+    .expect("an io_uring");
+    Driver::new(ring, mode, false).expect("a driver")
+}
+
+/// Submits and reaps until `cqes` CQEs arrived (bounded: each round completes NOPs).
+fn submit_and_reap(d: &mut Driver, cqes: usize, counters: &ShardCounters) {
+    let mut seen = 0;
+    let mut out = Reaped::default();
+    for _ in 0..1000 {
+        d.submit(counters).expect("submit");
+        seen += d.reap(&mut out, counters);
+        if seen >= cqes && d.sq_pending() == 0 {
+            break;
+        }
+    }
+    assert_eq!(seen, cqes, "CQEs reaped");
+    assert_eq!(d.sq_pending(), 0);
+}
+
+#[test]
+fn sqes_pushed_while_submissions_are_refused_wait_in_order_instead_of_failing() {
+    let counters = ShardCounters::default();
+    let mut d = driver();
+    d.refuse_submits = u32::MAX;
+    let n = 3 * ENTRIES as usize;
+    for i in 0..n {
+        let sqe = opcode::nop().with_user_data(TAG_DOORBELL);
+        // SAFETY: a NOP references no memory.
+        let res = unsafe { d.push(std::slice::from_ref(&sqe), &counters) };
+        assert!(res.is_ok(), "push {i} with a full SQ failed: {res:?}");
+    }
+    assert_eq!(d.sq_pending() as usize, n);
+    d.refuse_submits = 0;
+    submit_and_reap(&mut d, n, &counters);
+}
+
+/// A NOP with nothing to give back.
+struct Nothing;
+
+// SAFETY: a NOP references no memory.
+unsafe impl Operation for Nothing {
+    type Output = ();
+    fn prepare(&mut self) -> Sqes {
+        Sqes::One(opcode::nop())
+    }
+    fn complete(self, _: &[(i32, u32)]) {}
+    fn fail(self, _: io::Error) {}
+}
+
+#[test]
+fn a_cancel_that_finds_the_sq_full_while_submissions_are_refused_is_kept() {
+    let counters = ShardCounters::default();
+    let mut d = driver();
+    d.refuse_submits = u32::MAX;
+    for _ in 0..ENTRIES {
+        let sqe = opcode::nop().with_user_data(TAG_DOORBELL);
+        // SAFETY: a NOP references no memory.
+        unsafe { d.push(std::slice::from_ref(&sqe), &counters) }.unwrap();
+    }
+    let cell = OpCell::allocate(Nothing, 0);
+    let op = cell.cast::<OpHeader>();
+    // SAFETY: the cell is live: we hold its first reference.
+    unsafe { op.as_ref() }.add_ref();
+    d.push_cancel(op, &counters);
+    assert_eq!(d.in_flight, 1, "the cancel's CQE is still owed");
+    d.refuse_submits = 0;
+    submit_and_reap(&mut d, ENTRIES as usize + 1, &counters);
+    assert_eq!(d.in_flight, 0);
+    // SAFETY: drops our reference, the last: the cancel's CQE released its own.
+    unsafe { release(op) };
 }

@@ -30,7 +30,9 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ringsteal_uring::abi::{__kernel_timespec, IOSQE_IO_LINK};
+use ringsteal_uring::abi::{
+    __kernel_timespec, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+};
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use crate::driver::user_data::{pointer, TAG_OP};
@@ -54,8 +56,24 @@ pub enum Sqes {
 /// opcode ringsteal does not wrap yet; [`Op::new`] turns it into a future.
 ///
 /// # Safety
-/// Every pointer `prepare` puts into an SQE must point into `self` (or memory `self` owns)
-/// and stay valid while `self` is not moved or dropped.
+/// The runtime frees the op's memory when the CQE it takes for each SQE's *last* one has
+/// arrived, so an implementation must keep to these rules:
+///
+/// * Every pointer `prepare` puts into an SQE must point into `self` (or memory `self` owns)
+///   and stay valid while `self` is not moved or dropped.
+/// * Each SQE must end with exactly one CQE without `IORING_CQE_F_MORE`, and the kernel must
+///   be done with the op's memory once that CQE is posted. CQEs with `F_MORE` before it
+///   (multishot requests, the first CQE of `SEND_ZC`) neither complete the op nor free it; the
+///   result of such a CQE is kept in its slot, and a final `IORING_CQE_F_NOTIF` CQE (the
+///   `SEND_ZC` notification) adds its flags to it without replacing its `res`. A multishot
+///   request therefore completes only when it ends (e.g. is cancelled), with its last result.
+/// * Link and skip flags are the runtime's: `Op` clears `IOSQE_IO_LINK`, `IOSQE_IO_HARDLINK`
+///   and `IOSQE_CQE_SKIP_SUCCESS` on the SQEs `prepare` returns (and links them itself as
+///   [`Sqes`] and [`Op::with_timeout`] say), and overwrites `user_data`.
+/// * An SQE must not make the kernel post CQEs under another `user_data` to a ringsteal ring
+///   (e.g. `IORING_OP_MSG_RING` at a shard's ring) nor cancel, remove or update other
+///   requests (`ASYNC_CANCEL`, `TIMEOUT_REMOVE`, `POLL_REMOVE`, ...): the runtime's own
+///   requests and other ops' cells depend on their CQEs arriving as submitted.
 pub unsafe trait Operation: Send + 'static {
     /// What the future yields.
     type Output;
@@ -87,6 +105,9 @@ pub struct Op<T: Operation> {
     force_async: bool,
     /// SQEs submitted (the link timeout included).
     sqes: usize,
+    /// A link timeout was submitted with the op (decided at submission: `timeout` set later
+    /// is ignored).
+    linked_timeout: bool,
     /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
     runtime: Option<SchedHandle>,
 }
@@ -107,13 +128,15 @@ impl<T: Operation> Op<T> {
             timeout: None,
             force_async: false,
             sqes: 0,
+            linked_timeout: false,
             runtime: None,
         }
     }
 
     /// Bounds the operation by `timeout` in the kernel (`IORING_OP_LINK_TIMEOUT`): if it has
     /// not completed by then it is cancelled and fails with `ErrorKind::TimedOut` (buffers
-    /// still come back). Must be called before the first poll.
+    /// still come back). Must be called before the first poll, which submits the op: called
+    /// later, it is ignored (the op runs without a deadline).
     ///
     /// A link timeout bounds the one request linked right before it, so for an op made of two
     /// linked SQEs (such as [`copy_linked`]) the deadline bounds the *first* one, the one that
@@ -136,11 +159,9 @@ impl<T: Operation> Op<T> {
     /// });
     /// ```
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        debug_assert!(
-            matches!(self.state, State::Unsubmitted(_)),
-            "with_timeout after the first poll"
-        );
-        self.timeout = Some(timeout);
+        if matches!(self.state, State::Unsubmitted(_)) {
+            self.timeout = Some(timeout);
+        }
         self
     }
 
@@ -148,7 +169,8 @@ impl<T: Operation> Op<T> {
     /// it inline in the shard's `io_uring_enter`. A large page-cache read otherwise copies
     /// inline, holding the shard (and every other task on it) for the whole copy; forced
     /// async, it copies on a kernel worker thread, several in parallel. Costs a worker
-    /// hand-off, so it only pays for large transfers. Must be called before the first poll.
+    /// hand-off, so it only pays for large transfers. Must be called before the first poll;
+    /// called later, it has no effect.
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
@@ -175,16 +197,16 @@ impl<T: Operation> Op<T> {
             };
             let mut n = match prepared {
                 Sqes::One(a) if self.force_async => {
-                    sqes[0] = a.with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
+                    sqes[0] = runtime_flags_only(a).with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
                     1
                 }
                 Sqes::One(a) => {
-                    sqes[0] = a;
+                    sqes[0] = runtime_flags_only(a);
                     1
                 }
                 Sqes::Linked(a, b) => {
-                    sqes[0] = a.with_flags(IOSQE_IO_LINK);
-                    sqes[1] = b;
+                    sqes[0] = runtime_flags_only(a).with_flags(IOSQE_IO_LINK);
+                    sqes[1] = runtime_flags_only(b);
                     2
                 }
             };
@@ -236,6 +258,7 @@ impl<T: Operation> Op<T> {
                 return Err(data.fail(e));
             }
             self.sqes = n;
+            self.linked_timeout = self.timeout.is_some();
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
             self.state = State::Submitted(cell);
             Ok(())
@@ -267,7 +290,7 @@ impl<T: Operation> Future for Op<T> {
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
-        let n = self.sqes - usize::from(self.timeout.is_some());
+        let n = self.sqes - usize::from(self.linked_timeout);
         // SAFETY: drops the future's reference.
         unsafe { release(cell.cast()) };
         Poll::Ready(data.complete(&results[..n]))
@@ -289,6 +312,14 @@ impl<T: Operation> Drop for Op<T> {
         // it) at the last CQE if that has not arrived yet.
         unsafe { release(header_ptr) };
     }
+}
+
+/// `sqe` without the link and skip flags an [`Operation`] may not set (see its `# Safety`):
+/// a link would chain it to whatever SQE comes next in the ring, and a skipped CQE would
+/// never complete the op.
+fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
+    sqe.flags &= !(IOSQE_IO_LINK | IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS);
+    sqe
 }
 
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message

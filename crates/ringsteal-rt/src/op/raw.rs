@@ -21,11 +21,11 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Waker;
 
-use ringsteal_uring::abi::__kernel_timespec;
+use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
 
 use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
-use crate::util::block_cache;
+use crate::util::{block_cache, contain_panic};
 
 /// Most SQEs one op submits (its own, linked, plus a link timeout).
 pub(crate) const MAX_SQES: usize = 3;
@@ -99,11 +99,18 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     let OpCell { header, data, .. } = unsafe { cell.as_ptr().read() };
     // SAFETY: allocated by block_cache::allocate with this layout; its contents were moved out.
     unsafe { block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>()) };
-    if let Some(data) = data.into_inner() {
-        if header.pending.load(Ordering::Acquire) == 0 {
-            drop(data.complete(&header.op_results()));
+    // User code runs here (`complete`, the data's and the waker's destructors), usually on
+    // the driver's reaping path: a panic in it must not unwind through the driver.
+    contain_panic(move || {
+        let complete = header.pending.load(Ordering::Acquire) == 0;
+        let results = complete.then(|| header.op_results());
+        drop(header);
+        if let Some(data) = data.into_inner() {
+            if let Some(results) = results {
+                drop(data.complete(&results));
+            }
         }
-    }
+    });
 }
 
 impl OpHeader {
@@ -155,12 +162,27 @@ impl OpHeader {
         self.waker.register(waker);
     }
 
-    /// Driver side: records the CQE of SQE `index`. If that was the last expected CQE,
-    /// returns `Some` with the waker to wake (if one is registered).
-    pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
-        // SAFETY: only the driver of the op's shard writes, each slot once, before the
-        // Release decrement below publishes it.
+    /// Driver side: records a CQE of SQE `index` that has `IORING_CQE_F_MORE` (more CQEs of
+    /// that SQE follow): its result, but not as the SQE's last.
+    pub(crate) fn record_more(&self, index: usize, res: i32, flags: u32) {
+        // SAFETY: only the driver of the op's shard writes; the future reads the slots only
+        // after `pending` reached zero, which cannot happen before this SQE's last CQE.
         unsafe { (*self.results.get())[index] = (res, flags) };
+    }
+
+    /// Driver side: records the last CQE of SQE `index`. If that was the last expected CQE,
+    /// returns `Some` with the waker to wake (if one is registered). A zero-copy send's
+    /// notification (`IORING_CQE_F_NOTIF`) keeps the `res` of the CQE before it and adds its
+    /// flags.
+    pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
+        // SAFETY: only the driver of the op's shard writes, before the Release decrement
+        // below publishes the slot; the future reads it only after that.
+        let slot = unsafe { &mut (*self.results.get())[index] };
+        if flags & IORING_CQE_F_NOTIF != 0 {
+            slot.1 |= flags;
+        } else {
+            *slot = (res, flags);
+        }
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             Some(self.waker.take())
         } else {

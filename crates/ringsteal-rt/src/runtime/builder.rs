@@ -53,6 +53,8 @@ pub(crate) struct Config {
     pub(crate) blocking_threads: usize,
     pub(crate) blocking_keep_alive: Duration,
     pub(crate) shutdown_timeout: Duration,
+    /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
+    pub(crate) cancel_any: bool,
 }
 
 impl Config {
@@ -111,6 +113,7 @@ impl Builder {
                 blocking_threads: 512,
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
+                cancel_any: true,
             },
             shards_set: false,
         }
@@ -184,6 +187,16 @@ impl Builder {
     /// (default 30 s). Memory of I/O that has not completed by then is leaked, never freed.
     pub fn shutdown_timeout(mut self, d: Duration) -> Self {
         self.config.shutdown_timeout = d;
+        self
+    }
+
+    /// Testing aid, not a tuning knob: with `false`, shutdown does not use
+    /// `IORING_ASYNC_CANCEL_ANY | ALL` (Linux 5.19), as on a 5.15–5.18 kernel where that cancel
+    /// fails with `EINVAL`, so the fallback path (cancelling each request by its `user_data`)
+    /// can be tested on any kernel. Default `true`.
+    #[doc(hidden)]
+    pub fn shutdown_cancel_any(mut self, allow: bool) -> Self {
+        self.config.cancel_any = allow;
         self
     }
 

@@ -19,6 +19,7 @@ use crossbeam_deque::Steal;
 use super::Shard;
 use crate::runtime::main_wake::MainWake;
 use crate::task::Notified;
+use crate::util::contain_panic;
 
 /// Task polls per tick.
 pub(crate) const BUDGET: usize = 61;
@@ -165,12 +166,15 @@ impl Shard {
             if !inbox.queue.is_empty() && !inbox.waiters.is_empty() {
                 let waiters = std::mem::take(&mut inbox.waiters);
                 drop(inbox);
-                waiters.into_iter().for_each(Waker::wake);
+                for w in waiters {
+                    contain_panic(|| w.wake());
+                }
             }
         }
         let mut wakers = wakers;
         for w in wakers.drain(..) {
-            w.wake();
+            // A user waker that panics must not lose the other wakes.
+            contain_panic(|| w.wake());
         }
         // Give the (now empty) buffer back for reuse.
         let mut reaped = self.reaped.borrow_mut();

@@ -8,6 +8,7 @@ use crossbeam_deque::Steal;
 
 use super::Shard;
 use crate::task;
+use crate::util::contain_panic;
 
 impl Shard {
     /// Runs on the shard's own thread. Returns false if some completions did not arrive before
@@ -22,7 +23,7 @@ impl Shard {
                 progressed = true;
             }
             self.counters().tasks_alive.set(0);
-            progressed |= self.drop_queued();
+            progressed |= self.drop_queued(false);
             if !progressed {
                 break;
             }
@@ -37,15 +38,18 @@ impl Shard {
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
-            w.wake();
+            contain_panic(|| w.wake());
         }
-        self.drop_queued();
+        // Cancels that arrived during the drain (an op dropped by a destructor the drain ran,
+        // or by another thread) come too late for this ring: release their references.
+        self.drop_queued(true);
         self.remote().close();
         drained
     }
 
-    /// Drops everything queued here; true if anything was.
-    fn drop_queued(&self) -> bool {
+    /// Drops everything queued here; true if anything was. `drained`: the ring has been
+    /// drained, so nothing pushed to it now would be submitted or reaped.
+    fn drop_queued(&self, drained: bool) -> bool {
         let mut any = false;
         while let Some(t) = self.run_queue.borrow_mut().pop_front() {
             drop(t);
@@ -69,16 +73,23 @@ impl Shard {
             }
         }
         if !remote.cmds.is_empty() {
-            self.run_remote_cmds_for_shutdown();
+            self.run_remote_cmds_for_shutdown(drained);
             any = true;
         }
         any
     }
 
-    fn run_remote_cmds_for_shutdown(&self) {
+    fn run_remote_cmds_for_shutdown(&self, drained: bool) {
         use super::remote::RemoteCmd;
         loop {
             match self.remote().cmds.steal() {
+                // After the drain, the op either completed (this may be the last reference:
+                // releasing it frees the cell, as `final_sweep` does) or is leaked with the
+                // references its unreaped CQEs hold; a cancel would never be submitted.
+                // SAFETY: the command owned one reference on the op.
+                Steal::Success(RemoteCmd::CancelOp(op)) if drained => unsafe {
+                    crate::op::raw::release(op.0)
+                },
                 Steal::Success(RemoteCmd::CancelOp(op)) => {
                     self.driver.borrow_mut().push_cancel(op.0, self.counters())
                 }

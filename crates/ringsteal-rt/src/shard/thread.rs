@@ -32,6 +32,8 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
             source,
         }
     })?;
+    let mut driver = driver;
+    driver.set_cancel_any(shared.config.cancel_any);
     let remote = &shared.shards[index];
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();
@@ -64,7 +66,12 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             .driven
             .store(true, std::sync::atomic::Ordering::SeqCst);
         shard.remote().wake_up();
-        shard.run_worker();
+        // User code on the completion path is contained where it runs; should a panic still
+        // escape the loop, keep the shard running rather than unwind without `shutdown` (its
+        // ring would be torn down with reads in flight into memory about to be freed).
+        while std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.run_worker())).is_err()
+        {
+        }
         let deadline = Instant::now() + shared.shutdown_timeout();
         shard.shutdown(deadline);
     }

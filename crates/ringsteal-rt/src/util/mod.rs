@@ -2,7 +2,9 @@
 
 pub(crate) mod block_cache;
 mod cache_padded;
+mod contain;
 mod rand;
 
 pub(crate) use cache_padded::CachePadded;
+pub(crate) use contain::contain_panic;
 pub(crate) use rand::{mix64, FastRand};

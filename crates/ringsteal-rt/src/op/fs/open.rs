@@ -60,25 +60,95 @@ pub fn close(fd: OwnedFd) -> Op<Close> {
 /// The operation of [`close`].
 #[derive(Debug)]
 pub struct Close {
+    /// Owned until the close's completion says the kernel took the descriptor: if the op is
+    /// never submitted, or is cancelled before it ran, it is closed here on drop.
     fd: Option<OwnedFd>,
 }
 
-// SAFETY: references no memory. The descriptor is handed to the kernel to close: `prepare`
-// forgets the OwnedFd (so it is not closed twice).
+// SAFETY: references no memory. The descriptor stays owned by the op while the kernel closes
+// it; `complete` gives up ownership (without closing) once the kernel has run the close.
 unsafe impl Operation for Close {
     type Output = io::Result<()>;
     fn prepare(&mut self) -> Sqes {
-        let fd = self.fd.take().expect("close is prepared once");
-        let raw = fd.as_raw_fd();
-        std::mem::forget(fd);
+        let raw = self
+            .fd
+            .as_ref()
+            .expect("close has its descriptor")
+            .as_raw_fd();
         Sqes::One(opcode::close(raw))
     }
-    fn complete(self, results: &[(i32, u32)]) -> io::Result<()> {
-        cqe_result(results[0].0).map(drop)
+    fn complete(mut self, results: &[(i32, u32)]) -> io::Result<()> {
+        let res = results[0].0;
+        if res != -libc::ECANCELED {
+            // The kernel ran the close and took the descriptor out of the table, whatever it
+            // answered: closing it again could close a descriptor that reuses the number.
+            std::mem::forget(self.fd.take());
+        }
+        // Cancelled before it ran: the descriptor is still ours and is closed on drop.
+        cqe_result(res).map(drop)
     }
     fn fail(self, err: io::Error) -> io::Result<()> {
         // Not submitted: the OwnedFd (still here) closes it on drop.
         drop(self.fd);
         Err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A descriptor of its own socket, and its inode: a number reused by another test's
+    /// descriptor after a close is not mistaken for ours.
+    fn new_fd() -> (OwnedFd, (RawFd, u64)) {
+        let (a, _) = std::os::unix::net::UnixStream::pair().unwrap();
+        let fd: OwnedFd = a.into();
+        let id = (fd.as_raw_fd(), inode(fd.as_raw_fd()).unwrap());
+        (fd, id)
+    }
+
+    fn inode(fd: RawFd) -> Option<u64> {
+        // SAFETY: fstat writes into a local stat buffer; a closed descriptor fails with EBADF.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            (libc::fstat(fd, &mut st) == 0).then_some(st.st_ino)
+        }
+    }
+
+    fn is_open((fd, ino): (RawFd, u64)) -> bool {
+        inode(fd) == Some(ino)
+    }
+
+    #[test]
+    fn a_close_prepared_but_never_submitted_closes_its_descriptor() {
+        let (fd, raw) = new_fd();
+        let mut close = Close { fd: Some(fd) };
+        let _ = close.prepare();
+        assert!(is_open(raw));
+        let err = close.fail(io::Error::other("the push failed")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Other);
+        assert!(!is_open(raw), "the descriptor leaked");
+    }
+
+    #[test]
+    fn a_close_cancelled_before_it_ran_closes_its_descriptor() {
+        let (fd, raw) = new_fd();
+        let mut close = Close { fd: Some(fd) };
+        let _ = close.prepare();
+        let res = close.complete(&[(-libc::ECANCELED, 0)]);
+        assert_eq!(res.unwrap_err().raw_os_error(), Some(libc::ECANCELED));
+        assert!(!is_open(raw), "the descriptor leaked");
+    }
+
+    #[test]
+    fn a_close_the_kernel_ran_leaves_the_descriptor_to_it() {
+        let (fd, raw) = new_fd();
+        let mut close = Close { fd: Some(fd) };
+        let _ = close.prepare();
+        // Pretend the kernel closed it; it did not here, so nothing else may have closed it.
+        close.complete(&[(0, 0)]).unwrap();
+        assert!(is_open(raw), "closed twice");
+        // SAFETY: the descriptor is still open and owned by nobody now.
+        drop(unsafe { OwnedFd::from_raw_fd(raw.0) });
     }
 }
