@@ -80,8 +80,18 @@ fn a_completed_timeout_removes_its_timer_before_it_is_dropped() {
 /// A `Sleep` shared between a waiting task and whoever resets it.
 type SharedSleep = Arc<Mutex<Sleep>>;
 
+/// Waits on the shared `Sleep`, checking under its lock (so no reset can slip in between)
+/// that it completes only once its current deadline has passed.
 fn wait_on(sleep: SharedSleep) -> impl std::future::Future<Output = ()> + Send {
-    poll_fn(move |cx| sleep.lock().unwrap().poll_elapsed(cx))
+    poll_fn(move |cx| {
+        let mut sleep = sleep.lock().unwrap();
+        sleep.poll_elapsed(cx).map(|()| {
+            assert!(
+                Instant::now() >= sleep.deadline(),
+                "a Sleep completed before its deadline"
+            );
+        })
+    })
 }
 
 #[test]
@@ -129,7 +139,7 @@ fn a_reset_to_a_later_deadline_from_elsewhere_is_never_early() {
     with_every_runtime("remote reset later", 2, |_, rt| {
         let handle = rt.handle();
         rt.block_on(async move {
-            let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_millis(2))));
+            let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_millis(20))));
             let registered = CancellationToken::new();
             let waiter = {
                 let sleep = sleep.clone();
@@ -140,8 +150,10 @@ fn a_reset_to_a_later_deadline_from_elsewhere_is_never_early() {
                         .await
                         .is_pending());
                     registered.cancel();
+                    // `wait_on` checks, under the lock, that the sleep completes only after
+                    // its deadline as it stands then: the old one if this shard was too slow
+                    // to see the reset at all, else the new one.
                     wait.await;
-                    Instant::now()
                 })
             };
             registered.cancelled().await;
@@ -149,17 +161,15 @@ fn a_reset_to_a_later_deadline_from_elsewhere_is_never_early() {
             // fire, waking the waiter, which then waits for the lock) before the reset:
             // whichever of the firing and the reset shard 1 sees first, the waiter must
             // not complete before the new deadline.
-            let later = {
+            {
                 let mut guard = sleep.lock().unwrap();
                 let old = guard.deadline();
                 while Instant::now() <= old {
                     std::hint::spin_loop();
                 }
-                let later = Instant::now() + Duration::from_millis(20);
-                guard.reset(later);
-                later
-            };
-            assert!(waiter.await.unwrap() >= later);
+                guard.reset(Instant::now() + Duration::from_millis(20));
+            }
+            waiter.await.unwrap();
         });
     });
 }
