@@ -328,9 +328,10 @@ impl Ring {
 
     /// Submits every queued SQE and waits until at least `want` CQEs are ready.
     ///
-    /// `EINTR` restarts the wait; `EBUSY`/`EAGAIN` (the kernel cannot take more while
-    /// completions are backed up) are reported as `ErrorKind::WouldBlock` only if no CQE can be
-    /// reaped to relieve them: callers reap and retry.
+    /// `EINTR` restarts the wait. `EBUSY`/`EAGAIN` (the kernel cannot take more while
+    /// completions are backed up, or could not allocate) are reported as
+    /// `ErrorKind::WouldBlock`; the SQEs it did not consume stay queued, so callers reap what
+    /// is ready and submit again.
     pub fn submit_and_wait(&mut self, want: u32) -> io::Result<u32> {
         loop {
             match self.enter_getevents(want, None) {
