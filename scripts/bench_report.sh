@@ -42,6 +42,12 @@ mkdir -p "$target_dir/bench-report/$stamp"
 work="$(cd "$target_dir/bench-report/$stamp" && pwd)"
 
 command_line="scripts/bench_report.sh${orig_args:+ $orig_args}"
+
+# The commit the suites are built from: taken now, since the tree may change while they run.
+commit="$(git rev-parse --short=12 HEAD)"
+if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
+    commit="$commit (with uncommitted changes in crates/ or benches/)"
+fi
 bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs -- "${PROFILE[@]}" --noplot)
 
 if [ -z "$results_dir" ]; then
@@ -102,10 +108,6 @@ status=0
 python3 scripts/bench_results.py table --results "$results_dir" --out "$work/tables" \
     ${fio_json:+--fio "$fio_json"} || status=$?
 
-commit="$(git rev-parse --short=12 HEAD)"
-if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
-    commit="$commit (with uncommitted changes in crates/ or benches/)"
-fi
 cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | sed -n 1p)"
 machine="${cpu_model:-unknown CPU}, $(nproc) vCPUs, Linux $(uname -r)"
 date_utc="$(date -u '+%Y-%m-%d %H:%M UTC')"
