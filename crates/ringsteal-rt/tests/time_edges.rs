@@ -94,6 +94,30 @@ fn wait_on(sleep: SharedSleep) -> impl std::future::Future<Output = ()> + Send {
     })
 }
 
+/// Spawns a task on shard 1 that registers `sleep`'s timer there, then waits on it (through
+/// [`wait_on`]) and returns when it woke; resolves once the timer is registered.
+async fn spawn_waiter_on_shard_1(
+    handle: &ringsteal_rt::RuntimeHandle,
+    sleep: &SharedSleep,
+) -> ringsteal_rt::JoinHandle<Instant> {
+    let registered = CancellationToken::new();
+    let waiter = {
+        let sleep = sleep.clone();
+        let registered = registered.clone();
+        handle.spawn_with(Placement::Pinned(1), async move {
+            let mut wait = pin!(wait_on(sleep));
+            assert!(poll_fn(|cx| Poll::Ready(wait.as_mut().poll(cx)))
+                .await
+                .is_pending());
+            registered.cancel();
+            wait.await;
+            Instant::now()
+        })
+    };
+    registered.cancelled().await;
+    waiter
+}
+
 #[test]
 fn a_reset_from_another_shard_or_thread_wakes_the_waiter_at_the_new_deadline() {
     with_every_runtime("remote reset", 2, |_, rt| {
@@ -101,22 +125,7 @@ fn a_reset_from_another_shard_or_thread_wakes_the_waiter_at_the_new_deadline() {
         rt.block_on(async move {
             for from_plain_thread in [false, true] {
                 let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_secs(600))));
-                let registered = CancellationToken::new();
-                let waiter = {
-                    let sleep = sleep.clone();
-                    let registered = registered.clone();
-                    handle.spawn_with(Placement::Pinned(1), async move {
-                        let mut wait = pin!(wait_on(sleep));
-                        // Register the timer on shard 1, then report it.
-                        assert!(poll_fn(|cx| Poll::Ready(wait.as_mut().poll(cx)))
-                            .await
-                            .is_pending());
-                        registered.cancel();
-                        wait.await;
-                        Instant::now()
-                    })
-                };
-                registered.cancelled().await;
+                let waiter = spawn_waiter_on_shard_1(&handle, &sleep).await;
                 let deadline = Instant::now() + Duration::from_millis(3);
                 if from_plain_thread {
                     let sleep = sleep.clone();
@@ -140,23 +149,10 @@ fn a_reset_to_a_later_deadline_from_elsewhere_is_never_early() {
         let handle = rt.handle();
         rt.block_on(async move {
             let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_millis(20))));
-            let registered = CancellationToken::new();
-            let waiter = {
-                let sleep = sleep.clone();
-                let registered = registered.clone();
-                handle.spawn_with(Placement::Pinned(1), async move {
-                    let mut wait = pin!(wait_on(sleep));
-                    assert!(poll_fn(|cx| Poll::Ready(wait.as_mut().poll(cx)))
-                        .await
-                        .is_pending());
-                    registered.cancel();
-                    // `wait_on` checks, under the lock, that the sleep completes only after
-                    // its deadline as it stands then: the old one if this shard was too slow
-                    // to see the reset at all, else the new one.
-                    wait.await;
-                })
-            };
-            registered.cancelled().await;
+            // `wait_on` checks, under the lock, that the sleep completes only after its
+            // deadline as it stands then: the old one if shard 1 was too slow to see the
+            // reset at all, else the new one.
+            let waiter = spawn_waiter_on_shard_1(&handle, &sleep).await;
             // Hold the sleep while its old deadline passes, so the old entry is due (and may
             // fire, waking the waiter, which then waits for the lock) before the reset:
             // whichever of the firing and the reset shard 1 sees first, the waiter must
