@@ -1,8 +1,12 @@
 //! [`TaskGroup`]: a set of tasks spawned together, cancelled together, joined together.
 
-use std::collections::VecDeque;
-use std::future::Future;
+use std::collections::{BTreeMap, VecDeque};
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use super::group_finished::{announcing, Finished};
 use crate::error::SpawnError;
 use crate::placement::Placement;
 use crate::runtime::RuntimeHandle;
@@ -11,8 +15,9 @@ use crate::task::{JoinError, JoinHandle};
 
 /// Tasks with one lifetime: spawn them with any placement, stop them cooperatively through
 /// the group's [`token`](Self::token) or forcibly with [`abort_all`](Self::abort_all), and
-/// collect every result with [`join_all`](Self::join_all). Dropping the group aborts what it
-/// still holds, unless it was [`detach`](Self::detach)ed.
+/// collect the results as tasks finish with [`join_next`](Self::join_next) (like tokio's
+/// `JoinSet`) or all at once, in spawn order, with [`join_all`](Self::join_all). Dropping the
+/// group aborts what it still holds, unless it was [`detach`](Self::detach)ed.
 ///
 /// ```
 /// use ringsteal_rt::{task::TaskGroup, Placement};
@@ -34,11 +39,19 @@ use crate::task::{JoinError, JoinHandle};
 /// ```
 pub struct TaskGroup<T> {
     token: CancellationToken,
-    /// Tasks not yet joined, in spawn order.
-    handles: VecDeque<JoinHandle<T>>,
-    /// Results a [`join_all`](Self::join_all) collected before it was dropped; the next one
-    /// returns them first.
-    joined: Vec<Result<T, JoinError>>,
+    /// Tasks not yet joined, by id; ids grow in spawn order.
+    handles: BTreeMap<u64, JoinHandle<T>>,
+    next_id: u64,
+    /// Where the group's own tasks announce that they finished.
+    finished: Arc<Finished>,
+    /// Announced ids whose handle was still pending when last polled.
+    announced: Vec<u64>,
+    /// Ids of handles added with [`insert`](Self::insert): they cannot announce, so
+    /// `join_next` polls them every time.
+    inserted: Vec<u64>,
+    /// Results a [`join_all`](Self::join_all) collected before it was dropped, in spawn
+    /// order; returned first by the next join.
+    joined: VecDeque<Result<T, JoinError>>,
     detached: bool,
 }
 
@@ -58,8 +71,12 @@ impl<T: Send + 'static> TaskGroup<T> {
     pub fn with_token(token: CancellationToken) -> Self {
         Self {
             token,
-            handles: VecDeque::new(),
-            joined: Vec::new(),
+            handles: BTreeMap::new(),
+            next_id: 0,
+            finished: Arc::default(),
+            announced: Vec::new(),
+            inserted: Vec::new(),
+            joined: VecDeque::new(),
             detached: false,
         }
     }
@@ -88,8 +105,19 @@ impl<T: Send + 'static> TaskGroup<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.handles
-            .push_back(RuntimeHandle::current().spawn_with(placement, future));
+        let (id, future) = self.announced_future(future);
+        let handle = RuntimeHandle::current().spawn_with(placement, future);
+        self.handles.insert(id, handle);
+    }
+
+    /// The next id, and `future` wrapped to announce it when it finishes.
+    fn announced_future<F>(&mut self, future: F) -> (u64, impl Future<Output = T> + Send)
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let id = self.next_id;
+        self.next_id += 1;
+        (id, announcing(future, id, self.finished.clone()))
     }
 
     /// Spawns with a placement, reporting a bad shard or a missing runtime as an error.
@@ -97,15 +125,21 @@ impl<T: Send + 'static> TaskGroup<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let handle = RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?;
+        let runtime = RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?;
+        let (id, future) = self.announced_future(future);
         self.handles
-            .push_back(handle.try_spawn_with(placement, future)?);
+            .insert(id, runtime.try_spawn_with(placement, future)?);
         Ok(())
     }
 
-    /// Adds an already spawned task to the group.
+    /// Adds an already spawned task to the group. (Such a task cannot tell the group when it
+    /// finishes, so each [`join_next`](Self::join_next) polls its handle; prefer spawning
+    /// through the group.)
     pub fn insert(&mut self, handle: JoinHandle<T>) {
-        self.handles.push_back(handle);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.handles.insert(id, handle);
+        self.inserted.push(id);
     }
 
     /// Cancels the group's token: tasks that watch it stop at their own pace.
@@ -115,7 +149,7 @@ impl<T: Send + 'static> TaskGroup<T> {
 
     /// Aborts every task still in the group (each ends at its next `.await`).
     pub fn abort_all(&self) {
-        self.handles.iter().for_each(JoinHandle::abort);
+        self.handles.values().for_each(JoinHandle::abort);
     }
 
     /// Number of tasks in the group whose results [`join_all`](Self::join_all) has not
@@ -137,12 +171,83 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// where [`abort_all`](Self::abort_all) and the group's drop still reach it, and the
     /// results it had collected are returned by the next `join_all`.
     pub async fn join_all(&mut self) -> Vec<Result<T, JoinError>> {
-        while let Some(handle) = self.handles.front_mut() {
-            let result = handle.await;
-            self.handles.pop_front();
-            self.joined.push(result);
+        while let Some(mut first) = self.handles.first_entry() {
+            let result = first.get_mut().await;
+            first.remove();
+            self.joined.push_back(result);
         }
-        std::mem::take(&mut self.joined)
+        self.finished.clear();
+        self.announced.clear();
+        self.inserted.clear();
+        self.joined.drain(..).collect()
+    }
+
+    /// Waits for the next task to finish and returns its result (in the order tasks finish);
+    /// `None` once the group is empty. Cancel-safe: dropped before it completes, it loses no
+    /// result and leaves every task in the group.
+    ///
+    /// ```
+    /// use ringsteal_rt::task::TaskGroup;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut group = TaskGroup::new();
+    ///     for i in 0..10u64 {
+    ///         group.spawn(async move { i * i });
+    ///     }
+    ///     let mut sum = 0;
+    ///     while let Some(result) = group.join_next().await {
+    ///         sum += result.unwrap();
+    ///     }
+    ///     assert_eq!(sum, 285);
+    ///     assert!(group.is_empty());
+    /// });
+    /// ```
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// Polls for the next finished task: [`join_next`](Self::join_next) without the future.
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        if let Some(result) = self.joined.pop_front() {
+            return Poll::Ready(Some(result));
+        }
+        if self.handles.is_empty() {
+            return Poll::Ready(None);
+        }
+        // Register before taking, so an announcement made in between still wakes us.
+        self.finished.register(cx.waker());
+        self.finished.take(&mut self.announced);
+        if let Some(result) = Self::first_ready(&mut self.handles, &mut self.announced, cx) {
+            return Poll::Ready(Some(result));
+        }
+        match Self::first_ready(&mut self.handles, &mut self.inserted, cx) {
+            Some(result) => Poll::Ready(Some(result)),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Polls the handles named in `ids` (dropping ids already joined) and takes the first
+    /// finished one out of the group. A pending handle keeps `cx`'s waker, which wakes us
+    /// when its task stores its output.
+    fn first_ready(
+        handles: &mut BTreeMap<u64, JoinHandle<T>>,
+        ids: &mut Vec<u64>,
+        cx: &mut Context<'_>,
+    ) -> Option<Result<T, JoinError>> {
+        let mut i = 0;
+        while i < ids.len() {
+            let Some(handle) = handles.get_mut(&ids[i]) else {
+                ids.swap_remove(i);
+                continue;
+            };
+            if let Poll::Ready(result) = Pin::new(handle).poll(cx) {
+                handles.remove(&ids.swap_remove(i));
+                return Some(result);
+            }
+            i += 1;
+        }
+        None
     }
 
     /// Lets the tasks run on after the group is dropped.
@@ -154,7 +259,7 @@ impl<T: Send + 'static> TaskGroup<T> {
 impl<T> Drop for TaskGroup<T> {
     fn drop(&mut self) {
         if !self.detached {
-            self.handles.iter().for_each(JoinHandle::abort);
+            self.handles.values().for_each(JoinHandle::abort);
         }
     }
 }

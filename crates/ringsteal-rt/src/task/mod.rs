@@ -13,6 +13,7 @@
 pub(crate) mod abort;
 mod error;
 mod group;
+mod group_finished;
 mod harness;
 mod join;
 mod list;

@@ -1,0 +1,125 @@
+//! `TaskGroup::join_next`: results in the order tasks finish, panics and aborts included,
+//! handles added from outside, cancel safety, and mixing with `join_all`; under every wake
+//! and ring configuration.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{quiet_intentional_panics, with_every_runtime};
+use ringsteal_rt::sync::CancellationToken;
+use ringsteal_rt::task::TaskGroup;
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+
+/// A task body that finishes with `v` once `gate` is cancelled.
+async fn after(gate: CancellationToken, v: u32) -> u32 {
+    gate.cancelled().await;
+    v
+}
+
+#[test]
+fn join_next_returns_results_in_the_order_tasks_finish() {
+    with_every_runtime("join_next order", 2, |_, rt| {
+        rt.block_on(async {
+            let gates: Vec<CancellationToken> = (0..3).map(|_| CancellationToken::new()).collect();
+            let mut group = TaskGroup::new();
+            for (i, gate) in gates.iter().enumerate() {
+                group.spawn_with(Placement::Pinned(i % 2), after(gate.clone(), i as u32));
+            }
+            for i in [2, 0, 1] {
+                gates[i].cancel();
+                let got = group.join_next().await.expect("a task is left").unwrap();
+                assert_eq!(got, i as u32);
+                assert_eq!(
+                    group.len(),
+                    2 - [2, 0, 1].iter().position(|&j| j == i).unwrap()
+                );
+            }
+            assert!(group.join_next().await.is_none());
+            assert!(group.is_empty());
+        });
+    });
+}
+
+#[test]
+fn join_next_reports_panics_and_aborts_and_handles_added_from_outside() {
+    quiet_intentional_panics();
+    with_every_runtime("join_next errors", 2, |_, rt| {
+        let handle = rt.handle();
+        rt.block_on(async move {
+            let never = CancellationToken::new();
+            let mut group = TaskGroup::new();
+            group.spawn_with(Placement::Pinned(1), async {
+                panic!("intentional: a task in a group panics")
+            });
+            group.spawn_with(Placement::Pinned(0), after(never.clone(), 0));
+            // Spawned elsewhere and added: it cannot announce itself, join_next polls it.
+            group.insert(handle.spawn_with(Placement::Pinned(1), async { 7 }));
+            let mut panicked = 0;
+            let mut ok = Vec::new();
+            for _ in 0..2 {
+                match group.join_next().await.unwrap() {
+                    Ok(v) => ok.push(v),
+                    Err(e) if e.is_panic() => panicked += 1,
+                    Err(e) => panic!("unexpected {e:?}"),
+                }
+            }
+            assert_eq!((panicked, ok), (1, vec![7]));
+            // The last one waits for a gate that never opens: abort it.
+            assert_eq!(group.len(), 1);
+            group.abort_all();
+            assert!(group.join_next().await.unwrap().unwrap_err().is_cancelled());
+            assert!(group.join_next().await.is_none());
+        });
+    });
+}
+
+#[test]
+fn an_abandoned_join_next_loses_nothing() {
+    with_every_runtime("cancel-safe join_next", 2, |_, rt| {
+        rt.block_on(async {
+            let gate = CancellationToken::new();
+            let mut group = TaskGroup::new();
+            for i in 0..4 {
+                group.spawn_with(Placement::Pinned(i % 2), after(gate.clone(), i as u32));
+            }
+            for _ in 0..3 {
+                assert!(timeout(Duration::from_millis(2), group.join_next())
+                    .await
+                    .is_err());
+            }
+            assert_eq!(group.len(), 4);
+            gate.cancel();
+            let mut got = Vec::new();
+            // Mixed: one by join_next, the rest by join_all (in spawn order).
+            got.push(group.join_next().await.unwrap().unwrap());
+            got.extend(group.join_all().await.into_iter().map(Result::unwrap));
+            got.sort();
+            assert_eq!(got, [0, 1, 2, 3]);
+            assert!(group.join_next().await.is_none());
+        });
+    });
+}
+
+#[test]
+fn join_next_drains_many_stealable_tasks() {
+    with_every_runtime("join_next many", 2, |_, rt| {
+        rt.block_on(async {
+            let mut group = TaskGroup::new();
+            for i in 0..20_000u64 {
+                group.spawn(async move {
+                    ringsteal_rt::yield_now().await;
+                    i
+                });
+            }
+            let mut sum = 0;
+            let mut n = 0;
+            while let Some(r) = group.join_next().await {
+                sum += r.unwrap();
+                n += 1;
+            }
+            assert_eq!((n, sum), (20_000, 20_000 * 19_999 / 2));
+        });
+    });
+}
