@@ -186,7 +186,8 @@ impl Drop for LeaveBlockOn<'_> {
 /// Drops whatever other threads left in shard queues after the shards exited.
 fn final_sweep(shared: &Shared) {
     // Pairs with the fence in `Shared::sweep_if_shut_down`: a push this sweep misses is
-    // followed by a check that sees the shutdown flag and drops it.
+    // followed by a check that sees `swept` and drops it.
+    shared.begin_final_sweep();
     std::sync::atomic::fence(SeqCst);
     for remote in shared.shards.iter() {
         for q in [&remote.inbox, &remote.stealable] {

@@ -53,6 +53,9 @@ pub(crate) struct Shared {
     pub(crate) cpus: Vec<usize>,
     rr: AtomicUsize,
     shutdown: AtomicBool,
+    /// Every shard thread has exited and the final sweep has begun: from here on, a thread
+    /// that queues a task must drop it itself (see `sweep_if_shut_down`).
+    swept: AtomicBool,
     shutdown_timeout_ns: AtomicU64,
     ring_modes: Mutex<Vec<Option<RingMode>>>,
 }
@@ -74,10 +77,16 @@ impl Shared {
             },
             rr: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
+            swept: AtomicBool::new(false),
             shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
             ring_modes: Mutex::new(vec![None; n]),
             config,
         }
+    }
+
+    /// Marks the start of the final sweep (every shard thread has exited).
+    pub(crate) fn begin_final_sweep(&self) {
+        self.swept.store(true, SeqCst);
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {
@@ -202,14 +211,15 @@ impl Shared {
     }
 
     /// After a thread that is not one of this runtime's shards pushed a task into `queue`:
-    /// if shutdown has begun, the shard and the final sweep may both be past that queue
-    /// already, leaving the task there for good (it and `Shared` keep each other alive, and
-    /// its `JoinHandle` never resolves). So drop what is queued there now: unstarted tasks are
-    /// cancelled, started ones were cancelled by their shard. Either the pusher sees the flag
-    /// here or the sweep, which starts with a SeqCst fence too, sees the task.
+    /// if the final sweep has begun, it may be past that queue already, leaving the task
+    /// there for good (it and `Shared` keep each other alive, and its `JoinHandle` never
+    /// resolves). So drop what is queued there now. Gated on the sweep, not on the shutdown
+    /// flag: until every shard thread has exited, a shard may still be cancelling its own
+    /// tasks, and only it may touch their owner links or drop a started future. Either the
+    /// pusher sees `swept` here or the sweep, which stores it and then fences, sees the task.
     pub(crate) fn sweep_if_shut_down(&self, queue: &Injector<Notified>) {
         std::sync::atomic::fence(SeqCst);
-        if !self.shutdown.load(SeqCst) {
+        if !self.swept.load(SeqCst) {
             return;
         }
         loop {
