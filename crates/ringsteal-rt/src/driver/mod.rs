@@ -115,6 +115,20 @@ impl Driver {
         sqes: &[io_uring_sqe],
         counters: &ShardCounters,
     ) -> io::Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push_or_defer(sqes, counters, true) }
+    }
+
+    /// [`push`](Self::push), or with `may_defer` false, `WouldBlock` instead of the backlog.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push).
+    unsafe fn push_or_defer(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+        may_defer: bool,
+    ) -> io::Result<()> {
         if sqes.len() > self.ring.sq_entries() as usize || sqes.len() > backlog::GROUP {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -135,6 +149,12 @@ impl Driver {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
+        }
+        if !may_defer {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the submission queue is backed up",
+            ));
         }
         // The kernel wants completions reaped first; the shard's next tick does that and its
         // submission moves these on.
@@ -168,8 +188,9 @@ impl Driver {
         // SAFETY: a cancel references no memory; the op cell it names is kept alive by the
         // reference the caller took until the cancel's CQE.
         if unsafe { self.push_op(std::slice::from_ref(&sqe), counters) }.is_err() {
-            // Could not queue it (the submission that would make room failed): a dropped op
-            // may never complete on its own, so keep the cancel for a later submission.
+            // `push` defers what the kernel refuses for now, so this is a hard submission
+            // error: a dropped op may never complete on its own, so keep the cancel for a
+            // later submission rather than lose it.
             self.backlog.push(std::slice::from_ref(&sqe));
             self.in_flight += 1;
             counters.ops_in_flight.set(self.in_flight as u64);
@@ -189,8 +210,10 @@ impl Driver {
         let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
             .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
             .with_user_data(on_error);
+        // Never deferred: it names a ring fd that is only known to be open while the caller
+        // holds the target's fd guard, so it goes to the SQ now or the caller falls back.
         // SAFETY: MSG_RING with MSG_DATA references no memory.
-        unsafe { self.push(std::slice::from_ref(&sqe), counters) }
+        unsafe { self.push_or_defer(std::slice::from_ref(&sqe), counters, false) }
     }
 
     /// SQEs queued (in the SQ or the backlog) and not yet consumed by the kernel.
@@ -331,6 +354,10 @@ impl Driver {
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
         // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
         unsafe { self.backlog.flush_into(&mut self.ring) };
+        if !self.backlog.is_empty() {
+            // The SQ is full: submitting makes room and moves the rest on (it loops).
+            let _ = self.submit(counters);
+        }
         let unarmed = |d: &Self| d.eventfd.as_ref().is_some_and(|e| !e.armed);
         if unarmed(self) {
             self.arm_eventfd();
@@ -341,9 +368,10 @@ impl Driver {
                 self.arm_eventfd();
             }
         }
-        // Still unarmed (the kernel took nothing): sleep briefly and retry rather than
-        // sleep deaf to eventfd doorbells.
-        let timeout = if unarmed(self) {
+        // Still unarmed, or SQEs still waiting in the backlog (the kernel took nothing): sleep
+        // briefly and retry rather than sleep deaf to eventfd doorbells, or with work that
+        // nothing will submit.
+        let timeout = if unarmed(self) || !self.backlog.is_empty() {
             Some(timeout.map_or(UNARMED_PARK, |t| t.min(UNARMED_PARK)))
         } else {
             timeout
@@ -363,11 +391,16 @@ impl Driver {
 
     /// Shutdown: cancels everything in flight and waits (up to `deadline`) for the CQEs that
     /// free op memory. Returns true if nothing the kernel could write is left in flight.
+    ///
+    /// `next_cancel` yields cancels queued for this ring while it drains (an op dropped by a
+    /// destructor the drain runs finds the driver borrowed and queues its cancel): they are
+    /// submitted in the loop, since without `CANCEL_ANY` nothing else would end those ops.
     pub(crate) fn drain(
         &mut self,
         deadline: std::time::Instant,
         out: &mut Reaped,
         counters: &ShardCounters,
+        mut next_cancel: impl FnMut() -> Option<NonNull<OpHeader>>,
     ) -> bool {
         // The armed eventfd read is cancelled by its exact `user_data`, which every kernel
         // supports: the cancel-all below needs `IORING_ASYNC_CANCEL_ANY` (5.19) and fails with
@@ -403,7 +436,16 @@ impl Driver {
                 }
                 return false;
             }
-            let _ = self.ring.submit_and_wait_timeout(1, Some(deadline - now));
+            // Cancels queued meanwhile (by destructors the reap just ran) go in before waiting:
+            // the completions the wait is for may depend on them.
+            let mut queued = false;
+            while let Some(op) = next_cancel() {
+                self.push_cancel(op, counters);
+                queued = true;
+            }
+            if !queued {
+                let _ = self.ring.submit_and_wait_timeout(1, Some(deadline - now));
+            }
         }
     }
 

@@ -51,7 +51,12 @@ fn a_park_with_a_full_sq_arms_the_eventfd_read_first() {
         d.park(None, &c);
         d.reap(&mut out, &c);
         let wakes = c.eventfd_wakes.get();
-        d.drain(Instant::now() + Duration::from_secs(5), &mut out, &c);
+        d.drain(
+            Instant::now() + Duration::from_secs(5),
+            &mut out,
+            &c,
+            || None,
+        );
         tx.send(wakes).unwrap();
     });
     let wakes = rx
@@ -138,4 +143,44 @@ fn a_cancel_that_finds_the_sq_full_while_submissions_are_refused_is_kept() {
     assert_eq!(d.in_flight, 0);
     // SAFETY: drops our reference, the last: the cancel's CQE released its own.
     unsafe { release(op) };
+}
+
+/// An SQE left in the backlog (the submission that would have made room was refused) must go
+/// to the kernel when the shard parks, once the kernel accepts again: parking with it still
+/// queued would sleep on work nothing submits (here, with no timeout, for ever).
+#[test]
+fn a_park_submits_the_backlog_before_it_sleeps() {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let counters = ShardCounters::default();
+        let mut d = driver();
+        let mut fds = [0; 2];
+        // SAFETY: plain syscall into a local array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // Fill the SQ with polls that never complete (nothing is written to the pipe).
+        for _ in 0..ENTRIES {
+            let sqe =
+                opcode::poll_add(fds[0], libc::POLLIN as u32, false).with_user_data(TAG_IGNORE);
+            // SAFETY: a poll references no memory.
+            unsafe { d.push(std::slice::from_ref(&sqe), &counters) }.unwrap();
+        }
+        d.refuse_submits = 1;
+        let nop = opcode::nop().with_user_data(TAG_IGNORE);
+        // SAFETY: a NOP references no memory.
+        unsafe { d.push(std::slice::from_ref(&nop), &counters) }.unwrap();
+        assert_eq!(d.backlog.len(), 1, "setup: the NOP waits in the backlog");
+        // The NOP's CQE is what ends this park.
+        d.park(None, &counters);
+        let left = d.backlog.len();
+        // SAFETY: closing our own pipe; the polls on it complete (cancelled at ring exit).
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        tx.send(left).unwrap();
+    });
+    let left = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("HUNG: park slept with the backlog NOP never submitted");
+    assert_eq!(left, 0);
 }

@@ -2,11 +2,14 @@
 //! every operation in flight on its ring and wait for their completions (so no buffer the
 //! kernel may write is freed early), then close its doorbell for good.
 
+use std::ptr::NonNull;
 use std::time::Instant;
 
 use crossbeam_deque::Steal;
 
+use super::remote::RemoteCmd;
 use super::Shard;
+use crate::op::raw::OpHeader;
 use crate::task;
 use crate::util::contain_panic;
 
@@ -31,17 +34,19 @@ impl Shard {
         self.wheel.borrow_mut().clear(self.counters());
         self.messages.borrow_mut().waiters.clear();
         let mut reaped = crate::driver::Reaped::default();
-        let drained = self
-            .driver
-            .borrow_mut()
-            .drain(deadline, &mut reaped, self.counters());
+        let drained =
+            self.driver
+                .borrow_mut()
+                .drain(deadline, &mut reaped, self.counters(), || {
+                    self.next_queued_cancel()
+                });
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
             contain_panic(|| w.wake());
         }
-        // Cancels that arrived during the drain (an op dropped by a destructor the drain ran,
-        // or by another thread) come too late for this ring: release their references.
+        // Cancels that arrived after the drain (an op dropped by another thread, or by a waker
+        // above) come too late for this ring: release their references.
         self.drop_queued(true);
         self.remote().close();
         drained
@@ -80,24 +85,31 @@ impl Shard {
     }
 
     fn run_remote_cmds_for_shutdown(&self, drained: bool) {
-        use super::remote::RemoteCmd;
-        loop {
-            match self.remote().cmds.steal() {
+        while let Some(op) = self.next_queued_cancel() {
+            if drained {
                 // After the drain, the op either completed (this may be the last reference:
                 // releasing it frees the cell, as `final_sweep` does) or is leaked with the
                 // references its unreaped CQEs hold; a cancel would never be submitted.
                 // SAFETY: the command owned one reference on the op.
-                Steal::Success(RemoteCmd::CancelOp(op)) if drained => unsafe {
-                    crate::op::raw::release(op.0)
-                },
-                Steal::Success(RemoteCmd::CancelOp(op)) => {
-                    self.driver.borrow_mut().push_cancel(op.0, self.counters())
-                }
+                unsafe { crate::op::raw::release(op) }
+            } else {
+                self.driver.borrow_mut().push_cancel(op, self.counters())
+            }
+        }
+    }
+
+    /// The next op cancel queued for this shard by another thread (or by a drop that found
+    /// the driver borrowed); timer commands met on the way are carried out (the wheel is
+    /// empty by then, so they find nothing).
+    fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
+        loop {
+            match self.remote().cmds.steal() {
+                Steal::Success(RemoteCmd::CancelOp(op)) => return Some(op.0),
                 Steal::Success(RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _)) => {
                     let waker = self.wheel.borrow_mut().remove(key, self.counters());
                     drop(waker);
                 }
-                Steal::Empty => break,
+                Steal::Empty => return None,
                 Steal::Retry => continue,
             }
         }

@@ -58,13 +58,18 @@ impl Config {
     }
 
     pub(crate) fn build(&self) -> Runtime {
+        self.builder()
+            .build()
+            .unwrap_or_else(|e| panic!("building a runtime with {self:?}: {e}"))
+    }
+
+    /// The builder [`build`](Self::build) uses, to adjust further.
+    pub(crate) fn builder(&self) -> ringsteal_rt::Builder {
         Runtime::builder()
             .shards(self.shards)
             .wake(self.wake)
             .defer_taskrun(self.defer_taskrun)
             .shutdown_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap_or_else(|e| panic!("building a runtime with {self:?}: {e}"))
     }
 }
 
