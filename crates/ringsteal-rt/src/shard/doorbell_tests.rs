@@ -55,7 +55,6 @@ fn a_refused_msg_ring_doorbell_falls_back_to_the_eventfd() {
 #[test]
 fn a_doorbell_deferred_as_block_on_returns_is_rung() {
     use std::future::poll_fn;
-    use std::sync::atomic::Ordering::Relaxed;
     use std::sync::{mpsc, Arc, Mutex};
     use std::task::{Poll, Waker};
 
@@ -97,7 +96,8 @@ fn a_doorbell_deferred_as_block_on_returns_is_rung() {
             let deferred = rt.block_on(async move {
                 context::with_shard(|s| {
                     let s = s.expect("block_on runs shard 0");
-                    while !s.shared.shards[1].idle.load(Relaxed) {
+                    // Asleep (or about to block): a wake now must ring its doorbell.
+                    while !s.shared.shards[1].sleeping.is_set() {
                         std::hint::spin_loop();
                     }
                     let _busy = s.driver.borrow_mut();

@@ -29,6 +29,12 @@ impl SleepFlag {
         Self(AtomicBool::new(asleep))
     }
 
+    /// True while the shard is (about to be) asleep. For tests that must wait for a sleep.
+    #[cfg(test)]
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(SeqCst)
+    }
+
     /// Sleeper side: publishes the intent to sleep. The caller must re-check its queues after
     /// this and call [`wake_up`](Self::wake_up) if it finds work or when it wakes.
     ///
