@@ -45,6 +45,9 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
 /// What a worker thread reports once its shard is ready (or could not be built).
 pub(crate) type Ready = Result<RingMode, BuildError>;
 
+/// How many times a worker's run loop is restarted after a panic escaped it.
+const MAX_RESTARTS: u32 = 16;
+
 /// The body of a worker shard's thread.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
     if shared.config.pin_shards {
@@ -68,9 +71,14 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
         shard.remote().wake_up();
         // User code on the completion path is contained where it runs; should a panic still
         // escape the loop, keep the shard running rather than unwind without `shutdown` (its
-        // ring would be torn down with reads in flight into memory about to be freed).
+        // ring would be torn down with reads in flight into memory about to be freed). A
+        // panic that recurs at once on every restart is not transient: after a few, stop
+        // the loop and shut the shard down properly instead of spinning on it.
+        let mut restarts = 0;
         while std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.run_worker())).is_err()
+            && restarts < MAX_RESTARTS
         {
+            restarts += 1;
         }
         let deadline = Instant::now() + shared.shutdown_timeout();
         shard.shutdown(deadline);
