@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use crate::runtime::context;
 use crate::Runtime;
 
 /// A thread that retires takes its join handle with it, so a pool whose threads come and go
@@ -14,11 +13,7 @@ fn retired_threads_leave_no_join_handles_behind() {
         .blocking_keep_alive(Duration::from_millis(1))
         .build()
         .unwrap();
-    let shared = rt.block_on(async {
-        crate::spawn_blocking(|| context::current_shared().expect("a blocking thread has one"))
-            .await
-            .unwrap()
-    });
+    let shared = rt.shared();
     let pool = &shared.blocking;
     for round in 0..20 {
         // Wait (on the pool's own exit signal) for every thread to retire, then start one.

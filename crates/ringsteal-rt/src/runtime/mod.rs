@@ -127,6 +127,12 @@ impl Runtime {
         shard.block_on(future)
     }
 
+    /// The runtime's shared state, for unit tests that reach into it.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
     /// Shuts down, waiting at most `timeout` for in-flight I/O and blocking tasks.
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown(timeout);
