@@ -28,6 +28,37 @@ use peers::{compio_rt, makespan, ringsteal_rt, spargio_rt, tokio_rt, Span};
 
 // ---------------------------------------------------------------- spawn_join
 
+/// ringsteal's spawn_join driver on `rt`: from `block_on` (shard 0), spawn the tasks with
+/// `ringsteal::spawn` and join them.
+fn ringsteal_spawn_join(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    rt: &ringsteal::Runtime,
+) {
+    use spawn_join::{task_value, TASKS};
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let mut handles = Vec::with_capacity(TASKS);
+                    for i in 0..TASKS {
+                        handles.push(ringsteal::spawn(async move { black_box(task_value(i)) }));
+                    }
+                    let mut sum = 0u64;
+                    for h in handles {
+                        sum += ringsteal_rt::join(h).await;
+                    }
+                    total += start.elapsed();
+                    spawn_join::check(sum);
+                }
+                total
+            })
+        })
+    });
+}
+
 fn spawn_join(c: &mut Criterion) {
     use spawn_join::{task_value, TASKS};
     let n = threads();
@@ -40,27 +71,7 @@ fn spawn_join(c: &mut Criterion) {
         // a shard while inside it) spawns with `ringsteal::spawn` (Stealable:
         // queued on shard 0, where the idle shard steals batches) and joins.
         let rt = ringsteal_rt::runtime(n);
-        g.bench_function("ringsteal", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async move {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let start = Instant::now();
-                        let mut handles = Vec::with_capacity(TASKS);
-                        for i in 0..TASKS {
-                            handles.push(ringsteal::spawn(async move { black_box(task_value(i)) }));
-                        }
-                        let mut sum = 0u64;
-                        for h in handles {
-                            sum += ringsteal_rt::join(h).await;
-                        }
-                        total += start.elapsed();
-                        spawn_join::check(sum);
-                    }
-                    total
-                })
-            })
-        });
+        ringsteal_spawn_join(&mut g, "ringsteal", &rt);
         // ringsteal_split: compio's share-nothing shape on ringsteal. One task
         // Pinned(t) per shard spawns its half with `ringsteal::spawn` and joins
         // it; makespan from a common barrier. (The halves stay stealable; with
@@ -111,27 +122,7 @@ fn spawn_join(c: &mut Criterion) {
         // thread), for the per-task cost on one shard (issue 3: under 150 ns).
         // Not a like-for-like comparison with the 2-thread peers.
         let rt = ringsteal_rt::runtime(1);
-        g.bench_function("ringsteal_1_shard", |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async move {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let start = Instant::now();
-                        let mut handles = Vec::with_capacity(TASKS);
-                        for i in 0..TASKS {
-                            handles.push(ringsteal::spawn(async move { black_box(task_value(i)) }));
-                        }
-                        let mut sum = 0u64;
-                        for h in handles {
-                            sum += ringsteal_rt::join(h).await;
-                        }
-                        total += start.elapsed();
-                        spawn_join::check(sum);
-                    }
-                    total
-                })
-            })
-        });
+        ringsteal_spawn_join(&mut g, "ringsteal_1_shard", &rt);
     }
     {
         // tokio: a driver task on a worker spawns with `tokio::spawn`.
