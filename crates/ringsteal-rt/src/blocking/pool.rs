@@ -3,7 +3,7 @@
 //! pool is at its maximum.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,8 @@ pub(crate) struct BlockingPool {
     name: String,
     spawned: AtomicU64,
     alive: AtomicUsize,
+    /// Closures queued or running: a paused clock does not auto-advance past them.
+    pending: AtomicUsize,
 }
 
 impl BlockingPool {
@@ -58,6 +60,7 @@ impl BlockingPool {
             name: format!("{}-blocking", config.thread_name),
             spawned: AtomicU64::new(0),
             alive: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
         }
     }
 
@@ -69,6 +72,11 @@ impl BlockingPool {
         self.alive.load(Relaxed)
     }
 
+    /// Closures queued or running (SeqCst: read by a shard after publishing `sleeping`).
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(SeqCst)
+    }
+
     /// Queues a blocking task; starts a thread if none is idle and the pool is not full.
     pub(crate) fn push(&self, shared: &Arc<Shared>, task: Notified) {
         self.spawned.fetch_add(1, Relaxed);
@@ -78,6 +86,7 @@ impl BlockingPool {
             drop(task); // never runs: its JoinHandle sees a cancelled error
             return;
         }
+        self.pending.fetch_add(1, SeqCst);
         st.queue.push_back(task);
         if st.idle > 0 {
             // This thread is now spoken for: the next push must not count on it too (two
@@ -125,6 +134,7 @@ impl BlockingPool {
             )
         };
         self.work.notify_all();
+        self.pending.fetch_sub(queued.len(), SeqCst);
         drop(queued);
         let mut st = self.state.lock();
         while st.threads > 0 {
@@ -149,6 +159,17 @@ impl BlockingPool {
     }
 }
 
+impl BlockingPool {
+    /// A closure finished: on a paused clock the shard may have been waiting for that to
+    /// auto-advance, so ring it (the decrement and its `sleeping` read pair like any wake).
+    fn finished_one(&self, shared: &Shared) {
+        self.pending.fetch_sub(1, SeqCst);
+        if shared.clock.is_paused() {
+            shared.notify(0);
+        }
+    }
+}
+
 fn worker(shared: Arc<Shared>, id: usize) {
     let _enter = EnterGuard::new(shared.clone());
     let pool = &shared.blocking;
@@ -157,6 +178,7 @@ fn worker(shared: Arc<Shared>, id: usize) {
         if let Some(task) = st.queue.pop_front() {
             drop(st);
             task.run();
+            pool.finished_one(&shared);
             st = pool.state.lock();
             continue;
         }

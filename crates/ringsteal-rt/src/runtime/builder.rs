@@ -55,6 +55,8 @@ pub(crate) struct Config {
     pub(crate) shutdown_timeout: Duration,
     /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
     pub(crate) cancel_any: bool,
+    /// The clock starts paused (tests; single shard only).
+    pub(crate) start_paused: bool,
 }
 
 impl Config {
@@ -114,6 +116,7 @@ impl Builder {
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
+                start_paused: false,
             },
             shards_set: false,
         }
@@ -190,6 +193,27 @@ impl Builder {
         self
     }
 
+    /// Starts the runtime with its clock paused, as if [`time::pause`](crate::time::pause)
+    /// were its first call (default false). For tests of timeouts and retries; needs a
+    /// single shard: `build` fails with any other count.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::time::{sleep, Instant};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build()?;
+    /// rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     sleep(Duration::from_secs(86_400)).await; // a day, at once
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(86_400));
+    /// });
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn start_paused(mut self, paused: bool) -> Self {
+        self.config.start_paused = paused;
+        self
+    }
+
     /// Testing aid, not a tuning knob: with `false`, shutdown does not use
     /// `IORING_ASYNC_CANCEL_ANY | ALL` (Linux 5.19), as on a 5.15–5.18 kernel where that cancel
     /// fails with `EINVAL`, so the fallback path (cancelling each request by its `user_data`)
@@ -224,9 +248,19 @@ impl Builder {
                 "max_blocking_threads must be at least 1".into(),
             ));
         }
+        if config.start_paused && config.shards != 1 {
+            return Err(BuildError::Config(format!(
+                "start_paused needs a single shard (a paused clock is single-shard only), got {} shards",
+                config.shards
+            )));
+        }
         let features = Features::get().map_err(BuildError::Unavailable)?;
         let wake = plan_wakes(config.wake, features)?;
         let shared = Arc::new(Shared::new(config, wake));
+        if shared.config.start_paused {
+            // A fresh clock, never paused: this cannot fail.
+            let _ = shared.clock.pause();
+        }
         let shard0 = create_shard(0, &shared)?;
         let mut threads = Vec::new();
         let (tx, rx) = mpsc::channel::<Ready>();

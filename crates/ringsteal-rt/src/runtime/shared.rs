@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) spawned_external: SharedCounter,
     /// The instant timer ticks count from.
     pub(crate) clock_origin: Instant,
+    /// The runtime's clock (pausable in tests, see `time/clock.rs`).
+    pub(crate) clock: crate::time::clock::Clock,
     /// The CPUs shards are pinned to with `pin_shards` (the building thread's mask).
     pub(crate) cpus: Vec<usize>,
     rr: AtomicUsize,
@@ -63,13 +65,15 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(config: Config, wake: WakePlan) -> Self {
         let n = config.shards;
+        let origin = Instant::now();
         Self {
             shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
             injector: Injector::new(),
             blocking: BlockingPool::new(&config),
             wake,
             spawned_external: SharedCounter::default(),
-            clock_origin: Instant::now(),
+            clock_origin: origin,
+            clock: crate::time::clock::Clock::new(origin),
             cpus: if config.pin_shards {
                 super::affinity::allowed_cpus()
             } else {

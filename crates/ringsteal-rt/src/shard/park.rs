@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::Shard;
 use crate::runtime::builder::IdleStrategy;
+use crate::time::clock::Paused;
 use crate::runtime::main_wake::MainWake;
 
 impl Shard {
@@ -19,13 +20,19 @@ impl Shard {
             self.run_task(task);
             return;
         }
-        if let IdleStrategy::SpinThenPark(limit) = self.shared.config.idle {
+        // A paused clock does not pass while spinning: go straight to auto-advance.
+        let spin = match self.shared.config.idle {
+            IdleStrategy::SpinThenPark(limit) if !self.shared.clock.is_paused() => Some(limit),
+            _ => None,
+        };
+        if let Some(limit) = spin {
             // SQEs queued by the last tick (a doorbell, a reply) must not wait for the park.
             self.submit();
             let start = Instant::now();
             // The spin ends at the next timer too: the wheel fires in the run loop, and a
             // spinning shard is the most precise timer there is.
-            let timer_due = self.wheel.borrow().next_timeout().map(|t| start + t);
+            let clock_now = self.shared.clock.now();
+            let timer_due = self.wheel.borrow().next_timeout(clock_now).map(|t| start + t);
             let mut round = 0u32;
             loop {
                 // Cheap signals every round; other shards' queues (their cache lines) and the
@@ -64,10 +71,20 @@ impl Shard {
         self.flush_pending_doorbells();
         let remote = self.remote();
         remote.prepare_sleep();
-        let timeout = self.wheel.borrow().next_timeout();
+        let mut timeout = self.wheel.borrow().next_timeout(self.shared.clock.now());
         if self.has_work(main) || timeout == Some(Duration::ZERO) {
             remote.wake_up();
             return;
+        }
+        if self.shared.clock.is_paused() {
+            match self.auto_advance(timeout) {
+                Paused::Ran => {
+                    remote.wake_up();
+                    return;
+                }
+                // Until woken: by a completion, a doorbell, or the blocking pool going idle.
+                Paused::Sleep => timeout = None,
+            }
         }
         let counters = self.counters();
         let started = Instant::now();

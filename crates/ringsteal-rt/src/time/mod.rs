@@ -7,7 +7,12 @@
 //! microsecond and a timer never fires early; how late it fires depends on the kernel's
 //! wake-up latency (tens of microseconds on a VM) unless the shard spins
 //! ([`IdleStrategy::SpinThenPark`](crate::IdleStrategy)).
+//!
+//! Timers read the runtime's clock through [`Instant`], which a test can pause ([`pause`],
+//! [`advance`], [`resume`]): timeouts and retries then run without real waiting.
 
+pub(crate) mod clock;
+mod instant;
 mod interval;
 mod sleep;
 mod timeout;
@@ -16,6 +21,8 @@ pub(crate) mod wheel;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub(crate) use sleep::reset_local;
 pub use sleep::{sleep, sleep_until, Sleep};
-pub use std::time::{Duration, Instant};
+pub use clock::{advance, pause, resume, try_advance, try_pause, try_resume, ClockError};
+pub use instant::Instant;
+pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};
 pub(crate) use wheel::TimerKey;

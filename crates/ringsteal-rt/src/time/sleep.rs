@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::runtime::context;
 use crate::runtime::sched::SchedHandle;
@@ -12,6 +12,7 @@ use crate::shard::remote::RemoteCmd;
 use crate::shard::Shard;
 
 use super::wheel::TimerKey;
+use super::Instant;
 
 /// Completes at [`deadline`](Self::deadline). Created by [`sleep`](super::sleep) and
 /// [`sleep_until`](super::sleep_until).
@@ -21,8 +22,8 @@ use super::wheel::TimerKey;
 /// there moves its entry with it.
 ///
 /// ```
-/// use std::time::{Duration, Instant};
-/// use ringsteal_rt::time::sleep;
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{sleep, Instant};
 ///
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
 /// rt.block_on(async {
@@ -86,7 +87,7 @@ fn send(runtime: &SchedHandle, shard: usize, cmd: RemoteCmd) {
 }
 
 /// Carries out a [`Sleep::reset`] made away from the timer's shard, on that shard.
-pub(crate) fn reset_local(shard: &Shard, key: TimerKey, deadline: Instant) {
+pub(crate) fn reset_local(shard: &Shard, key: TimerKey, deadline: std::time::Instant) {
     let mut wheel = shard.wheel.borrow_mut();
     let tick = wheel.deadline_tick(deadline);
     // A stale key means the entry fired: its task re-checks the new deadline when it polls.
@@ -133,7 +134,7 @@ impl Sleep {
         let done_here = context::with_shard(|cur| match cur {
             Some(s) if reg.is_on(s) => match s.wheel.try_borrow_mut() {
                 Ok(mut wheel) => {
-                    let tick = wheel.deadline_tick(deadline);
+                    let tick = wheel.deadline_tick(deadline.into_std());
                     if let Err(waker) = wheel.reschedule(reg.key, tick, s.counters()) {
                         drop(wheel);
                         waker.wake();
@@ -148,7 +149,7 @@ impl Sleep {
             send(
                 &reg.runtime,
                 reg.shard,
-                RemoteCmd::ResetTimer(reg.key, deadline),
+                RemoteCmd::ResetTimer(reg.key, deadline.into_std()),
             );
         }
     }
@@ -175,11 +176,11 @@ impl Sleep {
             if let Some(old) = self.registration.take() {
                 old.cancel();
             }
-            if Instant::now() >= self.deadline {
+            if Instant::from_std(shard.shared.clock.now()) >= self.deadline {
                 return Poll::Ready(());
             }
             let mut wheel = shard.wheel.borrow_mut();
-            let tick = wheel.deadline_tick(self.deadline);
+            let tick = wheel.deadline_tick(self.deadline.into_std());
             match wheel.insert(tick, cx.waker().clone(), shard.counters()) {
                 Ok(key) => {
                     drop(wheel);
@@ -235,14 +236,16 @@ pub fn sleep(duration: Duration) -> Sleep {
     )
 }
 
-/// Sleeps until `deadline`.
+/// Sleeps until `deadline` on the runtime's clock (see [`Instant`]).
 ///
 /// ```
 /// # let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
 /// # rt.block_on(async {
-/// let at = std::time::Instant::now() + std::time::Duration::from_micros(200);
-/// ringsteal_rt::time::sleep_until(at).await;
-/// assert!(std::time::Instant::now() >= at);
+/// use ringsteal_rt::time::{sleep_until, Instant};
+///
+/// let at = Instant::now() + std::time::Duration::from_micros(200);
+/// sleep_until(at).await;
+/// assert!(Instant::now() >= at);
 /// # });
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
