@@ -337,11 +337,11 @@ pub(crate) enum Paused {
 }
 
 impl crate::shard::Shard {
-    /// Auto-advance (called by an idle shard that has published `sleeping` and found no work):
-    /// with a timer pending in `timeout` and no blocking closure queued or running, first
-    /// takes any completion the ring has (without waiting), and if there is none moves the
-    /// clock to the timer's deadline. Single shard only (`try_pause` ensures it), so this
-    /// shard being idle means the runtime is.
+    /// Auto-advance (called by an idle shard that has published `sleeping` and found no work,
+    /// no completion included): with a timer pending in `timeout`, no blocking closure queued
+    /// or running, and every SQE taken by the kernel, moves the clock to the timer's deadline.
+    /// Single shard only (`try_pause` ensures it), so this shard being idle means the runtime
+    /// is.
     pub(crate) fn auto_advance(&self, timeout: Option<Duration>) -> Paused {
         let Some(timeout) = timeout else {
             return Paused::Sleep;
@@ -352,9 +352,11 @@ impl crate::shard::Shard {
         }
         {
             let mut driver = self.driver.borrow_mut();
-            // Submits what is queued and runs deferred completion work, without waiting.
-            driver.park(Some(Duration::ZERO), self.counters());
-            if driver.has_completions() {
+            if driver.sq_pending() > 0 {
+                // Requests the kernel has not taken yet (an SQPOLL thread picks them up on its
+                // own time; a backlog waits for room) may complete at once when it does: give
+                // them that chance before time jumps.
+                let _ = driver.submit(self.counters());
                 return Paused::Ran;
             }
         }
