@@ -14,7 +14,7 @@ mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
-pub use setup::RingMode;
+pub use setup::{RingMode, RingRefusal, RingSetup};
 pub(crate) use setup::{create_ring, RingOptions};
 
 use std::collections::VecDeque;
@@ -24,7 +24,7 @@ use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Duration;
 
-use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP};
 use ringsteal_uring::{io_uring_cqe, io_uring_sqe, opcode, Ring, Wait};
 
 use crate::op::raw::{release, OpHeader};
@@ -231,7 +231,11 @@ impl Driver {
             if before == 0 {
                 return Ok(());
             }
-            counters.enters.incr();
+            // An SQPOLL ring enters the kernel only to wake its sleeping poller thread.
+            if self.mode != RingMode::SqPoll || self.ring.sq_flags() & IORING_SQ_NEED_WAKEUP != 0
+            {
+                counters.enters.incr();
+            }
             #[cfg(test)]
             if self.refuse_submits > 0 {
                 self.refuse_submits -= 1;

@@ -57,6 +57,10 @@ pub(crate) struct Config {
     pub(crate) cancel_any: bool,
     /// The clock starts paused (tests; single shard only).
     pub(crate) start_paused: bool,
+    /// `Some(idle)`: ask for SQPOLL rings whose kernel thread sleeps after `idle`.
+    pub(crate) sqpoll: Option<Duration>,
+    /// Testing aid: SQPOLL is asked for in a way the kernel refuses.
+    pub(crate) sqpoll_refused: bool,
 }
 
 impl Config {
@@ -65,6 +69,8 @@ impl Config {
             entries: self.ring_entries,
             allow_defer_taskrun: self.defer_taskrun,
             allow_coop_taskrun: self.coop_taskrun,
+            sqpoll_idle_ms: self.sqpoll.map(sqpoll_idle_ms),
+            sqpoll_refused: self.sqpoll_refused,
         }
     }
 }
@@ -117,6 +123,8 @@ impl Builder {
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
                 start_paused: false,
+                sqpoll: None,
+                sqpoll_refused: false,
             },
             shards_set: false,
         }
@@ -193,6 +201,46 @@ impl Builder {
         self
     }
 
+    /// Asks for `SQPOLL` rings: a kernel thread per shard takes submissions from the ring with
+    /// no system call while it polls, and sleeps after `idle` without work (rounded up to
+    /// whole milliseconds; the shard wakes it with `IORING_SQ_NEED_WAKEUP` and one system call
+    /// when it submits again). It costs a CPU polling for up to `idle` after each submission:
+    /// worth it for a busy shard on a machine with cores to spare.
+    ///
+    /// Where the kernel refuses SQPOLL (`EPERM` for unprivileged users before 5.11, a seccomp
+    /// or container policy), the shard falls back to the best other mode, and
+    /// [`RuntimeHandle::ring_setups`](crate::RuntimeHandle::ring_setups) says which and why.
+    /// SQPOLL rings cannot use `DEFER_TASKRUN` or `COOP_TASKRUN` (the kernel refuses the
+    /// combination), so completions are posted asynchronously; and a shard whose ring has
+    /// SQPOLL rings other shards' doorbells with a system call (ring-less `MSG_RING` where the
+    /// kernel has it, the eventfd otherwise), not an SQE its poller would send later.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::{RingMode, Runtime};
+    ///
+    /// let rt = Runtime::builder().shards(2).sqpoll(Duration::from_millis(2)).build()?;
+    /// let answer = rt.block_on(async { ringsteal_rt::spawn(async { 6 * 7 }).await.unwrap() });
+    /// assert_eq!(answer, 42);
+    /// for setup in rt.handle().ring_setups().into_iter().flatten() {
+    ///     assert!(setup.mode == RingMode::SqPoll || !setup.refused.is_empty(), "{setup}");
+    /// }
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn sqpoll(mut self, idle: Duration) -> Self {
+        self.config.sqpoll = Some(idle);
+        self
+    }
+
+    /// Testing aid: with `true` and [`sqpoll`](Self::sqpoll), SQPOLL is asked for with its
+    /// thread pinned to a CPU that does not exist, which every kernel refuses (`EINVAL`), so
+    /// the fallback can be tested on a machine that allows SQPOLL.
+    #[doc(hidden)]
+    pub fn sqpoll_refused_for_testing(mut self, refuse: bool) -> Self {
+        self.config.sqpoll_refused = refuse;
+        self
+    }
+
     /// Starts the runtime with its clock paused, as if [`time::pause`](crate::time::pause)
     /// were its first call (default false). For tests of timeouts and retries; needs a
     /// single shard: `build` fails with any other count.
@@ -255,7 +303,13 @@ impl Builder {
             )));
         }
         let features = Features::get().map_err(BuildError::Unavailable)?;
-        let wake = plan_wakes(config.wake, features)?;
+        let mut wake = plan_wakes(config.wake, features)?;
+        if config.sqpoll.is_some() {
+            // An SQE on an SQPOLL ring is taken by its kernel thread later, after the sender
+            // has let go of the guard that keeps the target's ring fd open (shard/remote.rs):
+            // the MSG_RING could then name a closed, reused fd. Ring doorbells synchronously.
+            wake.shard_to_shard = wake.foreign;
+        }
         let shared = Arc::new(Shared::new(config, wake));
         if shared.config.start_paused {
             // A fresh clock, never paused: this cannot fail.
@@ -290,6 +344,13 @@ impl Builder {
         }
         Ok(Runtime::from_parts(shared, shard0, threads))
     }
+}
+
+/// SQPOLL's idle time in whole milliseconds, rounded up (zero would mean the kernel's default
+/// of one second).
+fn sqpoll_idle_ms(idle: Duration) -> u32 {
+    let ms = idle.as_nanos().div_ceil(1_000_000).max(1);
+    u32::try_from(ms).unwrap_or(u32::MAX)
 }
 
 fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, BuildError> {

@@ -15,7 +15,7 @@ use super::builder::Config;
 use super::context;
 use crate::blocking::BlockingPool;
 use crate::driver::user_data::TAG_DOORBELL;
-use crate::driver::{signal_eventfd, RingMode};
+use crate::driver::{signal_eventfd, RingMode, RingSetup};
 use crate::shard::remote::{Doorbell, RemoteShard};
 use crate::stats::SharedCounter;
 use crate::task::Notified;
@@ -59,7 +59,7 @@ pub(crate) struct Shared {
     /// that queues a task must drop it itself (see `sweep_if_shut_down`).
     swept: AtomicBool,
     shutdown_timeout_ns: AtomicU64,
-    ring_modes: Mutex<Vec<Option<RingMode>>>,
+    ring_setups: Mutex<Vec<Option<RingSetup>>>,
 }
 
 impl Shared {
@@ -83,7 +83,7 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             swept: AtomicBool::new(false),
             shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
-            ring_modes: Mutex::new(vec![None; n]),
+            ring_setups: Mutex::new(vec![None; n]),
             config,
         }
     }
@@ -101,12 +101,17 @@ impl Shared {
         Duration::from_nanos(self.shutdown_timeout_ns.load(Relaxed))
     }
 
-    pub(crate) fn record_ring_mode(&self, shard: usize, mode: RingMode) {
-        self.ring_modes.lock()[shard] = Some(mode);
+    pub(crate) fn record_ring_setup(&self, shard: usize, setup: RingSetup) {
+        self.ring_setups.lock()[shard] = Some(setup);
     }
 
     pub(crate) fn ring_modes(&self) -> Vec<Option<RingMode>> {
-        self.ring_modes.lock().clone()
+        let setups = self.ring_setups.lock();
+        setups.iter().map(|s| s.as_ref().map(|s| s.mode)).collect()
+    }
+
+    pub(crate) fn ring_setups(&self) -> Vec<Option<RingSetup>> {
+        self.ring_setups.lock().clone()
     }
 
     /// Stops new work and wakes every shard so it notices.
