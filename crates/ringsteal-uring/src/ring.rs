@@ -370,7 +370,9 @@ impl Ring {
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         }
         let mut flags = 0;
-        if sqpoll && self.sq.flags() & IORING_SQ_NEED_WAKEUP != 0 {
+        // Wake a sleeping poller only for SQEs it has not read: waking it to find nothing
+        // would cost it a whole idle period of polling.
+        if sqpoll && to_submit > 0 && self.sq.flags() & IORING_SQ_NEED_WAKEUP != 0 {
             flags |= IORING_ENTER_SQ_WAKEUP;
         }
         let must_get_events = want > 0
