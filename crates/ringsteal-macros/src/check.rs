@@ -31,8 +31,9 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        let first = sig.generics.params.first().map(Spanned::span);
         return Err(syn::Error::new(
-            sig.generics.span(),
+            first.unwrap_or_else(|| sig.generics.span()),
             format!("{attr} cannot be used on a generic function: it has no caller to choose the types"),
         ));
     }
@@ -45,7 +46,7 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
     if kind == Kind::Test {
         if let Some(a) = f.attrs.iter().find(|a| a.path().is_ident("test")) {
             return Err(syn::Error::new(
-                a.span(),
+                a.path().span(),
                 "#[ringsteal::test] already makes this a #[test]: remove this attribute",
             ));
         }

@@ -114,6 +114,8 @@ fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => {
             // Not a function: the error, and the item as it was.
+            let what = format!("{} goes on an `async fn`, not on this item", kind.attr());
+            let e = syn::Error::new(e.span(), what);
             let mut out: TokenStream = e.into_compile_error().into();
             out.extend(item);
             return out;
