@@ -22,16 +22,16 @@ use crate::runtime::context;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ringsteal::time::{self, Instant};
+/// use ringsteal_rt::time::{self, Instant};
 ///
-/// let rt = ringsteal::Runtime::builder().shards(1).build()?;
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build()?;
 /// rt.block_on(async {
 ///     time::pause();
 ///     let start = Instant::now();
 ///     time::sleep_until(start + Duration::from_secs(60)).await; // takes no real time
 ///     assert_eq!(start.elapsed(), Duration::from_secs(60));
 /// });
-/// # Ok::<(), ringsteal::BuildError>(())
+/// # Ok::<(), ringsteal_rt::BuildError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant {
