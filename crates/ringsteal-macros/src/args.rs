@@ -90,9 +90,9 @@ impl Args {
                     return Err(duplicate());
                 }
                 let lit: LitInt = value(&meta, SHARDS_HELP)?;
-                let n: usize = lit.base10_parse().map_err(|_| {
-                    syn::Error::new(lit.span(), SHARDS_HELP)
-                })?;
+                let n: usize = lit
+                    .base10_parse()
+                    .map_err(|_| syn::Error::new(lit.span(), SHARDS_HELP))?;
                 if n == 0 || n > 4096 {
                     return Err(syn::Error::new(
                         lit.span(),
@@ -128,11 +128,17 @@ impl Args {
                 let path = if input.peek(LitStr) {
                     let lit: LitStr = input.parse()?;
                     lit.parse::<Path>().map_err(|_| {
-                        syn::Error::new(lit.span(), "`crate` must name a path, e.g. `crate = my_lib::ringsteal`")
+                        syn::Error::new(
+                            lit.span(),
+                            "`crate` must name a path, e.g. `crate = my_lib::ringsteal`",
+                        )
                     })?
                 } else {
                     Path::parse_mod_style(input).map_err(|e| {
-                        syn::Error::new(e.span(), "`crate` must name a path, e.g. `crate = my_lib::ringsteal`")
+                        syn::Error::new(
+                            e.span(),
+                            "`crate` must name a path, e.g. `crate = my_lib::ringsteal`",
+                        )
                     })?
                 };
                 self.krate = Some(path);
@@ -144,11 +150,9 @@ impl Args {
                 let lit: LitBool = value(&meta, "`start_paused` takes `true` or `false`")?;
                 self.start_paused = Some((lit.value, lit.span()));
             }
-            "start_paused" => {
-                return Err(meta.error(
-                    "`start_paused` is for #[ringsteal::test] only: a program's clock is never paused",
-                ))
-            }
+            "start_paused" => return Err(meta.error(
+                "`start_paused` is for #[ringsteal::test] only: a program's clock is never paused",
+            )),
             _ => {
                 return Err(meta.error(format!(
                     "unknown argument `{name}`; {} takes {}",
@@ -180,16 +184,9 @@ const IDLE_HELP: &str = "`idle` takes \"park\", \"spin\" (a 50us budget) or \"sp
 const WAKE_HELP: &str = "`wake` takes \"auto\", \"msg_ring\" or \"eventfd\"";
 
 /// Reads `= <literal of type T>`, or fails at the value with `help`.
-fn value<T: syn::parse::Parse>(
-    meta: &ParseNestedMeta<'_>,
-    help: &str,
-) -> syn::Result<T> {
-    let input = meta
-        .value()
-        .map_err(|_| meta.error(help))?;
-    let lit: Lit = input
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), help))?;
+fn value<T: syn::parse::Parse>(meta: &ParseNestedMeta<'_>, help: &str) -> syn::Result<T> {
+    let input = meta.value().map_err(|_| meta.error(help))?;
+    let lit: Lit = input.parse().map_err(|e| syn::Error::new(e.span(), help))?;
     let span = lit.span();
     match syn::parse2::<T>(quote::ToTokens::into_token_stream(lit)) {
         Ok(v) => Ok(v),
@@ -250,7 +247,15 @@ mod tests {
 
     #[test]
     fn spin_budgets_without_a_known_unit_are_refused() {
-        for bad in ["", "50", "us", "5 minutes", "1.5ms", "-3us", "99999999999999999999ns"] {
+        for bad in [
+            "",
+            "50",
+            "us",
+            "5 minutes",
+            "1.5ms",
+            "-3us",
+            "99999999999999999999ns",
+        ] {
             assert_eq!(parse_duration_nanos(bad), None, "{bad:?}");
         }
     }

@@ -34,7 +34,9 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
         let first = sig.generics.params.first().map(Spanned::span);
         return Err(syn::Error::new(
             first.unwrap_or_else(|| sig.generics.span()),
-            format!("{attr} cannot be used on a generic function: it has no caller to choose the types"),
+            format!(
+                "{attr} cannot be used on a generic function: it has no caller to choose the types"
+            ),
         ));
     }
     if let Some(v) = &sig.variadic {

@@ -12,7 +12,10 @@ use crate::check::Handle;
 
 /// The plain function that replaces `f`.
 pub(crate) fn expand(args: &Args, f: ItemFn, handle: Handle) -> TokenStream {
-    let krate: Path = args.krate.clone().unwrap_or_else(|| parse_quote!(::ringsteal));
+    let krate: Path = args
+        .krate
+        .clone()
+        .unwrap_or_else(|| parse_quote!(::ringsteal));
     let builder = builder(&krate, args);
     let ItemFn {
         attrs,

@@ -136,7 +136,9 @@ fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
 /// compiler then reports this error alone, not a cascade (an `async fn main`, a missing
 /// `main`, `.await` outside `async`).
 fn with_error(e: syn::Error, f: &ItemFn) -> TokenStream {
-    let ItemFn { attrs, vis, sig, .. } = f;
+    let ItemFn {
+        attrs, vis, sig, ..
+    } = f;
     let (name, output) = (&sig.ident, &sig.output);
     let error = e.into_compile_error();
     quote::quote! {

@@ -68,7 +68,10 @@ fn a_retry_loop_with_hours_of_backoff_runs_in_milliseconds() {
             expected.push(next);
             backoff = (backoff * 2).min(3600);
         }
-        assert_eq!(attempts, expected, "every timer fired exactly at its deadline");
+        assert_eq!(
+            attempts, expected,
+            "every timer fired exactly at its deadline"
+        );
         assert!(
             real.elapsed() < Duration::from_secs(10),
             "{:?} of virtual time took {:?} of real time",
@@ -125,7 +128,11 @@ fn advance_fires_what_is_due_and_runs_the_woken_tasks_before_returning() {
             ringsteal_rt::yield_now().await;
             assert_eq!(fired.load(SeqCst), 0);
             time::advance(Duration::from_millis(1999)).await;
-            assert_eq!(fired.load(SeqCst), 1, "only the 1 s timer is due at 1.999 s");
+            assert_eq!(
+                fired.load(SeqCst),
+                1,
+                "only the 1 s timer is due at 1.999 s"
+            );
             assert_eq!(start.elapsed(), Duration::from_millis(1999));
             time::advance(Duration::from_millis(1)).await;
             assert_eq!(fired.load(SeqCst), 2, "the 2 s timer fires exactly at 2 s");
@@ -151,7 +158,10 @@ fn the_paused_clock_stands_still_without_timers_and_for_every_thread_of_the_runt
             })
             .await
             .unwrap();
-            assert_eq!(seen, frozen, "a blocking thread of the runtime sees the paused clock");
+            assert_eq!(
+                seen, frozen,
+                "a blocking thread of the runtime sees the paused clock"
+            );
             ringsteal_rt::yield_now().await;
             assert_eq!(Instant::now(), frozen);
             // A thread of no runtime sees std's clock.
@@ -288,7 +298,10 @@ fn misuse_is_an_error_that_says_what_to_do() {
             assert_eq!(err, ClockError::MultiShard { shards: 2 });
             assert!(err.to_string().contains("single-shard"), "{err}");
             assert!(err.to_string().contains(".shards(1)"), "{err}");
-            assert_eq!(time::try_advance(Duration::from_secs(1)).await, Err(ClockError::NotPaused));
+            assert_eq!(
+                time::try_advance(Duration::from_secs(1)).await,
+                Err(ClockError::NotPaused)
+            );
         });
         drop(two);
 

@@ -23,7 +23,9 @@ fn sqpoll_runtime(shards: usize, wake: WakeMechanism, idle: Duration) -> Runtime
         .unwrap();
     let setups = rt.handle().ring_setups();
     for (shard, setup) in setups.iter().enumerate() {
-        let setup = setup.as_ref().expect("every shard's ring exists once built");
+        let setup = setup
+            .as_ref()
+            .expect("every shard's ring exists once built");
         assert_eq!(
             setup.mode,
             RingMode::SqPoll,
@@ -42,9 +44,14 @@ async fn file_round_trip(data: &[u8]) -> Vec<u8> {
         common::unique()
     ));
     let c_path = CString::new(path.to_str().unwrap()).unwrap();
-    let fd = op::openat(None, c_path, libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC, 0o600)
-        .await
-        .expect("open");
+    let fd = op::openat(
+        None,
+        c_path,
+        libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+        0o600,
+    )
+    .await
+    .expect("open");
     let fd = SharedFd::new(fd);
     let (n, _) = op::write_at(&fd, data.to_vec(), 0).await;
     assert_eq!(n.unwrap(), data.len());
@@ -122,7 +129,8 @@ fn a_shard_wakes_its_poller_after_the_poller_went_to_sleep() {
                 }
                 op::nop().await.expect("a nop completes");
                 if round % 10 == 0 {
-                    let far = handle.spawn_with(Placement::Pinned(1), async { op::nop().await.is_ok() });
+                    let far =
+                        handle.spawn_with(Placement::Pinned(1), async { op::nop().await.is_ok() });
                     assert!(far.await.unwrap());
                 }
             }
@@ -171,13 +179,19 @@ fn the_refusal_texts_name_the_cause() {
         errno: libc::EPERM,
     }
     .to_string();
-    assert!(eperm.contains("SQPOLL refused") && eperm.contains("CAP_SYS_ADMIN"), "{eperm}");
+    assert!(
+        eperm.contains("SQPOLL refused") && eperm.contains("CAP_SYS_ADMIN"),
+        "{eperm}"
+    );
     let einval = RingRefusal {
         mode: RingMode::DeferTaskrun,
         errno: libc::EINVAL,
     }
     .to_string();
-    assert!(einval.contains("DEFER_TASKRUN") && einval.contains("does not support"), "{einval}");
+    assert!(
+        einval.contains("DEFER_TASKRUN") && einval.contains("does not support"),
+        "{einval}"
+    );
 }
 
 #[test]

@@ -27,9 +27,11 @@ fn cpu_after_io(idle: Duration, settle: Duration, window: Duration) -> Duration 
     assert_eq!(rt.ring_modes(), vec![Some(RingMode::SqPoll); 2]);
     rt.block_on(async {
         ringsteal_rt::op::nop().await.unwrap();
-        spawn_with(Placement::Pinned(1), async { ringsteal_rt::op::nop().await.unwrap() })
-            .await
-            .unwrap();
+        spawn_with(Placement::Pinned(1), async {
+            ringsteal_rt::op::nop().await.unwrap()
+        })
+        .await
+        .unwrap();
         ringsteal_rt::time::sleep(settle).await;
     });
     let (cpu, wall) = (cpu_time(), Instant::now());
@@ -53,5 +55,8 @@ fn sqpoll_threads_stop_using_cpu_after_their_idle_time() {
         polling >= Duration::from_millis(30),
         "the CPU measure does not see the SQPOLL threads ({polling:?}), so the idle check would prove nothing"
     );
-    assert!(idle < Duration::from_millis(5), "an idle second cost {idle:?} of CPU");
+    assert!(
+        idle < Duration::from_millis(5),
+        "an idle second cost {idle:?} of CPU"
+    );
 }

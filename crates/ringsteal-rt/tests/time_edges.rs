@@ -13,7 +13,9 @@ use std::time::Duration;
 use common::{block_on_plain, with_every_runtime};
 use ringsteal_rt::sync::CancellationToken;
 use ringsteal_rt::task::TaskGroup;
-use ringsteal_rt::time::{interval, sleep, timeout, timeout_at, Instant, MissedTickBehavior, Sleep};
+use ringsteal_rt::time::{
+    interval, sleep, timeout, timeout_at, Instant, MissedTickBehavior, Sleep,
+};
 use ringsteal_rt::Placement;
 
 /// A future that is pending at its first poll (waking itself) and ready with `v` at its

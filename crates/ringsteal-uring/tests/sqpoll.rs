@@ -20,7 +20,10 @@ fn sqpoll_ring(idle_ms: u32) -> Ring {
 fn wait_until_poller_sleeps(ring: &Ring) {
     let start = Instant::now();
     while ring.sq_flags() & IORING_SQ_NEED_WAKEUP == 0 {
-        assert!(start.elapsed() < common::HANG_GUARD, "the SQPOLL thread never slept");
+        assert!(
+            start.elapsed() < common::HANG_GUARD,
+            "the SQPOLL thread never slept"
+        );
         std::thread::yield_now();
     }
 }

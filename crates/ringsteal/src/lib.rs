@@ -133,7 +133,10 @@ pub mod __private {
     /// `#[ringsteal::main]`: builds the runtime and runs the body on this thread (shard 0). A
     /// runtime that cannot be built ends the program with its error, which names the cause
     /// and the fix, and status 1.
-    pub fn run_main<F: Future>(builder: Builder, body: impl FnOnce(RuntimeHandle) -> F) -> F::Output {
+    pub fn run_main<F: Future>(
+        builder: Builder,
+        body: impl FnOnce(RuntimeHandle) -> F,
+    ) -> F::Output {
         match builder.build() {
             Ok(rt) => rt.block_on(body(rt.handle())),
             Err(e) => {
@@ -145,7 +148,10 @@ pub mod __private {
 
     /// `#[ringsteal::test]`: as [`run_main`], but a runtime that cannot be built fails the
     /// test with its error.
-    pub fn run_test<F: Future>(builder: Builder, body: impl FnOnce(RuntimeHandle) -> F) -> F::Output {
+    pub fn run_test<F: Future>(
+        builder: Builder,
+        body: impl FnOnce(RuntimeHandle) -> F,
+    ) -> F::Output {
         match builder.build() {
             Ok(rt) => rt.block_on(body(rt.handle())),
             Err(e) => panic!("{e}"),

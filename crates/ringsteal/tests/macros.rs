@@ -12,13 +12,19 @@ use ringsteal::{IdleStrategy, RuntimeHandle, WakeMechanism};
 async fn without_arguments_there_is_one_shard_per_available_cpu() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!(RuntimeHandle::current().shards(), cpus);
-    assert_eq!(ringsteal::current_shard(), Some(0), "the test's thread is shard 0");
+    assert_eq!(
+        ringsteal::current_shard(),
+        Some(0),
+        "the test's thread is shard 0"
+    );
 }
 
 #[ringsteal::test(shards = 3)]
 async fn shards_sets_the_shard_count(handle: RuntimeHandle) {
     assert_eq!(handle.shards(), 3);
-    let on_two = handle.spawn_with(ringsteal::Placement::Pinned(2), async { ringsteal::current_shard() });
+    let on_two = handle.spawn_with(ringsteal::Placement::Pinned(2), async {
+        ringsteal::current_shard()
+    });
     assert_eq!(on_two.await.unwrap(), Some(2));
 }
 
@@ -70,7 +76,7 @@ async fn start_paused_false_leaves_the_clock_running() {
 async fn crate_names_the_facade_path() {}
 
 mod reexported {
-    pub use ringsteal as rs;
+    pub(crate) use ringsteal as rs;
 }
 
 #[ringsteal::test(crate = reexported::rs, shards = 1)]

@@ -14,8 +14,8 @@ mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
-pub use setup::{RingMode, RingRefusal, RingSetup};
 pub(crate) use setup::{create_ring, RingOptions};
+pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;
@@ -232,8 +232,7 @@ impl Driver {
                 return Ok(());
             }
             // An SQPOLL ring enters the kernel only to wake its sleeping poller thread.
-            if self.mode != RingMode::SqPoll || self.ring.sq_flags() & IORING_SQ_NEED_WAKEUP != 0
-            {
+            if self.mode != RingMode::SqPoll || self.ring.sq_flags() & IORING_SQ_NEED_WAKEUP != 0 {
                 counters.enters.incr();
             }
             #[cfg(test)]

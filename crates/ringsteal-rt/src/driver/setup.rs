@@ -142,7 +142,10 @@ pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupE
     if opts.sqpoll_idle_ms.is_some() {
         match try_sqpoll(opts) {
             Ok(ring) => {
-                let setup = RingSetup { mode: RingMode::SqPoll, refused };
+                let setup = RingSetup {
+                    mode: RingMode::SqPoll,
+                    refused,
+                };
                 return Ok((ring, setup));
             }
             Err(e) => refused.push(RingRefusal {

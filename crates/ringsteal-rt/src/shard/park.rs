@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::Shard;
 use crate::runtime::builder::IdleStrategy;
-use crate::time::clock::Paused;
 use crate::runtime::main_wake::MainWake;
+use crate::time::clock::Paused;
 
 impl Shard {
     /// Called when a tick found nothing to do.
@@ -32,7 +32,11 @@ impl Shard {
             // The spin ends at the next timer too: the wheel fires in the run loop, and a
             // spinning shard is the most precise timer there is.
             let clock_now = self.shared.clock.now();
-            let timer_due = self.wheel.borrow().next_timeout(clock_now).map(|t| start + t);
+            let timer_due = self
+                .wheel
+                .borrow()
+                .next_timeout(clock_now)
+                .map(|t| start + t);
             let mut round = 0u32;
             loop {
                 // Cheap signals every round; other shards' queues (their cache lines) and the

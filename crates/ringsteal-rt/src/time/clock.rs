@@ -298,7 +298,9 @@ pub fn try_resume() -> Result<(), ClockError> {
 /// # Panics
 /// Outside a runtime or if the clock is not paused; [`try_advance`] returns these as errors.
 pub async fn advance(duration: Duration) {
-    try_advance(duration).await.unwrap_or_else(|e| panic!("{e}"))
+    try_advance(duration)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// [`advance`], returning misuse as an error.

@@ -18,11 +18,11 @@ mod sleep;
 mod timeout;
 pub(crate) mod wheel;
 
+pub use clock::{advance, pause, resume, try_advance, try_pause, try_resume, ClockError};
+pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub(crate) use sleep::reset_local;
 pub use sleep::{sleep, sleep_until, Sleep};
-pub use clock::{advance, pause, resume, try_advance, try_pause, try_resume, ClockError};
-pub use instant::Instant;
 pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};
 pub(crate) use wheel::TimerKey;

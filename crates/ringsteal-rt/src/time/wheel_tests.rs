@@ -401,10 +401,16 @@ fn the_next_timeout_is_none_without_timers_and_bounded_by_the_nearest_one() {
         .wheel
         .deadline_tick(Instant::now() + Duration::from_secs(3600));
     h.insert(tick, 1);
-    let t = h.wheel.next_timeout(Instant::now()).expect("a timer is pending");
+    let t = h
+        .wheel
+        .next_timeout(Instant::now())
+        .expect("a timer is pending");
     assert!(t <= Duration::from_secs(3600), "{t:?}");
     // The nearest timer bounds it: one due a microsecond after the origin.
     h.insert(1, 2);
-    let t = h.wheel.next_timeout(Instant::now()).expect("timers are pending");
+    let t = h
+        .wheel
+        .next_timeout(Instant::now())
+        .expect("timers are pending");
     assert!(t <= Duration::from_micros(1), "{t:?}");
 }
