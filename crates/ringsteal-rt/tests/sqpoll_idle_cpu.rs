@@ -6,19 +6,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{hang_guard, HANG_LIMIT};
+use common::{cpu_time, hang_guard, HANG_LIMIT};
 use ringsteal_rt::{spawn_with, Placement, RingMode, Runtime};
-
-/// User plus system CPU time of this process so far (its SQPOLL threads included).
-fn cpu_time() -> Duration {
-    // SAFETY: rusage is plain data, zeroed is a valid value; getrusage writes into it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid out-pointer.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 /// CPU used over `window` of doing nothing, `settle` after both shards submitted something
 /// on SQPOLL rings whose pollers sleep after `idle`.

@@ -137,13 +137,11 @@ pub mod __private {
         builder: Builder,
         body: impl FnOnce(RuntimeHandle) -> F,
     ) -> F::Output {
-        match builder.build() {
-            Ok(rt) => rt.block_on(body(rt.handle())),
-            Err(e) => {
-                eprintln!("error: {e}");
-                std::process::exit(1)
-            }
-        }
+        let rt = builder.build().unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        });
+        rt.block_on(body(rt.handle()))
     }
 
     /// `#[ringsteal::test]`: as [`run_main`], but a runtime that cannot be built fails the
@@ -152,10 +150,8 @@ pub mod __private {
         builder: Builder,
         body: impl FnOnce(RuntimeHandle) -> F,
     ) -> F::Output {
-        match builder.build() {
-            Ok(rt) => rt.block_on(body(rt.handle())),
-            Err(e) => panic!("{e}"),
-        }
+        let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
+        rt.block_on(body(rt.handle()))
     }
 }
 

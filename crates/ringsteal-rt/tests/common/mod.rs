@@ -327,3 +327,15 @@ pub fn unique() -> usize {
     static N: AtomicUsize = AtomicUsize::new(0);
     N.fetch_add(1, SeqCst)
 }
+
+/// User plus system CPU time of this process so far, every thread of it included (the
+/// kernel's SQPOLL threads too). Meaningful only in a test binary with a single test.
+pub fn cpu_time() -> Duration {
+    // SAFETY: rusage is plain data, zeroed is a valid value; getrusage writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid out-pointer.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
