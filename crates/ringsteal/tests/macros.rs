@@ -3,6 +3,8 @@
 //! paused. (`#[ringsteal::main]` runs in the README quick start and the crate docs; misuse is
 //! checked by the compile-fail tests of `ringsteal-macros`.)
 
+#![cfg(feature = "macros")]
+
 use std::time::Duration;
 
 use ringsteal::time::{self, Instant};

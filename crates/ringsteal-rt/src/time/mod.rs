@@ -1,7 +1,7 @@
 //! Time: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`], [`interval`],
 //! [`interval_at`].
 //!
-//! Each shard keeps its timers in its own hierarchical wheel ([`wheel`]): registering or
+//! Each shard keeps its timers in its own hierarchical wheel (`wheel.rs`): registering or
 //! cancelling a timer is O(1) and makes no syscall and no SQE; the shard's blocking
 //! `io_uring_enter` carries the nearest deadline as its `EXT_ARG` timeout. Resolution is one
 //! microsecond and a timer never fires early; how late it fires depends on the kernel's
