@@ -175,6 +175,13 @@ impl Shared {
             if foreign == Doorbell::SendMsgRing
                 && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
             {
+                // A ring-less MSG_RING: counted like one sent from a ring when a shard of this
+                // runtime sent it (an SQPOLL runtime's shards ring doorbells this way).
+                context::with_shard_of(self, |cur| {
+                    if let Some(shard) = cur {
+                        shard.counters().msg_ring_doorbells.incr();
+                    }
+                });
                 return;
             }
             if eventfd >= 0 {
