@@ -67,7 +67,7 @@ impl Drop for EventFd {
 pub(crate) fn signal(fd: RawFd) {
     let one: u64 = 1;
     // SAFETY: writes 8 bytes from a valid local; the fd is kept open by the doorbell protocol
-    // (see `shard/remote.rs`) for as long as a sender may use it. EAGAIN (counter saturated)
+    // (see `shared/remote.rs`) for as long as a sender may use it. EAGAIN (counter saturated)
     // means the shard is already signalled.
     unsafe {
         libc::write(fd, (&one as *const u64).cast(), 8);

@@ -36,9 +36,9 @@ use ringsteal_uring::abi::{
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use crate::driver::user_data::{pointer, TAG_OP};
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::shard::remote::{OpRef, RemoteCmd};
+use crate::shard::context;
+use crate::shard::sched::SchedHandle;
+use crate::shared::remote::{OpRef, RemoteCmd};
 use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].

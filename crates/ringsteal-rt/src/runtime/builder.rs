@@ -6,66 +6,13 @@ use std::time::Duration;
 
 use ringsteal_uring::Features;
 
-use super::shared::{Shared, WakePlan};
 use super::Runtime;
-use crate::driver::RingOptions;
 use crate::error::BuildError;
-use crate::shard::remote::Doorbell;
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
-
-/// What an idle shard does before it blocks in the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum IdleStrategy {
-    /// Block right away (no CPU while idle; a wake costs a thread wake-up, 20–50 µs on a VM).
-    #[default]
-    Park,
-    /// Poll for new work for up to this long, then block. Buys sub-microsecond wake latency
-    /// while work keeps coming, and still returns to zero CPU once idle.
-    SpinThenPark(Duration),
-}
-
-/// How shards wake each other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum WakeMechanism {
-    /// `IORING_OP_MSG_RING` between shards where the kernel has it (5.18), ring-less
-    /// `IORING_REGISTER_SEND_MSG_RING` from other threads where it has that (6.13), and the
-    /// eventfd otherwise.
-    #[default]
-    Auto,
-    /// Require `IORING_OP_MSG_RING` between shards; building fails on kernels without it.
-    MsgRing,
-    /// Force the fallback: every doorbell is a write to the target shard's eventfd, which the
-    /// shard keeps a read armed on.
-    EventFd,
-}
-
-/// Settings a runtime was built with.
-#[derive(Clone, Debug)]
-pub(crate) struct Config {
-    pub(crate) shards: usize,
-    pub(crate) ring_entries: u32,
-    pub(crate) thread_name: String,
-    pub(crate) pin_shards: bool,
-    pub(crate) idle: IdleStrategy,
-    pub(crate) wake: WakeMechanism,
-    pub(crate) defer_taskrun: bool,
-    pub(crate) coop_taskrun: bool,
-    pub(crate) blocking_threads: usize,
-    pub(crate) blocking_keep_alive: Duration,
-    pub(crate) shutdown_timeout: Duration,
-    /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
-    pub(crate) cancel_any: bool,
-}
-
-impl Config {
-    pub(crate) fn ring_options(&self) -> RingOptions {
-        RingOptions {
-            entries: self.ring_entries,
-            allow_defer_taskrun: self.defer_taskrun,
-            allow_coop_taskrun: self.coop_taskrun,
-        }
-    }
-}
+use crate::shard::Shard;
+use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
+use crate::shared::remote::Doorbell;
+use crate::shared::{Shared, WakePlan};
 
 /// Configures and builds a [`Runtime`].
 ///
@@ -280,7 +227,7 @@ fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, Buil
 fn abort_build(
     shared: &Arc<Shared>,
     threads: Vec<std::thread::JoinHandle<()>>,
-    shard0: crate::shard::Shard,
+    shard0: Shard,
     err: BuildError,
 ) -> BuildError {
     shared.begin_shutdown(Duration::from_secs(1));
@@ -288,7 +235,7 @@ fn abort_build(
         let _ = t.join();
     }
     shard0.remote().close();
-    crate::runtime::sched::return_credits(&shard0);
+    crate::shard::sched::return_credits(&shard0);
     drop(shard0);
     err
 }

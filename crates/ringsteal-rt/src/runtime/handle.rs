@@ -3,12 +3,12 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::context::{self, EnterGuard as ContextGuard};
-use super::shared::Shared;
 use super::spawn;
 use crate::error::SpawnError;
 use crate::msg;
 use crate::placement::Placement;
+use crate::shard::context::{self, EnterGuard as ContextGuard};
+use crate::shared::Shared;
 use crate::stats::RuntimeStats;
 use crate::task::JoinHandle;
 

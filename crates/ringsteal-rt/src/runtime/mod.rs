@@ -1,16 +1,15 @@
-//! [`Runtime`] (owns the shards, runs `block_on`, shuts down) and its parts: the builder,
-//! the handle, the thread-local context, spawning and the scheduler glue.
+//! [`Runtime`] (owns the shards, runs `block_on`, shuts down) and its public parts: the
+//! builder, the handle and spawning.
+//!
+//! The top of the core (ADR-0016): it builds `shared/` state and `shard/`s and may import
+//! both; neither imports it.
 
-pub(crate) mod affinity;
-pub(crate) mod builder;
-pub(crate) mod context;
+mod builder;
 mod handle;
-pub(crate) mod main_wake;
-pub(crate) mod sched;
-pub(crate) mod shared;
 pub(crate) mod spawn;
 
-pub use builder::{Builder, IdleStrategy, WakeMechanism};
+pub use crate::shared::config::{IdleStrategy, WakeMechanism};
+pub use builder::Builder;
 pub use handle::{EnterGuard, RuntimeHandle};
 
 use std::future::Future;
@@ -22,10 +21,11 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::Steal;
 
 use crate::driver::RingMode;
-use crate::shard::remote::RemoteCmd;
-use crate::shard::Shard;
-use context::ShardGuard;
-use shared::Shared;
+use crate::shard::context::{self, ShardGuard};
+use crate::shard::{sched, Shard};
+use crate::shared::remote::RemoteCmd;
+use crate::shared::Shared;
+use crate::util::affinity;
 
 /// A ringsteal runtime: `n` shards, each a thread with its own io_uring.
 ///

@@ -3,21 +3,28 @@
 //! Owns (thread-local, `!Send`): the run queue of started and pinned tasks, the deque of
 //! stealable tasks not yet started, the list of tasks it has started, its driver and timer
 //! wheel, its raw-message queue, and its share of the runtime's reference credits. The
-//! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`](remote::RemoteShard).
+//! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`], in `shared/`.
+//!
+//! Layering (ADR-0016): `shard/` stands on `shared/` (and the driver, tasks, the wheel) and
+//! never imports `runtime/`; `runtime/` builds shards and drives shard 0.
 //!
 //! Files: `run.rs` (the loop and a tick), `steal.rs` (taking work from other shards),
-//! `park.rs` (sleeping and doorbells), `sleep_flag.rs` (the sleep/wake protocol, checked
-//! with loom), `shutdown.rs` (stopping without freeing what the kernel may write),
-//! `thread.rs` (starting worker shards).
+//! `park.rs` (sleeping and doorbells), `wake.rs` (delivering wakes and doorbells from the
+//! current thread), `context.rs` (which shard and runtime the current thread runs),
+//! `sched.rs` (the reference a task holds to its runtime), `main_wake.rs` (the waker of
+//! `block_on`'s future), `inbox.rs` (raw messages in order), `shutdown.rs` (stopping without
+//! freeing what the kernel may write), `thread.rs` (creating shards, running worker threads).
 
+pub(crate) mod context;
 mod inbox;
+pub(crate) mod main_wake;
 mod park;
-pub(crate) mod remote;
 mod run;
+pub(crate) mod sched;
 mod shutdown;
-mod sleep_flag;
 mod steal;
 pub(crate) mod thread;
+mod wake;
 
 #[cfg(test)]
 mod doorbell_tests;
@@ -29,13 +36,13 @@ use std::sync::Arc;
 use crossbeam_deque::Worker;
 
 use crate::driver::{Driver, Reaped};
-use crate::runtime::shared::Shared;
+use crate::shared::remote::RemoteShard;
+use crate::shared::Shared;
 use crate::stats::ShardCounters;
 use crate::task::{Notified, OwnedTasks, TaskRef};
 use crate::time::wheel::Wheel;
 use crate::util::FastRand;
 pub(crate) use inbox::Inbox;
-use remote::RemoteShard;
 
 /// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.
 const HAND_OFF_MAX: usize = 256;
@@ -53,7 +60,7 @@ pub(crate) struct Shard {
     reaped: RefCell<Reaped>,
     /// Doorbells claimed while the driver was borrowed, rung at the next safe point.
     pending_doorbells: RefCell<Vec<usize>>,
-    /// References on `shared` held for tasks spawned here (see `runtime/sched.rs`).
+    /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
     queued_stealable: Cell<bool>,

@@ -16,8 +16,8 @@ use std::task::{Context, Poll, Waker};
 
 use crossbeam_deque::Steal;
 
+use super::main_wake::MainWake;
 use super::Shard;
-use crate::runtime::main_wake::MainWake;
 use crate::task::Notified;
 use crate::util::contain_panic;
 
@@ -186,7 +186,7 @@ impl Shard {
     }
 
     fn run_remote_cmds(&self) {
-        use super::remote::RemoteCmd;
+        use crate::shared::remote::RemoteCmd;
         loop {
             match self.remote().cmds.steal() {
                 Steal::Success(RemoteCmd::CancelOp(op)) => {

@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use crossbeam_deque::Steal;
 
-use super::remote::RemoteCmd;
 use super::Shard;
 use crate::op::raw::OpHeader;
+use crate::shared::remote::RemoteCmd;
 use crate::task;
 use crate::util::contain_panic;
 

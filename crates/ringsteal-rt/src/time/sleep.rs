@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::shard::remote::RemoteCmd;
+use crate::shard::context;
+use crate::shard::sched::SchedHandle;
 use crate::shard::Shard;
+use crate::shared::remote::RemoteCmd;
 
 use super::wheel::TimerKey;
 

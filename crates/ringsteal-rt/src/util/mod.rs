@@ -1,5 +1,6 @@
 //! Small building blocks with no runtime knowledge.
 
+pub(crate) mod affinity;
 pub(crate) mod block_cache;
 mod cache_padded;
 mod contain;
