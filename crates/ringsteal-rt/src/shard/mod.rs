@@ -12,10 +12,12 @@
 //! `park.rs` (sleeping and doorbells), `wake.rs` (delivering wakes and doorbells from the
 //! current thread), `context.rs` (which shard and runtime the current thread runs),
 //! `sched.rs` (the reference a task holds to its runtime), `main_wake.rs` (the waker of
-//! `block_on`'s future), `inbox.rs` (raw messages in order), `shutdown.rs` (stopping without
-//! freeing what the kernel may write), `thread.rs` (creating shards, running worker threads).
+//! `block_on`'s future), `inbox.rs` (raw messages in order), `shutdown.rs` and `drain.rs`
+//! (stopping without freeing what the kernel may write), `thread.rs` (creating shards and
+//! running worker threads).
 
 pub(crate) mod context;
+mod drain;
 mod inbox;
 pub(crate) mod main_wake;
 mod park;

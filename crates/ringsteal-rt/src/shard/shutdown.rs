@@ -1,6 +1,6 @@
 //! Stopping a shard: cancel every task it started, drop every task queued for it, cancel
-//! every operation in flight on its ring and wait for their completions (so no buffer the
-//! kernel may write is freed early), then close its doorbell for good.
+//! every operation in flight on its ring and wait for their completions (`drain.rs`: so no
+//! buffer the kernel may write is freed early), then close its doorbell for good.
 
 use std::ptr::NonNull;
 use std::time::Instant;
@@ -34,12 +34,7 @@ impl Shard {
         self.wheel.borrow_mut().clear(self.counters());
         self.messages.borrow_mut().waiters.clear();
         let mut reaped = crate::driver::Reaped::default();
-        let drained =
-            self.driver
-                .borrow_mut()
-                .drain(deadline, &mut reaped, self.counters(), || {
-                    self.next_queued_cancel()
-                });
+        let drained = self.drain_ring(deadline, &mut reaped);
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
@@ -101,7 +96,7 @@ impl Shard {
     /// The next op cancel queued for this shard by another thread (or by a drop that found
     /// the driver borrowed); timer commands met on the way are carried out (the wheel is
     /// empty by then, so they find nothing).
-    fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
+    pub(super) fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
         loop {
             match self.remote().cmds.steal() {
                 Steal::Success(RemoteCmd::CancelOp(op)) => return Some(op.0),
