@@ -18,14 +18,12 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::Steal;
-
 use crate::driver::RingMode;
 use crate::shard::context::{self, ShardGuard};
 use crate::shard::{sched, Shard};
 use crate::shared::remote::RemoteCmd;
 use crate::shared::Shared;
-use crate::util::affinity;
+use crate::util::{affinity, drain_queue};
 
 /// A ringsteal runtime: `n` shards, each a thread with its own io_uring.
 ///
@@ -197,32 +195,18 @@ fn final_sweep(shared: &Shared) {
     std::sync::atomic::fence(SeqCst);
     for remote in shared.shards.iter() {
         for q in [&remote.inbox, &remote.stealable] {
-            drain(q, drop);
+            drain_queue(q, drop);
         }
-        loop {
-            match remote.cmds.steal() {
-                // The op's shard has drained its ring, so the op completed; drop the reference
-                // that was meant for the cancel.
-                // SAFETY: the command owned one reference on the op.
-                Steal::Success(RemoteCmd::CancelOp(op)) => unsafe { crate::op::raw::release(op.0) },
-                Steal::Success(RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..)) => {}
-                Steal::Empty => break,
-                Steal::Retry => continue,
-            }
-        }
-        drain(&remote.messages, drop);
+        drain_queue(&remote.cmds, |cmd| match cmd {
+            // The op's shard has drained its ring, so the op completed; drop the reference
+            // that was meant for the cancel.
+            // SAFETY: the command owned one reference on the op.
+            RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
+            RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
+        });
+        drain_queue(&remote.messages, drop);
     }
-    drain(&shared.injector, drop);
-}
-
-fn drain<T>(q: &crossbeam_deque::Injector<T>, mut f: impl FnMut(T)) {
-    loop {
-        match q.steal() {
-            Steal::Success(t) => f(t),
-            Steal::Empty => break,
-            Steal::Retry => continue,
-        }
-    }
+    drain_queue(&shared.injector, drop);
 }
 
 impl Drop for Runtime {

@@ -5,13 +5,11 @@
 use std::ptr::NonNull;
 use std::time::Instant;
 
-use crossbeam_deque::Steal;
-
 use super::Shard;
 use crate::op::raw::OpHeader;
 use crate::shared::remote::RemoteCmd;
 use crate::task;
-use crate::util::contain_panic;
+use crate::util::{contain_panic, drain_queue, retry_steal};
 
 impl Shard {
     /// Runs on the shard's own thread. Returns false if some completions did not arrive before
@@ -61,16 +59,7 @@ impl Shard {
         }
         let remote = self.remote();
         for q in [&remote.inbox, &remote.stealable] {
-            loop {
-                match q.steal() {
-                    Steal::Success(t) => {
-                        drop(t);
-                        any = true;
-                    }
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
+            any |= drain_queue(q, drop) > 0;
         }
         if !remote.cmds.is_empty() {
             self.run_remote_cmds_for_shutdown(drained);
@@ -97,16 +86,15 @@ impl Shard {
     /// the driver borrowed); timer commands met on the way are carried out (the wheel is
     /// empty by then, so they find nothing).
     pub(super) fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
-        loop {
-            match self.remote().cmds.steal() {
-                Steal::Success(RemoteCmd::CancelOp(op)) => return Some(op.0),
-                Steal::Success(RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _)) => {
+        while let Some(cmd) = retry_steal(|| self.remote().cmds.steal()) {
+            match cmd {
+                RemoteCmd::CancelOp(op) => return Some(op.0),
+                RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _) => {
                     let waker = self.wheel.borrow_mut().remove(key, self.counters());
                     drop(waker);
                 }
-                Steal::Empty => return None,
-                Steal::Retry => continue,
             }
         }
+        None
     }
 }

@@ -26,7 +26,7 @@ use crate::blocking::pool::BlockingPool;
 use crate::driver::RingMode;
 use crate::stats::SharedCounter;
 use crate::task::Notified;
-use crate::util::CachePadded;
+use crate::util::{drain_queue, CachePadded};
 use config::Config;
 use remote::{Doorbell, RemoteShard};
 
@@ -151,12 +151,6 @@ impl Shared {
         if !self.swept.load(SeqCst) {
             return;
         }
-        loop {
-            match queue.steal() {
-                crossbeam_deque::Steal::Success(t) => drop(t),
-                crossbeam_deque::Steal::Empty => break,
-                crossbeam_deque::Steal::Retry => continue,
-            }
-        }
+        drain_queue(queue, drop);
     }
 }
