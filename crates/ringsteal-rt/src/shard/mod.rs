@@ -10,12 +10,14 @@
 //!
 //! Files: `run.rs` (the loop and a tick), `steal.rs` (taking work from other shards),
 //! `park.rs` (sleeping and doorbells), `wake.rs` (delivering wakes and doorbells from the
-//! current thread), `context.rs` (which shard and runtime the current thread runs),
+//! current thread), `commands.rs` (requests from other threads: cancel an op, remove or move
+//! a timer), `context.rs` (which shard and runtime the current thread runs),
 //! `sched.rs` (the reference a task holds to its runtime), `main_wake.rs` (the waker of
 //! `block_on`'s future), `inbox.rs` (raw messages in order), `shutdown.rs` and `drain.rs`
 //! (stopping without freeing what the kernel may write), `thread.rs` (creating shards and
 //! running worker threads).
 
+mod commands;
 pub(crate) mod context;
 mod drain;
 mod inbox;
@@ -44,6 +46,7 @@ use crate::stats::ShardCounters;
 use crate::task::{Notified, OwnedTasks, TaskRef};
 use crate::time::wheel::Wheel;
 use crate::util::FastRand;
+pub(crate) use commands::run_here_or_send;
 pub(crate) use inbox::Inbox;
 
 /// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.

@@ -171,22 +171,6 @@ impl Shard {
         self.flush_pending_doorbells();
     }
 
-    fn run_remote_cmds(&self) {
-        use crate::shared::remote::RemoteCmd;
-        drain_queue(&self.remote().cmds, |cmd| match cmd {
-            RemoteCmd::CancelOp(op) => {
-                self.driver.borrow_mut().push_cancel(op.0, self.counters());
-            }
-            RemoteCmd::CancelTimer(key) => {
-                let waker = self.wheel.borrow_mut().remove(key, self.counters());
-                drop(waker);
-            }
-            RemoteCmd::ResetTimer(key, deadline) => {
-                crate::time::reset_local(self, key, deadline);
-            }
-        });
-    }
-
     /// Hands the SQEs queued during the tick to the kernel.
     pub(crate) fn submit(&self) {
         let mut driver = self.driver.borrow_mut();

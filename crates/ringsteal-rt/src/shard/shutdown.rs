@@ -90,8 +90,7 @@ impl Shard {
             match cmd {
                 RemoteCmd::CancelOp(op) => return Some(op.0),
                 RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _) => {
-                    let waker = self.wheel.borrow_mut().remove(key, self.counters());
-                    drop(waker);
+                    self.remove_timer(self.wheel.borrow_mut(), key);
                 }
             }
         }
