@@ -212,7 +212,7 @@ impl Shard {
         match self.driver.try_borrow_mut() {
             Ok(mut driver) => {
                 let remote = &self.shared.shards[target];
-                remote.with_open_fds(|ring_fd, eventfd| {
+                remote.with_open_fds(|ring_fd, _| {
                     let c = self.counters();
                     let sent = driver
                         .push_msg_ring(ring_fd, 0, TAG_DOORBELL, doorbell_send(target), c)
@@ -222,7 +222,7 @@ impl Shard {
                     } else {
                         // If it was queued, it still goes out with the next submit: a second
                         // doorbell only costs the target a spurious wakeup.
-                        ring_eventfd(remote, eventfd);
+                        remote.ring_eventfd();
                     }
                 });
             }
@@ -233,8 +233,7 @@ impl Shard {
     /// Falls back to the eventfd for doorbells whose MSG_RING the kernel refused.
     pub(crate) fn ring_failed_doorbells(&self, targets: &mut Vec<usize>) {
         for t in targets.drain(..) {
-            let remote = &self.shared.shards[t];
-            remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+            self.shared.shards[t].ring_eventfd();
         }
     }
 
@@ -273,17 +272,8 @@ impl Shard {
             if driver_free {
                 self.msg_ring_doorbell(t);
             } else {
-                let remote = &self.shared.shards[t];
-                remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+                self.shared.shards[t].ring_eventfd();
             }
         }
-    }
-}
-
-/// Writes a shard's eventfd (its fallback doorbell), inside `with_open_fds`.
-fn ring_eventfd(remote: &RemoteShard, eventfd: std::os::fd::RawFd) {
-    if eventfd >= 0 {
-        crate::driver::signal_eventfd(eventfd);
-        remote.counters.eventfd_doorbells.incr();
     }
 }

@@ -8,14 +8,13 @@
 //! shard, which `shared/` may not know. Nothing in `shared/` calls them.
 //!
 //! Owns: the choice of doorbell path and of queue for a woken task. May not: decide where a
-//! new task goes (`runtime/spawn.rs`).
+//! new task goes (`runtime/spawn.rs`), or write a descriptor itself (`RemoteShard` rings
+//! eventfds and ring-less MSG_RING, the shard's driver sends MSG_RING).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::context;
-use crate::driver::signal_eventfd;
-use crate::driver::user_data::TAG_DOORBELL;
 use crate::shared::remote::Doorbell;
 use crate::shared::Shared;
 use crate::task::Notified;
@@ -57,19 +56,7 @@ impl Shared {
         if sent {
             return;
         }
-        let remote = &self.shards[target];
-        let foreign = self.wake.foreign;
-        remote.with_open_fds(|ring_fd, eventfd| {
-            if foreign == Doorbell::SendMsgRing
-                && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
-            {
-                return;
-            }
-            if eventfd >= 0 {
-                signal_eventfd(eventfd);
-                remote.counters.eventfd_doorbells.incr();
-            }
-        });
+        self.shards[target].ring_from_any_thread(self.wake.foreign);
     }
 
     /// Queues a woken task on its home shard, if the current thread is one of this runtime's
