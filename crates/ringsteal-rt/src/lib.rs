@@ -35,6 +35,7 @@ mod blocking;
 pub mod buf;
 mod driver;
 mod error;
+mod features;
 mod loom;
 mod msg;
 pub mod op;
@@ -51,6 +52,7 @@ pub mod task;
 
 pub use driver::RingMode;
 pub use error::{BuildError, SpawnError};
+pub use features::{Feature, KernelFeatures};
 pub use msg::{recv_msg, try_recv_msg, RecvMsg};
 pub use placement::Placement;
 pub use runtime::{Builder, EnterGuard, IdleStrategy, Runtime, RuntimeHandle, WakeMechanism};

@@ -4,10 +4,9 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringsteal_uring::Features;
-
 use super::Runtime;
 use crate::error::BuildError;
+use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
 use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
@@ -61,6 +60,7 @@ impl Builder {
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
+                without_features: Vec::new(),
             },
             shards_set: false,
         }
@@ -147,6 +147,18 @@ impl Builder {
         self
     }
 
+    /// Testing aid, not a tuning knob: the runtime behaves as if the kernel lacked
+    /// `feature`, so that the fallback path can be tested on any kernel
+    /// ([`KernelFeatures::supports`](crate::KernelFeatures::supports) says false, and every
+    /// user of the feature set takes its fallback). `Feature::MsgRing` makes doorbells
+    /// eventfd writes (and `WakeMechanism::MsgRing` fail to build); `Feature::SendMsgRing`
+    /// makes threads without a ring write eventfds. May be called several times.
+    #[doc(hidden)]
+    pub fn without_feature(mut self, feature: Feature) -> Self {
+        self.config.without_features.push(feature);
+        self
+    }
+
     /// Builds the runtime: probes io_uring, creates shard 0's ring on this thread and starts
     /// the other shards, each creating its own ring.
     pub fn build(&self) -> Result<Runtime, BuildError> {
@@ -171,9 +183,10 @@ impl Builder {
                 "max_blocking_threads must be at least 1".into(),
             ));
         }
-        let features = Features::get().map_err(BuildError::Unavailable)?;
-        let wake = plan_wakes(config.wake, features)?;
-        let shared = Arc::new(Shared::new(config, wake));
+        let features =
+            KernelFeatures::probe(&config.without_features).map_err(BuildError::Unavailable)?;
+        let wake = plan_wakes(config.wake, &features)?;
+        let shared = Arc::new(Shared::new(config, wake, features));
         let shard0 = create_shard(0, &shared)?;
         let mut threads = Vec::new();
         let (tx, rx) = mpsc::channel::<Ready>();
@@ -205,16 +218,17 @@ impl Builder {
     }
 }
 
-fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, BuildError> {
-    let foreign = if features.send_msg_ring() {
+fn plan_wakes(wake: WakeMechanism, features: &KernelFeatures) -> Result<WakePlan, BuildError> {
+    let msg_ring = features.supports(Feature::MsgRing);
+    let foreign = if features.supports(Feature::SendMsgRing) {
         Doorbell::SendMsgRing
     } else {
         Doorbell::EventFd
     };
     Ok(match wake {
-        WakeMechanism::Auto if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::Auto if msg_ring => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
         WakeMechanism::Auto => WakePlan { shard_to_shard: Doorbell::EventFd, foreign: Doorbell::EventFd },
-        WakeMechanism::MsgRing if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::MsgRing if msg_ring => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
         WakeMechanism::MsgRing => {
             return Err(BuildError::Config(
                 "WakeMechanism::MsgRing needs IORING_OP_MSG_RING (Linux 5.18); use WakeMechanism::Auto to fall back to eventfd".into(),

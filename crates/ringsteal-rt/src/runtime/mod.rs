@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::driver::RingMode;
+use crate::features::KernelFeatures;
 use crate::shard::context::{self, ShardGuard};
 use crate::shard::{sched, Shard};
 use crate::shared::remote::RemoteCmd;
@@ -89,6 +90,12 @@ impl Runtime {
     /// A handle for spawning onto this runtime from any thread.
     pub fn handle(&self) -> RuntimeHandle {
         RuntimeHandle::from_shared(self.shared.clone())
+    }
+
+    /// What of io_uring this runtime uses: the kernel's capabilities, probed when it was
+    /// built, less what the builder took away.
+    pub fn features(&self) -> &KernelFeatures {
+        &self.shared.features
     }
 
     /// The completion mode each shard's ring ended up with (probe-dependent).

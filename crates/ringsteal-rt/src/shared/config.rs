@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::driver::RingOptions;
+use crate::features::Feature;
 
 /// What an idle shard does before it blocks in the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -50,6 +51,8 @@ pub(crate) struct Config {
     pub(crate) shutdown_timeout: Duration,
     /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
     pub(crate) cancel_any: bool,
+    /// Capabilities the runtime must behave as if the kernel lacked (testing fallbacks).
+    pub(crate) without_features: Vec<Feature>,
 }
 
 impl Config {

@@ -24,6 +24,7 @@ use parking_lot::Mutex;
 
 use crate::blocking::pool::BlockingPool;
 use crate::driver::RingMode;
+use crate::features::KernelFeatures;
 use crate::stats::SharedCounter;
 use crate::task::Notified;
 use crate::util::{drain_queue, CachePadded};
@@ -54,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) injector: Injector<Notified>,
     pub(crate) config: Config,
     pub(crate) wake: WakePlan,
+    /// What of io_uring this runtime may use (probed once, narrowed by the builder).
+    pub(crate) features: KernelFeatures,
     pub(crate) blocking: BlockingPool,
     pub(crate) spawned_external: SharedCounter,
     /// The instant timer ticks count from.
@@ -70,13 +73,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Config, wake: WakePlan) -> Self {
+    pub(crate) fn new(config: Config, wake: WakePlan, features: KernelFeatures) -> Self {
         let n = config.shards;
         Self {
             shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
             injector: Injector::new(),
             blocking: BlockingPool::new(&config),
             wake,
+            features,
             spawned_external: SharedCounter::default(),
             clock_origin: Instant::now(),
             cpus: if config.pin_shards {
