@@ -54,19 +54,7 @@ fn tasks_pinned_on_two_shards_ping_pong_through_cross_shard_wakes() {
 fn the_block_on_future_is_woken_from_another_shard_and_from_a_plain_thread() {
     with_every_runtime("main future wakes", 2, |_, rt| {
         rt.block_on(async {
-            let (ping, pong) = (Signal::new(), Signal::new());
-            let (pi, po) = (ping.clone(), pong.clone());
-            let other = spawn_with(Placement::Pinned(1), async move {
-                for i in 1..=ROUNDS / 4 {
-                    pi.wait_for(i).await;
-                    po.add();
-                }
-            });
-            for i in 1..=ROUNDS / 4 {
-                ping.add();
-                pong.wait_for(i).await;
-            }
-            other.await.unwrap();
+            ping_pong_with_shard_1(ROUNDS / 4).await;
 
             let from_thread = Signal::new();
             let f = from_thread.clone();
@@ -197,21 +185,7 @@ fn a_runtime_built_without_msg_ring_wakes_through_eventfds() {
             .build()
             .unwrap();
         assert!(!rt.features().supports(Feature::MsgRing));
-        rt.block_on(async {
-            let (ping, pong) = (Signal::new(), Signal::new());
-            let (pi, po) = (ping.clone(), pong.clone());
-            let right = spawn_with(Placement::Pinned(1), async move {
-                for i in 1..=ROUNDS / 4 {
-                    pi.wait_for(i).await;
-                    po.add();
-                }
-            });
-            for i in 1..=ROUNDS / 4 {
-                ping.add();
-                pong.wait_for(i).await;
-            }
-            right.await.unwrap();
-        });
+        rt.block_on(ping_pong_with_shard_1(ROUNDS / 4));
         let stats = rt.handle().stats().total();
         assert_eq!(stats.msg_ring_doorbells, 0, "{stats:?}");
     });
