@@ -1,8 +1,9 @@
 //! `Builder::sqpoll`: shards whose rings have a kernel poller thread do I/O, wake each other,
 //! exchange messages and keep time; a shard wakes its poller after the poller went to sleep
 //! (`IORING_SQ_NEED_WAKEUP`); and where the kernel refuses SQPOLL the runtime falls back and
-//! says why. (This machine allows SQPOLL; the refusal is forced by a builder switch that asks
-//! the kernel for something it always refuses.)
+//! says why. (This machine allows SQPOLL; a refusal at ring setup is forced by a builder
+//! switch that asks the kernel for something it always refuses, and SQPOLL missing from the
+//! runtime's feature set by `without_feature`.)
 
 mod common;
 
@@ -11,7 +12,9 @@ use std::time::Duration;
 
 use common::{hang_guard, Rng, HANG_LIMIT};
 use ringsteal_rt::op::{self, SharedFd};
-use ringsteal_rt::{Placement, RingMode, RingRefusal, Runtime, RuntimeHandle, WakeMechanism};
+use ringsteal_rt::{
+    Feature, Placement, RingMode, RingRefusal, Runtime, RuntimeHandle, WakeMechanism,
+};
 
 fn sqpoll_runtime(shards: usize, wake: WakeMechanism, idle: Duration) -> Runtime {
     let rt = Runtime::builder()
@@ -143,6 +146,23 @@ fn a_shard_wakes_its_poller_after_the_poller_went_to_sleep() {
     });
 }
 
+/// Asserts that every shard of `rt` has the mode a runtime without SQPOLL gets, with SQPOLL
+/// refused first (`errno`: the kernel's answer, or `None` for not tried); returns that mode.
+fn assert_fell_back_to_the_best_mode(rt: &Runtime, errno: Option<i32>) -> RingMode {
+    let best = Runtime::builder().shards(1).build().unwrap().ring_modes()[0].unwrap();
+    assert_ne!(best, RingMode::SqPoll);
+    for setup in rt.handle().ring_setups() {
+        let setup = setup.expect("every shard's ring exists once built");
+        assert_eq!(setup.mode, best, "{setup}");
+        let sqpoll = RingRefusal {
+            mode: RingMode::SqPoll,
+            errno,
+        };
+        assert_eq!(setup.refused.first(), Some(&sqpoll), "{setup}");
+    }
+    best
+}
+
 #[test]
 fn a_refused_sqpoll_falls_back_to_the_best_other_mode_and_says_why() {
     hang_guard("sqpoll refused", HANG_LIMIT, || {
@@ -152,22 +172,12 @@ fn a_refused_sqpoll_falls_back_to_the_best_other_mode_and_says_why() {
             .sqpoll_refused_for_testing(true)
             .build()
             .expect("a refused SQPOLL is not a build error");
-        let best = Runtime::builder().shards(1).build().unwrap().ring_modes()[0].unwrap();
-        assert_ne!(best, RingMode::SqPoll);
-        for setup in rt.handle().ring_setups() {
-            let setup = setup.expect("built");
-            assert_eq!(setup.mode, best, "{setup}");
-            assert_eq!(
-                setup.refused.first(),
-                Some(&RingRefusal {
-                    mode: RingMode::SqPoll,
-                    errno: libc::EINVAL
-                })
-            );
-            let text = setup.to_string();
+        let best = assert_fell_back_to_the_best_mode(&rt, Some(libc::EINVAL));
+        assert_eq!(rt.ring_modes(), vec![Some(best); 2]);
+        for setup in rt.ring_setups() {
+            let text = setup.expect("built").to_string();
             assert!(text.contains("SQPOLL refused"), "{text}");
         }
-        assert_eq!(rt.ring_modes(), vec![Some(best); 2]);
         let handle = rt.handle();
         rt.block_on(async move {
             assert_eq!(file_round_trip(b"fallback").await, b"fallback");
@@ -179,24 +189,58 @@ fn a_refused_sqpoll_falls_back_to_the_best_other_mode_and_says_why() {
 
 #[test]
 fn the_refusal_texts_name_the_cause() {
-    let eperm = RingRefusal {
-        mode: RingMode::SqPoll,
-        errno: libc::EPERM,
+    let cases = [
+        (
+            RingMode::SqPoll,
+            Some(libc::EPERM),
+            ["SQPOLL refused", "CAP_SYS_ADMIN"],
+        ),
+        (
+            RingMode::DeferTaskrun,
+            Some(libc::EINVAL),
+            ["DEFER_TASKRUN", "does not support"],
+        ),
+        (RingMode::SqPoll, None, ["SQPOLL not tried", "feature set"]),
+    ];
+    for (mode, errno, wanted) in cases {
+        let text = RingRefusal { mode, errno }.to_string();
+        for w in wanted {
+            assert!(text.contains(w), "{mode:?}, {errno:?}: {text}");
+        }
     }
-    .to_string();
-    assert!(
-        eperm.contains("SQPOLL refused") && eperm.contains("CAP_SYS_ADMIN"),
-        "{eperm}"
-    );
-    let einval = RingRefusal {
-        mode: RingMode::DeferTaskrun,
-        errno: libc::EINVAL,
-    }
-    .to_string();
-    assert!(
-        einval.contains("DEFER_TASKRUN") && einval.contains("does not support"),
-        "{einval}"
-    );
+}
+
+#[test]
+fn sqpoll_missing_from_the_feature_set_is_not_tried_and_doorbells_stay_ring_sqes() {
+    hang_guard("sqpoll not in the feature set", HANG_LIMIT, || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .wake(WakeMechanism::MsgRing)
+            .sqpoll(Duration::from_millis(5))
+            .without_feature(Feature::Sqpoll)
+            .build()
+            .expect("SQPOLL missing is not a build error");
+        assert!(!rt.features().supports(Feature::Sqpoll));
+        assert_fell_back_to_the_best_mode(&rt, None);
+        let handle = rt.handle();
+        rt.block_on(async move {
+            assert_eq!(file_round_trip(b"no sqpoll").await, b"no sqpoll");
+            for i in 0..50u64 {
+                let t = handle.spawn_with(Placement::Pinned(1), async move { i + 1 });
+                assert_eq!(t.await.unwrap(), i + 1);
+            }
+            // No SQPOLL ring, so no reason to ring doorbells by system call: shard-to-shard
+            // doorbells are MSG_RING SQEs of the sender's ring, which its submissions count.
+            let stats = handle.stats();
+            assert!(
+                stats.shards.iter().any(|s| s.msg_ring_doorbells > 0),
+                "{stats:?}"
+            );
+            for s in &stats.shards {
+                assert!(s.sqes_submitted >= s.msg_ring_doorbells, "{s:?}");
+            }
+        });
+    });
 }
 
 #[test]

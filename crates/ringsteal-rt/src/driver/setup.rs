@@ -69,7 +69,7 @@ impl RingMode {
 pub struct RingSetup {
     /// The mode the ring has.
     pub mode: RingMode,
-    /// The modes tried before it and refused by the kernel, best first.
+    /// The better modes it was refused, best first.
     pub refused: Vec<RingRefusal>,
 }
 
@@ -83,28 +83,40 @@ impl fmt::Display for RingSetup {
     }
 }
 
-/// A ring mode the kernel refused, and its answer.
+/// A ring mode that was refused: by the kernel (its answer), or not tried at all because the
+/// runtime's [`KernelFeatures`](crate::KernelFeatures) lack it.
 ///
 /// ```
 /// use ringsteal_rt::{RingMode, RingRefusal};
 ///
-/// let why = RingRefusal { mode: RingMode::SqPoll, errno: libc::EPERM };
+/// let why = RingRefusal { mode: RingMode::SqPoll, errno: Some(libc::EPERM) };
 /// assert!(why.to_string().contains("not permitted"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingRefusal {
     /// The mode that was asked for.
     pub mode: RingMode,
-    /// The error `io_uring_setup` returned (`libc::EPERM`, `libc::EINVAL`, ...).
-    pub errno: i32,
+    /// The error `io_uring_setup` returned (`libc::EPERM`, `libc::EINVAL`, ...); `None` if
+    /// the mode was not tried because the runtime's feature set lacks it
+    /// ([`Feature::Sqpoll`](crate::Feature::Sqpoll): the kernel refused it when probed).
+    pub errno: Option<i32>,
 }
 
 impl fmt::Display for RingRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.mode.flags_name();
-        let why = match (self.mode, self.errno) {
+        let Some(errno) = self.errno else {
+            return write!(
+                f,
+                "{name} not tried: this runtime's feature set lacks it (Runtime::features): the \
+                 kernel refused it when probed (before 5.11 SQPOLL needs CAP_SYS_ADMIN; a \
+                 seccomp, LSM or container policy may forbid it), or the builder took it away"
+            );
+        };
+        let why = match (self.mode, errno) {
             (RingMode::SqPoll, libc::EPERM | libc::EACCES) => {
-                "not permitted: kernels before 5.11 allow SQPOLL only with CAP_SYS_ADMIN, and a                  security policy (seccomp, an LSM, a container runtime) may refuse it"
+                "not permitted: kernels before 5.11 allow SQPOLL only with CAP_SYS_ADMIN, and a \
+                 security policy (seccomp, an LSM, a container runtime) may refuse it"
             }
             (RingMode::SqPoll, libc::EAGAIN) => {
                 "the kernel could not start the SQPOLL thread (process or thread limits)"
@@ -116,7 +128,7 @@ impl fmt::Display for RingRefusal {
         write!(
             f,
             "{name} refused ({}): {why}",
-            std::io::Error::from_raw_os_error(self.errno)
+            std::io::Error::from_raw_os_error(errno)
         )
     }
 }
@@ -127,10 +139,22 @@ pub(crate) struct RingOptions {
     pub(crate) entries: u32,
     pub(crate) allow_defer_taskrun: bool,
     pub(crate) allow_coop_taskrun: bool,
-    /// `Some(idle ms)`: try SQPOLL first, with this idle time for its kernel thread.
-    pub(crate) sqpoll_idle_ms: Option<u32>,
-    /// Testing aid: ask for SQPOLL in a way the kernel refuses, to exercise the fallback.
-    pub(crate) sqpoll_refused: bool,
+    pub(crate) sqpoll: SqPoll,
+}
+
+/// Whether a ring tries SQPOLL first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SqPoll {
+    /// Not asked for.
+    Off,
+    /// Asked for, but the runtime's feature set lacks it: not tried, recorded as refused.
+    Unavailable,
+    /// Tried first, its kernel thread sleeping after `idle_ms` without work.
+    /// `refused_for_testing` asks for it in a way every kernel refuses.
+    Try {
+        idle_ms: u32,
+        refused_for_testing: bool,
+    },
 }
 
 /// Creates the ring with the most capable mode that this kernel accepts and the options
@@ -139,8 +163,16 @@ pub(crate) struct RingOptions {
 /// any other error (EPERM, ENOMEM...) is reported as is, because fewer flags would not fix it.
 pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupError> {
     let mut refused = Vec::new();
-    if opts.sqpoll_idle_ms.is_some() {
-        match try_sqpoll(opts) {
+    match opts.sqpoll {
+        SqPoll::Off => {}
+        SqPoll::Unavailable => refused.push(RingRefusal {
+            mode: RingMode::SqPoll,
+            errno: None,
+        }),
+        SqPoll::Try {
+            idle_ms,
+            refused_for_testing,
+        } => match try_sqpoll(opts.entries, idle_ms, refused_for_testing) {
             Ok(ring) => {
                 let setup = RingSetup {
                     mode: RingMode::SqPoll,
@@ -150,9 +182,9 @@ pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupE
             }
             Err(e) => refused.push(RingRefusal {
                 mode: RingMode::SqPoll,
-                errno: e.errno(),
+                errno: Some(e.errno()),
             }),
-        }
+        },
     }
     let mut modes = Vec::with_capacity(3);
     if opts.allow_defer_taskrun {
@@ -170,12 +202,12 @@ pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupE
     modes.push((RingMode::Plain, 0));
     let mut last = None;
     for (mode, flags) in modes {
-        match build(opts, flags) {
+        match build(opts.entries, flags, |b| b) {
             Ok(ring) => return Ok((ring, RingSetup { mode, refused })),
             Err(e) if e.is_invalid_arguments() => {
                 refused.push(RingRefusal {
                     mode,
-                    errno: e.errno(),
+                    errno: Some(e.errno()),
                 });
                 last = Some(e);
             }
@@ -187,36 +219,34 @@ pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupE
 
 /// SQPOLL, without the taskrun flags (the kernel refuses them with it). Not `SINGLE_ISSUER`
 /// either: with SQPOLL the kernel thread is the one issuer anyway.
-fn try_sqpoll(opts: RingOptions) -> Result<Ring, SetupError> {
-    let flags = IORING_SETUP_SQPOLL;
-    if opts.sqpoll_refused {
-        // An SQ thread pinned to a CPU that does not exist: the kernel refuses it (EINVAL)
-        // on any machine, through the same path as a real refusal.
-        let b = RingBuilder::new(opts.entries)
-            .flags(flags)
-            .sqpoll(opts.sqpoll_idle_ms.unwrap_or(0))
-            .sqpoll_cpu(u32::MAX - 1)
-            .cq_entries(opts.entries.saturating_mul(4))
-            .clamp();
-        return b.build();
-    }
-    build(opts, flags)
+fn try_sqpoll(entries: u32, idle_ms: u32, refused_for_testing: bool) -> Result<Ring, SetupError> {
+    build(entries, 0, |b| {
+        let b = b.sqpoll(idle_ms);
+        if refused_for_testing {
+            // An SQ thread pinned to a CPU that does not exist: the kernel refuses it
+            // (EINVAL) on any machine, through the same path as a real refusal.
+            b.sqpoll_cpu(u32::MAX - 1)
+        } else {
+            b
+        }
+    })
 }
 
-/// Builds with `flags`, with `SUBMIT_ALL` where the kernel has it: it keeps one bad SQE from
-/// stalling the rest of a batch. The CQ is sized at four times the SQ because doorbells,
-/// messages and multishot ops all land there.
-fn build(opts: RingOptions, flags: u32) -> Result<Ring, SetupError> {
+/// Builds with `flags` and what `more` adds, with `SUBMIT_ALL` where the kernel has it: it
+/// keeps one bad SQE from stalling the rest of a batch. The CQ is sized at four times the SQ
+/// because doorbells, messages and multishot ops all land there.
+fn build(
+    entries: u32,
+    flags: u32,
+    more: impl Fn(RingBuilder) -> RingBuilder,
+) -> Result<Ring, SetupError> {
     let mut last = None;
     for extra in [IORING_SETUP_SUBMIT_ALL, 0] {
-        let mut builder = RingBuilder::new(opts.entries)
+        let builder = RingBuilder::new(entries)
             .flags(flags | extra)
-            .cq_entries(opts.entries.saturating_mul(4))
+            .cq_entries(entries.saturating_mul(4))
             .clamp();
-        if flags & IORING_SETUP_SQPOLL != 0 {
-            builder = builder.sqpoll(opts.sqpoll_idle_ms.unwrap_or(0));
-        }
-        match builder.build() {
+        match more(builder).build() {
             Ok(ring) => return Ok(ring),
             Err(e) if e.is_invalid_arguments() => last = Some(e),
             Err(e) => return Err(e),

@@ -1,16 +1,16 @@
 //! Going idle: steal, optionally spin, then sleep in `io_uring_enter` until a completion,
 //! a doorbell or the next timer.
 //!
-//! The sleep follows the protocol in `remote.rs`: publish `sleeping`, re-check every source
+//! The sleep follows the protocol in `shared/remote.rs`: publish `sleeping`, re-check every source
 //! of work, and only then block. An idle runtime blocks every shard in the kernel and uses no
-//! CPU.
+//! CPU. On a paused clock (ADR-0013) the shard auto-advances the clock to its next timer
+//! instead of sleeping until it.
 
 use std::time::{Duration, Instant};
 
+use super::main_wake::MainWake;
 use super::Shard;
-use crate::runtime::builder::IdleStrategy;
-use crate::runtime::main_wake::MainWake;
-use crate::time::clock::Paused;
+use crate::shared::config::IdleStrategy;
 
 impl Shard {
     /// Called when a tick found nothing to do.
@@ -113,5 +113,45 @@ impl Shard {
             || self.driver.borrow().has_completions()
             || main.is_some_and(MainWake::is_set)
             || (main.is_none() && self.shared.is_shutdown())
+    }
+}
+
+/// What a shard with a paused clock does instead of sleeping until its next timer.
+enum Paused {
+    /// It took completions, or moved the clock to the next timer: back to the run loop.
+    Ran,
+    /// Nothing can move the clock now: sleep until woken.
+    Sleep,
+}
+
+impl Shard {
+    /// Auto-advance (called by an idle shard that has published `sleeping` and found no work,
+    /// no completion included): with a timer pending in `timeout`, no blocking closure queued
+    /// or running, and every SQE taken by the kernel, moves the clock to the timer's deadline.
+    /// Single shard only (`try_pause` ensures it), so this shard being idle means the runtime
+    /// is.
+    fn auto_advance(&self, timeout: Option<Duration>) -> Paused {
+        let Some(timeout) = timeout else {
+            return Paused::Sleep;
+        };
+        if self.shared.blocking.pending() > 0 {
+            // Its completion rings this shard (`BlockingPool` notifies a paused runtime).
+            return Paused::Sleep;
+        }
+        {
+            let mut driver = self.driver.borrow_mut();
+            if driver.sq_pending() > 0 {
+                // Requests the kernel has not taken yet (an SQPOLL thread picks them up on its
+                // own time; a backlog waits for room) may complete at once when it does: give
+                // them that chance before time jumps.
+                let _ = driver.submit(self.counters());
+                return Paused::Ran;
+            }
+        }
+        let now = self.shared.clock.now();
+        if let Some(to) = now.checked_add(timeout) {
+            self.shared.clock.advance_to(to);
+        }
+        Paused::Ran
     }
 }

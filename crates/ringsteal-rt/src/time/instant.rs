@@ -2,13 +2,14 @@
 //! [`pause`](super::pause)). Outside a paused (or once paused) runtime it is exactly
 //! `std::time::Instant`.
 //!
-//! Owns: reading the current runtime's clock. May not: change it (that is `clock.rs`).
+//! Owns: reading the current runtime's clock. May not: change it (that is `pause.rs`, over
+//! `shared/clock.rs`).
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
-use crate::runtime::context;
+use crate::shard::context;
 
 /// A measurement of the runtime's clock, like `std::time::Instant` but frozen while the
 /// clock is paused ([`pause`](super::pause)): the type timers take and give

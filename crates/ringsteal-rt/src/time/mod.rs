@@ -11,17 +11,17 @@
 //! Timers read the runtime's clock through [`Instant`], which a test can pause ([`pause`],
 //! [`advance`], [`resume`]): timeouts and retries then run without real waiting.
 
-pub(crate) mod clock;
 mod instant;
 mod interval;
+mod pause;
 mod sleep;
 mod timeout;
 pub(crate) mod wheel;
 
-pub use clock::{advance, pause, resume, try_advance, try_pause, try_resume, ClockError};
+pub use crate::shared::clock::ClockError;
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
-pub(crate) use sleep::reset_local;
+pub use pause::{advance, pause, resume, try_advance, try_pause, try_resume};
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};
