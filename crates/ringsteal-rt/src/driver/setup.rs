@@ -159,8 +159,9 @@ pub(crate) enum SqPoll {
 
 /// Creates the ring with the most capable mode that this kernel accepts and the options
 /// allow. SQPOLL, when asked for, is tried first and any refusal falls back to the other modes
-/// (the runtime works without it). For the others only `EINVAL` moves on to the next mode;
-/// any other error (EPERM, ENOMEM...) is reported as is, because fewer flags would not fix it.
+/// (the runtime works without it; ADR-0018). For the others only `EINVAL` moves on to the
+/// next mode; any other error (EPERM, ENOMEM...) is reported as is, because fewer flags would
+/// not fix it.
 pub(crate) fn create_ring(opts: RingOptions) -> Result<(Ring, RingSetup), SetupError> {
     let mut refused = Vec::new();
     match opts.sqpoll {

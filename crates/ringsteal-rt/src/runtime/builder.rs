@@ -264,7 +264,8 @@ impl Builder {
         if config.tries_sqpoll(&features) {
             // An SQE on an SQPOLL ring is taken by its kernel thread later, after the sender
             // has let go of the guard that keeps the target's ring fd open (shared/remote.rs):
-            // the MSG_RING could then name a closed, reused fd. Ring doorbells synchronously.
+            // the MSG_RING could then name a closed, reused fd. Ring doorbells synchronously
+            // (ADR-0018).
             wake.shard_to_shard = wake.foreign;
         }
         let shared = Arc::new(Shared::new(config, wake, features));

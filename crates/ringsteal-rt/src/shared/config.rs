@@ -63,7 +63,7 @@ pub(crate) struct Config {
 
 impl Config {
     /// True if shards try SQPOLL rings: asked for, and in the runtime's feature set. The one
-    /// answer both ring setup and the wake plan (synchronous doorbells) go by.
+    /// answer both ring setup and the wake plan (synchronous doorbells) go by (ADR-0018).
     pub(crate) fn tries_sqpoll(&self, features: &KernelFeatures) -> bool {
         self.sqpoll.is_some() && features.supports(Feature::Sqpoll)
     }
