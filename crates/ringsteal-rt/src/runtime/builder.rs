@@ -55,6 +55,8 @@ pub(crate) struct Config {
     pub(crate) shutdown_timeout: Duration,
     /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
     pub(crate) cancel_any: bool,
+    /// Waits for children may use `IORING_OP_WAITID` (6.7); off forces the pidfd-poll path.
+    pub(crate) waitid_op: bool,
 }
 
 impl Config {
@@ -114,6 +116,7 @@ impl Builder {
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
+                waitid_op: true,
             },
             shards_set: false,
         }
@@ -197,6 +200,16 @@ impl Builder {
     #[doc(hidden)]
     pub fn shutdown_cancel_any(mut self, allow: bool) -> Self {
         self.config.cancel_any = allow;
+        self
+    }
+
+    /// Testing aid, not a tuning knob: with `false`, waiting for a child process does not use
+    /// `IORING_OP_WAITID` (Linux 6.7) but polls the child's pidfd and reaps it with
+    /// `waitid(WNOHANG)`, as on an older kernel, so that path can be tested on any kernel.
+    /// Default `true` (used where the kernel has it).
+    #[doc(hidden)]
+    pub fn waitid_op(mut self, allow: bool) -> Self {
+        self.config.waitid_op = allow;
         self
     }
 
