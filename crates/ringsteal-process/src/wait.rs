@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::process::ExitStatus;
 use std::task::{Context, Poll};
 
-use ringsteal_rt::op::{self, Op, PidfdExit, SharedFd, WaitId};
+use ringsteal_rt::op::{self, Op, PollReadable, SharedFd, WaitId};
 
 /// A wait for a child that has been started (its op is submitted on the first poll).
 #[derive(Debug)]
@@ -21,7 +21,7 @@ pub(crate) enum PendingWait {
     /// `IORING_OP_WAITID`: completes with the status, the child reaped.
     Waitid(Op<WaitId>),
     /// `POLL_ADD` on the pidfd: completes when the child has exited; then `waitid(WNOHANG)`.
-    Exit(Op<PidfdExit>),
+    Exit(Op<PollReadable>),
 }
 
 impl PendingWait {
@@ -29,7 +29,7 @@ impl PendingWait {
         if op::waitid_available() {
             PendingWait::Waitid(op::waitid_pidfd(pidfd))
         } else {
-            PendingWait::Exit(op::pidfd_exit(pidfd))
+            PendingWait::Exit(op::poll_readable(pidfd))
         }
     }
 }

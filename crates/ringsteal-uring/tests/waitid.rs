@@ -82,6 +82,7 @@ fn waitid_reports_the_signal_that_killed_a_child() {
 }
 
 #[test]
+#[allow(clippy::zombie_processes)] // reaped through the ring, which is the point
 fn a_second_waitid_on_a_reaped_child_fails_with_echild() {
     if !waitid_supported() {
         return;

@@ -18,11 +18,13 @@
 
 mod fd;
 mod fs;
+mod poll;
 mod process;
 pub(crate) mod raw;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use poll::{poll_readable, PollReadable};
 pub use process::*;
 
 use std::fmt;

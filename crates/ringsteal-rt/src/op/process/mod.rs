@@ -1,12 +1,11 @@
 //! Child-process operations: waiting for a child named by a pidfd, with `IORING_OP_WAITID`
-//! (Linux 6.7) where the kernel has it, or by polling the pidfd for its exit (5.3) and then
-//! reaping it with `waitid(P_PIDFD, WNOHANG)`. One file per opcode family; what a child *is*
+//! (Linux 6.7) where the kernel has it, or by polling the pidfd for its exit (5.3,
+//! [`poll_readable`](super::poll_readable)) and then reaping it with
+//! `waitid(P_PIDFD, WNOHANG)` ([`try_reap_pidfd`]). One file per opcode family; what a child *is*
 //! (spawning, pipes, reaping dropped children) belongs to the `ringsteal-process` crate.
 
-mod pidfd_poll;
 mod waitid;
 
-pub use pidfd_poll::{pidfd_exit, PidfdExit};
 pub use waitid::{waitid_pidfd, WaitId};
 
 use std::io;

@@ -1,5 +1,6 @@
-//! `IORING_OP_POLL_ADD` on a pidfd: completes when the child has exited (the fallback for
-//! kernels without `IORING_OP_WAITID`; the caller then reaps with `waitid(WNOHANG)`).
+//! `IORING_OP_POLL_ADD`, one-shot: wait until a descriptor is readable, without reading.
+//! Used for what has no read to wait with (a pidfd turns readable when its process exits) and
+//! where a read would consume what another waiter needs (a shared eventfd).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -8,8 +9,9 @@ use ringsteal_uring::opcode;
 
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
-/// Completes once the process `pidfd` names has exited (its pidfd turns readable, Linux 5.3).
-/// Does not reap it: follow with [`try_reap_pidfd`](super::try_reap_pidfd).
+/// Completes once `fd` is readable (`POLLIN`; also on `POLLERR`/`POLLHUP`). Reads nothing.
+/// A pidfd is readable once its process has exited (Linux 5.3): follow with
+/// [`try_reap_pidfd`](super::try_reap_pidfd) to reap it.
 ///
 /// ```
 /// use std::os::fd::{FromRawFd, OwnedFd};
@@ -21,30 +23,28 @@ use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 /// assert!(fd >= 0);
 /// // SAFETY: the descriptor is new and ours.
 /// let pidfd = ringsteal_rt::op::SharedFd::new(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-/// rt.block_on(ringsteal_rt::op::pidfd_exit(&pidfd)).unwrap();
+/// rt.block_on(ringsteal_rt::op::poll_readable(&pidfd)).unwrap();
 /// let status = ringsteal_rt::op::try_reap_pidfd(&pidfd).unwrap().expect("it has exited");
 /// assert!(status.success());
 /// ```
-pub fn pidfd_exit(pidfd: &SharedFd) -> Op<PidfdExit> {
-    Op::new(PidfdExit {
-        pidfd: pidfd.clone(),
-    })
+pub fn poll_readable(fd: &SharedFd) -> Op<PollReadable> {
+    Op::new(PollReadable { fd: fd.clone() })
 }
 
-/// The operation of [`pidfd_exit`].
+/// The operation of [`poll_readable`].
 #[derive(Debug)]
-pub struct PidfdExit {
-    pidfd: SharedFd,
+pub struct PollReadable {
+    fd: SharedFd,
 }
 
-// SAFETY: a poll references no memory; the op holds the pidfd open until its CQE. A one-shot
-// POLL_ADD posts exactly one CQE.
-unsafe impl Operation for PidfdExit {
+// SAFETY: a poll references no memory; the op holds the descriptor open until its CQE. A
+// one-shot POLL_ADD posts exactly one CQE.
+unsafe impl Operation for PollReadable {
     type Output = io::Result<()>;
 
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::poll_add(
-            self.pidfd.as_raw_fd(),
+            self.fd.as_raw_fd(),
             libc::POLLIN as u32,
             false,
         ))
