@@ -25,13 +25,8 @@ fn ten_mib_through_cat_arrive_intact() {
     const TOTAL: usize = 10 << 20;
     with_every_runtime("10 MiB through cat", 2, |config, rt| {
         rt.block_on(async move {
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let stdout = child.stdout.take().unwrap();
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.unwrap();
             // The writer on another shard, in uneven chunks; the reader here.
             let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
                 let mut hash = FNV_START;
@@ -171,13 +166,8 @@ fn write_to_an_exited_child() {
 fn a_read_on_an_empty_blocking_pipe_waits_without_holding_up_its_shard() {
     with_every_runtime("waiting read", 1, |config, rt| {
         rt.block_on(async {
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let stdout = child.stdout.take().unwrap();
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.unwrap();
             let reader =
                 ringsteal_rt::spawn(async move { stdout.read(Vec::with_capacity(64)).await });
             // The one shard keeps running other tasks (and timers) while the read waits.

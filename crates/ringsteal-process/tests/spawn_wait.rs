@@ -74,12 +74,7 @@ fn kill_sends_sigkill_waits_and_forgets_the_pid() {
     with_every_runtime("kill", 1, |config, rt| {
         rt.block_on(async {
             // `cat` waits on a stdin we hold open: it only ends if killed.
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap();
-            let _stdin = child.stdin.take();
+            let (mut child, _stdin, _) = common::cat_held_open(false);
             let pid = child.id().expect("running");
             child.kill().await.unwrap();
             assert_eq!(child.id(), None, "{config:?}: reaped");
@@ -96,13 +91,8 @@ fn kill_sends_sigkill_waits_and_forgets_the_pid() {
 fn a_dropped_wait_loses_nothing_and_the_next_wait_gets_the_status() {
     with_every_runtime("dropped wait", 2, |config, rt| {
         rt.block_on(async {
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap();
-            // Held here, so `wait` cannot close it: cat runs until we say.
-            let stdin = child.stdin.take();
+            // Stdin held here, so `wait` cannot close it: cat runs until we say.
+            let (mut child, stdin, _) = common::cat_held_open(false);
             let early = ringsteal_rt::time::timeout(Duration::from_millis(2), child.wait()).await;
             assert!(
                 early.is_err(),

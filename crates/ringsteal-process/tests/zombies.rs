@@ -43,12 +43,7 @@ fn children_dropped_on_a_runtime_are_reaped_when_they_exit() {
 fn a_child_dropped_while_a_wait_is_in_flight_is_still_reaped() {
     with_every_runtime("dropped mid-wait", 1, |config, rt| {
         let pid = rt.block_on(async {
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take();
+            let (mut child, stdin, _) = common::cat_held_open(false);
             let cut = ringsteal_rt::time::timeout(Duration::from_millis(2), child.wait()).await;
             assert!(cut.is_err(), "{config:?}");
             let pid = child.id().unwrap();
@@ -67,12 +62,7 @@ fn children_dropped_off_any_runtime_are_reaped_by_the_orphan_reaper() {
     let (children, stdins): (Vec<_>, Vec<_>) = rt.block_on(async {
         (0..5)
             .map(|_| {
-                let mut c = Command::new("cat")
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap();
-                let stdin = c.stdin.take().unwrap();
+                let (c, stdin, _) = common::cat_held_open(false);
                 (c, stdin)
             })
             .unzip()
@@ -99,12 +89,7 @@ fn children_still_running_when_their_runtime_shuts_down_are_reaped_later() {
             let mut stdins = Vec::new();
             for i in 0..6 {
                 let (pid, stdin) = ringsteal_rt::spawn_with(Placement::Pinned(i % 2), async {
-                    let mut c = Command::new("cat")
-                        .stdin(Stdio::piped())
-                        .stdout(Stdio::null())
-                        .spawn()
-                        .unwrap();
-                    let stdin = c.stdin.take().unwrap();
+                    let (c, stdin, _) = common::cat_held_open(false);
                     (c.id().unwrap(), stdin) // the Child drops here, the child running
                 })
                 .await
@@ -145,13 +130,8 @@ fn kill_on_drop_kills_the_child_and_reaps_it() {
 fn without_kill_on_drop_a_dropped_child_runs_on() {
     let rt = Config::ALL[0].runtime(1);
     let (pid, stdin) = rt.block_on(async {
-        let mut c = Command::new("cat")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = c.stdin.take().unwrap();
-        let stdout = c.stdout.take().unwrap();
+        let (c, stdin, stdout) = common::cat_held_open(true);
+        let stdout = stdout.unwrap();
         let pid = c.id().unwrap();
         drop(c);
         // Still answering after the drop.

@@ -158,3 +158,25 @@ pub fn run_self_as_child(test: &str, role: &str) -> std::process::Output {
 pub fn child_role() -> Option<String> {
     std::env::var(CHILD_ROLE).ok()
 }
+
+/// `cat` with its stdin piped, and that stdin taken out of the `Child`: the child runs until
+/// the returned `ChildStdin` is dropped (or it is killed), whatever happens to the `Child`.
+/// Its stdout is piped too if `echo`, else discarded.
+pub fn cat_held_open(
+    echo: bool,
+) -> (
+    ringsteal_process::Child,
+    ringsteal_process::ChildStdin,
+    Option<ringsteal_process::ChildStdout>,
+) {
+    use ringsteal_process::{Command, Stdio};
+    let out = if echo { Stdio::piped() } else { Stdio::null() };
+    let mut child = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .spawn()
+        .expect("spawning cat");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take();
+    (child, stdin, stdout)
+}
