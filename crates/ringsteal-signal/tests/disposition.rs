@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use common::{child_role, raise_here, run_self_as_child};
@@ -145,7 +146,11 @@ fn with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
+    // In a process group of its own, with this process (in another group of the session) as
+    // its parent: a group that is not orphaned. The kernel discards SIGTSTP sent to an
+    // orphaned group (this test's group is one when the tests run in the background).
     let child = std::process::Command::new(exe)
+        .process_group(0)
         .args([
             "--exact",
             "with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back",
