@@ -38,9 +38,9 @@
 
 pub use ringsteal_rt::{
     current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
-    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy,
-    JoinError, JoinHandle, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle, RuntimeStats,
-    ShardStats, SpawnError, WakeMechanism, YieldNow,
+    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature, IdleStrategy,
+    JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle,
+    RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
 };
 
 /// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ringsteal_rt::{Builder, Runtime, WakeMechanism};
+use ringsteal_rt::{Builder, Feature, Runtime, WakeMechanism};
 
 /// How long one test body may run before it is declared hung.
 pub const HANG_LIMIT: Duration = Duration::from_secs(120);
@@ -43,10 +43,12 @@ impl Config {
     ];
 
     pub fn builder(self, shards: usize) -> Builder {
-        Runtime::builder()
-            .shards(shards)
-            .wake(self.wake)
-            .waitid_op(self.waitid)
+        let b = Runtime::builder().shards(shards).wake(self.wake);
+        if self.waitid {
+            b
+        } else {
+            b.without_feature(Feature::Waitid)
+        }
     }
 
     pub fn runtime(self, shards: usize) -> Runtime {

@@ -16,11 +16,11 @@ use std::process::ExitStatus;
 use ringsteal_uring::abi::IORING_OP_WAITID;
 
 use super::SharedFd;
-use crate::runtime::context;
+use crate::shard::context;
 
 /// Whether a wait on the current runtime may use `IORING_OP_WAITID`: the kernel has it and
-/// the runtime's builder did not turn it off (a testing switch that forces the pidfd-poll
-/// path). Off a runtime, whether the kernel has it.
+/// the runtime's builder did not take it away (`without_feature(Feature::Waitid)`, a testing
+/// switch that forces the pidfd-poll path). Off a runtime, whether the kernel has it.
 ///
 /// ```
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
@@ -29,9 +29,12 @@ use crate::runtime::context;
 /// rt.block_on(async { assert_eq!(ringsteal_rt::op::waitid_available(), kernel_has_it) });
 /// ```
 pub fn waitid_available() -> bool {
-    let kernel =
-        ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_WAITID));
-    kernel && context::with_current_shared(|s| s.map_or(true, |s| s.config.waitid_op))
+    context::with_current_shared(|s| match s {
+        Some(s) => s.features.supports(crate::Feature::Waitid),
+        None => {
+            ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_WAITID))
+        }
+    })
 }
 
 /// The exit status in a `siginfo_t` filled by `waitid(WEXITED)`, or `None` if it names no
