@@ -48,6 +48,8 @@
 //! * [`fs`]: files and directories with owned buffers; [`op`]: every io_uring request as a
 //!   future that cancels itself in the kernel when dropped, links and deadlines; [`buf`]: the
 //!   buffer traits.
+//! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
+//!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * [`sync`] (`CancellationToken`), [`task`] (`TaskGroup`, handles), raw cross-shard messages
 //!   ([`RuntimeHandle::send_msg`], [`recv_msg`]), and the io_uring binding itself ([`uring`]).
 //!
@@ -57,6 +59,8 @@
 //! |---|---|---|
 //! | `fs` | yes | [`fs`]: files and directories |
 //! | `macros` | yes | [`macro@main`] and [`macro@test`] |
+//! | `process` | no | `ringsteal::process`: child processes |
+//! | `signal` | no | `ringsteal::signal`: Unix signals |
 //! | `full` | no | every feature above |
 //!
 //! The runtime, [`time`], [`sync`], [`task`], [`op`], [`buf`] and [`uring`] are always there.
@@ -102,6 +106,22 @@ pub mod task {
 #[cfg(feature = "fs")]
 pub mod fs {
     pub use ringsteal_fs::*;
+}
+
+/// Child processes (feature `process`): [`Command`](process::Command) as std's, a
+/// [`Child`](process::Child) waited for through its pidfd (`IORING_OP_WAITID`), and its pipes
+/// read and written through the ring (see [`ringsteal_process`]).
+#[cfg(feature = "process")]
+pub mod process {
+    pub use ringsteal_process::*;
+}
+
+/// Unix signals (feature `signal`): [`ctrl_c`](signal::ctrl_c),
+/// [`signal`](signal::signal) streams and [`shutdown_signal`](signal::shutdown_signal) for
+/// graceful shutdown (see [`ringsteal_signal`]).
+#[cfg(feature = "signal")]
+pub mod signal {
+    pub use ringsteal_signal::*;
 }
 
 /// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
@@ -173,4 +193,7 @@ mod book {
     struct Fs;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
+    #[cfg(all(feature = "process", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/process-signal.md")]
+    struct ProcessSignal;
 }

@@ -13,14 +13,19 @@
 //!   the op; ops made of two linked SQEs (`IOSQE_IO_LINK`, e.g. [`copy_linked`]) run back to
 //!   back in the kernel with no round trip through user space.
 //!
-//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
+//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
+//! wrap.
 
 mod fd;
 mod fs;
+mod poll;
+mod process;
 pub(crate) mod raw;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use poll::{poll_readable, PollReadable};
+pub use process::*;
 
 use std::fmt;
 use std::future::Future;
