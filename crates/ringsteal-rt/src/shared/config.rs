@@ -53,6 +53,10 @@ pub(crate) struct Config {
     pub(crate) cancel_any: bool,
     /// Capabilities the runtime must behave as if the kernel lacked (testing fallbacks).
     pub(crate) without_features: Vec<Feature>,
+    /// Provided buffers per shard (a power of two) for receive streams.
+    pub(crate) recv_buf_count: u16,
+    /// Bytes per provided buffer (and per heap buffer of the receive fallback).
+    pub(crate) recv_buf_len: u32,
 }
 
 impl Config {
