@@ -279,3 +279,41 @@ fn a_stream_handed_between_shards_keeps_its_order_and_re_arms_where_it_is_polled
         });
     });
 }
+
+#[test]
+fn buffers_returned_by_several_threads_at_once_restart_every_stall() {
+    // Stress: every buffer is checked in order here, then dropped by one of three threads,
+    // while the stream keeps running its group of four dry.
+    const TOTAL: u64 = 8 << 20;
+    under_every_config("recv stream, returns from many threads", 1, |config, b| {
+        let rt = b.recv_buffers(4, 4096).build().unwrap();
+        let stats = rt.block_on(async {
+            let (server, mut client) = tcp_pair();
+            let writer = std::thread::spawn(move || write_pattern(&mut client, TOTAL, 32 * 1024));
+            let (senders, droppers): (Vec<_>, Vec<_>) = (0..3)
+                .map(|_| {
+                    let (tx, rx) = mpsc::channel::<ringsteal_rt::buf::RecvBuf>();
+                    (
+                        tx,
+                        std::thread::spawn(move || rx.into_iter().for_each(drop)),
+                    )
+                })
+                .unzip();
+            let mut stream = op::recv_multishot(&SharedFd::new(server.into()));
+            let mut check = PatternCheck::default();
+            let mut n = 0usize;
+            while let Some(buf) = stream.next().await {
+                let buf = buf.unwrap();
+                check.feed(&buf);
+                senders[n % 3].send(buf).unwrap();
+                n += 1;
+            }
+            drop(senders);
+            droppers.into_iter().for_each(|d| d.join().unwrap());
+            writer.join().unwrap().unwrap();
+            assert_eq!(check.offset, TOTAL, "{config:?}");
+            RuntimeHandle::current().stats().total()
+        });
+        assert_eq!(stats.bufs_in_use, 0, "{config:?}");
+    });
+}

@@ -53,7 +53,7 @@ pub(crate) enum Polled<S: Source> {
 /// One stream's armed request, if any.
 pub(crate) struct Multishot<S: Source> {
     cell: Option<NonNull<StreamCell<S>>>,
-    /// The runtime the request was submitted to, to ask its shard for a cancel.
+    /// The runtime the latest request was submitted to, to ask its shard for a cancel.
     runtime: Option<SchedHandle>,
     /// Requests submitted so far (the first arming and every re-arm).
     armed: u64,
@@ -123,7 +123,13 @@ impl<S: Source> Multishot<S> {
             shard.counters().stream_rearms.incr();
         }
         self.armed += 1;
-        if self.runtime.is_none() {
+        // The runtime a cancel must go to is the one of the latest request (a stream may
+        // be moved, rarely, to another runtime's task between requests).
+        let same_runtime = self
+            .runtime
+            .as_ref()
+            .is_some_and(|r| std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&shard.shared)));
+        if !same_runtime {
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
         }
         self.cell = Some(cell);
@@ -171,7 +177,7 @@ impl<S: Source> Multishot<S> {
             .map(|c| unsafe { c.as_ref() }.header.shard as usize)
     }
 
-    /// The runtime the stream was first armed on.
+    /// The runtime the latest request was submitted to.
     pub(crate) fn runtime(&self) -> Option<&SchedHandle> {
         self.runtime.as_ref()
     }
