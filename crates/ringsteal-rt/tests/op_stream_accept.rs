@@ -35,6 +35,21 @@ fn index_of(conn: OwnedFd) -> u8 {
     b[0]
 }
 
+/// Takes `n` connections from `incoming` and checks that they are the `n` clients, each once.
+async fn accept_each(incoming: &mut op::AcceptStream, n: u8, what: &str) {
+    let mut seen = vec![false; n as usize];
+    for _ in 0..n {
+        let conn = incoming
+            .next()
+            .await
+            .expect("a connection")
+            .expect("accepted");
+        let i = index_of(conn) as usize;
+        assert!(!seen[i], "{what}: client {i} accepted twice");
+        seen[i] = true;
+    }
+}
+
 #[test]
 fn an_accept_stream_yields_every_connection_from_one_request() {
     const N: u8 = 32;
@@ -45,17 +60,7 @@ fn an_accept_stream_yields_every_connection_from_one_request() {
                 let (l, addr) = listener();
                 let mut incoming = op::accept_multishot(&SharedFd::new(l.into()));
                 let clients = connect_clients(addr, N);
-                let mut seen = vec![false; N as usize];
-                for _ in 0..N {
-                    let conn = incoming
-                        .next()
-                        .await
-                        .expect("a connection")
-                        .expect("accepted");
-                    let i = index_of(conn) as usize;
-                    assert!(!seen[i], "{config:?} {path:?}: client {i} accepted twice");
-                    seen[i] = true;
-                }
+                accept_each(&mut incoming, N, &format!("{config:?} {path:?}")).await;
                 drop(clients.join().unwrap());
                 let rearms = ringsteal_rt::RuntimeHandle::current()
                     .stats()
@@ -109,17 +114,7 @@ fn a_multishot_accept_ended_by_a_full_cq_is_re_armed_and_loses_no_connection() {
             while rx.try_recv().is_err() {
                 std::hint::spin_loop();
             }
-            let mut seen = vec![false; N as usize];
-            for _ in 0..N {
-                let conn = incoming
-                    .next()
-                    .await
-                    .expect("a connection")
-                    .expect("accepted");
-                let i = index_of(conn) as usize;
-                assert!(!seen[i], "{config:?}: client {i} accepted twice");
-                seen[i] = true;
-            }
+            accept_each(&mut incoming, N, &format!("{config:?}")).await;
             drop(clients.join().unwrap());
             assert!(
                 incoming.requests_submitted() >= 2,
