@@ -17,7 +17,7 @@ use std::sync::{mpsc, Mutex};
 use common::{under_every_config, yield_until, Config, HANG_LIMIT};
 use ringsteal_rt::buf::RecvBuf;
 use ringsteal_rt::op::{self, SharedFd};
-use ringsteal_rt::{Placement, RuntimeHandle};
+use ringsteal_rt::Placement;
 use stream_support::{listener, open_fds, tcp_pair, write_pattern, Path, PatternCheck};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -100,7 +100,7 @@ fn shut_down_with_streams_armed(config: Config, cancel_any: bool) -> Vec<(RecvBu
         .build()
         .unwrap();
     let (held_tx, held_rx) = mpsc::channel();
-    rt.block_on(async move {
+    let held = rt.block_on(async move {
         let mut tasks = Vec::new();
         for shard in 0..2 {
             let held_tx = held_tx.clone();
@@ -123,9 +123,10 @@ fn shut_down_with_streams_armed(config: Config, cancel_any: bool) -> Vec<(RecvBu
                     while at < 4096 {
                         let buf = stream.next().await.unwrap().unwrap();
                         let n = buf.len() as u64;
-                        held_tx.send((buf, at)).unwrap();
+                        held_tx.send(Some((buf, at))).unwrap();
                         at += n;
                     }
+                    held_tx.send(None).unwrap();
                     // Parked forever, streams armed, until the runtime shuts down.
                     std::future::pending::<()>().await;
                     drop((incoming, stream, client));
@@ -134,10 +135,17 @@ fn shut_down_with_streams_armed(config: Config, cancel_any: bool) -> Vec<(RecvBu
         }
         drop(held_tx);
         // Wait until both shards' streams are armed and their buffers handed over.
-        yield_until(|| RuntimeHandle::current().stats().total().bufs_in_use >= 8).await;
+        let (mut held, mut done) = (Vec::new(), 0);
+        while done < 2 {
+            match held_rx.try_recv() {
+                Ok(Some(buf)) => held.push(buf),
+                Ok(None) => done += 1,
+                Err(_) => ringsteal_rt::yield_now().await,
+            }
+        }
         drop(tasks);
+        held
     });
-    let held: Vec<_> = held_rx.try_iter().collect();
     drop(rt);
     held
 }
