@@ -7,7 +7,8 @@
 //! this host evicts idle page-cache pages; `warm` also checks with mincore
 //! that the file is resident.
 //!
-//! ringsteal runs first in every group (`peers/ringsteal_rt.rs`).
+//! ringsteal (`peers/ringsteal_rt.rs`), the peers and the floors of a group
+//! run in a rotated order (`peers::run_rotated`).
 
 use std::os::unix::fs::FileExt;
 use std::rc::Rc;
@@ -250,7 +251,7 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
         });
     }));
     if depth > 1 {
-        entries.push(entry("floor_pread_nt", move |g| {
+        entries.push(entry(format!("floor_pread_{n}t"), move |g| {
             g.bench_function(format!("floor_pread_{n}t"), |b| {
                 b.iter_custom(|iters| {
                     file.warm_if_stale();
@@ -270,7 +271,7 @@ fn fs_read_4k(c: &mut Criterion, group: &str, depth: usize) {
         });
     }));
     if depth > 1 {
-        entries.push(entry("floor_io_uring_nt", move |g| {
+        entries.push(entry(format!("floor_io_uring_{n}t"), move |g| {
             g.bench_function(format!("floor_io_uring_{n}t"), |b| {
                 b.iter_custom(|iters| {
                     file.warm_if_stale();

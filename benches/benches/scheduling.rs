@@ -5,8 +5,9 @@
 //!
 //! Criterion ids are `<workload>/<runtime>` or `<workload>/<variant>/<runtime>`.
 //!
-//! ringsteal runs first in every group, side by side with the peers in the
-//! same process and the same run (`peers/ringsteal_rt.rs`). Extra ringsteal
+//! ringsteal (`peers/ringsteal_rt.rs`) runs side by side with the peers in the
+//! same process and the same run, in a rotated order (`peers::run_rotated`);
+//! cross-task signals are the same futures for every runtime (`signals.rs`). Extra ringsteal
 //! variants are named `ringsteal_<what>` (for example `spawn_join/ringsteal_split`,
 //! `ping_pong_rtt/pinned_spinning/ringsteal_msg`).
 

@@ -1,8 +1,8 @@
 //! Time family of issue 6: timer_churn, sleep_precision. Peer side (tokio,
 //! compio, spargio); see NOTES.md for what each measures.
 //!
-//! ringsteal runs first in every group, side by side with the peers in the
-//! same run (`peers/ringsteal_rt.rs`).
+//! ringsteal (`peers/ringsteal_rt.rs`) runs side by side with the peers in the
+//! same run, in a rotated order (`peers::run_rotated`).
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};

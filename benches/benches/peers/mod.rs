@@ -42,14 +42,18 @@ pub(crate) type Group<'g> = BenchmarkGroup<'g, WallTime>;
 /// benchmarks on the group (criterion runs each as it is registered) and drops the
 /// runtime again, so no two runtimes are alive at once.
 pub(crate) struct Entry<'a> {
-    name: &'static str,
+    name: String,
     run: Box<dyn FnOnce(&mut Group<'_>) + 'a>,
 }
 
-/// An [`Entry`] named `name` (used only to print the order).
-pub(crate) fn entry<'a>(name: &'static str, run: impl FnOnce(&mut Group<'_>) + 'a) -> Entry<'a> {
+/// An [`Entry`] named `name` (used only to print the order: the runtime's or floor's
+/// benchmark id within the group).
+pub(crate) fn entry<'a>(
+    name: impl Into<String>,
+    run: impl FnOnce(&mut Group<'_>) + 'a,
+) -> Entry<'a> {
     Entry {
-        name,
+        name: name.into(),
         run: Box::new(run),
     }
 }
@@ -60,7 +64,7 @@ pub(crate) fn entry<'a>(name: &'static str, run: impl FnOnce(&mut Group<'_>) + '
 pub(crate) fn run_rotated(g: &mut Group<'_>, key: &str, entries: Vec<Entry<'_>>) {
     let seed = order::seed();
     let entries = order::rotated(entries, seed, key);
-    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     eprintln!(
         "run order of {key} ({}={seed}): {}",
         order::SEED_VAR,

@@ -3,7 +3,7 @@
 //! thread (tokio's multi-thread scheduler cannot pin a task to a worker).
 //!
 //! API read from docs.rs/tokio (runtime::Builder, Runtime::block_on,
-//! task::spawn, task::spawn_blocking, sync::{mpsc, Notify},
+//! task::spawn, task::spawn_blocking,
 //! time::{timeout, sleep}, fs::read and the fs module's "Tuning your file IO").
 
 use std::future::Future;
