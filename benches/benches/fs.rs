@@ -370,16 +370,7 @@ fn cat_100mb(c: &mut Criterion) {
                     file.warm_if_stale();
                     let path = path.clone();
                     rt.block_on(async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let start = Instant::now();
-                            let data = ringsteal::fs::read(&path)
-                                .await
-                                .expect("ringsteal::fs::read");
-                            total += start.elapsed();
-                            cat_100mb::check(&data);
-                        }
-                        total
+                        timed_reads(iters, || ringsteal::fs::read(path.clone())).await
                     })
                 })
             });
@@ -388,16 +379,7 @@ fn cat_100mb(c: &mut Criterion) {
                     file.warm_if_stale();
                     let path = path.clone();
                     rt.block_on(async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let start = Instant::now();
-                            let data = read_single_stream(&path)
-                                .await
-                                .expect("ringsteal single-stream read");
-                            total += start.elapsed();
-                            cat_100mb::check(&data);
-                        }
-                        total
+                        timed_reads(iters, || read_single_stream(path.clone())).await
                     })
                 })
             });
@@ -411,14 +393,7 @@ fn cat_100mb(c: &mut Criterion) {
                     file.warm_if_stale();
                     let path = path.clone();
                     tokio_rt::run_on_worker(&rt, async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let start = Instant::now();
-                            let data = tokio::fs::read(&path).await.expect("tokio::fs::read");
-                            total += start.elapsed();
-                            cat_100mb::check(&data);
-                        }
-                        total
+                        timed_reads(iters, || tokio::fs::read(path.clone())).await
                     })
                 })
             });
@@ -431,14 +406,7 @@ fn cat_100mb(c: &mut Criterion) {
                     file.warm_if_stale();
                     let path = path.clone();
                     let rx = th.spawn_task_on(0, move || async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let start = Instant::now();
-                            let data = compio::fs::read(&path).await.expect("compio::fs::read");
-                            total += start.elapsed();
-                            cat_100mb::check(&data);
-                        }
-                        total
+                        timed_reads(iters, || compio::fs::read(path.clone())).await
                     });
                     rx.recv().expect("compio cat")
                 })
@@ -455,16 +423,11 @@ fn cat_100mb(c: &mut Criterion) {
                     let path = path.clone();
                     let h = h.clone();
                     spargio_rt::run_pinned(&rt, 0, async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let start = Instant::now();
-                            let data = spargio::fs::read(&h, &path)
-                                .await
-                                .expect("spargio::fs::read");
-                            total += start.elapsed();
-                            cat_100mb::check(&data);
-                        }
-                        total
+                        timed_reads(iters, || {
+                            let (h, path) = (h.clone(), path.clone());
+                            async move { spargio::fs::read(&h, path).await }
+                        })
+                        .await
                     })
                 })
             });
@@ -510,13 +473,30 @@ fn cat_100mb(c: &mut Criterion) {
     g.finish();
 }
 
+/// `iters` whole-file reads made by `read` (awaited in whatever runtime awaits this),
+/// each timed on its own and checked outside its timing; returns the sum of the times.
+async fn timed_reads<F, Fut>(iters: u64, mut read: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<Vec<u8>>>,
+{
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let data = read().await.expect("whole-file read");
+        total += start.elapsed();
+        cat_100mb::check(&data);
+    }
+    total
+}
+
 /// A whole file read as one stream on ringsteal: what `ringsteal::fs::read` does for a
 /// file below its chunking threshold (16 MiB), applied to any size. Open, take the size
 /// from `statx`, read into a `Vec` with room for one byte more than that, and read on
 /// until a 0-byte read: one read in flight at a time, run inline in the shard's
 /// `io_uring_enter`, like every peer's whole-file helper.
-async fn read_single_stream(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    let f = ringsteal::fs::File::open(path).await?;
+async fn read_single_stream(path: std::path::PathBuf) -> std::io::Result<Vec<u8>> {
+    let f = ringsteal::fs::File::open(&path).await?;
     let size = usize::try_from(f.metadata().await?.len()).expect("file size fits in usize");
     let mut buf = Vec::with_capacity(size + 1);
     loop {

@@ -24,7 +24,10 @@ use ringsteal_benches::{bind_current_thread, cpu_for, threads};
 
 mod peers;
 mod signals;
-use peers::{compio_rt, entry, makespan, ringsteal_rt, run_rotated, spargio_rt, tokio_rt, Span};
+use peers::{
+    compio_rt, entry, makespan, ringsteal_rt, run_rotated, spargio_rt, tokio_rt, RuntimePerThread,
+    Span,
+};
 
 // ---------------------------------------------------------------- spawn_join
 
@@ -269,14 +272,7 @@ fn ping_pong(c: &mut Criterion) {
                 // as their `block_on` futures.
                 let th = tokio_rt::PinnedThreads::new(2);
                 g.bench_function("pinned_parked/tokio", |b| {
-                    b.iter_custom(|iters| {
-                        let (pinger, responder) = signals::ping_pong_pair();
-                        let _responder = th.spawn_on(1, move || responder.run());
-                        let pinger = th.spawn_on(0, move || pinger.run(iters));
-                        let (d, token) = pinger.recv().expect("tokio pinger");
-                        ping_pong_rtt::check(token, iters);
-                        d
-                    })
+                    b.iter_custom(|iters| per_thread_ping_pong(&th, iters))
                 });
             }),
             entry("compio", |g| {
@@ -284,14 +280,7 @@ fn ping_pong(c: &mut Criterion) {
                 // futures (compio's faster way across threads: peers/compio_rt.rs).
                 let th = compio_rt::Threads::pinned_to_cpus(2);
                 g.bench_function("pinned_parked/compio", |b| {
-                    b.iter_custom(|iters| {
-                        let (pinger, responder) = signals::ping_pong_pair();
-                        let _responder = th.spawn_on(1, move || responder.run());
-                        let pinger = th.spawn_on(0, move || pinger.run(iters));
-                        let (d, token) = pinger.recv().expect("compio pinger");
-                        ping_pong_rtt::check(token, iters);
-                        d
-                    })
+                    b.iter_custom(|iters| per_thread_ping_pong(&th, iters))
                 });
             }),
         ],
@@ -475,6 +464,19 @@ fn ringsteal_ping_pong_channel(rt: &ringsteal::Runtime, iters: u64) -> Duration 
         ringsteal_rt::join(responder).await;
         out
     });
+    ping_pong_rtt::check(token, iters);
+    d
+}
+
+/// Ping-pong on a runtime per thread (tokio, compio): the responder on thread 1 and the
+/// pinger on thread 0, each its runtime's `block_on` future. Timed in the pinger.
+fn per_thread_ping_pong(th: &impl RuntimePerThread, iters: u64) -> Duration {
+    let (pinger, responder) = signals::ping_pong_pair();
+    let _responder = th.run_on(1, move || responder.run());
+    let (d, token) = th
+        .run_on(0, move || pinger.run(iters))
+        .recv()
+        .expect("pinger");
     ping_pong_rtt::check(token, iters);
     d
 }
@@ -912,30 +914,31 @@ fn idle_wake(c: &mut Criterion) {
                 // runtimes.
                 let th = tokio_rt::PinnedThreads::new(2);
                 g.bench_function("tokio", |b| {
-                    b.iter_custom(|iters| {
-                        let (waiter, notifier) = signals::idle_wake_pair();
-                        let _waiter = th.spawn_on(1, move || waiter.run(iters));
-                        let notifier = th.spawn_on(0, move || notifier.run(iters));
-                        notifier.recv().expect("tokio notifier")
-                    })
+                    b.iter_custom(|iters| per_thread_idle_wake(&th, iters))
                 });
             }),
             entry("compio", |g| {
                 // compio: the same on two runtimes bound to CPUs 0 and 1.
                 let th = compio_rt::Threads::pinned_to_cpus(2);
                 g.bench_function("compio", |b| {
-                    b.iter_custom(|iters| {
-                        let (waiter, notifier) = signals::idle_wake_pair();
-                        let _waiter = th.spawn_on(1, move || waiter.run(iters));
-                        let notifier = th.spawn_on(0, move || notifier.run(iters));
-                        notifier.recv().expect("compio notifier")
-                    })
+                    b.iter_custom(|iters| per_thread_idle_wake(&th, iters))
                 });
             }),
         ],
     );
     // spargio: not expressible (its shards never park); see NOTES.md.
     g.finish();
+}
+
+/// `idle_wake_latency` on a runtime per thread (tokio, compio): the waiter on thread 1 and
+/// the notifier on thread 0, each its runtime's `block_on` future. Returns the notifier's
+/// sum of samples.
+fn per_thread_idle_wake(th: &impl RuntimePerThread, iters: u64) -> Duration {
+    let (waiter, notifier) = signals::idle_wake_pair();
+    let _waiter = th.run_on(1, move || waiter.run(iters));
+    th.run_on(0, move || notifier.run(iters))
+        .recv()
+        .expect("notifier")
 }
 
 criterion_group!(

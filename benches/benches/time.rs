@@ -228,15 +228,7 @@ fn sleep_precision(c: &mut Criterion) {
                     g.bench_function(format!("{name}/ringsteal"), |b| {
                         b.iter_custom(|iters| {
                             ringsteal_rt::run_spawned(&rt, async move {
-                                let mut total = Duration::ZERO;
-                                for _ in 0..iters {
-                                    let start = Instant::now();
-                                    ringsteal::time::sleep(d).await;
-                                    let took = start.elapsed();
-                                    sleep_precision::check(d, took);
-                                    total += took;
-                                }
-                                total
+                                timed_sleeps(iters, d, ringsteal::time::sleep).await
                             })
                         })
                     });
@@ -248,15 +240,7 @@ fn sleep_precision(c: &mut Criterion) {
                     g.bench_function(format!("{name}/tokio"), |b| {
                         b.iter_custom(|iters| {
                             tokio_rt::run_on_worker(&rt, async move {
-                                let mut total = Duration::ZERO;
-                                for _ in 0..iters {
-                                    let start = Instant::now();
-                                    tokio::time::sleep(d).await;
-                                    let took = start.elapsed();
-                                    sleep_precision::check(d, took);
-                                    total += took;
-                                }
-                                total
+                                timed_sleeps(iters, d, tokio::time::sleep).await
                             })
                         })
                     });
@@ -268,15 +252,7 @@ fn sleep_precision(c: &mut Criterion) {
                     g.bench_function(format!("{name}/compio"), |b| {
                         b.iter_custom(|iters| {
                             let rx = th.spawn_task_on(0, move || async move {
-                                let mut total = Duration::ZERO;
-                                for _ in 0..iters {
-                                    let start = Instant::now();
-                                    compio::time::sleep(d).await;
-                                    let took = start.elapsed();
-                                    sleep_precision::check(d, took);
-                                    total += took;
-                                }
-                                total
+                                timed_sleeps(iters, d, compio::time::sleep).await
                             });
                             rx.recv().expect("compio sleeper")
                         })
@@ -289,15 +265,7 @@ fn sleep_precision(c: &mut Criterion) {
                     g.bench_function(format!("{name}/spargio"), |b| {
                         b.iter_custom(|iters| {
                             spargio_rt::run_pinned(&rt, 0, async move {
-                                let mut total = Duration::ZERO;
-                                for _ in 0..iters {
-                                    let start = Instant::now();
-                                    spargio::sleep(d).await;
-                                    let took = start.elapsed();
-                                    sleep_precision::check(d, took);
-                                    total += took;
-                                }
-                                total
+                                timed_sleeps(iters, d, spargio::sleep).await
                             })
                         })
                     });
@@ -307,6 +275,25 @@ fn sleep_precision(c: &mut Criterion) {
         );
     }
     g.finish();
+}
+
+/// `iters` sleeps of `d` made by `sleep` (awaited in whatever runtime awaits this), each
+/// timed from just before the sleep is created to the task running again after it, and
+/// checked not to return early; returns the sum of the times.
+async fn timed_sleeps<F, Fut>(iters: u64, d: Duration, mut sleep: F) -> Duration
+where
+    F: FnMut(Duration) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        sleep(d).await;
+        let took = start.elapsed();
+        sleep_precision::check(d, took);
+        total += took;
+    }
+    total
 }
 
 criterion_group!(benches, timer_churn, sleep_precision);

@@ -75,6 +75,18 @@ pub(crate) fn run_rotated(g: &mut Group<'_>, key: &str, entries: Vec<Entry<'_>>)
     }
 }
 
+/// Threads with one single-threaded runtime each (tokio's `current_thread`, compio's),
+/// where a `Send` closure builds a future that runs there as the runtime's `block_on`
+/// future, so it and the tasks it spawns stay on that thread.
+pub(crate) trait RuntimePerThread {
+    /// Runs `make()` on thread `t`; the receiver yields its output.
+    fn run_on<M, F>(&self, t: usize, make: M) -> std::sync::mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: std::future::Future + 'static,
+        F::Output: Send + 'static;
+}
+
 /// Start and end instants of the work one thread did.
 pub(crate) type Span = (Instant, Instant);
 

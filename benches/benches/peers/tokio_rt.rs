@@ -102,3 +102,14 @@ impl Drop for PinnedThreads {
         }
     }
 }
+
+impl super::RuntimePerThread for PinnedThreads {
+    fn run_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawn_on(t, make)
+    }
+}
