@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Model-checks the sleep/wake protocol (crates/ringsteal-rt/src/shard/sleep_flag.rs) with
+# Model-checks the sleep/wake protocol (crates/ringsteal-rt/src/shared/sleep_flag.rs) with
 # loom: every interleaving of a sleeper and its wakers, under the C11 memory model as loom
 # implements it. A lost wakeup shows as a deadlock, more than one doorbell per sleep as a
 # failed assertion. Release build: loom explores many thousands of executions.

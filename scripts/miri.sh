@@ -4,6 +4,7 @@
 #   time::wheel         the timer wheel (time/wheel_tests.rs)
 #   shard::inbox        raw messages put back in send order
 #   util::block_cache   per-thread caches of freed task and op cells
+#   util::queue         the crossbeam steal-retry and drain helpers
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 # Everything else in the crate talks to io_uring, which Miri cannot run.
@@ -19,4 +20,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue "$@"

@@ -9,6 +9,8 @@
 //!   once polled, a task stays on its shard, where its I/O lives.
 //! * Files on io_uring with owned buffers ([`fs`], [`buf`]), every request a future with
 //!   cancel-on-drop, links and deadlines ([`op`]).
+//! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
+//!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
 //!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
 //!   [`stats`](RuntimeHandle::stats).
@@ -36,9 +38,9 @@
 
 pub use ringsteal_rt::{
     current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
-    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy,
-    JoinError, JoinHandle, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle, RuntimeStats,
-    ShardStats, SpawnError, WakeMechanism, YieldNow,
+    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature, IdleStrategy,
+    JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle,
+    RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
 };
 
 /// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).
@@ -59,6 +61,22 @@ pub mod task {
 /// Files and directories on io_uring (see [`ringsteal_fs`]).
 pub mod fs {
     pub use ringsteal_fs::*;
+}
+
+/// Child processes (feature `process`): [`Command`](process::Command) as std's, a
+/// [`Child`](process::Child) waited for through its pidfd (`IORING_OP_WAITID`), and its pipes
+/// read and written through the ring (see [`ringsteal_process`]).
+#[cfg(feature = "process")]
+pub mod process {
+    pub use ringsteal_process::*;
+}
+
+/// Unix signals (feature `signal`): [`ctrl_c`](signal::ctrl_c),
+/// [`signal`](signal::signal) streams and [`shutdown_signal`](signal::shutdown_signal) for
+/// graceful shutdown (see [`ringsteal_signal`]).
+#[cfg(feature = "signal")]
+pub mod signal {
+    pub use ringsteal_signal::*;
 }
 
 /// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
@@ -95,4 +113,7 @@ mod book {
     struct Fs;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
+    #[cfg(all(feature = "process", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/process-signal.md")]
+    struct ProcessSignal;
 }

@@ -13,14 +13,19 @@
 //!   the op; ops made of two linked SQEs (`IOSQE_IO_LINK`, e.g. [`copy_linked`]) run back to
 //!   back in the kernel with no round trip through user space.
 //!
-//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
+//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
+//! wrap.
 
 mod fd;
 mod fs;
+mod poll;
+mod process;
 pub(crate) mod raw;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use poll::{poll_readable, PollReadable};
+pub use process::*;
 
 use std::fmt;
 use std::future::Future;
@@ -36,9 +41,10 @@ use ringsteal_uring::abi::{
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use crate::driver::user_data::{pointer, TAG_OP};
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::shard::remote::{OpRef, RemoteCmd};
+use crate::shard::context;
+use crate::shard::run_here_or_send;
+use crate::shard::sched::SchedHandle;
+use crate::shared::remote::{OpRef, RemoteCmd};
 use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
@@ -332,22 +338,12 @@ fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
     let shared = runtime.shared();
     let shard = header.shard as usize;
     shared.shards[shard].counters.ops_cancelled.incr();
-    let done_here = context::with_shard_of(shared, |cur| match cur {
-        Some(s) if s.index == shard => match s.driver.try_borrow_mut() {
-            Ok(mut d) => {
-                d.push_cancel(op, s.counters());
-                true
-            }
-            Err(_) => false,
-        },
-        _ => false,
-    });
-    if !done_here {
-        shared.shards[shard]
-            .cmds
-            .push(RemoteCmd::CancelOp(OpRef(op)));
-        shared.notify(shard);
-    }
+    run_here_or_send(
+        shared,
+        shard,
+        |s| s.try_cancel_op(op),
+        || RemoteCmd::CancelOp(OpRef(op)),
+    );
 }
 
 impl<T: Operation> fmt::Debug for Op<T> {
