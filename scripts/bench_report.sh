@@ -62,11 +62,11 @@ fi
 case "$order_seed" in
     ''|*[!0-9]*) echo "--order-seed must be an unsigned integer, not '$order_seed'" >&2; exit 2 ;;
 esac
-bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs -- "${PROFILE[@]}" --noplot)
+bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process -- "${PROFILE[@]}" --noplot)
 
 if [ -z "$results_dir" ]; then
     log "building the suites"
-    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --no-run >&2
+    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process --no-run >&2
     if [ "$wait_idle" -gt 0 ]; then
         deadline=$(( $(date +%s) + wait_idle * 60 ))
         while awk -v l="$(load1)" 'BEGIN { exit !(l >= 0.5) }'; do

@@ -173,6 +173,9 @@ ROWS = [
          id="cat_100mb/ringsteal_single_stream", like_for_like=True,
          peers={p: f"cat_100mb/{p}" for p in PEERS},
          floors=[("std::fs::read", "cat_100mb/floor_std_read")]),
+    # tokio is the only peer with a process API.
+    dict(workload="process_spawn_wait", variant="ringsteal", id="process_spawn_wait/ringsteal",
+         peers={"tokio": "process_spawn_wait/tokio", "compio": NE, "spargio": NE}),
 ]
 
 
