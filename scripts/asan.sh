@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the runtime's and the fs crate's tests under AddressSanitizer (nightly): use-after-free,
+# Runs the runtime's, fs, process and signal crates' tests under AddressSanitizer (nightly): use-after-free,
 # double free and out-of-bounds accesses in the unsafe code (task cells, op cells, buffers,
 # rings) fail the run. Leak detection is on: a leak at exit is a failure too.
 #
@@ -20,4 +20,4 @@ export RUSTDOCFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/asan}"
 # -Zbuild-std instruments the standard library too, so every allocation is tracked.
-cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs --tests "$@"
+cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs -p ringsteal-process -p ringsteal-signal --tests "$@"

@@ -9,6 +9,8 @@
 //!   once polled, a task stays on its shard, where its I/O lives.
 //! * Files on io_uring with owned buffers ([`fs`], [`buf`]), every request a future with
 //!   cancel-on-drop, links and deadlines ([`op`]).
+//! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
+//!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
 //!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
 //!   [`stats`](RuntimeHandle::stats).
@@ -61,6 +63,22 @@ pub mod fs {
     pub use ringsteal_fs::*;
 }
 
+/// Child processes (feature `process`): [`Command`](process::Command) as std's, a
+/// [`Child`](process::Child) waited for through its pidfd (`IORING_OP_WAITID`), and its pipes
+/// read and written through the ring (see [`ringsteal_process`]).
+#[cfg(feature = "process")]
+pub mod process {
+    pub use ringsteal_process::*;
+}
+
+/// Unix signals (feature `signal`): [`ctrl_c`](signal::ctrl_c),
+/// [`signal`](signal::signal) streams and [`shutdown_signal`](signal::shutdown_signal) for
+/// graceful shutdown (see [`ringsteal_signal`]).
+#[cfg(feature = "signal")]
+pub mod signal {
+    pub use ringsteal_signal::*;
+}
+
 /// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
 /// [`BufResult`](buf::BufResult).
 pub mod buf {
@@ -95,4 +113,7 @@ mod book {
     struct Fs;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
+    #[cfg(all(feature = "process", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/process-signal.md")]
+    struct ProcessSignal;
 }

@@ -19,16 +19,21 @@
 //!   lacks the multishot form; [`send_zc`] returns its buffer only after the zero-copy
 //!   notification.
 //!
-//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
+//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
+//! wrap.
 
 mod fd;
 mod fs;
+mod poll;
+mod process;
 pub(crate) mod raw;
 mod send_zc;
 mod stream;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use poll::{poll_readable, PollReadable};
+pub use process::*;
 pub use send_zc::{send_zc, SendZc};
 pub use stream::*;
 
