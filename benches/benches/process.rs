@@ -8,14 +8,18 @@
 //! `IORING_OP_WAITID` on a pidfd (ringsteal) against tokio's pidfd registered with its epoll
 //! reactor, then `waitpid`.
 //!
-//! Self-contained (no `peers/` module): the runtimes are built here the way each one's docs
-//! build a multi-threaded runtime.
+//! The runtimes are built here the way each one's docs build a multi-threaded runtime, and
+//! run in the group's rotated order (`peers::run_rotated`), not ringsteal first.
+
+mod peers;
 
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ringsteal::Placement;
 use ringsteal_benches::threads;
+
+use peers::{entry, run_rotated};
 
 /// Children per iteration.
 const CHILDREN: usize = 1_000;
@@ -34,7 +38,8 @@ fn process_spawn_wait(c: &mut Criterion) {
     g.sample_size(10);
     g.warm_up_time(Duration::from_secs(1));
 
-    {
+    let mut entries = Vec::new();
+    entries.push(entry("ringsteal", move |g| {
         let rt = ringsteal::Runtime::builder()
             .shards(n)
             .build()
@@ -70,9 +75,8 @@ fn process_spawn_wait(c: &mut Criterion) {
                 start.elapsed()
             })
         });
-    }
-
-    {
+    }));
+    entries.push(entry("tokio", move |g| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(n)
             .enable_all()
@@ -109,7 +113,8 @@ fn process_spawn_wait(c: &mut Criterion) {
                 start.elapsed()
             })
         });
-    }
+    }));
+    run_rotated(&mut g, "process_spawn_wait", entries);
     g.finish();
 }
 

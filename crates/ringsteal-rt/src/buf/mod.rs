@@ -5,12 +5,16 @@
 //! [`IoBuf`] is a buffer the kernel may read (writes, sends); [`IoBufMut`] one it may write
 //! (reads, receives). [`IoBuf::slice`] narrows a buffer to a range without giving it up;
 //! [`IoVecBuf`]/[`IoVecBufMut`] are the vectored forms for `readv`/`writev`.
+//! [`RecvBuf`] goes the other way: a buffer the kernel chose (a shard's provided buffer) and
+//! filled, handed to the application by a receive stream.
 
 mod io_buf;
+pub(crate) mod provided;
 mod slice;
 mod vectored;
 
 pub use io_buf::{IoBuf, IoBufMut};
+pub use provided::RecvBuf;
 pub use slice::Slice;
 pub use vectored::{IoVecBuf, IoVecBufMut};
 

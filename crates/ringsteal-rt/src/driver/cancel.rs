@@ -6,7 +6,10 @@
 
 use std::ptr::NonNull;
 
-use ringsteal_uring::opcode;
+use std::os::fd::RawFd;
+
+use ringsteal_uring::abi::{IORING_ASYNC_CANCEL_FD, IORING_ASYNC_CANCEL_USERDATA};
+use ringsteal_uring::{io_uring_sqe, opcode};
 
 use super::user_data::{pointer, TAG_CANCEL, TAG_EVENTFD, TAG_IGNORE, TAG_OP};
 use super::Driver;
@@ -19,8 +22,19 @@ impl Driver {
     pub(crate) fn push_cancel(&mut self, op: NonNull<OpHeader>, counters: &ShardCounters) {
         // Cancelling the first SQE of a link chain cancels the rest of the chain too.
         let target = pointer(op.as_ptr() as *const (), TAG_OP);
+        // SAFETY: the caller's reference keeps the cell alive.
+        if let Some(fd) = unsafe { OpHeader::cancel_fd(op) } {
+            // A multishot request: also look for it by its descriptor (see `cancel_by_fd`).
+            // SAFETY: as above; the extra reference is the second cancel's, released by its CQE.
+            unsafe { op.as_ref() }.add_ref();
+            self.push_cancel_sqe(cancel_by_fd(fd, target, op), counters);
+        }
         let sqe =
             opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
+        self.push_cancel_sqe(sqe, counters);
+    }
+
+    fn push_cancel_sqe(&mut self, sqe: io_uring_sqe, counters: &ShardCounters) {
         // SAFETY: a cancel references no memory; the op cell it names is kept alive by the
         // reference the caller took until the cancel's CQE.
         if unsafe { self.push_op(std::slice::from_ref(&sqe), counters) }.is_err() {
@@ -53,4 +67,21 @@ impl Driver {
             let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
         }
     }
+}
+
+/// A cancel of the request `target` that matches its descriptor too
+/// (`IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_USERDATA`, Linux 6.6). Multishot requests get
+/// this one besides the plain by-`user_data` cancel: a by-`user_data` cancel of a multishot
+/// receive has been seen to miss it (`-ENOENT`) while a by-descriptor one found it (liburing
+/// issue 1375), and a descriptor alone would also cancel other requests on the same socket (a
+/// send of the other half). Kernels without the `USERDATA` key answer `-EINVAL`, and the plain
+/// cancel does the work. Whichever finds the request first cancels it; the other finds nothing.
+fn cancel_by_fd(fd: RawFd, target: u64, op: NonNull<OpHeader>) -> io_uring_sqe {
+    let mut sqe = opcode::cancel(
+        target,
+        IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_USERDATA,
+    )
+    .with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
+    sqe.fd = fd;
+    sqe
 }

@@ -5,7 +5,8 @@
 //! submitting), `reap.rs` (reaping CQEs and routing each by its tag), `cancel.rs` (cancelling
 //! one op, or everything at shutdown), `park.rs` (blocking in `io_uring_enter` until a CQE or
 //! a deadline), `eventfd.rs` (the fallback doorbell's armed read), `setup.rs` (creating the
-//! ring), `backlog.rs` (SQEs waiting for room).
+//! ring), `backlog.rs` (SQEs waiting for room), `bufs.rs` (the shard's provided-buffer group,
+//! and handing the ring over to it at the end).
 //!
 //! May not: run tasks or wake them itself, or decide when to shut down. Reaping collects
 //! wakers into the caller's [`Reaped`] buffer and the shard wakes them after the driver is no
@@ -13,6 +14,7 @@
 //! The shutdown drain (`shard/drain.rs`) is a loop of the primitives here.
 
 mod backlog;
+mod bufs;
 mod cancel;
 mod eventfd;
 mod park;
@@ -29,6 +31,7 @@ pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;
+use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::task::Waker;
 
@@ -51,7 +54,10 @@ pub(crate) struct Reaped {
 
 /// A shard's ring and its bookkeeping.
 pub(crate) struct Driver {
-    ring: Ring,
+    /// Taken out only by `Drop` (`bufs.rs`), which may hand it to the buffer group.
+    ring: ManuallyDrop<Ring>,
+    /// The provided-buffer group registered on the ring, if a stream needed one.
+    bufs: bufs::GroupSlot,
     mode: RingMode,
     /// CQEs still owed to op cells (main, second, cancel).
     in_flight: usize,
@@ -78,7 +84,8 @@ impl Driver {
             None
         };
         let mut d = Self {
-            ring,
+            ring: ManuallyDrop::new(ring),
+            bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
             eventfd,

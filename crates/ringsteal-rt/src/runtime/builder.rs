@@ -13,6 +13,13 @@ use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
 use crate::shared::remote::Doorbell;
 use crate::shared::{Shared, WakePlan};
 
+/// Provided buffers per shard, by default.
+const DEFAULT_RECV_BUF_COUNT: u16 = 256;
+/// Bytes per provided buffer, by default: a TCP segment train or a typical request fits.
+const DEFAULT_RECV_BUF_LEN: u32 = 16 * 1024;
+/// The largest provided buffer the builder accepts.
+const MAX_RECV_BUF_LEN: u32 = 64 * 1024 * 1024;
+
 /// Configures and builds a [`Runtime`].
 ///
 /// ```
@@ -64,6 +71,8 @@ impl Builder {
                 sqpoll: None,
                 sqpoll_refused: false,
                 without_features: Vec::new(),
+                recv_buf_count: DEFAULT_RECV_BUF_COUNT,
+                recv_buf_len: DEFAULT_RECV_BUF_LEN,
             },
             shards_set: false,
         }
@@ -205,6 +214,27 @@ impl Builder {
         self
     }
 
+    /// Provided buffers for receive streams (`op::recv_multishot`, `op::recvmsg_multishot`):
+    /// each shard registers `count` buffers (a power of two, at most 32768) of `len` bytes
+    /// with its ring the first time a stream on it needs them. Default: 256 buffers of
+    /// 16 KiB, 4 MiB of address space per shard that uses them (pages are touched as data
+    /// arrives). A stream pauses while all of its shard's buffers are held by the
+    /// application and resumes once half are back, so size `count` for the buffers your
+    /// tasks hold at once; `len` bounds one receive (and a datagram: with
+    /// `recvmsg_multishot`, `len` minus 144 bytes of header and address). The single-shot
+    /// fallbacks receive into heap buffers of `len` bytes.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).recv_buffers(1024, 4096).build()?;
+    /// # drop(rt);
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn recv_buffers(mut self, count: u16, len: u32) -> Self {
+        self.config.recv_buf_count = count;
+        self.config.recv_buf_len = len;
+        self
+    }
+
     /// Testing aid, not a tuning knob: with `false`, shutdown does not use
     /// `IORING_ASYNC_CANCEL_ANY | ALL` (Linux 5.19), as on a 5.15–5.18 kernel where that cancel
     /// fails with `EINVAL`, so the fallback path (cancelling each request by its `user_data`)
@@ -245,6 +275,21 @@ impl Builder {
             return Err(BuildError::Config(format!(
                 "ring_entries must be between 1 and 32768, got {}",
                 config.ring_entries
+            )));
+        }
+        if config.recv_buf_count == 0
+            || !config.recv_buf_count.is_power_of_two()
+            || config.recv_buf_count > 32768
+        {
+            return Err(BuildError::Config(format!(
+                "recv_buffers: the count must be a power of two between 1 and 32768, got {}",
+                config.recv_buf_count
+            )));
+        }
+        if config.recv_buf_len == 0 || config.recv_buf_len > MAX_RECV_BUF_LEN {
+            return Err(BuildError::Config(format!(
+                "recv_buffers: the length must be between 1 and {MAX_RECV_BUF_LEN} bytes, got {}",
+                config.recv_buf_len
             )));
         }
         if config.blocking_threads == 0 {

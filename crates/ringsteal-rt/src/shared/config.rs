@@ -59,6 +59,10 @@ pub(crate) struct Config {
     pub(crate) sqpoll: Option<Duration>,
     /// Testing aid: SQPOLL is asked for in a way the kernel refuses.
     pub(crate) sqpoll_refused: bool,
+    /// Provided buffers per shard (a power of two) for receive streams.
+    pub(crate) recv_buf_count: u16,
+    /// Bytes per provided buffer (and per heap buffer of the receive fallback).
+    pub(crate) recv_buf_len: u32,
 }
 
 impl Config {
