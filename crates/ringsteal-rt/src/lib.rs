@@ -32,6 +32,7 @@ mod blocking;
 pub mod buf;
 mod driver;
 mod error;
+pub mod io;
 mod loom;
 mod msg;
 pub mod op;

@@ -4,8 +4,11 @@
 //!
 //! [`IoBuf`] is a buffer the kernel may read (writes, sends); [`IoBufMut`] one it may write
 //! (reads, receives). [`IoBuf::slice`] narrows a buffer to a range without giving it up;
-//! [`IoVecBuf`]/[`IoVecBufMut`] are the vectored forms for `readv`/`writev`.
+//! [`IoVecBuf`]/[`IoVecBufMut`] are the vectored forms for `readv`/`writev` (`Vec<B>` and
+//! pairs `(A, B)`). With the `bytes` feature, `bytes::Bytes` and `BytesMut` are buffers too.
 
+#[cfg(feature = "bytes")]
+mod bytes;
 mod io_buf;
 mod slice;
 mod vectored;

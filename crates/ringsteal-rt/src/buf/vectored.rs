@@ -61,3 +61,19 @@ unsafe impl<T: IoBufMut> IoVecBufMut for Vec<T> {
         }
     }
 }
+
+// SAFETY: both elements are IoBufs; the iovecs describe their initialised bytes, in order.
+unsafe impl<A: IoBuf, B: IoBuf> IoVecBuf for (A, B) {
+    fn iovecs(&self) -> Vec<libc::iovec> {
+        [
+            (self.0.stable_ptr(), self.0.bytes_init()),
+            (self.1.stable_ptr(), self.1.bytes_init()),
+        ]
+        .into_iter()
+        .map(|(p, n)| libc::iovec {
+            iov_base: p as *mut libc::c_void,
+            iov_len: n,
+        })
+        .collect()
+    }
+}

@@ -17,10 +17,12 @@
 
 mod fd;
 mod fs;
+mod net;
 pub(crate) mod raw;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use net::*;
 
 use std::fmt;
 use std::future::Future;
