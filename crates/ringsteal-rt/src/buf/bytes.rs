@@ -57,7 +57,8 @@ mod tests {
         assert!(b.bytes_total() >= 8);
         // SAFETY: writes within the capacity, then marks them initialised.
         unsafe {
-            b.stable_mut_ptr().copy_from_nonoverlapping(b"abc".as_ptr(), 3);
+            b.stable_mut_ptr()
+                .copy_from_nonoverlapping(b"abc".as_ptr(), 3);
             b.set_init(3);
         }
         assert_eq!(&b[..], b"abc");

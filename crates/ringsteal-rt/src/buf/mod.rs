@@ -15,7 +15,7 @@ mod vectored;
 
 pub use io_buf::{IoBuf, IoBufMut};
 pub use slice::Slice;
-pub use vectored::{IoVecBuf, IoVecBufMut};
+pub use vectored::{Advance, IoVecBuf, IoVecBufMut};
 
 /// The result of an operation that owned a buffer: the buffer always comes back.
 pub type BufResult<T, B> = (std::io::Result<T>, B);

@@ -162,26 +162,24 @@ impl<R: AsyncReadOwned> BufReader<R> {
 }
 
 impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
-    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        async move {
-            if self.pos == self.buf.len() && buf.bytes_total() >= self.capacity {
-                return self.inner.read(buf).await;
-            }
-            if let Err(e) = self.fill_buf().await {
-                return (Err(e), buf);
-            }
-            let mut buf = buf;
-            let avail = &self.buf[self.pos..];
-            let n = avail.len().min(buf.bytes_total());
-            // SAFETY: `buf` is owned (no overlap with our buffer) and valid for bytes_total()
-            // >= n bytes of writes; the n bytes are then initialised.
-            unsafe {
-                std::ptr::copy_nonoverlapping(avail.as_ptr(), buf.stable_mut_ptr(), n);
-                buf.set_init(n);
-            }
-            self.consume(n);
-            (Ok(n), buf)
+    async fn read<B: IoBufMut>(&mut self, buf: B) -> BufResult<usize, B> {
+        if self.pos == self.buf.len() && buf.bytes_total() >= self.capacity {
+            return self.inner.read(buf).await;
         }
+        if let Err(e) = self.fill_buf().await {
+            return (Err(e), buf);
+        }
+        let mut buf = buf;
+        let avail = &self.buf[self.pos..];
+        let n = avail.len().min(buf.bytes_total());
+        // SAFETY: `buf` is owned (no overlap with our buffer) and valid for bytes_total()
+        // >= n bytes of writes; the n bytes are then initialised.
+        unsafe {
+            std::ptr::copy_nonoverlapping(avail.as_ptr(), buf.stable_mut_ptr(), n);
+            buf.set_init(n);
+        }
+        self.consume(n);
+        (Ok(n), buf)
     }
 
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {

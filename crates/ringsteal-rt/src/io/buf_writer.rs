@@ -105,50 +105,42 @@ impl<W: AsyncWriteOwned> BufWriter<W> {
 }
 
 impl<W: AsyncWriteOwned> AsyncWriteOwned for BufWriter<W> {
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        async move {
-            let n = buf.bytes_init();
-            if self.buf.len() + n > self.capacity {
-                if let Err(e) = self.flush_buf().await {
-                    return (Err(e), buf);
-                }
+    async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
+        let n = buf.bytes_init();
+        if self.buf.len() + n > self.capacity {
+            if let Err(e) = self.flush_buf().await {
+                return (Err(e), buf);
             }
-            if n >= self.capacity {
-                return self.inner.write(buf).await;
-            }
-            self.copy_in(&buf);
-            (Ok(n), buf)
         }
+        if n >= self.capacity {
+            return self.inner.write(buf).await;
+        }
+        self.copy_in(&buf);
+        (Ok(n), buf)
     }
 
-    fn write_all<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
-        async move {
-            let n = buf.bytes_init();
-            if self.buf.len() + n > self.capacity {
-                if let Err(e) = self.flush_buf().await {
-                    return (Err(e), buf);
-                }
+    async fn write_all<B: IoBuf>(&mut self, buf: B) -> BufResult<(), B> {
+        let n = buf.bytes_init();
+        if self.buf.len() + n > self.capacity {
+            if let Err(e) = self.flush_buf().await {
+                return (Err(e), buf);
             }
-            if n >= self.capacity {
-                return self.inner.write_all(buf).await;
-            }
-            self.copy_in(&buf);
-            (Ok(()), buf)
         }
+        if n >= self.capacity {
+            return self.inner.write_all(buf).await;
+        }
+        self.copy_in(&buf);
+        (Ok(()), buf)
     }
 
-    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        async move {
-            self.flush_buf().await?;
-            self.inner.flush().await
-        }
+    async fn flush(&mut self) -> io::Result<()> {
+        self.flush_buf().await?;
+        self.inner.flush().await
     }
 
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        async move {
-            self.flush_buf().await?;
-            self.inner.shutdown().await
-        }
+    async fn shutdown(&mut self) -> io::Result<()> {
+        self.flush_buf().await?;
+        self.inner.shutdown().await
     }
 
     fn splice_sink(&self) -> Option<SpliceEnd<'_>> {

@@ -96,7 +96,14 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
         while left > 0 {
             let guard = dst.lane().acquire().await;
             let out = InLane::other(
-                Splice::new(&pipe_r, u64::MAX, dst.fd(), u64::MAX, left, libc::SPLICE_F_MOVE),
+                Splice::new(
+                    &pipe_r,
+                    u64::MAX,
+                    dst.fd(),
+                    u64::MAX,
+                    left,
+                    libc::SPLICE_F_MOVE,
+                ),
                 guard,
             )
             .await;

@@ -103,7 +103,10 @@ impl<T> LengthDelimited<T> {
         if len > self.max_frame {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("a frame of {len} bytes exceeds the limit of {}", self.max_frame),
+                format!(
+                    "a frame of {len} bytes exceeds the limit of {}",
+                    self.max_frame
+                ),
             ));
         }
         let Some(frame) = avail.get(HEADER..HEADER + len) else {
@@ -182,7 +185,10 @@ impl<T: AsyncWriteOwned> LengthDelimited<T> {
         if len > self.max_frame {
             let err = io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("a frame of {len} bytes exceeds the limit of {}", self.max_frame),
+                format!(
+                    "a frame of {len} bytes exceeds the limit of {}",
+                    self.max_frame
+                ),
             );
             return (Err(err), frame);
         }
@@ -213,7 +219,10 @@ mod tests {
         for (i, len) in [0usize, 1, 5, 300, 70_000].into_iter().enumerate() {
             let frame = block_on(reader.read_frame()).unwrap().unwrap();
             assert_eq!(frame.len(), len);
-            assert!(frame.iter().enumerate().all(|(j, &b)| b == (i * 31 + j) as u8));
+            assert!(frame
+                .iter()
+                .enumerate()
+                .all(|(j, &b)| b == (i * 31 + j) as u8));
         }
         assert!(block_on(reader.read_frame()).unwrap().is_none());
     }

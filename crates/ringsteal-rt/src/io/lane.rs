@@ -293,7 +293,11 @@ mod tests {
         let lane = Lane::new();
         let mut g = lane.try_acquire().unwrap();
         g.unread(b"abcdefg");
-        let bufs = vec![Vec::with_capacity(2), Vec::with_capacity(3), Vec::with_capacity(4)];
+        let bufs = vec![
+            Vec::with_capacity(2),
+            Vec::with_capacity(3),
+            Vec::with_capacity(4),
+        ];
         let (n, bufs) = g.take_leftover_vectored(bufs);
         assert_eq!(n, 7);
         assert_eq!(bufs, [&b"ab"[..], &b"cde"[..], &b"fg"[..]]);

@@ -11,7 +11,10 @@ use crate::buf::{BufResult, IoBuf, IoBufMut};
 
 impl AsyncReadOwned for &[u8] {
     /// Copies from the front of the slice and advances it.
-    fn read<B: IoBufMut>(&mut self, mut buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+    fn read<B: IoBufMut>(
+        &mut self,
+        mut buf: B,
+    ) -> impl Future<Output = BufResult<usize, B>> + Send {
         let n = self.len().min(buf.bytes_total());
         // SAFETY: `buf` is valid for bytes_total() >= n bytes of writes and is not borrowed
         // from `self`'s memory (it is owned); the n bytes are then initialised.

@@ -1,13 +1,12 @@
 //! The provided methods of the I/O traits (`read_exact`, `read_to_end`, `write_all`, ...),
-//! written once over the required ones, and [`Advanced`], the rest of a vectored buffer after
-//! a short write.
+//! written once over the required ones.
 //!
 //! May not: depend on any implementation; everything here goes through the traits.
 
 use std::io;
 
 use super::traits::{AsyncReadOwned, AsyncWriteOwned};
-use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
+use crate::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf};
 
 /// How much a `read_to_end` grows its buffer by at least, when it is full.
 const READ_TO_END_STEP: usize = 8 * 1024;
@@ -92,19 +91,18 @@ where
     W: AsyncWriteOwned + ?Sized,
     B: IoVecBuf,
 {
-    let want = total_len(&bufs);
-    let mut rest = Advanced { bufs, skip: 0 };
-    while rest.skip < want {
+    let mut rest = Advance::new(bufs);
+    while rest.remaining() > 0 {
         let (res, back) = w.writev(rest).await;
         rest = back;
         match res {
-            Ok(0) => return (Err(write_zero()), rest.bufs),
-            Ok(n) => rest.skip += n,
+            Ok(0) => return (Err(write_zero()), rest.into_inner()),
+            Ok(n) => rest.advance(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (Err(e), rest.bufs),
+            Err(e) => return (Err(e), rest.into_inner()),
         }
     }
-    (Ok(()), rest.bufs)
+    (Ok(()), rest.into_inner())
 }
 
 pub(crate) async fn writev_by_copy<W, B>(w: &mut W, bufs: B) -> BufResult<usize, B>
@@ -125,58 +123,4 @@ where
 
 fn total_len<B: IoVecBuf>(bufs: &B) -> usize {
     bufs.iovecs().iter().map(|i| i.iov_len).sum()
-}
-
-/// `bufs` without its first `skip` bytes: what is left to write after a short `writev`.
-pub(crate) struct Advanced<B> {
-    pub(crate) bufs: B,
-    pub(crate) skip: usize,
-}
-
-// SAFETY: the iovecs are a suffix of `bufs`' own (trimmed at the front), so they describe
-// initialised bytes of buffers `bufs` owns.
-unsafe impl<B: IoVecBuf> IoVecBuf for Advanced<B> {
-    fn iovecs(&self) -> Vec<libc::iovec> {
-        let mut skip = self.skip;
-        let mut out = Vec::new();
-        for iov in self.bufs.iovecs() {
-            if skip >= iov.iov_len {
-                skip -= iov.iov_len;
-                continue;
-            }
-            out.push(libc::iovec {
-                // SAFETY: skip < iov_len, so the pointer stays inside this buffer.
-                iov_base: unsafe { iov.iov_base.cast::<u8>().add(skip) }.cast(),
-                iov_len: iov.iov_len - skip,
-            });
-            skip = 0;
-        }
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn advanced_skips_whole_and_partial_buffers() {
-        let bufs = (b"abc".to_vec(), b"defg".to_vec());
-        let seen = |skip| {
-            let a = Advanced {
-                bufs: bufs.clone(),
-                skip,
-            };
-            a.iovecs()
-                .iter()
-                // SAFETY: each iovec points into `a`'s buffers, alive here.
-                .map(|i| unsafe { std::slice::from_raw_parts(i.iov_base.cast::<u8>(), i.iov_len) }.to_vec())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(seen(0), [b"abc".to_vec(), b"defg".to_vec()]);
-        assert_eq!(seen(2), [b"c".to_vec(), b"defg".to_vec()]);
-        assert_eq!(seen(3), [b"defg".to_vec()]);
-        assert_eq!(seen(5), [b"fg".to_vec()]);
-        assert!(seen(7).is_empty());
-    }
 }

@@ -44,10 +44,7 @@ pub trait AsyncReadOwned: Send {
 
     /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends first
     /// (the bytes read so far are in the buffer, its initialised length says how many).
-    fn read_exact<B: IoBufMut>(
-        &mut self,
-        buf: B,
-    ) -> impl Future<Output = BufResult<(), B>> + Send {
+    fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
         provided::read_exact(self, buf)
     }
 

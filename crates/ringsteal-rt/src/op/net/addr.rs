@@ -118,7 +118,9 @@ impl SockAddr {
         // SAFETY: zeroes are a valid sockaddr_un.
         let mut sun: libc::sockaddr_un = unsafe { zeroed() };
         if bytes.len() + terminator > sun.sun_path.len() {
-            return Err(invalid("Unix socket path too long (sun_path holds 108 bytes)"));
+            return Err(invalid(
+                "Unix socket path too long (sun_path holds 108 bytes)",
+            ));
         }
         sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
         for (dst, &src) in sun.sun_path.iter_mut().zip(bytes) {
@@ -161,16 +163,11 @@ impl SockAddr {
         if self.family() != libc::AF_UNIX {
             return None;
         }
-        let len = (self.len as usize)
-            .saturating_sub(SUN_PATH_OFFSET)
-            .min(108);
+        let len = (self.len as usize).saturating_sub(SUN_PATH_OFFSET).min(108);
         // SAFETY: the family says the storage holds a sockaddr_un; `len` stays within
         // sun_path (108 bytes), which lies inside the storage.
         let path = unsafe {
-            std::slice::from_raw_parts(
-                self.as_ptr().cast::<u8>().add(SUN_PATH_OFFSET),
-                len,
-            )
+            std::slice::from_raw_parts(self.as_ptr().cast::<u8>().add(SUN_PATH_OFFSET), len)
         };
         Some(path)
     }

@@ -18,9 +18,7 @@ mod support;
 pub use accept::{accept, Accept};
 pub use addr::SockAddr;
 pub use connect::{connect, Connect};
-pub use msg::{
-    recv_from, recvv, send_to, sendv, RecvFrom, RecvVectored, SendTo, SendVectored,
-};
+pub use msg::{recv_from, recvv, send_to, sendv, RecvFrom, RecvVectored, SendTo, SendVectored};
 pub use send_recv::{recv, send, RecvOp, SendOp};
 pub use shutdown::{shutdown, Shutdown};
 pub use socket::{socket, socket_now, Socket};

@@ -93,7 +93,11 @@ unsafe impl<B: IoBuf> Operation for SendTo<B> {
     fn prepare(&mut self) -> Sqes {
         let iov = one_iovec(self.buf.stable_ptr(), self.buf.bytes_init());
         let hdr = self.msg.header(iov);
-        Sqes::One(opcode::sendmsg(self.fd.as_raw_fd(), hdr, libc::MSG_NOSIGNAL))
+        Sqes::One(opcode::sendmsg(
+            self.fd.as_raw_fd(),
+            hdr,
+            libc::MSG_NOSIGNAL,
+        ))
     }
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         (cqe_result(results[0].0).map(|n| n as usize), self.buf)
@@ -172,7 +176,11 @@ unsafe impl<B: IoVecBuf> Operation for SendVectored<B> {
     type Output = BufResult<usize, B>;
     fn prepare(&mut self) -> Sqes {
         let hdr = self.msg.header(self.bufs.iovecs());
-        Sqes::One(opcode::sendmsg(self.fd.as_raw_fd(), hdr, libc::MSG_NOSIGNAL))
+        Sqes::One(opcode::sendmsg(
+            self.fd.as_raw_fd(),
+            hdr,
+            libc::MSG_NOSIGNAL,
+        ))
     }
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         (cqe_result(results[0].0).map(|n| n as usize), self.bufs)
