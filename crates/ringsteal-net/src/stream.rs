@@ -77,13 +77,22 @@ impl StreamCore {
         self.read_with(guard, buf).await.0
     }
 
+    /// Holds the read lane throughout; if dropped, every byte it took goes back to the
+    /// stream (`InLane::read_rest`), so a dropped `read_exact` loses nothing either.
     pub(crate) async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
         let want = buf.bytes_total();
         let mut guard = self.read.acquire().await;
         let mut buf = buf;
         let mut filled = 0;
         while filled < want {
-            let ((res, slice), g) = self.read_with(guard, buf.slice(filled..)).await;
+            let ((res, slice), g) = if guard.has_leftover() {
+                let (n, slice) = guard.take_leftover(buf.slice(filled..));
+                ((Ok(n), slice), guard)
+            } else {
+                InLane::read_rest(RecvOp::new(&self.fd, buf.slice(filled..), 0), guard)
+                    .await
+                    .into_parts()
+            };
             guard = g;
             buf = slice.into_inner();
             match res {

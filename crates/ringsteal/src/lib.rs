@@ -9,6 +9,8 @@
 //!   once polled, a task stays on its shard, where its I/O lives.
 //! * Files on io_uring with owned buffers ([`fs`], [`buf`]), every request a future with
 //!   cancel-on-drop, links and deadlines ([`op`]).
+//! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
+//!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
 //!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
 //!   [`stats`](RuntimeHandle::stats).
@@ -61,6 +63,20 @@ pub mod fs {
     pub use ringsteal_fs::*;
 }
 
+/// TCP, UDP and Unix-domain sockets on io_uring (see [`ringsteal_net`]; feature `net`, on
+/// by default).
+#[cfg(feature = "net")]
+pub mod net {
+    pub use ringsteal_net::*;
+}
+
+/// Owned-buffer I/O traits and helpers: [`AsyncReadOwned`](io::AsyncReadOwned),
+/// [`AsyncWriteOwned`](io::AsyncWriteOwned), [`copy`](io::copy), [`BufReader`](io::BufReader),
+/// [`BufWriter`](io::BufWriter), [`LengthDelimited`](io::LengthDelimited).
+pub mod io {
+    pub use ringsteal_rt::io::*;
+}
+
 /// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
 /// [`BufResult`](buf::BufResult).
 pub mod buf {
@@ -93,6 +109,9 @@ mod book {
     struct Time;
     #[doc = include_str!("../../../book/src/fs.md")]
     struct Fs;
+    #[cfg(feature = "net")]
+    #[doc = include_str!("../../../book/src/net.md")]
+    struct Net;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
 }

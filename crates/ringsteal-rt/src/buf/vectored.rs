@@ -155,8 +155,8 @@ mod tests {
     fn contents<B: IoVecBuf>(b: &B) -> Vec<Vec<u8>> {
         b.iovecs()
             .iter()
-            // SAFETY: each iovec points into `b`'s buffers, alive here.
             .map(|i| {
+                // SAFETY: each iovec points into `b`'s buffers, alive here.
                 unsafe { std::slice::from_raw_parts(i.iov_base.cast::<u8>(), i.iov_len) }.to_vec()
             })
             .collect()

@@ -13,13 +13,13 @@
 use std::io;
 
 use super::lane::LaneGuard;
-use crate::buf::{BufResult, IoBufMut, IoVecBufMut};
+use crate::buf::{BufResult, IoBufMut, IoVecBufMut, Slice};
 use crate::op::{Op, Operation, Sqes};
 
 /// An operation run while holding a lane. Build it from an operation's data (e.g.
-/// [`RecvOp::new`](crate::op::RecvOp::new)) with [`InLane::read`], [`InLane::readv`] (the
-/// bytes of an abandoned read are kept) or [`InLane::other`] (writes, peeks, shutdowns:
-/// nothing to keep), and await it as an [`Op`].
+/// [`RecvOp::new`](crate::op::RecvOp::new)) with [`InLane::read`], [`InLane::readv`],
+/// [`InLane::read_rest`] (the bytes of an abandoned read are kept) or [`InLane::other`]
+/// (writes, peeks, shutdowns: nothing to keep), and await it as an [`Op`].
 ///
 /// ```
 /// use ringsteal_rt::io::{InLane, Lane};
@@ -68,6 +68,19 @@ where
 
 impl<T, B> InLane<T>
 where
+    T: Operation<Output = BufResult<usize, Slice<B>>>,
+    B: IoBufMut,
+{
+    /// A read into `buf.slice(filled..)` that continues earlier reads into the same buffer
+    /// (a `read_exact`): if abandoned, the bytes before the slice go back into the lane too,
+    /// ahead of the new ones, so a dropped `read_exact` gives back everything it took.
+    pub fn read_rest(op: T, guard: LaneGuard) -> Op<InLane<T>> {
+        Self::wrap(op, guard, keep_read_rest::<B>)
+    }
+}
+
+impl<T, B> InLane<T>
+where
     T: Operation<Output = BufResult<usize, B>>,
     B: IoVecBufMut,
 {
@@ -85,6 +98,15 @@ fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
         let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), *n) };
         guard.unread(bytes);
     }
+}
+
+fn keep_read_rest<B: IoBufMut>(out: &BufResult<usize, Slice<B>>, guard: &mut LaneGuard) {
+    let (res, slice) = out;
+    let n = slice.begin() + res.as_ref().copied().unwrap_or(0);
+    // SAFETY: the first `begin` bytes of the buffer were filled by earlier reads and the
+    // next n by this one (if it succeeded): all initialised.
+    let bytes = unsafe { std::slice::from_raw_parts(slice.get_ref().stable_ptr(), n) };
+    guard.unread(bytes);
 }
 
 fn keep_readv<B: IoVecBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
@@ -172,6 +194,7 @@ impl<O> std::fmt::Debug for LaneOutput<O> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buf::IoBuf;
     use crate::io::Lane;
 
     /// A read as the kernel would complete it: `data` lands at the start of the buffer.
@@ -239,6 +262,47 @@ mod tests {
         assert!(!lane.is_held() && !lane.has_leftover());
         drop(read_in(&lane, b"x"));
         assert!(!lane.is_held() && !lane.has_leftover());
+    }
+
+    /// A read into the rest of a buffer whose first bytes an earlier read filled.
+    struct FakeReadRest {
+        buf: Slice<Vec<u8>>,
+        data: &'static [u8],
+    }
+
+    // SAFETY: never submitted.
+    unsafe impl Operation for FakeReadRest {
+        type Output = BufResult<usize, Slice<Vec<u8>>>;
+        fn prepare(&mut self) -> Sqes {
+            unreachable!("not submitted in these tests")
+        }
+        fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
+            let n = results[0].0 as usize;
+            self.buf.get_mut().extend_from_slice(&self.data[..n]);
+            (Ok(n), self.buf)
+        }
+        fn fail(self, err: io::Error) -> Self::Output {
+            (Err(err), self.buf)
+        }
+    }
+
+    #[test]
+    fn an_abandoned_read_rest_gives_back_the_earlier_bytes_too() {
+        let lane = Lane::new();
+        let mut filled = Vec::with_capacity(8);
+        filled.extend_from_slice(b"abc");
+        let op = InLane {
+            op: FakeReadRest {
+                buf: filled.slice(3..),
+                data: b"de",
+            },
+            guard: lane.try_acquire().unwrap(),
+            keep: keep_read_rest::<Vec<u8>>,
+        };
+        drop(op.complete(&[(2, 0)]));
+        let mut g = lane.try_acquire().unwrap();
+        let (n, buf) = g.take_leftover(Vec::with_capacity(8));
+        assert_eq!(&buf[..n], b"abcde");
     }
 
     #[test]
