@@ -6,6 +6,9 @@
 #   util::block_cache   per-thread caches of freed task and op cells
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
+#   io::                lanes (leftover bytes, ordering), InLane outputs, framing, provided methods
+#   buf::               slices, vectored buffers and their advance
+#   op::net::addr       socket address storage and conversions
 # Everything else in the crate talks to io_uring, which Miri cannot run.
 # Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
 set -euo pipefail
@@ -19,4 +22,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache io:: buf:: op::net::addr "$@"

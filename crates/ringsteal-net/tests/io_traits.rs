@@ -155,15 +155,16 @@ fn copy_moves_one_socket_into_another_spliced_or_buffered() {
     with_every_runtime("copy socket to socket", 2, |_, rt| {
         rt.block_on(async {
             for spliced in [true, false] {
+                // `copy` itself copies from sockets through a buffer; `copy_spliced` splices.
                 let (src_client, mut src) = tcp_pair().await;
                 let (mut dst, dst_server) = tcp_pair().await;
                 let feeder =
                     ringsteal_rt::spawn_with(Placement::Pinned(1), feed(src_client, 21, LEN));
                 let copier = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
                     let n = if spliced {
-                        io::copy(&mut src, &mut dst).await
+                        io::copy_spliced(&mut src, &mut dst).await
                     } else {
-                        io::copy_buffered(&mut src, &mut dst).await
+                        io::copy(&mut src, &mut dst).await
                     };
                     dst.shutdown(std::net::Shutdown::Write).await.unwrap();
                     n
@@ -203,8 +204,9 @@ fn copy_sends_the_bytes_a_dropped_read_kept_before_the_rest() {
             });
             let copier = ringsteal_rt::spawn(async move {
                 feeder.await.unwrap();
-                // Ends the source: the client is gone once the feeder is done.
-                let n = io::copy(&mut src, &mut dst).await.unwrap();
+                // Ends the source: the client is gone once the feeder is done. Spliced, so
+                // the kept bytes must go into the pipe ahead of the spliced ones.
+                let n = io::copy_spliced(&mut src, &mut dst).await.unwrap();
                 dst.shutdown(std::net::Shutdown::Write).await.unwrap();
                 n
             });
@@ -217,32 +219,45 @@ fn copy_sends_the_bytes_a_dropped_read_kept_before_the_rest() {
 }
 
 #[test]
-fn copy_sends_a_file_to_a_socket_and_a_socket_to_a_file() {
+fn copy_splices_a_file_into_a_socket_and_buffers_a_socket_into_a_file() {
     const LEN: usize = 2 << 20;
     with_every_runtime("copy file and socket", 1, |_, rt| {
         rt.block_on(async {
-            let dir = std::env::temp_dir().join(format!(
-                "ringsteal-net-copy-{}-{}",
-                std::process::id(),
-                unique()
-            ));
+            let dir = std::env::temp_dir().join(format!("ringsteal-net-copy-{}-{}", std::process::id(), unique()));
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("src"), stream_bytes(8, 0, LEN)).unwrap();
+
+            // File to socket: spliced. A plain thread drains the socket, so every op counted
+            // is the copy's own: a handful of megabyte splices, not 64 KiB reads and writes.
             let (mut client, server) = tcp_pair().await;
-            let mut file = File::open(dir.join("src")).await.unwrap();
-            let receiver = ringsteal_rt::spawn(async move {
-                let mut out = File::create(dir.join("dst")).await.unwrap();
-                let mut server = server;
-                let n = io::copy(&mut server, &mut out).await.unwrap();
-                (n, dir)
+            let mut std_server = server.into_std().unwrap();
+            let receiver = std::thread::spawn(move || {
+                let mut all = Vec::new();
+                std::io::Read::read_to_end(&mut std_server, &mut all).unwrap();
+                all
             });
+            let mut file = File::open(dir.join("src")).await.unwrap();
+            let before = ops_completed();
             assert_eq!(io::copy(&mut file, &mut client).await.unwrap(), LEN as u64);
+            let ops = ops_completed() - before;
+            assert!(ops <= 16, "{ops} ops: the file was not spliced");
             drop(client);
-            let (n, dir) = receiver.await.unwrap();
-            assert_eq!(n, LEN as u64);
+            let sent = receiver.join().unwrap();
+            assert_eq!(sent.len(), LEN);
+            check_stream(8, 0, &sent);
+
+            // Socket to file: through a buffer.
+            let (client, mut server) = tcp_pair().await;
+            let mut std_client = client.into_std().unwrap();
+            let sender = std::thread::spawn(move || {
+                std::io::Write::write_all(&mut std_client, &stream_bytes(9, 0, LEN)).unwrap();
+            });
+            let mut out = File::create(dir.join("dst")).await.unwrap();
+            assert_eq!(io::copy(&mut server, &mut out).await.unwrap(), LEN as u64);
+            sender.join().unwrap();
             let copied = std::fs::read(dir.join("dst")).unwrap();
             assert_eq!(copied.len(), LEN);
-            check_stream(8, 0, &copied);
+            check_stream(9, 0, &copied);
             std::fs::remove_dir_all(dir).unwrap();
         })
     });

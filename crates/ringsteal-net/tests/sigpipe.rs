@@ -91,14 +91,14 @@ fn writes_to_a_vanished_peer_fail_without_killing_the_process() {
             let (res, _) = a.writev(vec![b"gone".to_vec()]).await;
             assert_peer_gone(res.unwrap_err().kind());
 
-            // io::copy splices from a stream into a socket whose peer is gone.
+            // A splice from a stream into a socket whose peer is gone.
             let (src, feeder) = UnixStream::pair().unwrap();
             let (sink, gone) = UnixStream::pair().unwrap();
             drop(gone);
             feeder.write_all(vec![5u8; 16 * 1024]).await.0.unwrap();
             drop(feeder);
             let (mut src, mut sink) = (src, sink);
-            let err = ringsteal_rt::io::copy(&mut src, &mut sink)
+            let err = ringsteal_rt::io::copy_spliced(&mut src, &mut sink)
                 .await
                 .unwrap_err();
             assert_peer_gone(err.kind());

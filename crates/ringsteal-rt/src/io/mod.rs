@@ -21,7 +21,7 @@ mod traits;
 
 pub use buf_reader::BufReader;
 pub use buf_writer::BufWriter;
-pub use copy::{copy, copy_buffered};
+pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
 pub use in_lane::{InLane, LaneOutput};
 pub use lane::{Acquire, Lane, LaneGuard};
