@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the runtime's, the fs crate's and the net crate's tests under AddressSanitizer
 # (nightly): use-after-free, double free and out-of-bounds accesses in the unsafe code (task
-# cells, op cells, buffers, rings, socket addresses) fail the run. Leak detection is on: a leak at exit is a failure too.
+# cells, op cells, buffers, rings, socket addresses) fail the run. Leak detection is on: a
+# leak at exit is a failure too.
 #
 #   bash scripts/asan.sh [extra cargo test args]
 set -euo pipefail

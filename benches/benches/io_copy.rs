@@ -85,7 +85,10 @@ fn io_copy(c: &mut Criterion) {
     let rt = Runtime::builder().shards(2).build().unwrap();
     let path = std::env::temp_dir().join(format!("ringsteal-bench-copy-{}", std::process::id()));
     std::fs::write(&path, vec![3u8; LEN]).unwrap();
-    for (group, from_file) in [("io_copy_socket_to_socket_16m", false), ("io_copy_file_to_socket_16m", true)] {
+    for (group, from_file) in [
+        ("io_copy_socket_to_socket_16m", false),
+        ("io_copy_file_to_socket_16m", true),
+    ] {
         let mut g = c.benchmark_group(group);
         g.throughput(Throughput::Bytes(LEN as u64));
         g.sample_size(20);

@@ -42,64 +42,57 @@ impl File {
     }
 }
 
-/// Reads at the file position.
-///
-/// ```
-/// use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
-///
-/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
-/// rt.block_on(async {
-///     let path = std::env::temp_dir().join(format!("ringsteal-doc-cursor-{}", std::process::id()));
-///     let mut f = ringsteal_fs::File::create(&path).await?;
-///     f.write_all(b"first ".to_vec()).await.0?;
-///     f.write_all(b"second".to_vec()).await.0?;
-///     let mut f = ringsteal_fs::File::open(&path).await?;
-///     let (res, all) = f.read_to_end(Vec::new()).await;
-///     assert_eq!((res?, &all[..]), (12, &b"first second"[..]));
-///     std::fs::remove_file(&path)
-/// })
-/// .unwrap();
-/// ```
-impl AsyncReadOwned for File {
-    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        self.read_at_position(buf)
-    }
-    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-        Some(SpliceEnd::new(self.shared_fd(), &self.lanes().0))
-    }
+/// The traits for `File` and `&File` (both read and write at the position).
+macro_rules! at_position {
+    ($(#[$doc:meta])* $t:ty) => {
+        $(#[$doc])*
+        impl AsyncReadOwned for $t {
+            fn read<B: IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                self.read_at_position(buf)
+            }
+            fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+                Some(SpliceEnd::new(self.shared_fd(), &self.lanes().0))
+            }
+        }
+
+        /// Writes at the file position; `flush` and `shutdown` have nothing to do (nothing
+        /// is buffered in user space; use [`File::sync_all`] for durability).
+        impl AsyncWriteOwned for $t {
+            fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+                self.write_at_position(buf)
+            }
+            fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+                std::future::ready(Ok(()))
+            }
+            fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+                Some(SpliceEnd::new(self.shared_fd(), &self.lanes().1))
+            }
+        }
+    };
 }
 
-impl AsyncReadOwned for &File {
-    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        self.read_at_position(buf)
-    }
-    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-        Some(SpliceEnd::new(self.shared_fd(), &self.lanes().0))
-    }
-}
-
-/// Writes at the file position; `flush` and `shutdown` have nothing to do (nothing is
-/// buffered in user space; use [`File::sync_all`] for durability).
-impl AsyncWriteOwned for File {
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        self.write_at_position(buf)
-    }
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        std::future::ready(Ok(()))
-    }
-    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
-        Some(SpliceEnd::new(self.shared_fd(), &self.lanes().1))
-    }
-}
-
-impl AsyncWriteOwned for &File {
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        self.write_at_position(buf)
-    }
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        std::future::ready(Ok(()))
-    }
-    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
-        Some(SpliceEnd::new(self.shared_fd(), &self.lanes().1))
-    }
-}
+at_position!(
+    /// Reads at the file position, as std's `Read for File`.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-cursor-{}", std::process::id()));
+    ///     let mut f = ringsteal_fs::File::create(&path).await?;
+    ///     f.write_all(b"first ".to_vec()).await.0?;
+    ///     f.write_all(b"second".to_vec()).await.0?;
+    ///     let mut f = ringsteal_fs::File::open(&path).await?;
+    ///     let (res, all) = f.read_to_end(Vec::new()).await;
+    ///     assert_eq!((res?, &all[..]), (12, &b"first second"[..]));
+    ///     std::fs::remove_file(&path)
+    /// })
+    /// .unwrap();
+    /// ```
+    File
+);
+at_position!(&File);

@@ -220,15 +220,21 @@ impl StreamCore {
                  before converting it into a std stream",
             ));
         }
-        match self.fd.try_unwrap() {
-            Ok(fd) => Ok(fd),
-            Err(shared) => dup(&shared),
-        }
+        into_owned(self.fd)
+    }
+}
+
+/// The descriptor of `fd`, for an `into_std`: itself if nothing else holds it, a duplicate
+/// if a cancelled request still does (it is closed when that request completes).
+pub(crate) fn into_owned(fd: SharedFd) -> io::Result<OwnedFd> {
+    match fd.try_unwrap() {
+        Ok(fd) => Ok(fd),
+        Err(shared) => dup(&shared),
     }
 }
 
 /// `dup(fd)`, close-on-exec.
-pub(crate) fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
+fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
     // SAFETY: plain system call; a non-negative result is a new descriptor nobody owns.
     let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
     if new < 0 {

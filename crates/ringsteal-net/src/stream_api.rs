@@ -4,6 +4,54 @@
 //!
 //! May not: hold logic; each method forwards to the core.
 
+/// `AsRawFd` and `AsFd` for `$t`, whose descriptor `$raw` (a `fn(&$t) -> RawFd`) names.
+macro_rules! impl_as_fd {
+    ($t:ty, $raw:expr) => {
+        impl ::std::os::fd::AsRawFd for $t {
+            fn as_raw_fd(&self) -> ::std::os::fd::RawFd {
+                let raw: fn(&$t) -> ::std::os::fd::RawFd = $raw;
+                raw(self)
+            }
+        }
+
+        impl ::std::os::fd::AsFd for $t {
+            fn as_fd(&self) -> ::std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the descriptor stays open while this value, which holds it, lives.
+                unsafe {
+                    ::std::os::fd::BorrowedFd::borrow_raw(::std::os::fd::AsRawFd::as_raw_fd(self))
+                }
+            }
+        }
+    };
+}
+
+/// What TCP and Unix streams share besides reads and writes: `shutdown`, `into_split`,
+/// `split`, `shared_fd`.
+macro_rules! stream_common_methods {
+    () => {
+        /// Shuts down the read side, the write side (the peer reads end of stream, after
+        /// every byte of earlier writes) or both, with `IORING_OP_SHUTDOWN`.
+        pub async fn shutdown(&self, how: ::std::net::Shutdown) -> ::std::io::Result<()> {
+            self.core.shutdown(how).await
+        }
+
+        /// Splits into owned halves, each usable from its own task on any shard.
+        pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+            split_owned(self.core)
+        }
+
+        /// Borrowed halves (the methods take `&self` anyway; this mirrors tokio's API).
+        pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+            split_borrowed(&self.core)
+        }
+
+        /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+        pub fn shared_fd(&self) -> &::ringsteal_rt::op::SharedFd {
+            self.core.fd()
+        }
+    };
+}
+
 /// Inherent read methods: `read`, `read_exact`, `readv`, `peek`.
 macro_rules! stream_read_methods {
     () => {
@@ -165,7 +213,7 @@ macro_rules! impl_async_write {
 /// `WriteHalf`, `ReuniteError`.
 macro_rules! stream_halves {
     ($stream:ident, $doc_stream:literal, $example:literal) => {
-        use ::std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+        use ::std::os::fd::AsRawFd;
 
         use crate::stream::StreamCore;
 
@@ -307,30 +355,7 @@ macro_rules! stream_halves {
         impl_async_write!(OwnedWriteHalf);
         impl_async_write!(WriteHalf<'_>);
 
-        impl AsRawFd for OwnedReadHalf {
-            fn as_raw_fd(&self) -> RawFd {
-                self.core.fd().as_raw_fd()
-            }
-        }
-
-        impl AsRawFd for OwnedWriteHalf {
-            fn as_raw_fd(&self) -> RawFd {
-                self.core.fd().as_raw_fd()
-            }
-        }
-
-        impl AsFd for OwnedReadHalf {
-            fn as_fd(&self) -> BorrowedFd<'_> {
-                // SAFETY: the descriptor stays open while this half (which holds it) lives.
-                unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-            }
-        }
-
-        impl AsFd for OwnedWriteHalf {
-            fn as_fd(&self) -> BorrowedFd<'_> {
-                // SAFETY: as above.
-                unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-            }
-        }
+        impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
+        impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());
     };
 }

@@ -2,14 +2,13 @@
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use crate::resolve::{each_addr, resolve_one, ToSocketAddrs};
 use crate::sockopt;
-use crate::stream::dup;
+use crate::stream::into_owned;
 
 /// A UDP socket. `send`/`recv` (after [`connect`](Self::connect)) are `IORING_OP_SEND` and
 /// `RECV`; `send_to`/`recv_from` are `SENDMSG`/`RECVMSG` with the address in the op. All take
@@ -198,10 +197,7 @@ impl UdpSocket {
 
     /// The std socket; a duplicate descriptor if a cancelled request still holds it.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        match self.fd.try_unwrap() {
-            Ok(fd) => Ok(fd.into()),
-            Err(shared) => dup(&shared).map(Into::into),
-        }
+        into_owned(self.fd).map(Into::into)
     }
 
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
@@ -210,15 +206,4 @@ impl UdpSocket {
     }
 }
 
-impl AsRawFd for UdpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-impl AsFd for UdpSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the socket (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(UdpSocket, |s| s.fd.as_raw_fd());

@@ -223,7 +223,11 @@ fn copy_splices_a_file_into_a_socket_and_buffers_a_socket_into_a_file() {
     const LEN: usize = 2 << 20;
     with_every_runtime("copy file and socket", 1, |_, rt| {
         rt.block_on(async {
-            let dir = std::env::temp_dir().join(format!("ringsteal-net-copy-{}-{}", std::process::id(), unique()));
+            let dir = std::env::temp_dir().join(format!(
+                "ringsteal-net-copy-{}-{}",
+                std::process::id(),
+                unique()
+            ));
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("src"), stream_bytes(8, 0, LEN)).unwrap();
 

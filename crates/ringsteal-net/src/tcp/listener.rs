@@ -2,14 +2,13 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 
 use ringsteal_rt::op::{self, SharedFd};
 
 use super::{TcpSocket, TcpStream};
 use crate::resolve::{each_addr, ToSocketAddrs};
 use crate::sockopt;
-use crate::stream::{dup, StreamCore};
+use crate::stream::{into_owned, StreamCore};
 
 /// Backlog of [`TcpListener::bind`] (as tokio's).
 const DEFAULT_BACKLOG: u32 = 1024;
@@ -104,10 +103,7 @@ impl TcpListener {
     /// The std listener. If a cancelled accept still holds the socket, the std listener
     /// gets a duplicate of the descriptor.
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        match self.fd.try_unwrap() {
-            Ok(fd) => Ok(fd.into()),
-            Err(shared) => dup(&shared).map(Into::into),
-        }
+        into_owned(self.fd).map(Into::into)
     }
 
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
@@ -116,18 +112,7 @@ impl TcpListener {
     }
 }
 
-impl AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpListener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the listener (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(TcpListener, |s| s.fd.as_raw_fd());
 
 impl TryFrom<std::net::TcpListener> for TcpListener {
     type Error = io::Error;

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
@@ -162,14 +162,4 @@ impl TcpSocket {
     }
 }
 
-impl AsRawFd for TcpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
-}
+impl_as_fd!(TcpSocket, |s| s.fd.as_raw_fd());

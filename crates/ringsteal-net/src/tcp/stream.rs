@@ -1,8 +1,7 @@
 //! [`TcpStream`]: a TCP connection; every read and write is an io_uring request.
 
 use std::io;
-use std::net::{Shutdown, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
@@ -158,27 +157,7 @@ impl TcpStream {
         sockopt::flag(self, libc::SOL_SOCKET, libc::SO_KEEPALIVE)
     }
 
-    /// Shuts down the read side, the write side (the peer reads end of stream, after every
-    /// byte of earlier writes) or both, with `IORING_OP_SHUTDOWN`.
-    pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.core.shutdown(how).await
-    }
-
-    /// Splits into owned halves, each usable from its own task on any shard.
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        split_owned(self.core)
-    }
-
-    /// Borrowed halves (the methods take `&self` anyway; this mirrors tokio's API).
-    pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        split_borrowed(&self.core)
-    }
-
-    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
-    pub fn shared_fd(&self) -> &SharedFd {
-        self.core.fd()
-    }
-
+    stream_common_methods!();
     stream_read_methods!();
     stream_write_methods!();
 }
@@ -188,18 +167,7 @@ impl_async_read!(&TcpStream);
 impl_async_write!(TcpStream);
 impl_async_write!(&TcpStream);
 
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.core.fd().as_raw_fd()
-    }
-}
-
-impl AsFd for TcpStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the stream (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(TcpStream, |s| s.core.fd().as_raw_fd());
 
 impl TryFrom<std::net::TcpStream> for TcpStream {
     type Error = io::Error;

@@ -1,7 +1,7 @@
 //! [`UnixDatagram`]: a Unix-domain datagram socket.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
@@ -9,7 +9,7 @@ use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::SocketAddr;
 use crate::sockopt;
-use crate::stream::dup;
+use crate::stream::into_owned;
 
 /// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`/`RECV`,
 /// `SENDMSG`/`RECVMSG` for the addressed forms) and take `&self`. As for
@@ -126,22 +126,8 @@ impl UnixDatagram {
 
     /// The std socket; a duplicate descriptor if a cancelled request still holds it.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
-        match self.fd.try_unwrap() {
-            Ok(fd) => Ok(fd.into()),
-            Err(shared) => dup(&shared).map(Into::into),
-        }
+        into_owned(self.fd).map(Into::into)
     }
 }
 
-impl AsRawFd for UnixDatagram {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-impl AsFd for UnixDatagram {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the socket (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(UnixDatagram, |s| s.fd.as_raw_fd());

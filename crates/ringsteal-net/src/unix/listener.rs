@@ -1,14 +1,13 @@
 //! [`UnixListener`]: a listening Unix-domain stream socket.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::Path;
 
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::{SocketAddr, UnixStream};
 use crate::sockopt;
-use crate::stream::{dup, StreamCore};
+use crate::stream::{into_owned, StreamCore};
 
 /// Backlog of [`UnixListener::bind`].
 const DEFAULT_BACKLOG: u32 = 1024;
@@ -79,22 +78,8 @@ impl UnixListener {
 
     /// The std listener; a duplicate descriptor if a cancelled accept still holds it.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        match self.fd.try_unwrap() {
-            Ok(fd) => Ok(fd.into()),
-            Err(shared) => dup(&shared).map(Into::into),
-        }
+        into_owned(self.fd).map(Into::into)
     }
 }
 
-impl AsRawFd for UnixListener {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-impl AsFd for UnixListener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the listener (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(UnixListener, |s| s.fd.as_raw_fd());

@@ -1,8 +1,6 @@
 //! [`UnixStream`]: a connected Unix-domain stream socket.
 
 use std::io;
-use std::net::Shutdown;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::Path;
 
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
@@ -88,27 +86,7 @@ impl UnixStream {
         sockopt::peer(self).map(SocketAddr::from_raw)
     }
 
-    /// Shuts down the read side, the write side (after every byte of earlier writes) or
-    /// both, with `IORING_OP_SHUTDOWN`.
-    pub async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.core.shutdown(how).await
-    }
-
-    /// Splits into owned halves, each usable from its own task on any shard.
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        split_owned(self.core)
-    }
-
-    /// Borrowed halves.
-    pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        split_borrowed(&self.core)
-    }
-
-    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
-    pub fn shared_fd(&self) -> &SharedFd {
-        self.core.fd()
-    }
-
+    stream_common_methods!();
     stream_read_methods!();
     stream_write_methods!();
 }
@@ -118,15 +96,4 @@ impl_async_read!(&UnixStream);
 impl_async_write!(UnixStream);
 impl_async_write!(&UnixStream);
 
-impl AsRawFd for UnixStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.core.fd().as_raw_fd()
-    }
-}
-
-impl AsFd for UnixStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while the stream (which holds it) lives.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
-    }
-}
+impl_as_fd!(UnixStream, |s| s.core.fd().as_raw_fd());

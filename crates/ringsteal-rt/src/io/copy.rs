@@ -195,6 +195,12 @@ fn pipe() -> io::Result<(SharedFd, SharedFd)> {
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     // SAFETY: plain fcntl on a descriptor we own. A refusal (a lower pipe-max-size) leaves
     // the default size, which only makes the splices smaller.
-    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, SPLICE_CHUNK as libc::c_int) };
+    unsafe {
+        libc::fcntl(
+            w.as_raw_fd(),
+            libc::F_SETPIPE_SZ,
+            SPLICE_CHUNK as libc::c_int,
+        )
+    };
     Ok((SharedFd::new(r), SharedFd::new(w)))
 }
