@@ -161,6 +161,23 @@ impl<T: Operation + std::fmt::Debug> std::fmt::Debug for InLane<T> {
 /// The output of an [`InLane`] op: the wrapped op's output and the lane's guard. Take both
 /// with [`into_parts`](Self::into_parts); dropped whole (its future was gone), a read's bytes
 /// go back into the lane before the guard is released.
+///
+/// ```
+/// use ringsteal_rt::io::{InLane, Lane};
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     op::send(&b, b"kept".to_vec(), 0).await.0.unwrap();
+///     let lane = Lane::new();
+///     let guard = lane.acquire().await;
+///     // Dropping the output untaken is what happens when a read's future was dropped.
+///     drop(InLane::read(op::RecvOp::new(&a, Vec::with_capacity(8), 0), guard).await);
+///     assert!(lane.has_leftover());
+/// });
+/// ```
 #[must_use = "dropping the output puts a read's bytes back into the lane"]
 pub struct LaneOutput<O> {
     out: Option<O>,

@@ -115,6 +115,21 @@ impl std::fmt::Debug for Lane {
 }
 
 /// The future of [`Lane::acquire`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let lane = ringsteal_rt::io::Lane::new();
+///     let first = lane.acquire().await;
+///     let waiter = {
+///         let lane = lane.clone();
+///         ringsteal_rt::spawn(async move { drop(lane.acquire().await) })
+///     };
+///     ringsteal_rt::yield_now().await;
+///     drop(first); // lets the waiter in
+///     waiter.await.unwrap();
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct Acquire<'a> {
@@ -142,6 +157,15 @@ impl Future for Acquire<'_> {
 /// The right to submit the next request of a lane's direction, and access to its leftover.
 /// Dropping it frees the lane and wakes every task waiting for it (a waiter whose future was
 /// dropped meanwhile costs one spurious wake).
+///
+/// ```
+/// let lane = ringsteal_rt::io::Lane::new();
+/// let mut guard = lane.try_acquire().unwrap();
+/// guard.unread(b"abc");
+/// let (n, peeked) = guard.peek_leftover(vec![0u8; 2]);
+/// assert_eq!(&peeked[..n], b"ab");
+/// assert!(guard.has_leftover(), "a peek consumes nothing");
+/// ```
 pub struct LaneGuard {
     lane: Arc<Mutex<State>>,
 }

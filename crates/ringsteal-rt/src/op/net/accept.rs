@@ -20,6 +20,17 @@ pub fn accept(fd: &SharedFd) -> Op<Accept> {
 }
 
 /// The operation of [`accept`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+///     let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+///     let (_conn, peer) = op::accept(&SharedFd::new(listener.into())).await.unwrap();
+///     assert_eq!(peer.as_std(), Some(client.local_addr().unwrap()));
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Accept {
     fd: SharedFd,

@@ -18,6 +18,17 @@ pub fn connect(fd: &SharedFd, addr: SockAddr) -> Op<Connect> {
 }
 
 /// The operation of [`connect`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd, SockAddr};
+///     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+///     let fd = SharedFd::new(op::socket(libc::AF_INET, libc::SOCK_STREAM, 0).await.unwrap());
+///     op::connect(&fd, SockAddr::from_std(&listener.local_addr().unwrap())).await.unwrap();
+///     assert!(listener.accept().is_ok());
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Connect {
     fd: SharedFd,

@@ -79,6 +79,21 @@ pub fn send_to<B: IoBuf>(fd: &SharedFd, buf: B, addr: SockAddr) -> Op<SendTo<B>>
 }
 
 /// The operation of [`send_to`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd, SockAddr};
+///     let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     op::send_to(&a, b"datagram".to_vec(), SockAddr::from_std(&b_addr)).await.0.unwrap();
+///     let (res, buf) = op::recv_from(&b, Vec::with_capacity(16)).await;
+///     let (n, from) = res.unwrap();
+///     assert_eq!((&buf[..n], from.as_std()), (&b"datagram"[..], Some(a_addr)));
+/// });
+/// ```
 #[derive(Debug)]
 pub struct SendTo<B> {
     fd: SharedFd,
@@ -118,6 +133,21 @@ pub fn recv_from<B: IoBufMut>(fd: &SharedFd, buf: B) -> Op<RecvFrom<B>> {
 }
 
 /// The operation of [`recv_from`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd, SockAddr};
+///     let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+///     let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     op::send_to(&a, b"datagram".to_vec(), SockAddr::from_std(&b_addr)).await.0.unwrap();
+///     let (res, buf) = op::recv_from(&b, Vec::with_capacity(16)).await;
+///     let (n, from) = res.unwrap();
+///     assert_eq!((&buf[..n], from.as_std()), (&b"datagram"[..], Some(a_addr)));
+/// });
+/// ```
 #[derive(Debug)]
 pub struct RecvFrom<B> {
     fd: SharedFd,
@@ -153,6 +183,20 @@ pub fn sendv<B: IoVecBuf>(fd: &SharedFd, bufs: B) -> Op<SendVectored<B>> {
 }
 
 /// The operation of [`sendv`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     let (n, _) = op::sendv(&a, vec![b"ab".to_vec(), b"cd".to_vec()]).await;
+///     assert_eq!(n.unwrap(), 4);
+///     let (n, bufs) = op::recvv(&b, vec![Vec::with_capacity(1), Vec::with_capacity(8)], 0).await;
+///     assert_eq!(n.unwrap(), 4);
+///     assert_eq!(bufs, [b"a".to_vec(), b"bcd".to_vec()]);
+/// });
+/// ```
 #[derive(Debug)]
 pub struct SendVectored<B> {
     fd: SharedFd,
@@ -196,6 +240,20 @@ pub fn recvv<B: IoVecBufMut>(fd: &SharedFd, bufs: B, flags: i32) -> Op<RecvVecto
 }
 
 /// The operation of [`recvv`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     let (n, _) = op::sendv(&a, vec![b"ab".to_vec(), b"cd".to_vec()]).await;
+///     assert_eq!(n.unwrap(), 4);
+///     let (n, bufs) = op::recvv(&b, vec![Vec::with_capacity(1), Vec::with_capacity(8)], 0).await;
+///     assert_eq!(n.unwrap(), 4);
+///     assert_eq!(bufs, [b"a".to_vec(), b"bcd".to_vec()]);
+/// });
+/// ```
 #[derive(Debug)]
 pub struct RecvVectored<B> {
     fd: SharedFd,

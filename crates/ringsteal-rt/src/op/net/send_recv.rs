@@ -17,6 +17,18 @@ pub fn send<B: IoBuf>(fd: &SharedFd, buf: B, flags: i32) -> Op<SendOp<B>> {
 }
 
 /// The operation of [`send`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     assert_eq!(op::send(&a, b"hi".to_vec(), 0).await.0.unwrap(), 2);
+///     let (n, buf) = op::recv(&b, Vec::with_capacity(8), 0).await;
+///     assert_eq!(&buf[..n.unwrap()], b"hi");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct SendOp<B> {
     fd: SharedFd,
@@ -64,6 +76,20 @@ pub fn recv<B: IoBufMut>(fd: &SharedFd, buf: B, flags: i32) -> Op<RecvOp<B>> {
 }
 
 /// The operation of [`recv`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     op::send(&a, b"peek".to_vec(), 0).await.0.unwrap();
+///     let (n, buf) = op::recv(&b, Vec::with_capacity(8), libc::MSG_PEEK).await;
+///     assert_eq!(&buf[..n.unwrap()], b"peek");
+///     let (n, _) = op::recv(&b, Vec::with_capacity(8), 0).await;
+///     assert_eq!(n.unwrap(), 4, "the peek left the bytes queued");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct RecvOp<B> {
     fd: SharedFd,

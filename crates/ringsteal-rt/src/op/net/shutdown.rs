@@ -14,6 +14,18 @@ pub fn shutdown(fd: &SharedFd, how: std::net::Shutdown) -> Op<Shutdown> {
 }
 
 /// The operation of [`shutdown`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     op::shutdown(&a, std::net::Shutdown::Write).await.unwrap();
+///     let (n, _) = op::recv(&b, Vec::with_capacity(8), 0).await;
+///     assert_eq!(n.unwrap(), 0, "end of stream");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Shutdown {
     fd: SharedFd,

@@ -23,12 +23,7 @@ use crate::op::{cqe_result, Op, Operation, Sqes};
 pub async fn socket(domain: i32, ty: i32, protocol: i32) -> io::Result<OwnedFd> {
     let ty = ty | libc::SOCK_CLOEXEC;
     if has_opcode(IORING_OP_SOCKET) {
-        Op::new(Socket {
-            domain,
-            ty,
-            protocol,
-        })
-        .await
+        Op::new(Socket::new(domain, ty, protocol)).await
     } else {
         socket_now(domain, ty, protocol)
     }
@@ -46,11 +41,31 @@ pub fn socket_now(domain: i32, ty: i32, protocol: i32) -> io::Result<OwnedFd> {
 }
 
 /// The operation behind [`socket`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let fd = ringsteal_rt::op::Op::new(ringsteal_rt::op::Socket::new(libc::AF_UNIX, libc::SOCK_STREAM, 0)).await;
+///     assert!(fd.is_ok());
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Socket {
     domain: i32,
     ty: i32,
     protocol: i32,
+}
+
+impl Socket {
+    /// The operation's data (`SOCK_CLOEXEC` added to `ty`); [`socket`] picks it or the
+    /// `socket(2)` fallback.
+    pub fn new(domain: i32, ty: i32, protocol: i32) -> Self {
+        Socket {
+            domain,
+            ty: ty | libc::SOCK_CLOEXEC,
+            protocol,
+        }
+    }
 }
 
 // SAFETY: references no memory.

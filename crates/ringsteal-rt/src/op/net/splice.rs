@@ -25,6 +25,25 @@ pub fn splice(
 }
 
 /// The operation of [`splice`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     use ringsteal_rt::op::{self, SharedFd};
+///     use std::os::fd::FromRawFd;
+///     let mut fds = [0; 2];
+///     // SAFETY: pipe writes two new descriptors, owned below.
+///     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+///     let (r, w) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+///     std::io::Write::write_all(&mut &w, b"spliced").unwrap();
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let (r, a, b) = (SharedFd::new(r.into()), SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     // Pipe to socket, in the kernel.
+///     assert_eq!(op::splice(&r, u64::MAX, &a, u64::MAX, 7, 0).await.unwrap(), 7);
+///     let (n, buf) = op::recv(&b, Vec::with_capacity(16), 0).await;
+///     assert_eq!(&buf[..n.unwrap()], b"spliced");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Splice {
     fd_in: SharedFd,
