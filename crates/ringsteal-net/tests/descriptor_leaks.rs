@@ -1,6 +1,7 @@
 //! An accept, socket or connect that completes after its future was dropped must close the
-//! descriptor the kernel made (the bug class of tokio #7979), and a dropped connect must
-//! close its socket once the kernel is done with it. Counted in `/proc/self/fd`, so this
+//! descriptor the kernel made (the bug class of tokio #7979), a dropped connect must close
+//! its socket once the kernel is done with it, and a runtime dropped with socket I/O in
+//! flight must close everything. Counted in `/proc/self/fd`, so this
 //! binary holds one test that runs its cases in sequence: nothing else opens descriptors
 //! meanwhile.
 
@@ -114,11 +115,45 @@ fn connect_dropped_at_any_point(config: Config) {
     });
 }
 
+/// The runtime is dropped while tasks wait in accepts, reads, a write to a peer that does not
+/// read, and connects: shutdown cancels them all, waits for their completions and frees
+/// their buffers (ASan checks the memory), and every socket is closed.
+fn runtime_dropped_with_socket_io_in_flight(config: Config) {
+    let rt = config.runtime(2);
+    let (listener, addr) = rt.block_on(listener());
+    let listener = std::sync::Arc::new(listener);
+    rt.block_on(async {
+        for shard in 0..2 {
+            let l = listener.clone();
+            ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(shard), async move {
+                let _ = l.accept().await;
+                std::future::pending::<()>().await
+            });
+        }
+        // Taken by the accepts above; then one more pair whose server end nobody reads.
+        let _a = TcpStream::connect(addr).await.unwrap();
+        let _b = TcpStream::connect(addr).await.unwrap();
+        let (writer, _reader) = tcp_pair().await;
+        ringsteal_rt::spawn(async move {
+            let _ = writer.write_all(vec![1u8; 64 << 20]).await;
+        });
+        let (idle, _other) = tcp_pair().await;
+        ringsteal_rt::spawn(async move {
+            let _ = idle.read(Vec::with_capacity(4096)).await;
+        });
+        // Let every task reach its operation.
+        for _ in 0..10 {
+            ringsteal_rt::yield_now().await;
+        }
+    });
+    drop(rt);
+}
+
 #[test]
 fn descriptors_made_for_dropped_futures_are_closed() {
     let base = open_fds();
     type Case = fn(Config);
-    let cases: [(&str, Case); 3] = [
+    let cases: [(&str, Case); 4] = [
         (
             "accept completing after drop",
             accept_completing_after_its_future_was_dropped,
@@ -128,6 +163,10 @@ fn descriptors_made_for_dropped_futures_are_closed() {
             accept_dropped_while_a_connection_arrives,
         ),
         ("connect dropped at any point", connect_dropped_at_any_point),
+        (
+            "runtime dropped with I/O in flight",
+            runtime_dropped_with_socket_io_in_flight,
+        ),
     ];
     for (name, case) in cases {
         for config in Config::ALL {
