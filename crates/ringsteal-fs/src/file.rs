@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::Lane;
 use ringsteal_rt::op::{self, Op, ReadAt, ReadvAt, SharedFd, WriteAt, WritevAt};
-use ringsteal_uring::abi::IORING_OP_FTRUNCATE;
+use ringsteal_rt::{Feature, RuntimeHandle};
 
 use crate::{Metadata, OpenOptions};
 
@@ -201,10 +201,11 @@ impl File {
     }
 
     /// Truncates or extends the file to `size` bytes: `IORING_OP_FTRUNCATE` (Linux 6.9)
-    /// where the kernel has it, `ftruncate(2)` on the blocking pool otherwise.
+    /// where the runtime's feature set has it ([`Feature::Ftruncate`]), `ftruncate(2)` on
+    /// the blocking pool otherwise.
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
-        let native =
-            ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_FTRUNCATE));
+        let native = RuntimeHandle::try_current()
+            .is_some_and(|rt| rt.features().supports(Feature::Ftruncate));
         if native {
             return op::ftruncate(&self.fd, size).await;
         }

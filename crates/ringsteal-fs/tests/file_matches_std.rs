@@ -17,6 +17,7 @@ use std::ptr::NonNull;
 
 use ringsteal_fs::{File, OpenOptions};
 use ringsteal_rt::buf::{IoBuf, IoBufMut};
+use ringsteal_rt::{Feature, RuntimeHandle};
 
 use common::*;
 
@@ -651,6 +652,38 @@ fn set_len_truncates_and_extends_like_std() {
         let std_ro = std::fs::File::open(&b).unwrap();
         assert_same_error(ro.set_len(1).await, std_ro.set_len(1), "set_len read-only");
     });
+}
+
+/// `set_len` goes through `IORING_OP_FTRUNCATE` where the runtime's feature set has it and
+/// through `ftruncate(2)` on the blocking pool otherwise. Taking the feature away in the
+/// builder forces the fallback on any kernel; both paths give std's results.
+#[test]
+fn set_len_takes_the_blocking_pool_only_without_ftruncate() {
+    for config in [Config::new(1), Config::new(1).without(Feature::Ftruncate)] {
+        on_every_shard_of(config, "set-len-paths", move |ctx| async move {
+            let rt = RuntimeHandle::current();
+            let native = rt.features().supports(Feature::Ftruncate);
+            if config.without.is_some() {
+                assert!(!native, "the builder took FTRUNCATE away");
+            }
+            let (a, b) = (ctx.dir.join("a"), ctx.dir.join("b"));
+            std::fs::write(&a, pattern(5000)).unwrap();
+            std::fs::write(&b, pattern(5000)).unwrap();
+            let ours = OpenOptions::new().write(true).open(&a).await.unwrap();
+            let std = std::fs::File::options().write(true).open(&b).unwrap();
+            for len in [7, 9000] {
+                let before = rt.stats().blocking_spawned;
+                assert_same_result(ours.set_len(len).await, std.set_len(len), "set_len");
+                let on_pool = rt.stats().blocking_spawned - before;
+                assert_eq!(
+                    on_pool,
+                    u64::from(!native),
+                    "set_len({len}), native: {native}"
+                );
+                assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+            }
+        });
+    }
 }
 
 fn assert_same_metadata(ours: &ringsteal_fs::Metadata, std: &std::fs::Metadata, what: &str) {

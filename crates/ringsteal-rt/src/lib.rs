@@ -21,9 +21,12 @@
 //! # Ok::<(), ringsteal_rt::BuildError>(())
 //! ```
 //!
-//! Layout: `runtime/` (builder, `Runtime`, handle, spawning), `shard/` (the loop, stealing,
-//! parking, shutdown), `driver/` (the ring of a shard), `task/` (task cells, state, join),
-//! `time/` (the wheel and timers), `op/` (I/O operations), `blocking/` (the blocking pool).
+//! Layout, top down (ADR-0016): `runtime/` (builder, `Runtime`, handle, spawning) builds
+//! `shard/`s (the loop, stealing, parking, wake delivery, shutdown, the thread's context),
+//! which stand on `shared/` (what every thread of one runtime may touch: the shards' shared
+//! halves, configuration, the sleep/wake protocol); below them `driver/` (the ring of a
+//! shard), `task/` (task cells, state, join), `time/` (the wheel and timers), `op/` (I/O
+//! operations), `blocking/` (the blocking pool).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -32,6 +35,7 @@ mod blocking;
 pub mod buf;
 mod driver;
 mod error;
+mod features;
 pub mod io;
 mod loom;
 mod msg;
@@ -39,6 +43,7 @@ pub mod op;
 mod placement;
 mod runtime;
 mod shard;
+mod shared;
 mod stats;
 pub mod sync;
 pub mod time;
@@ -48,6 +53,7 @@ pub mod task;
 
 pub use driver::RingMode;
 pub use error::{BuildError, SpawnError};
+pub use features::{Feature, KernelFeatures};
 pub use msg::{recv_msg, try_recv_msg, RecvMsg};
 pub use placement::Placement;
 pub use runtime::{Builder, EnterGuard, IdleStrategy, Runtime, RuntimeHandle, WakeMechanism};
@@ -79,7 +85,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    runtime::context::with_current_shared(|shared| {
+    shard::context::with_current_shared(|shared| {
         let shared = shared.expect(NO_RUNTIME);
         match runtime::spawn::spawn_with(shared, placement, future) {
             Ok(join) => join,
@@ -150,7 +156,7 @@ where
 
 /// The index of the shard running the current task, or `None` off-shard.
 pub fn current_shard() -> Option<usize> {
-    runtime::context::with_shard(|s| s.map(|s| s.index))
+    shard::context::with_shard(|s| s.map(|s| s.index))
 }
 
 /// Yields to the shard's other tasks: the current task goes to the back of its run queue.

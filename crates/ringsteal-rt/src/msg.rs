@@ -20,9 +20,9 @@ use std::task::{Context, Poll};
 
 use crate::driver::user_data::encode_message;
 use crate::error::SpawnError;
-use crate::runtime::context;
-use crate::runtime::shared::Shared;
-use crate::shard::remote::Doorbell;
+use crate::shard::context;
+use crate::shared::remote::Doorbell;
+use crate::shared::Shared;
 
 pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(), SpawnError> {
     let n = shared.shards.len();

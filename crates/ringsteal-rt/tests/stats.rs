@@ -48,21 +48,7 @@ fn deltas(before: &RuntimeStats, after: &RuntimeStats) -> Vec<ShardStats> {
 /// Ping-pong between tasks pinned on shards 0 and 1: every round needs a cross-shard wake
 /// of a shard that has gone to sleep.
 fn ping_pong(rt: &Runtime, rounds: u64) {
-    rt.block_on(async move {
-        let (ping, pong) = (Signal::new(), Signal::new());
-        let (pi, po) = (ping.clone(), pong.clone());
-        let right = spawn_with(Placement::Pinned(1), async move {
-            for i in 1..=rounds {
-                pi.wait_for(i).await;
-                po.add();
-            }
-        });
-        for i in 1..=rounds {
-            ping.add();
-            pong.wait_for(i).await;
-        }
-        right.await.unwrap();
-    });
+    rt.block_on(ping_pong_with_shard_1(rounds));
 }
 
 #[test]

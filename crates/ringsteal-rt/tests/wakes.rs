@@ -7,7 +7,10 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use ringsteal_rt::{current_shard, spawn_with, Placement, RuntimeHandle};
+use ringsteal_rt::{
+    current_shard, spawn_with, BuildError, Feature, Placement, Runtime, RuntimeHandle,
+    WakeMechanism,
+};
 
 const ROUNDS: u64 = 2000;
 
@@ -51,19 +54,7 @@ fn tasks_pinned_on_two_shards_ping_pong_through_cross_shard_wakes() {
 fn the_block_on_future_is_woken_from_another_shard_and_from_a_plain_thread() {
     with_every_runtime("main future wakes", 2, |_, rt| {
         rt.block_on(async {
-            let (ping, pong) = (Signal::new(), Signal::new());
-            let (pi, po) = (ping.clone(), pong.clone());
-            let other = spawn_with(Placement::Pinned(1), async move {
-                for i in 1..=ROUNDS / 4 {
-                    pi.wait_for(i).await;
-                    po.add();
-                }
-            });
-            for i in 1..=ROUNDS / 4 {
-                ping.add();
-                pong.wait_for(i).await;
-            }
-            other.await.unwrap();
+            ping_pong_with_shard_1(ROUNDS / 4).await;
 
             let from_thread = Signal::new();
             let f = from_thread.clone();
@@ -170,5 +161,32 @@ fn entering_a_handle_makes_its_runtime_current_on_a_plain_thread() {
             assert_eq!(b.await.unwrap(), Some(1));
             assert_eq!(c.await.unwrap(), 2);
         });
+    });
+}
+
+/// Taking MSG_RING away in the builder makes a runtime behave as on a kernel without it:
+/// requiring MSG_RING fails to build, and `Auto` rings every doorbell through eventfds,
+/// which still deliver every cross-shard wake.
+#[test]
+fn a_runtime_built_without_msg_ring_wakes_through_eventfds() {
+    let required = Runtime::builder()
+        .shards(2)
+        .wake(WakeMechanism::MsgRing)
+        .without_feature(Feature::MsgRing)
+        .build();
+    assert!(
+        matches!(required, Err(BuildError::Config(_))),
+        "{required:?}"
+    );
+    hang_guard("ping-pong without MSG_RING", HANG_LIMIT, || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .without_feature(Feature::MsgRing)
+            .build()
+            .unwrap();
+        assert!(!rt.features().supports(Feature::MsgRing));
+        rt.block_on(ping_pong_with_shard_1(ROUNDS / 4));
+        let stats = rt.handle().stats().total();
+        assert_eq!(stats.msg_ring_doorbells, 0, "{stats:?}");
     });
 }

@@ -11,6 +11,8 @@
 //!   cancel-on-drop, links and deadlines ([`op`]).
 //! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
 //!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
+//! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
+//!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
 //!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
 //!   [`stats`](RuntimeHandle::stats).
@@ -38,9 +40,9 @@
 
 pub use ringsteal_rt::{
     current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
-    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, IdleStrategy,
-    JoinError, JoinHandle, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle, RuntimeStats,
-    ShardStats, SpawnError, WakeMechanism, YieldNow,
+    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature, IdleStrategy,
+    JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle,
+    RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
 };
 
 /// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).
@@ -75,6 +77,22 @@ pub mod net {
 /// [`BufWriter`](io::BufWriter), [`LengthDelimited`](io::LengthDelimited).
 pub mod io {
     pub use ringsteal_rt::io::*;
+}
+
+/// Child processes (feature `process`): [`Command`](process::Command) as std's, a
+/// [`Child`](process::Child) waited for through its pidfd (`IORING_OP_WAITID`), and its pipes
+/// read and written through the ring (see [`ringsteal_process`]).
+#[cfg(feature = "process")]
+pub mod process {
+    pub use ringsteal_process::*;
+}
+
+/// Unix signals (feature `signal`): [`ctrl_c`](signal::ctrl_c),
+/// [`signal`](signal::signal) streams and [`shutdown_signal`](signal::shutdown_signal) for
+/// graceful shutdown (see [`ringsteal_signal`]).
+#[cfg(feature = "signal")]
+pub mod signal {
+    pub use ringsteal_signal::*;
 }
 
 /// Owned buffers for I/O: [`IoBuf`](buf::IoBuf), [`IoBufMut`](buf::IoBufMut),
@@ -114,4 +132,7 @@ mod book {
     struct Net;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
+    #[cfg(all(feature = "process", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/process-signal.md")]
+    struct ProcessSignal;
 }

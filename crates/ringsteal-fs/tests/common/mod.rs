@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use ringsteal_rt::{Runtime, WakeMechanism};
+use ringsteal_rt::{Feature, Runtime, WakeMechanism};
 
 /// How long one test may run before it is declared hung. Generous: only turns a hang into a
 /// failure.
@@ -25,6 +25,8 @@ pub(crate) struct Config {
     pub(crate) shards: usize,
     pub(crate) wake: WakeMechanism,
     pub(crate) defer_taskrun: bool,
+    /// A capability the runtime behaves as if the kernel lacked (its fallback is tested).
+    pub(crate) without: Option<Feature>,
 }
 
 impl Config {
@@ -33,15 +35,26 @@ impl Config {
             shards,
             wake: WakeMechanism::Auto,
             defer_taskrun: true,
+            without: None,
         }
     }
 
+    /// This configuration, behaving as if the kernel lacked `feature`.
+    pub(crate) const fn without(mut self, feature: Feature) -> Self {
+        self.without = Some(feature);
+        self
+    }
+
     pub(crate) fn build(&self) -> Runtime {
-        Runtime::builder()
+        let mut builder = Runtime::builder()
             .shards(self.shards)
             .wake(self.wake)
             .defer_taskrun(self.defer_taskrun)
-            .shutdown_timeout(Duration::from_secs(20))
+            .shutdown_timeout(Duration::from_secs(20));
+        if let Some(feature) = self.without {
+            builder = builder.without_feature(feature);
+        }
+        builder
             .build()
             .unwrap_or_else(|e| panic!("building a runtime with {self:?}: {e}"))
     }

@@ -1,19 +1,30 @@
 //! The blocking pool: a bounded set of threads for closures that would block a shard
 //! (`spawn_blocking`), and for file operations the kernel has no opcode for.
 
-mod pool;
-
-pub(crate) use pool::BlockingPool;
+pub(crate) mod pool;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::runtime::shared::Shared;
+use crate::shard::context::{self, EnterGuard};
+use crate::shard::sched::SchedHandle;
+use crate::shared::Shared;
 use crate::task::{new_task, JoinHandle, HOME_BLOCKING};
+use pool::{BlockingPool, PoolHost};
+
+impl PoolHost for Shared {
+    type Entered = EnterGuard;
+
+    fn pool(&self) -> &BlockingPool {
+        &self.blocking
+    }
+
+    fn enter(this: Arc<Self>) -> EnterGuard {
+        EnterGuard::new(this)
+    }
+}
 
 /// A closure dressed as a future that is ready on its first (and only) poll.
 struct BlockingTask<F>(Option<F>);

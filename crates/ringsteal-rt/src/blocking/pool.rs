@@ -9,10 +9,21 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::runtime::builder::Config;
-use crate::runtime::context::EnterGuard;
-use crate::runtime::shared::Shared;
+use crate::shared::config::Config;
 use crate::task::Notified;
+
+/// What a pool thread needs from the runtime it serves: the pool, and the context the thread
+/// enters so that the closures it runs find their runtime (`RuntimeHandle::current`).
+/// The runtime's `Shared` implements it (`blocking/mod.rs`): the pool is part of `Shared`,
+/// so this file may not name it (ADR-0016).
+pub(crate) trait PoolHost: Send + Sync + 'static {
+    /// Held by a pool thread for as long as it runs.
+    type Entered;
+    /// The pool of this runtime.
+    fn pool(&self) -> &BlockingPool;
+    /// Makes `this` the current runtime of the calling (pool) thread until the guard drops.
+    fn enter(this: Arc<Self>) -> Self::Entered;
+}
 
 struct State {
     queue: VecDeque<Notified>,
@@ -70,7 +81,7 @@ impl BlockingPool {
     }
 
     /// Queues a blocking task; starts a thread if none is idle and the pool is not full.
-    pub(crate) fn push(&self, shared: &Arc<Shared>, task: Notified) {
+    pub(crate) fn push<H: PoolHost>(&self, host: &Arc<H>, task: Notified) {
         self.spawned.fetch_add(1, Relaxed);
         let mut st = self.state.lock();
         if st.shutdown {
@@ -94,10 +105,10 @@ impl BlockingPool {
             st.next_id += 1;
             let id = st.next_id;
             let name = format!("{}-{}", self.name, id);
-            let s = shared.clone();
+            let host = host.clone();
             match std::thread::Builder::new()
                 .name(name)
-                .spawn(move || worker(s, id))
+                .spawn(move || worker(host, id))
             {
                 Ok(h) => {
                     self.alive.fetch_add(1, Relaxed);
@@ -149,9 +160,9 @@ impl BlockingPool {
     }
 }
 
-fn worker(shared: Arc<Shared>, id: usize) {
-    let _enter = EnterGuard::new(shared.clone());
-    let pool = &shared.blocking;
+fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
+    let _enter = H::enter(host.clone());
+    let pool = host.pool();
     let mut st = pool.state.lock();
     loop {
         if let Some(task) = st.queue.pop_front() {

@@ -1,9 +1,18 @@
 //! The fallback doorbell: an eventfd with a read kept armed on the shard's ring, so a write
 //! from any thread completes that read and wakes the shard out of `io_uring_enter`.
+//!
+//! Owns: the eventfd, the buffer its read fills (leaked, never freed, while a read may be in
+//! flight), arming the read and re-arming it when it completes (until shutdown).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
+
+use ringsteal_uring::opcode;
+
+use super::user_data::TAG_EVENTFD;
+use super::Driver;
+use crate::stats::ShardCounters;
 
 /// An eventfd and the 8-byte buffer its armed read fills.
 pub(crate) struct EventFd {
@@ -43,12 +52,6 @@ impl EventFd {
     pub(crate) fn buf_ptr(&mut self) -> *mut u8 {
         self.buf.as_ptr().cast()
     }
-
-    /// Drops the eventfd, leaking the buffer if a read might still be in flight (shutdown
-    /// could not drain it). Dropping does the same; this names the intent.
-    pub(crate) fn leak_if_armed(self) {
-        drop(self);
-    }
 }
 
 impl Drop for EventFd {
@@ -63,11 +66,45 @@ impl Drop for EventFd {
     }
 }
 
+impl Driver {
+    /// Arms the eventfd read, if there is an eventfd, no read is armed and the driver is not
+    /// shutting down. Fails quietly when the SQ is full: `park` retries before it sleeps.
+    pub(super) fn arm_eventfd(&mut self) {
+        if self.draining {
+            return;
+        }
+        let Some(efd) = self.eventfd.as_mut() else {
+            return;
+        };
+        if efd.armed {
+            return;
+        }
+        let sqe = opcode::read(efd.fd(), efd.buf_ptr(), 8, u64::MAX).with_user_data(TAG_EVENTFD);
+        // SAFETY: the 8-byte buffer is boxed inside `efd`, which outlives the read: at
+        // shutdown the driver waits for this CQE or leaks the buffer.
+        if unsafe { self.ring.push(&sqe) }.is_ok() {
+            efd.armed = true;
+        }
+    }
+
+    /// The armed read completed: a doorbell woke us (re-arm), or, shutting down, the read was
+    /// cancelled (leave it).
+    pub(super) fn eventfd_read_completed(&mut self, counters: &ShardCounters) {
+        if let Some(efd) = self.eventfd.as_mut() {
+            efd.armed = false;
+        }
+        if !self.draining {
+            counters.eventfd_wakes.incr();
+            self.arm_eventfd();
+        }
+    }
+}
+
 /// Rings a shard's eventfd from any thread.
 pub(crate) fn signal(fd: RawFd) {
     let one: u64 = 1;
     // SAFETY: writes 8 bytes from a valid local; the fd is kept open by the doorbell protocol
-    // (see `shard/remote.rs`) for as long as a sender may use it. EAGAIN (counter saturated)
+    // (see `shared/remote.rs`) for as long as a sender may use it. EAGAIN (counter saturated)
     // means the shard is already signalled.
     unsafe {
         libc::write(fd, (&one as *const u64).cast(), 8);

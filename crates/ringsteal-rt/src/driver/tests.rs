@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS;
 use ringsteal_uring::opcode;
 
+use super::user_data::{TAG_DOORBELL, TAG_IGNORE};
 use super::*;
-use crate::op::raw::{OpCell, OpHeader};
+use crate::op::raw::{release, OpCell, OpHeader};
 use crate::op::{Operation, Sqes};
 
 /// The eventfd read completes while the SQ is full, so it cannot be re-armed on the spot;
@@ -51,18 +52,30 @@ fn a_park_with_a_full_sq_arms_the_eventfd_read_first() {
         d.park(None, &c);
         d.reap(&mut out, &c);
         let wakes = c.eventfd_wakes.get();
-        d.drain(
-            Instant::now() + Duration::from_secs(5),
-            &mut out,
-            &c,
-            || None,
-        );
+        drain(&mut d, &mut out, &c);
         tx.send(wakes).unwrap();
     });
     let wakes = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("HUNG: parked with no eventfd read armed");
     assert_eq!(wakes, 2);
+}
+
+/// What the shard's shutdown drain does, for a driver alone: cancel everything, then submit,
+/// reap and wait until nothing is in flight (bounded).
+fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    d.cancel_all(c);
+    loop {
+        d.submit(c).unwrap();
+        d.reap(out, c);
+        if d.is_quiescent() {
+            return;
+        }
+        let now = Instant::now();
+        assert!(now < deadline, "the drain did not complete");
+        d.wait_for_completion(deadline - now);
+    }
 }
 
 const ENTRIES: u32 = 4;

@@ -13,16 +13,31 @@
 //!   the op; ops made of two linked SQEs (`IOSQE_IO_LINK`, e.g. [`copy_linked`]) run back to
 //!   back in the kernel with no round trip through user space.
 //!
-//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
+//! * **Streams of completions.** A multishot request posts many CQEs from one SQE:
+//!   [`accept_multishot`], [`recv_multishot`] and [`recvmsg_multishot`] are streams of
+//!   owned results (`op/stream/`), falling back to single-shot requests where the kernel
+//!   lacks the multishot form; [`send_zc`] returns its buffer only after the zero-copy
+//!   notification.
+//!
+//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
+//! wrap.
 
 mod fd;
 mod fs;
 mod net;
+mod poll;
+mod process;
 pub(crate) mod raw;
+mod send_zc;
+mod stream;
 
 pub use fd::SharedFd;
 pub use fs::*;
 pub use net::*;
+pub use poll::{poll_readable, PollReadable};
+pub use process::*;
+pub use send_zc::{send_zc, SendZc};
+pub use stream::*;
 
 use std::fmt;
 use std::future::Future;
@@ -38,9 +53,10 @@ use ringsteal_uring::abi::{
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use crate::driver::user_data::{pointer, TAG_OP};
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::shard::remote::{OpRef, RemoteCmd};
+use crate::shard::context;
+use crate::shard::run_here_or_send;
+use crate::shard::sched::SchedHandle;
+use crate::shared::remote::{OpRef, RemoteCmd};
 use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
@@ -326,7 +342,7 @@ fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
 
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message
 /// otherwise. Takes the reference the cancel's CQE will release.
-fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
+pub(crate) fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
     let Some(runtime) = runtime else { return };
     // SAFETY: the caller holds a reference.
     let header = unsafe { op.as_ref() };
@@ -334,22 +350,12 @@ fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
     let shared = runtime.shared();
     let shard = header.shard as usize;
     shared.shards[shard].counters.ops_cancelled.incr();
-    let done_here = context::with_shard_of(shared, |cur| match cur {
-        Some(s) if s.index == shard => match s.driver.try_borrow_mut() {
-            Ok(mut d) => {
-                d.push_cancel(op, s.counters());
-                true
-            }
-            Err(_) => false,
-        },
-        _ => false,
-    });
-    if !done_here {
-        shared.shards[shard]
-            .cmds
-            .push(RemoteCmd::CancelOp(OpRef(op)));
-        shared.notify(shard);
-    }
+    run_here_or_send(
+        shared,
+        shard,
+        |s| s.try_cancel_op(op),
+        || RemoteCmd::CancelOp(OpRef(op)),
+    );
 }
 
 impl<T: Operation> fmt::Debug for Op<T> {

@@ -13,10 +13,16 @@
 //! References: one for the future, one per SQE, one per `ASYNC_CANCEL` aimed at the cell.
 //! Whoever drops the last frees the cell.
 //!
+//! The header is shared by every kind of cell: an [`OpCell`] (an [`Operation`], which
+//! completes once) and a stream cell (`op/stream/cell.rs`, which delivers a queue of results).
+//! What differs between them is reached through the header's [`OpVTable`]: how to free the
+//! cell, what a CQE with `IORING_CQE_F_MORE` means, and how a cancel should find the request.
+//!
 //! May not: submit anything (the future and the driver do).
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
+use std::os::fd::RawFd;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::Waker;
@@ -45,8 +51,21 @@ pub(crate) struct OpHeader {
     pub(crate) shard: u32,
     /// SQE [`TIMEOUT_SLOT`] is a link timeout (set before submission, never changed).
     link_timeout: AtomicBool,
-    /// Frees the whole cell.
-    free: unsafe fn(NonNull<OpHeader>),
+    /// What this kind of cell does differently (one static table per cell type).
+    vtable: &'static OpVTable,
+}
+
+/// The operations of one kind of cell. Each function receives the header of a live cell of
+/// that kind.
+pub(crate) struct OpVTable {
+    /// Frees the whole cell (the last reference was dropped).
+    pub(crate) free: unsafe fn(NonNull<OpHeader>),
+    /// Driver side: a CQE of SQE `index` with `IORING_CQE_F_MORE` (more CQEs of that SQE
+    /// follow): records it, and pushes any waker to wake into the vector.
+    pub(crate) more: unsafe fn(NonNull<OpHeader>, usize, i32, u32, &mut Vec<Waker>),
+    /// The descriptor the request is on, if a cancel should also look for it by descriptor
+    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests.
+    pub(crate) cancel_fd: unsafe fn(NonNull<OpHeader>) -> Option<RawFd>,
 }
 
 // SAFETY: each result slot is written once by the driver of the op's shard before `pending`
@@ -66,19 +85,17 @@ pub(crate) struct OpCell<T> {
 }
 
 impl<T: Operation> OpCell<T> {
+    const VTABLE: &'static OpVTable = &OpVTable {
+        free: free::<T>,
+        more: keep_in_slot,
+        cancel_fd: no_cancel_fd,
+    };
+
     /// Allocates a cell holding `data` with only the future's reference; the SQE references
     /// are added by [`OpHeader::set_expected`] just before submission.
     pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
         let cell = OpCell {
-            header: OpHeader {
-                refs: AtomicU32::new(1),
-                pending: AtomicU32::new(0),
-                results: UnsafeCell::new([(0, 0); MAX_SQES]),
-                waker: AtomicWaker::new(),
-                shard: shard as u32,
-                link_timeout: AtomicBool::new(false),
-                free: free::<T>,
-            },
+            header: OpHeader::new(shard, Self::VTABLE),
             data: UnsafeCell::new(Some(data)),
             timeout: UnsafeCell::new(__kernel_timespec::default()),
         };
@@ -113,7 +130,85 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     });
 }
 
+/// `OpVTable::more` of an [`OpCell`]: the result is kept in the SQE's slot (a zero-copy
+/// send's first CQE, whose notification follows), nobody is woken.
+unsafe fn keep_in_slot(
+    op: NonNull<OpHeader>,
+    index: usize,
+    res: i32,
+    flags: u32,
+    _: &mut Vec<Waker>,
+) {
+    // SAFETY: the caller's SQE reference keeps the cell alive.
+    unsafe { op.as_ref() }.record_more(index, res, flags);
+}
+
+/// `OpVTable::cancel_fd` of cells whose requests are found by `user_data` alone.
+unsafe fn no_cancel_fd(_: NonNull<OpHeader>) -> Option<RawFd> {
+    None
+}
+
 impl OpHeader {
+    /// A header with only the future's reference, for a cell of the kind `vtable` describes.
+    pub(crate) fn new(shard: usize, vtable: &'static OpVTable) -> Self {
+        OpHeader {
+            refs: AtomicU32::new(1),
+            pending: AtomicU32::new(0),
+            results: UnsafeCell::new([(0, 0); MAX_SQES]),
+            waker: AtomicWaker::new(),
+            shard: shard as u32,
+            link_timeout: AtomicBool::new(false),
+            vtable,
+        }
+    }
+
+    /// Driver side: a CQE with `IORING_CQE_F_MORE` of SQE `index` of the op at `op` (see
+    /// [`OpVTable::more`]).
+    ///
+    /// # Safety
+    /// `op` is a live cell and the SQE's reference is still held.
+    #[inline]
+    pub(crate) unsafe fn more(
+        op: NonNull<OpHeader>,
+        index: usize,
+        res: i32,
+        flags: u32,
+        wakers: &mut Vec<Waker>,
+    ) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (op.as_ref().vtable.more)(op, index, res, flags, wakers) }
+    }
+
+    /// The descriptor a cancel of the op at `op` should also match (see
+    /// [`OpVTable::cancel_fd`]).
+    ///
+    /// # Safety
+    /// `op` is a live cell.
+    pub(crate) unsafe fn cancel_fd(op: NonNull<OpHeader>) -> Option<RawFd> {
+        // SAFETY: forwarded from the caller.
+        unsafe { (op.as_ref().vtable.cancel_fd)(op) }
+    }
+
+    /// Takes the waker registered by the future (driver side, after queueing a result).
+    pub(crate) fn take_waker(&self) -> Option<Waker> {
+        self.waker.take()
+    }
+
+    /// The `(res, flags)` of the last CQE of SQE 0, for a one-SQE op; only after
+    /// [`is_complete`](Self::is_complete).
+    pub(crate) fn first_result(&self) -> (i32, u32) {
+        self.results()[0]
+    }
+
+    /// Tests, on the op's own shard thread: the `(res, flags)` recorded so far for SQE
+    /// `index`, complete or not (the driver writes it on this same thread).
+    #[cfg(test)]
+    pub(crate) fn slot_for_tests(&self, index: usize) -> (i32, u32) {
+        // SAFETY: the caller runs on the shard whose driver writes the slot, so no write is
+        // concurrent with this read.
+        unsafe { (*self.results.get())[index] }
+    }
+
     /// Takes one more reference (for a cancel SQE about to be submitted).
     pub(crate) fn add_ref(&self) {
         self.refs.fetch_add(1, Ordering::Relaxed);
@@ -205,7 +300,7 @@ pub(crate) unsafe fn release(ptr: NonNull<OpHeader>) {
     // SAFETY: the caller's reference keeps the cell alive until the decrement.
     let header = unsafe { ptr.as_ref() };
     if header.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-        let free_fn = header.free;
+        let free_fn = header.vtable.free;
         // SAFETY: that was the last reference.
         unsafe { free_fn(ptr) }
     }

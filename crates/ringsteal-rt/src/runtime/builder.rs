@@ -4,68 +4,21 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringsteal_uring::Features;
-
-use super::shared::{Shared, WakePlan};
 use super::Runtime;
-use crate::driver::RingOptions;
 use crate::error::BuildError;
-use crate::shard::remote::Doorbell;
+use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
+use crate::shard::Shard;
+use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
+use crate::shared::remote::Doorbell;
+use crate::shared::{Shared, WakePlan};
 
-/// What an idle shard does before it blocks in the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum IdleStrategy {
-    /// Block right away (no CPU while idle; a wake costs a thread wake-up, 20–50 µs on a VM).
-    #[default]
-    Park,
-    /// Poll for new work for up to this long, then block. Buys sub-microsecond wake latency
-    /// while work keeps coming, and still returns to zero CPU once idle.
-    SpinThenPark(Duration),
-}
-
-/// How shards wake each other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum WakeMechanism {
-    /// `IORING_OP_MSG_RING` between shards where the kernel has it (5.18), ring-less
-    /// `IORING_REGISTER_SEND_MSG_RING` from other threads where it has that (6.13), and the
-    /// eventfd otherwise.
-    #[default]
-    Auto,
-    /// Require `IORING_OP_MSG_RING` between shards; building fails on kernels without it.
-    MsgRing,
-    /// Force the fallback: every doorbell is a write to the target shard's eventfd, which the
-    /// shard keeps a read armed on.
-    EventFd,
-}
-
-/// Settings a runtime was built with.
-#[derive(Clone, Debug)]
-pub(crate) struct Config {
-    pub(crate) shards: usize,
-    pub(crate) ring_entries: u32,
-    pub(crate) thread_name: String,
-    pub(crate) pin_shards: bool,
-    pub(crate) idle: IdleStrategy,
-    pub(crate) wake: WakeMechanism,
-    pub(crate) defer_taskrun: bool,
-    pub(crate) coop_taskrun: bool,
-    pub(crate) blocking_threads: usize,
-    pub(crate) blocking_keep_alive: Duration,
-    pub(crate) shutdown_timeout: Duration,
-    /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
-    pub(crate) cancel_any: bool,
-}
-
-impl Config {
-    pub(crate) fn ring_options(&self) -> RingOptions {
-        RingOptions {
-            entries: self.ring_entries,
-            allow_defer_taskrun: self.defer_taskrun,
-            allow_coop_taskrun: self.coop_taskrun,
-        }
-    }
-}
+/// Provided buffers per shard, by default.
+const DEFAULT_RECV_BUF_COUNT: u16 = 256;
+/// Bytes per provided buffer, by default: a TCP segment train or a typical request fits.
+const DEFAULT_RECV_BUF_LEN: u32 = 16 * 1024;
+/// The largest provided buffer the builder accepts.
+const MAX_RECV_BUF_LEN: u32 = 64 * 1024 * 1024;
 
 /// Configures and builds a [`Runtime`].
 ///
@@ -114,6 +67,9 @@ impl Builder {
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
+                without_features: Vec::new(),
+                recv_buf_count: DEFAULT_RECV_BUF_COUNT,
+                recv_buf_len: DEFAULT_RECV_BUF_LEN,
             },
             shards_set: false,
         }
@@ -190,6 +146,27 @@ impl Builder {
         self
     }
 
+    /// Provided buffers for receive streams (`op::recv_multishot`, `op::recvmsg_multishot`):
+    /// each shard registers `count` buffers (a power of two, at most 32768) of `len` bytes
+    /// with its ring the first time a stream on it needs them. Default: 256 buffers of
+    /// 16 KiB, 4 MiB of address space per shard that uses them (pages are touched as data
+    /// arrives). A stream pauses while all of its shard's buffers are held by the
+    /// application and resumes once half are back, so size `count` for the buffers your
+    /// tasks hold at once; `len` bounds one receive (and a datagram: with
+    /// `recvmsg_multishot`, `len` minus 144 bytes of header and address). The single-shot
+    /// fallbacks receive into heap buffers of `len` bytes.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).recv_buffers(1024, 4096).build()?;
+    /// # drop(rt);
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn recv_buffers(mut self, count: u16, len: u32) -> Self {
+        self.config.recv_buf_count = count;
+        self.config.recv_buf_len = len;
+        self
+    }
+
     /// Testing aid, not a tuning knob: with `false`, shutdown does not use
     /// `IORING_ASYNC_CANCEL_ANY | ALL` (Linux 5.19), as on a 5.15–5.18 kernel where that cancel
     /// fails with `EINVAL`, so the fallback path (cancelling each request by its `user_data`)
@@ -197,6 +174,18 @@ impl Builder {
     #[doc(hidden)]
     pub fn shutdown_cancel_any(mut self, allow: bool) -> Self {
         self.config.cancel_any = allow;
+        self
+    }
+
+    /// Testing aid, not a tuning knob: the runtime behaves as if the kernel lacked
+    /// `feature`, so that the fallback path can be tested on any kernel
+    /// ([`KernelFeatures::supports`](crate::KernelFeatures::supports) says false, and every
+    /// user of the feature set takes its fallback). `Feature::MsgRing` makes doorbells
+    /// eventfd writes (and `WakeMechanism::MsgRing` fail to build); `Feature::SendMsgRing`
+    /// makes threads without a ring write eventfds. May be called several times.
+    #[doc(hidden)]
+    pub fn without_feature(mut self, feature: Feature) -> Self {
+        self.config.without_features.push(feature);
         self
     }
 
@@ -219,14 +208,30 @@ impl Builder {
                 config.ring_entries
             )));
         }
+        if config.recv_buf_count == 0
+            || !config.recv_buf_count.is_power_of_two()
+            || config.recv_buf_count > 32768
+        {
+            return Err(BuildError::Config(format!(
+                "recv_buffers: the count must be a power of two between 1 and 32768, got {}",
+                config.recv_buf_count
+            )));
+        }
+        if config.recv_buf_len == 0 || config.recv_buf_len > MAX_RECV_BUF_LEN {
+            return Err(BuildError::Config(format!(
+                "recv_buffers: the length must be between 1 and {MAX_RECV_BUF_LEN} bytes, got {}",
+                config.recv_buf_len
+            )));
+        }
         if config.blocking_threads == 0 {
             return Err(BuildError::Config(
                 "max_blocking_threads must be at least 1".into(),
             ));
         }
-        let features = Features::get().map_err(BuildError::Unavailable)?;
-        let wake = plan_wakes(config.wake, features)?;
-        let shared = Arc::new(Shared::new(config, wake));
+        let features =
+            KernelFeatures::probe(&config.without_features).map_err(BuildError::Unavailable)?;
+        let wake = plan_wakes(config.wake, &features)?;
+        let shared = Arc::new(Shared::new(config, wake, features));
         let shard0 = create_shard(0, &shared)?;
         let mut threads = Vec::new();
         let (tx, rx) = mpsc::channel::<Ready>();
@@ -258,16 +263,17 @@ impl Builder {
     }
 }
 
-fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, BuildError> {
-    let foreign = if features.send_msg_ring() {
+fn plan_wakes(wake: WakeMechanism, features: &KernelFeatures) -> Result<WakePlan, BuildError> {
+    let msg_ring = features.supports(Feature::MsgRing);
+    let foreign = if features.supports(Feature::SendMsgRing) {
         Doorbell::SendMsgRing
     } else {
         Doorbell::EventFd
     };
     Ok(match wake {
-        WakeMechanism::Auto if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::Auto if msg_ring => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
         WakeMechanism::Auto => WakePlan { shard_to_shard: Doorbell::EventFd, foreign: Doorbell::EventFd },
-        WakeMechanism::MsgRing if features.msg_ring() => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
+        WakeMechanism::MsgRing if msg_ring => WakePlan { shard_to_shard: Doorbell::MsgRing, foreign },
         WakeMechanism::MsgRing => {
             return Err(BuildError::Config(
                 "WakeMechanism::MsgRing needs IORING_OP_MSG_RING (Linux 5.18); use WakeMechanism::Auto to fall back to eventfd".into(),
@@ -280,7 +286,7 @@ fn plan_wakes(wake: WakeMechanism, features: &Features) -> Result<WakePlan, Buil
 fn abort_build(
     shared: &Arc<Shared>,
     threads: Vec<std::thread::JoinHandle<()>>,
-    shard0: crate::shard::Shard,
+    shard0: Shard,
     err: BuildError,
 ) -> BuildError {
     shared.begin_shutdown(Duration::from_secs(1));
@@ -288,7 +294,7 @@ fn abort_build(
         let _ = t.join();
     }
     shard0.remote().close();
-    crate::runtime::sched::return_credits(&shard0);
+    crate::shard::sched::return_credits(&shard0);
     drop(shard0);
     err
 }

@@ -3,12 +3,13 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::context::{self, EnterGuard as ContextGuard};
-use super::shared::Shared;
 use super::spawn;
 use crate::error::SpawnError;
+use crate::features::KernelFeatures;
 use crate::msg;
 use crate::placement::Placement;
+use crate::shard::context::{self, EnterGuard as ContextGuard};
+use crate::shared::Shared;
 use crate::stats::RuntimeStats;
 use crate::task::JoinHandle;
 
@@ -66,6 +67,22 @@ impl RuntimeHandle {
         EnterGuard {
             _inner: ContextGuard::new(self.shared.clone()),
         }
+    }
+
+    /// What of io_uring this runtime uses (see [`KernelFeatures`]): ask it before choosing
+    /// between an opcode and its fallback.
+    ///
+    /// ```
+    /// use ringsteal_rt::{Feature, RuntimeHandle};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let native = RuntimeHandle::current().features().supports(Feature::Ftruncate);
+    ///     println!("set_len through the ring: {native}");
+    /// });
+    /// ```
+    pub fn features(&self) -> &KernelFeatures {
+        &self.shared.features
     }
 
     /// Number of shards.

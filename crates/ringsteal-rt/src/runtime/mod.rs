@@ -1,16 +1,15 @@
-//! [`Runtime`] (owns the shards, runs `block_on`, shuts down) and its parts: the builder,
-//! the handle, the thread-local context, spawning and the scheduler glue.
+//! [`Runtime`] (owns the shards, runs `block_on`, shuts down) and its public parts: the
+//! builder, the handle and spawning.
+//!
+//! The top of the core (ADR-0016): it builds `shared/` state and `shard/`s and may import
+//! both; neither imports it.
 
-pub(crate) mod affinity;
-pub(crate) mod builder;
-pub(crate) mod context;
+mod builder;
 mod handle;
-pub(crate) mod main_wake;
-pub(crate) mod sched;
-pub(crate) mod shared;
 pub(crate) mod spawn;
 
-pub use builder::{Builder, IdleStrategy, WakeMechanism};
+pub use crate::shared::config::{IdleStrategy, WakeMechanism};
+pub use builder::Builder;
 pub use handle::{EnterGuard, RuntimeHandle};
 
 use std::future::Future;
@@ -19,13 +18,13 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::Steal;
-
 use crate::driver::RingMode;
-use crate::shard::remote::RemoteCmd;
-use crate::shard::Shard;
-use context::ShardGuard;
-use shared::Shared;
+use crate::features::KernelFeatures;
+use crate::shard::context::{self, ShardGuard};
+use crate::shard::{sched, Shard};
+use crate::shared::remote::RemoteCmd;
+use crate::shared::Shared;
+use crate::util::{affinity, drain_queue};
 
 /// A ringsteal runtime: `n` shards, each a thread with its own io_uring.
 ///
@@ -91,6 +90,12 @@ impl Runtime {
     /// A handle for spawning onto this runtime from any thread.
     pub fn handle(&self) -> RuntimeHandle {
         RuntimeHandle::from_shared(self.shared.clone())
+    }
+
+    /// What of io_uring this runtime uses: the kernel's capabilities, probed when it was
+    /// built, less what the builder took away.
+    pub fn features(&self) -> &KernelFeatures {
+        &self.shared.features
     }
 
     /// The completion mode each shard's ring ended up with (probe-dependent).
@@ -197,32 +202,18 @@ fn final_sweep(shared: &Shared) {
     std::sync::atomic::fence(SeqCst);
     for remote in shared.shards.iter() {
         for q in [&remote.inbox, &remote.stealable] {
-            drain(q, drop);
+            drain_queue(q, drop);
         }
-        loop {
-            match remote.cmds.steal() {
-                // The op's shard has drained its ring, so the op completed; drop the reference
-                // that was meant for the cancel.
-                // SAFETY: the command owned one reference on the op.
-                Steal::Success(RemoteCmd::CancelOp(op)) => unsafe { crate::op::raw::release(op.0) },
-                Steal::Success(RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..)) => {}
-                Steal::Empty => break,
-                Steal::Retry => continue,
-            }
-        }
-        drain(&remote.messages, drop);
+        drain_queue(&remote.cmds, |cmd| match cmd {
+            // The op's shard has drained its ring, so the op completed; drop the reference
+            // that was meant for the cancel.
+            // SAFETY: the command owned one reference on the op.
+            RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
+            RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
+        });
+        drain_queue(&remote.messages, drop);
     }
-    drain(&shared.injector, drop);
-}
-
-fn drain<T>(q: &crossbeam_deque::Injector<T>, mut f: impl FnMut(T)) {
-    loop {
-        match q.steal() {
-            Steal::Success(t) => f(t),
-            Steal::Empty => break,
-            Steal::Retry => continue,
-        }
-    }
+    drain_queue(&shared.injector, drop);
 }
 
 impl Drop for Runtime {

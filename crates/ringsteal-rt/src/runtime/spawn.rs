@@ -9,12 +9,12 @@ use std::future::Future;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
-use super::context;
-use super::sched::SchedHandle;
-use super::shared::Shared;
 use crate::error::SpawnError;
 use crate::placement::Placement;
+use crate::shard::context;
+use crate::shard::sched::SchedHandle;
 use crate::shard::Shard;
+use crate::shared::Shared;
 use crate::task::{new_task, JoinHandle, Notified, HOME_UNSET};
 use crate::util::mix64;
 

@@ -3,7 +3,7 @@
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use crate::runtime::context;
+use crate::shard::context;
 use crate::{spawn_with, Placement, Runtime, WakeMechanism};
 
 /// Shard 1's ring fd, as other shards see it, is made a file that is not a ring, so every

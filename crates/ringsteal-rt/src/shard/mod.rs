@@ -3,21 +3,32 @@
 //! Owns (thread-local, `!Send`): the run queue of started and pinned tasks, the deque of
 //! stealable tasks not yet started, the list of tasks it has started, its driver and timer
 //! wheel, its raw-message queue, and its share of the runtime's reference credits. The
-//! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`](remote::RemoteShard).
+//! shared half (inbox, sleeping flag, doorbell) is [`RemoteShard`], in `shared/`.
+//!
+//! Layering (ADR-0016): `shard/` stands on `shared/` (and the driver, tasks, the wheel) and
+//! never imports `runtime/`; `runtime/` builds shards and drives shard 0.
 //!
 //! Files: `run.rs` (the loop and a tick), `steal.rs` (taking work from other shards),
-//! `park.rs` (sleeping and doorbells), `sleep_flag.rs` (the sleep/wake protocol, checked
-//! with loom), `shutdown.rs` (stopping without freeing what the kernel may write),
-//! `thread.rs` (starting worker shards).
+//! `park.rs` (sleeping and doorbells), `wake.rs` (delivering wakes and doorbells from the
+//! current thread), `commands.rs` (requests from other threads: cancel an op, remove or move
+//! a timer), `context.rs` (which shard and runtime the current thread runs),
+//! `sched.rs` (the reference a task holds to its runtime), `main_wake.rs` (the waker of
+//! `block_on`'s future), `inbox.rs` (raw messages in order), `shutdown.rs` and `drain.rs`
+//! (stopping without freeing what the kernel may write), `thread.rs` (creating shards and
+//! running worker threads).
 
+mod commands;
+pub(crate) mod context;
+mod drain;
 mod inbox;
+pub(crate) mod main_wake;
 mod park;
-pub(crate) mod remote;
 mod run;
+pub(crate) mod sched;
 mod shutdown;
-mod sleep_flag;
 mod steal;
 pub(crate) mod thread;
+mod wake;
 
 #[cfg(test)]
 mod doorbell_tests;
@@ -29,13 +40,14 @@ use std::sync::Arc;
 use crossbeam_deque::Worker;
 
 use crate::driver::{Driver, Reaped};
-use crate::runtime::shared::Shared;
+use crate::shared::remote::RemoteShard;
+use crate::shared::Shared;
 use crate::stats::ShardCounters;
 use crate::task::{Notified, OwnedTasks, TaskRef};
 use crate::time::wheel::Wheel;
 use crate::util::FastRand;
+pub(crate) use commands::run_here_or_send;
 pub(crate) use inbox::Inbox;
-use remote::RemoteShard;
 
 /// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.
 const HAND_OFF_MAX: usize = 256;
@@ -53,7 +65,7 @@ pub(crate) struct Shard {
     reaped: RefCell<Reaped>,
     /// Doorbells claimed while the driver was borrowed, rung at the next safe point.
     pending_doorbells: RefCell<Vec<usize>>,
-    /// References on `shared` held for tasks spawned here (see `runtime/sched.rs`).
+    /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
     queued_stealable: Cell<bool>,
@@ -200,7 +212,7 @@ impl Shard {
         match self.driver.try_borrow_mut() {
             Ok(mut driver) => {
                 let remote = &self.shared.shards[target];
-                remote.with_open_fds(|ring_fd, eventfd| {
+                remote.with_open_fds(|ring_fd, _| {
                     let c = self.counters();
                     let sent = driver
                         .push_msg_ring(ring_fd, 0, TAG_DOORBELL, doorbell_send(target), c)
@@ -210,7 +222,7 @@ impl Shard {
                     } else {
                         // If it was queued, it still goes out with the next submit: a second
                         // doorbell only costs the target a spurious wakeup.
-                        ring_eventfd(remote, eventfd);
+                        remote.ring_eventfd();
                     }
                 });
             }
@@ -221,8 +233,7 @@ impl Shard {
     /// Falls back to the eventfd for doorbells whose MSG_RING the kernel refused.
     pub(crate) fn ring_failed_doorbells(&self, targets: &mut Vec<usize>) {
         for t in targets.drain(..) {
-            let remote = &self.shared.shards[t];
-            remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+            self.shared.shards[t].ring_eventfd();
         }
     }
 
@@ -261,17 +272,8 @@ impl Shard {
             if driver_free {
                 self.msg_ring_doorbell(t);
             } else {
-                let remote = &self.shared.shards[t];
-                remote.with_open_fds(|_, eventfd| ring_eventfd(remote, eventfd));
+                self.shared.shards[t].ring_eventfd();
             }
         }
-    }
-}
-
-/// Writes a shard's eventfd (its fallback doorbell), inside `with_open_fds`.
-fn ring_eventfd(remote: &RemoteShard, eventfd: std::os::fd::RawFd) {
-    if eventfd >= 0 {
-        crate::driver::signal_eventfd(eventfd);
-        remote.counters.eventfd_doorbells.incr();
     }
 }

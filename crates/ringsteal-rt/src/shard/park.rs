@@ -1,15 +1,15 @@
 //! Going idle: steal, optionally spin, then sleep in `io_uring_enter` until a completion,
 //! a doorbell or the next timer.
 //!
-//! The sleep follows the protocol in `remote.rs`: publish `sleeping`, re-check every source
+//! The sleep follows the protocol in `shared/remote.rs`: publish `sleeping`, re-check every source
 //! of work, and only then block. An idle runtime blocks every shard in the kernel and uses no
 //! CPU.
 
 use std::time::{Duration, Instant};
 
+use super::main_wake::MainWake;
 use super::Shard;
-use crate::runtime::builder::IdleStrategy;
-use crate::runtime::main_wake::MainWake;
+use crate::shared::config::IdleStrategy;
 
 impl Shard {
     /// Called when a tick found nothing to do.

@@ -14,12 +14,10 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crossbeam_deque::Steal;
-
+use super::main_wake::MainWake;
 use super::Shard;
-use crate::runtime::main_wake::MainWake;
 use crate::task::Notified;
-use crate::util::contain_panic;
+use crate::util::{contain_panic, drain_queue, retry_steal};
 
 /// Task polls per tick.
 pub(crate) const BUDGET: usize = 61;
@@ -106,16 +104,10 @@ impl Shard {
     /// A task placed here from elsewhere, or from the runtime's global queue (a batch moves
     /// into our deque).
     fn next_from_elsewhere(&self) -> Option<Notified> {
-        for injector in [&self.remote().stealable, &self.shared.injector] {
-            while !injector.is_empty() {
-                match injector.steal_batch_and_pop(&self.worker) {
-                    Steal::Success(t) => return Some(t),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
-        }
-        None
+        [&self.remote().stealable, &self.shared.injector]
+            .into_iter()
+            .filter(|injector| !injector.is_empty())
+            .find_map(|injector| retry_steal(|| injector.steal_batch_and_pop(&self.worker)))
     }
 
     /// Takes in what arrived since the last tick: woken and placed tasks, remote requests,
@@ -124,13 +116,7 @@ impl Shard {
         let remote = self.remote();
         if !remote.inbox.is_empty() {
             let mut rq = self.run_queue.borrow_mut();
-            loop {
-                match remote.inbox.steal() {
-                    Steal::Success(t) => rq.push_back(t),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
+            drain_queue(&remote.inbox, |t| rq.push_back(t));
         }
         if !remote.cmds.is_empty() {
             self.run_remote_cmds();
@@ -154,10 +140,10 @@ impl Shard {
             for (seq, payload) in reaped.messages.drain(..) {
                 inbox.accept_truncated(seq, payload);
             }
-            while let Steal::Success((seq, payload)) = remote.messages.steal() {
+            drain_queue(&remote.messages, |(seq, payload)| {
                 inbox.accept(seq, payload);
                 self.counters().messages_received.incr();
-            }
+            });
         }
         let wakers = std::mem::take(&mut reaped.wakers);
         drop(reaped);
@@ -183,26 +169,6 @@ impl Shard {
         }
         drop(reaped);
         self.flush_pending_doorbells();
-    }
-
-    fn run_remote_cmds(&self) {
-        use super::remote::RemoteCmd;
-        loop {
-            match self.remote().cmds.steal() {
-                Steal::Success(RemoteCmd::CancelOp(op)) => {
-                    self.driver.borrow_mut().push_cancel(op.0, self.counters());
-                }
-                Steal::Success(RemoteCmd::CancelTimer(key)) => {
-                    let waker = self.wheel.borrow_mut().remove(key, self.counters());
-                    drop(waker);
-                }
-                Steal::Success(RemoteCmd::ResetTimer(key, deadline)) => {
-                    crate::time::reset_local(self, key, deadline);
-                }
-                Steal::Empty => break,
-                Steal::Retry => continue,
-            }
-        }
     }
 
     /// Hands the SQEs queued during the tick to the kernel.

@@ -1,17 +1,15 @@
 //! Stopping a shard: cancel every task it started, drop every task queued for it, cancel
-//! every operation in flight on its ring and wait for their completions (so no buffer the
-//! kernel may write is freed early), then close its doorbell for good.
+//! every operation in flight on its ring and wait for their completions (`drain.rs`: so no
+//! buffer the kernel may write is freed early), then close its doorbell for good.
 
 use std::ptr::NonNull;
 use std::time::Instant;
 
-use crossbeam_deque::Steal;
-
-use super::remote::RemoteCmd;
 use super::Shard;
 use crate::op::raw::OpHeader;
+use crate::shared::remote::RemoteCmd;
 use crate::task;
-use crate::util::contain_panic;
+use crate::util::{contain_panic, drain_queue, retry_steal};
 
 impl Shard {
     /// Runs on the shard's own thread. Returns false if some completions did not arrive before
@@ -34,12 +32,7 @@ impl Shard {
         self.wheel.borrow_mut().clear(self.counters());
         self.messages.borrow_mut().waiters.clear();
         let mut reaped = crate::driver::Reaped::default();
-        let drained =
-            self.driver
-                .borrow_mut()
-                .drain(deadline, &mut reaped, self.counters(), || {
-                    self.next_queued_cancel()
-                });
+        let drained = self.drain_ring(deadline, &mut reaped);
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
@@ -66,16 +59,7 @@ impl Shard {
         }
         let remote = self.remote();
         for q in [&remote.inbox, &remote.stealable] {
-            loop {
-                match q.steal() {
-                    Steal::Success(t) => {
-                        drop(t);
-                        any = true;
-                    }
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
+            any |= drain_queue(q, drop) > 0;
         }
         if !remote.cmds.is_empty() {
             self.run_remote_cmds_for_shutdown(drained);
@@ -101,17 +85,15 @@ impl Shard {
     /// The next op cancel queued for this shard by another thread (or by a drop that found
     /// the driver borrowed); timer commands met on the way are carried out (the wheel is
     /// empty by then, so they find nothing).
-    fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
-        loop {
-            match self.remote().cmds.steal() {
-                Steal::Success(RemoteCmd::CancelOp(op)) => return Some(op.0),
-                Steal::Success(RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _)) => {
-                    let waker = self.wheel.borrow_mut().remove(key, self.counters());
-                    drop(waker);
+    pub(super) fn next_queued_cancel(&self) -> Option<NonNull<OpHeader>> {
+        while let Some(cmd) = retry_steal(|| self.remote().cmds.steal()) {
+            match cmd {
+                RemoteCmd::CancelOp(op) => return Some(op.0),
+                RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _) => {
+                    self.remove_timer(self.wheel.borrow_mut(), key);
                 }
-                Steal::Empty => return None,
-                Steal::Retry => continue,
             }
         }
+        None
     }
 }

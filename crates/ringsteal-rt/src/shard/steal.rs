@@ -5,10 +5,9 @@
 //! takes a batch (about half of the victim's queue, at most 32 tasks) into our deque and runs
 //! one. Started tasks never move: they are not in these queues.
 
-use crossbeam_deque::Steal;
-
 use super::Shard;
 use crate::task::Notified;
+use crate::util::retry_steal;
 
 impl Shard {
     /// Steals a batch from some other shard; returns one task of it to run now.
@@ -32,11 +31,11 @@ impl Shard {
             }
             let remote = &self.shared.shards[victim];
             if let Some(stealer) = remote.stealer.get() {
-                if let Some(t) = retry(|| stealer.steal_batch_and_pop(&self.worker)) {
+                if let Some(t) = retry_steal(|| stealer.steal_batch_and_pop(&self.worker)) {
                     return Some(self.stole(t));
                 }
             }
-            if let Some(t) = retry(|| remote.stealable.steal_batch_and_pop(&self.worker)) {
+            if let Some(t) = retry_steal(|| remote.stealable.steal_batch_and_pop(&self.worker)) {
                 return Some(self.stole(t));
             }
         }
@@ -56,15 +55,5 @@ impl Shard {
             i != self.index
                 && (r.stealer.get().is_some_and(|s| !s.is_empty()) || !r.stealable.is_empty())
         })
-    }
-}
-
-fn retry(mut f: impl FnMut() -> Steal<Notified>) -> Option<Notified> {
-    loop {
-        match f() {
-            Steal::Success(t) => return Some(t),
-            Steal::Empty => return None,
-            Steal::Retry => std::hint::spin_loop(),
-        }
     }
 }

@@ -7,12 +7,11 @@ use std::time::Instant;
 
 use crossbeam_deque::Worker;
 
-use super::Shard;
+use super::context::ShardGuard;
+use super::{sched, Shard};
 use crate::driver::{create_ring, Driver, RingMode};
 use crate::error::BuildError;
-use crate::runtime::context::ShardGuard;
-use crate::runtime::sched;
-use crate::runtime::shared::Shared;
+use crate::shared::Shared;
 
 /// Creates shard `index` on the calling thread.
 pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, BuildError> {
@@ -51,7 +50,7 @@ const MAX_RESTARTS: u32 = 16;
 /// The body of a worker shard's thread.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
     if shared.config.pin_shards {
-        crate::runtime::affinity::pin_current_thread(&shared.cpus, index);
+        crate::util::affinity::pin_current_thread(&shared.cpus, index);
     }
     let shard = match create_shard(index, &shared) {
         Ok(shard) => shard,

@@ -14,7 +14,6 @@ mod timeout;
 pub(crate) mod wheel;
 
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
-pub(crate) use sleep::reset_local;
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use std::time::{Duration, Instant};
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

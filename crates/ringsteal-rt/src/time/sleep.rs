@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::runtime::context;
-use crate::runtime::sched::SchedHandle;
-use crate::shard::remote::RemoteCmd;
-use crate::shard::Shard;
+use crate::shard::context;
+use crate::shard::sched::SchedHandle;
+use crate::shard::{run_here_or_send, Shard};
+use crate::shared::remote::RemoteCmd;
 
 use super::wheel::TimerKey;
 
@@ -55,44 +55,14 @@ impl Registration {
             shard,
             key,
         } = self;
-        let done_here = context::with_shard(|cur| match cur {
-            Some(s)
-                if std::ptr::eq(runtime.shared(), Arc::as_ptr(&s.shared)) && s.index == shard =>
-            {
-                // The wheel is borrowed if this drop runs inside a wheel operation (a waker
-                // the wheel drops owned this Sleep): then the shard does it after the tick.
-                let Ok(mut wheel) = s.wheel.try_borrow_mut() else {
-                    return false;
-                };
-                let waker = wheel.remove(key, s.counters());
-                drop(wheel);
-                drop(waker);
-                true
-            }
-            _ => false,
-        });
-        if !done_here {
-            send(&runtime, shard, RemoteCmd::CancelTimer(key));
-        }
-    }
-}
-
-/// Queues a timer command for `shard` and makes sure it runs soon: a parked shard would
-/// otherwise keep a stale entry (and the waker it holds) until its next wake.
-fn send(runtime: &SchedHandle, shard: usize, cmd: RemoteCmd) {
-    let shared = runtime.shared();
-    shared.shards[shard].cmds.push(cmd);
-    shared.notify(shard);
-}
-
-/// Carries out a [`Sleep::reset`] made away from the timer's shard, on that shard.
-pub(crate) fn reset_local(shard: &Shard, key: TimerKey, deadline: Instant) {
-    let mut wheel = shard.wheel.borrow_mut();
-    let tick = wheel.deadline_tick(deadline);
-    // A stale key means the entry fired: its task re-checks the new deadline when it polls.
-    if let Err(waker) = wheel.reschedule(key, tick, shard.counters()) {
-        drop(wheel);
-        waker.wake();
+        // The wheel is borrowed if this drop runs inside a wheel operation (a waker the wheel
+        // drops owned this Sleep): then the shard does it after the tick.
+        run_here_or_send(
+            runtime.shared(),
+            shard,
+            |s| s.try_remove_timer(key),
+            || RemoteCmd::CancelTimer(key),
+        );
     }
 }
 
@@ -130,27 +100,13 @@ impl Sleep {
         let Some(reg) = &self.registration else {
             return;
         };
-        let done_here = context::with_shard(|cur| match cur {
-            Some(s) if reg.is_on(s) => match s.wheel.try_borrow_mut() {
-                Ok(mut wheel) => {
-                    let tick = wheel.deadline_tick(deadline);
-                    if let Err(waker) = wheel.reschedule(reg.key, tick, s.counters()) {
-                        drop(wheel);
-                        waker.wake();
-                    }
-                    true
-                }
-                Err(_) => false,
-            },
-            _ => false,
-        });
-        if !done_here {
-            send(
-                &reg.runtime,
-                reg.shard,
-                RemoteCmd::ResetTimer(reg.key, deadline),
-            );
-        }
+        let key = reg.key;
+        run_here_or_send(
+            reg.runtime.shared(),
+            reg.shard,
+            |s| s.try_move_timer(key, deadline),
+            || RemoteCmd::ResetTimer(key, deadline),
+        );
     }
 
     /// Polls without pinning (`Sleep` is `Unpin`).

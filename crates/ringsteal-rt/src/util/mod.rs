@@ -1,10 +1,13 @@
 //! Small building blocks with no runtime knowledge.
 
+pub(crate) mod affinity;
 pub(crate) mod block_cache;
 mod cache_padded;
 mod contain;
+mod queue;
 mod rand;
 
 pub(crate) use cache_padded::CachePadded;
 pub(crate) use contain::contain_panic;
+pub(crate) use queue::{drain_queue, retry_steal};
 pub(crate) use rand::{mix64, FastRand};

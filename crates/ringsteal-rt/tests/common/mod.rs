@@ -13,7 +13,7 @@ use std::sync::{mpsc, Arc, Mutex, Once};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use ringsteal_rt::{Builder, Runtime, WakeMechanism};
+use ringsteal_rt::{spawn_with, Builder, Placement, Runtime, WakeMechanism};
 
 /// How long a test body may run before the hang guard fails it. Generous: a debug build on a
 /// loaded 2-core machine; a healthy body takes a small fraction of it.
@@ -132,6 +132,23 @@ where
             .unwrap_or_else(|e| panic!("building a {config:?} runtime: {e}"));
         body(config, rt)
     });
+}
+
+/// On a runtime of two shards or more: the calling task and a task pinned on shard 1 wake each other `rounds` times each.
+pub async fn ping_pong_with_shard_1(rounds: u64) {
+    let (ping, pong) = (Signal::new(), Signal::new());
+    let (pi, po) = (ping.clone(), pong.clone());
+    let other = spawn_with(Placement::Pinned(1), async move {
+        for i in 1..=rounds {
+            pi.wait_for(i).await;
+            po.add();
+        }
+    });
+    for i in 1..=rounds {
+        ping.add();
+        pong.wait_for(i).await;
+    }
+    other.await.unwrap();
 }
 
 /// Runs a future to completion on a plain thread (not a shard), parking between polls.

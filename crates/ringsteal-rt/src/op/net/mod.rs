@@ -23,4 +23,3 @@ pub use send_recv::{recv, send, RecvOp, SendOp};
 pub use shutdown::{shutdown, Shutdown};
 pub use socket::{socket, socket_now, Socket};
 pub use splice::{splice, Splice};
-pub use support::hide_opcode;

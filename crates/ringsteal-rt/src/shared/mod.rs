@@ -1,25 +1,35 @@
 //! [`Shared`]: the state of one runtime that every thread may reach: the shards' shared
-//! halves, the global queue for spawns from outside, configuration, the blocking pool.
+//! halves ([`RemoteShard`]), the global queue for spawns from outside, the configuration,
+//! the wake plan and the blocking pool.
 //!
-//! Owns: placement of new tasks and delivery of wakes (which queue, which doorbell).
-//! May not: run tasks (shards do) or touch a ring (only a shard touches its own).
+//! This layer sits below both `shard/` and `runtime/` (ADR-0016): a shard reaches the others
+//! through it, and the runtime builds it and hands it to the shards. It knows nothing of a
+//! shard's thread-local half nor of which thread it runs on.
+//!
+//! Owns: the runtime-wide flags (shutdown, final sweep), the round-robin cursor, claiming an
+//! idle shard's doorbell, and the per-shard state other threads touch (`remote.rs`, with the
+//! sleep/wake protocol in `sleep_flag.rs`).
+//! May not: import `shard/` or `runtime/`, run tasks, touch a ring, or pick a doorbell path
+//! (that needs the current thread's shard: `shard/wake.rs` does it, as methods of `Shared`).
+
+pub(crate) mod config;
+pub(crate) mod remote;
+mod sleep_flag;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::Injector;
 use parking_lot::Mutex;
 
-use super::builder::Config;
-use super::context;
-use crate::blocking::BlockingPool;
-use crate::driver::user_data::TAG_DOORBELL;
-use crate::driver::{signal_eventfd, RingMode};
-use crate::shard::remote::{Doorbell, RemoteShard};
+use crate::blocking::pool::BlockingPool;
+use crate::driver::RingMode;
+use crate::features::KernelFeatures;
 use crate::stats::SharedCounter;
 use crate::task::Notified;
-use crate::util::CachePadded;
+use crate::util::{drain_queue, CachePadded};
+use config::Config;
+use remote::{Doorbell, RemoteShard};
 
 /// How doorbells travel in this runtime (decided once, from the probe and the builder).
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) injector: Injector<Notified>,
     pub(crate) config: Config,
     pub(crate) wake: WakePlan,
+    /// What of io_uring this runtime may use (probed once, narrowed by the builder).
+    pub(crate) features: KernelFeatures,
     pub(crate) blocking: BlockingPool,
     pub(crate) spawned_external: SharedCounter,
     /// The instant timer ticks count from.
@@ -61,17 +73,18 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: Config, wake: WakePlan) -> Self {
+    pub(crate) fn new(config: Config, wake: WakePlan, features: KernelFeatures) -> Self {
         let n = config.shards;
         Self {
             shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
             injector: Injector::new(),
             blocking: BlockingPool::new(&config),
             wake,
+            features,
             spawned_external: SharedCounter::default(),
             clock_origin: Instant::now(),
             cpus: if config.pin_shards {
-                super::affinity::allowed_cpus()
+                crate::util::affinity::allowed_cpus()
             } else {
                 Vec::new()
             },
@@ -105,34 +118,17 @@ impl Shared {
         self.ring_modes.lock().clone()
     }
 
-    /// Stops new work and wakes every shard so it notices.
-    pub(crate) fn begin_shutdown(&self, timeout: Duration) {
+    /// Stops new work (the caller then wakes every shard so it notices: see
+    /// `shard/wake.rs`, `Shared::begin_shutdown`).
+    pub(crate) fn mark_shutdown(&self, timeout: Duration) {
         self.shutdown_timeout_ns
             .store(timeout.as_nanos() as u64, Relaxed);
         self.shutdown.store(true, SeqCst);
-        for i in 0..self.shards.len() {
-            self.notify(i);
-        }
     }
 
     /// The next shard of the round-robin cursor.
     pub(crate) fn next_round_robin(&self) -> usize {
         self.rr.fetch_add(1, Relaxed) % self.shards.len()
-    }
-
-    /// After work was left for `target`: rings its doorbell if it sleeps.
-    pub(crate) fn notify(&self, target: usize) {
-        if self.shards[target].claim_doorbell() {
-            self.ring_doorbell(target);
-        }
-    }
-
-    /// After stealable work was queued: wakes one sleeping, driven shard (not `except`) so it
-    /// can steal.
-    pub(crate) fn notify_idle(&self, except: Option<usize>) {
-        if let Some(t) = self.claim_idle(except) {
-            self.ring_doorbell(t);
-        }
     }
 
     /// Claims the doorbell of one sleeping, driven shard (not `except`); the caller must ring
@@ -147,69 +143,6 @@ impl Shared {
         })
     }
 
-    /// Rings `target`'s doorbell by the best path from this thread. The caller claimed it.
-    pub(crate) fn ring_doorbell(&self, target: usize) {
-        let via_shard = self.wake.shard_to_shard == Doorbell::MsgRing;
-        let sent = context::with_shard_of(self, |cur| match cur {
-            Some(shard) if via_shard => {
-                shard.msg_ring_doorbell(target);
-                true
-            }
-            _ => false,
-        });
-        if sent {
-            return;
-        }
-        let remote = &self.shards[target];
-        let foreign = self.wake.foreign;
-        remote.with_open_fds(|ring_fd, eventfd| {
-            if foreign == Doorbell::SendMsgRing
-                && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
-            {
-                return;
-            }
-            if eventfd >= 0 {
-                signal_eventfd(eventfd);
-                remote.counters.eventfd_doorbells.incr();
-            }
-        });
-    }
-
-    /// Queues a woken task on its home shard, if the current thread is one of this runtime's
-    /// shards (whose own `Arc` keeps `self` alive throughout). Otherwise returns the task: the
-    /// caller must queue it with [`schedule_foreign`](Self::schedule_foreign) while holding
-    /// its own reference to `self`, since once the task is queued it may run, complete and
-    /// drop the last reference the caller was relying on.
-    pub(crate) fn schedule_woken(&self, task: Notified) -> Option<Notified> {
-        let home = task.home().unwrap_or(0);
-        context::with_shard_of(self, |cur| match cur {
-            Some(shard) if shard.index == home => {
-                shard.push_local(task);
-                None
-            }
-            Some(_) => {
-                self.push_woken_remote(home, task);
-                None
-            }
-            None => Some(task),
-        })
-    }
-
-    /// Queues a woken task from a thread that is not a shard of this runtime. Takes an `Arc`
-    /// so that `Shared` outlives the doorbell rung after the push.
-    pub(crate) fn schedule_foreign(self: Arc<Self>, task: Notified) {
-        let home = task.home().unwrap_or(0);
-        self.push_woken_remote(home, task);
-        self.sweep_if_shut_down(&self.shards[home].inbox);
-    }
-
-    fn push_woken_remote(&self, home: usize, task: Notified) {
-        let remote = &self.shards[home];
-        remote.inbox.push(task);
-        remote.counters.remote_wakes.incr();
-        self.notify(home);
-    }
-
     /// After a thread that is not one of this runtime's shards pushed a task into `queue`:
     /// if the final sweep has begun, it may be past that queue already, leaving the task
     /// there for good (it and `Shared` keep each other alive, and its `JoinHandle` never
@@ -222,12 +155,6 @@ impl Shared {
         if !self.swept.load(SeqCst) {
             return;
         }
-        loop {
-            match queue.steal() {
-                crossbeam_deque::Steal::Success(t) => drop(t),
-                crossbeam_deque::Steal::Empty => break,
-                crossbeam_deque::Steal::Retry => continue,
-            }
-        }
+        drain_queue(queue, drop);
     }
 }

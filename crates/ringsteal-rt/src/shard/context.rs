@@ -7,8 +7,8 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use super::shared::Shared;
-use crate::shard::Shard;
+use super::Shard;
+use crate::shared::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const Shard> = const { Cell::new(std::ptr::null()) };

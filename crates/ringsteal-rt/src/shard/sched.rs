@@ -11,8 +11,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::context;
-use super::shared::Shared;
-use crate::shard::Shard;
+use super::Shard;
+use crate::shared::Shared;
 use crate::task::{Notified, Schedule, TaskRef};
 
 const CREDIT_BATCH: usize = 256;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::Wake;
 
 use super::context;
-use super::shared::Shared;
+use crate::shared::Shared;
 
 pub(crate) struct MainWake {
     woken: AtomicBool,

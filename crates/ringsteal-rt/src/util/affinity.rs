@@ -1,4 +1,4 @@
-//! CPU pinning for `Builder::pin_shards`.
+//! CPU pinning (for `Builder::pin_shards`): thread affinity masks, nothing of the runtime.
 //!
 //! The CPUs a runtime may use are read once, when it is built, from the building thread's
 //! mask; shard `i` is pinned to the `i`-th of them (modulo their count). Shard 0 is the thread

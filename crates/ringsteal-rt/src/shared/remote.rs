@@ -15,7 +15,9 @@
 //! The doorbell names the shard's ring fd (MSG_RING) or eventfd. Both are closed when the
 //! shard exits, and a closed fd number can be reused by an unrelated file; so senders
 //! register in `senders` around the send, and an exiting shard sets `closed` and waits for
-//! `senders` to reach zero before it closes anything.
+//! `senders` to reach zero before it closes anything. The doorbells that need no ring of the
+//! caller's own (the eventfd write, ring-less MSG_RING) are rung here, under that guard;
+//! a MSG_RING from a shard's ring is the shard's (`Shard::msg_ring_doorbell`).
 
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
@@ -25,6 +27,8 @@ use std::sync::OnceLock;
 use crossbeam_deque::{Injector, Stealer};
 
 use super::sleep_flag::SleepFlag;
+use crate::driver::signal_eventfd;
+use crate::driver::user_data::TAG_DOORBELL;
 use crate::op::raw::OpHeader;
 use crate::stats::ShardCounters;
 use crate::task::Notified;
@@ -144,6 +148,35 @@ impl RemoteShard {
             send(self.ring_fd(), self.eventfd());
         }
         self.senders.fetch_sub(1, SeqCst);
+    }
+
+    /// Rings this shard's doorbell from a thread that has no ring of its own (or may not use
+    /// it): ring-less MSG_RING if `foreign` says the kernel has it, the eventfd otherwise or
+    /// if that fails. Nothing once the shard is closed. The caller claimed the doorbell.
+    pub(crate) fn ring_from_any_thread(&self, foreign: Doorbell) {
+        self.with_open_fds(|ring_fd, eventfd| {
+            if foreign == Doorbell::SendMsgRing
+                && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
+            {
+                return;
+            }
+            self.write_eventfd(eventfd);
+        });
+    }
+
+    /// Rings this shard's eventfd (the doorbell every thread can use; ADR-0006), unless the
+    /// shard is closed. Also the fallback of a MSG_RING doorbell that failed (nested inside
+    /// the sender's own `with_open_fds`, it keeps the descriptors open throughout).
+    pub(crate) fn ring_eventfd(&self) {
+        self.with_open_fds(|_, eventfd| self.write_eventfd(eventfd));
+    }
+
+    /// The one eventfd doorbell write. Only inside `with_open_fds`, with the fd it passed.
+    fn write_eventfd(&self, eventfd: RawFd) {
+        if eventfd >= 0 {
+            signal_eventfd(eventfd);
+            self.counters.eventfd_doorbells.incr();
+        }
     }
 
     /// Exiting shard: no new sender may start, and returns once none is mid-send.

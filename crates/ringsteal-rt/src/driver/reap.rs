@@ -1,0 +1,120 @@
+//! Reaping: taking CQEs off the CQ (flushing deferred task work and CQ overflow first) and
+//! routing each by the tag in its `user_data` (`user_data.rs`).
+//!
+//! Routing is one arm per tag, and every op CQE goes through [`Driver::op_cqe`], which sees
+//! the whole CQE (`res` and `flags`). That is where new completion kinds plug in: a CQE with
+//! `IORING_CQE_F_MORE` is one of a *stream* (multishot accept/recv, a zero-copy send whose
+//! notification follows), recorded in the op's cell while its SQE keeps its reference; one
+//! with `IORING_CQE_F_BUFFER` names a provided buffer (bits 16.. of `flags`), which the cell
+//! receives with the flags. A new kind of completion that is not an op gets its own tag and
+//! arm in [`Driver::dispatch`].
+//!
+//! Owns: the count of CQEs owed to op cells, and the release of the references their SQEs
+//! held. May not: wake anything (wakers go into [`Reaped`] for the shard).
+
+use std::ptr::NonNull;
+
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
+use ringsteal_uring::io_uring_cqe;
+
+use super::user_data::*;
+use super::{Driver, Reaped};
+use crate::op::raw::{release, OpHeader};
+use crate::stats::ShardCounters;
+
+impl Driver {
+    /// True if CQEs are ready or the kernel holds completion work back until we enter.
+    pub(crate) fn has_completions(&self) -> bool {
+        self.ring.cq_ready() > 0 || self.ring.taskrun_pending() || self.ring.cq_overflow_pending()
+    }
+
+    /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
+    /// Returns the number of CQEs seen.
+    pub(crate) fn reap(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
+        if self.ring.sq_flags() & IORING_SQ_CQ_OVERFLOW != 0 {
+            counters.cq_overflows.incr();
+        }
+        if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
+            counters.enters.incr();
+            let _ = self.ring.flush_completions();
+        }
+        let mut total = 0;
+        loop {
+            let n = self.ring.reap(&mut self.cqes);
+            if n == 0 {
+                break;
+            }
+            total += n;
+            for i in 0..n {
+                let cqe = self.cqes[i];
+                self.dispatch(cqe, out, counters);
+            }
+            if n < self.cqes.len() && !self.ring.cq_overflow_pending() {
+                break;
+            }
+            if self.ring.cq_overflow_pending() {
+                counters.enters.incr();
+                let _ = self.ring.flush_completions();
+            }
+        }
+        counters.ops_in_flight.set(self.in_flight as u64);
+        total
+    }
+
+    /// Routes one CQE by its tag.
+    fn dispatch(&mut self, cqe: io_uring_cqe, out: &mut Reaped, counters: &ShardCounters) {
+        let (tag, rest) = split(cqe.user_data);
+        match tag {
+            TAG_OP..=TAG_OP_LAST | TAG_CANCEL => {
+                if let Some(op) = NonNull::new(rest as *mut OpHeader) {
+                    self.op_cqe(op, tag, &cqe, out, counters);
+                }
+            }
+            TAG_DOORBELL => {}
+            TAG_MESSAGE => {
+                counters.messages_received.incr();
+                out.messages
+                    .push_back(decode_message(cqe.res, cqe.user_data));
+            }
+            TAG_EVENTFD => self.eventfd_read_completed(counters),
+            TAG_IGNORE => {
+                if let Some(target) = doorbell_target(rest) {
+                    out.failed_doorbells.push(target);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A CQE of an op's SQE number `tag` (or, `TAG_CANCEL`, of a cancel aimed at the op).
+    fn op_cqe(
+        &mut self,
+        op: NonNull<OpHeader>,
+        tag: u64,
+        cqe: &io_uring_cqe,
+        out: &mut Reaped,
+        counters: &ShardCounters,
+    ) {
+        if cqe.flags & IORING_CQE_F_MORE != 0 {
+            // Not the SQE's last CQE (multishot, or a zero-copy send whose notification
+            // follows): it neither counts down nor releases.
+            if tag != TAG_CANCEL {
+                // SAFETY: the cell is alive: this SQE holds a reference on it. The cell's kind
+                // decides what the CQE means (a kept result, or one more item of a stream).
+                unsafe { OpHeader::more(op, tag as usize, cqe.res, cqe.flags, &mut out.wakers) };
+            }
+            return;
+        }
+        self.in_flight -= 1;
+        if tag != TAG_CANCEL {
+            // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
+            let done = unsafe { op.as_ref() }.complete(tag as usize, cqe.res, cqe.flags);
+            if let Some(waker) = done {
+                counters.ops_completed.incr();
+                out.wakers.extend(waker);
+            }
+        }
+        // SAFETY: releases the reference the SQE held.
+        unsafe { release(op) };
+    }
+}

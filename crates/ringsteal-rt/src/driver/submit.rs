@@ -1,0 +1,141 @@
+//! Submission: pushing SQEs into the SQ (submitting early when it is full), keeping those
+//! the kernel will not take yet in the backlog (`EBUSY`/`EAGAIN`: completions must be reaped
+//! first), and handing queued SQEs to the kernel in batches.
+//!
+//! Owns: SQ order (behind a backlog, new SQEs wait their turn) and the count of CQEs owed to
+//! op cells. May not: reap, or decide what an SQE means (callers set `user_data`).
+
+use std::io;
+use std::os::fd::RawFd;
+
+use ringsteal_uring::{io_uring_sqe, opcode};
+
+use super::backlog;
+use super::Driver;
+use crate::stats::ShardCounters;
+
+impl Driver {
+    /// Queues SQEs (all in consecutive slots), submitting first if the SQ lacks room. If the
+    /// kernel refuses submissions for now (`EBUSY`/`EAGAIN`: completions must be reaped
+    /// first), the SQEs wait in the backlog and go to the SQ at a later submission.
+    ///
+    /// # Safety
+    /// As for `Ring::push`: everything the SQEs point at must stay valid until their CQEs.
+    pub(crate) unsafe fn push(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push_or_defer(sqes, counters, true) }
+    }
+
+    /// [`push`](Self::push), or with `may_defer` false, `WouldBlock` instead of the backlog.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push).
+    unsafe fn push_or_defer(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+        may_defer: bool,
+    ) -> io::Result<()> {
+        if sqes.len() > self.ring.sq_entries() as usize || sqes.len() > backlog::GROUP {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "more linked SQEs than the ring has slots",
+            ));
+        }
+        // SAFETY: the backlog holds SQEs pushed under this function's contract.
+        unsafe { self.backlog.flush_into(&mut self.ring) };
+        // Behind a backlog the SQEs wait their turn, so that SQ order stays push order.
+        while self.backlog.is_empty() {
+            // SAFETY: forwarded from the caller.
+            if unsafe { self.ring.push_all(sqes) } {
+                return Ok(());
+            }
+            // The SQ is full: hand what is queued to the kernel to make room.
+            match self.submit(counters) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        if !may_defer {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the submission queue is backed up",
+            ));
+        }
+        // The kernel wants completions reaped first; the shard's next tick does that and its
+        // submission moves these on.
+        self.backlog.push(sqes);
+        Ok(())
+    }
+
+    /// Queues an op SQE (or a linked pair) and counts the CQEs it owes.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push).
+    pub(crate) unsafe fn push_op(
+        &mut self,
+        sqes: &[io_uring_sqe],
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.push(sqes, counters)? };
+        self.add_in_flight(sqes.len(), counters);
+        Ok(())
+    }
+
+    /// Queues a doorbell (or a message) into another ring, with no CQE here on success; a
+    /// failure posts one here with `on_error` ([`doorbell_send`](super::user_data::doorbell_send)
+    /// or `TAG_IGNORE`).
+    pub(crate) fn push_msg_ring(
+        &mut self,
+        target_fd: RawFd,
+        res: u32,
+        user_data: u64,
+        on_error: u64,
+        counters: &ShardCounters,
+    ) -> io::Result<()> {
+        let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
+            .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
+            .with_user_data(on_error);
+        // Never deferred: it names a ring fd that is only known to be open while the caller
+        // holds the target's fd guard, so it goes to the SQ now or the caller falls back.
+        // SAFETY: MSG_RING with MSG_DATA references no memory.
+        unsafe { self.push_or_defer(std::slice::from_ref(&sqe), counters, false) }
+    }
+
+    /// SQEs queued (in the SQ or the backlog) and not yet consumed by the kernel.
+    pub(crate) fn sq_pending(&self) -> u32 {
+        self.ring.sq_pending() + self.backlog.len()
+    }
+
+    /// Hands queued SQEs, the backlog's included, to the kernel (no-op when none are queued).
+    /// `WouldBlock` (`EBUSY`/`EAGAIN`) leaves them queued for a later call.
+    pub(crate) fn submit(&mut self, counters: &ShardCounters) -> io::Result<()> {
+        loop {
+            // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
+            unsafe { self.backlog.flush_into(&mut self.ring) };
+            let before = self.ring.sq_pending();
+            if before == 0 {
+                return Ok(());
+            }
+            counters.enters.incr();
+            #[cfg(test)]
+            if self.refuse_submits > 0 {
+                self.refuse_submits -= 1;
+                return Err(io::Error::new(io::ErrorKind::WouldBlock, "refused (test)"));
+            }
+            let res = self.ring.submit();
+            let consumed = before.saturating_sub(self.ring.sq_pending());
+            counters.sqes_submitted.add(u64::from(consumed));
+            res?;
+            if self.backlog.is_empty() || consumed == 0 {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Draining a shard's ring at shutdown: cancel everything in flight and wait, up to a
+//! deadline, for the completions that free op memory (ADR-0003: a cell is freed by its last
+//! CQE). What does not complete in time is leaked, never freed under the kernel.
+//!
+//! Part of shutting down (`shutdown.rs`); the driver supplies the primitives (cancel all,
+//! submit, reap, wait) and stays the only owner of the ring.
+
+use std::time::Instant;
+
+use super::Shard;
+use crate::driver::Reaped;
+
+impl Shard {
+    /// Returns true if nothing the kernel could write is left in flight. Wakers of ops that
+    /// completed meanwhile are left in `reaped` for the caller.
+    pub(super) fn drain_ring(&self, deadline: Instant, reaped: &mut Reaped) -> bool {
+        let counters = self.counters();
+        let mut driver = self.driver.borrow_mut();
+        driver.cancel_all(counters);
+        loop {
+            let _ = driver.submit(counters);
+            driver.reap(reaped, counters);
+            if driver.is_quiescent() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                // Never free what the kernel may still write: op cells are freed only by
+                // their CQEs, which will never be reaped now, and the eventfd's buffer is
+                // leaked by its destructor while a read is armed.
+                return false;
+            }
+            // Cancels queued meanwhile (an op dropped by a destructor the reap just ran finds
+            // the driver borrowed and queues its cancel) go in before waiting: the completions
+            // the wait is for may depend on them, and without `CANCEL_ANY` nothing else would
+            // end those ops.
+            let mut queued = false;
+            while let Some(op) = self.next_queued_cancel() {
+                driver.push_cancel(op, counters);
+                queued = true;
+            }
+            if !queued {
+                driver.wait_for_completion(deadline - now);
+            }
+        }
+    }
+}

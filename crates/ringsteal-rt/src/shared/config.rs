@@ -1,0 +1,70 @@
+//! [`Config`]: the settings a runtime was built with, read by every layer below the builder
+//! (shards, the blocking pool, ring setup), and the public enums among them.
+//!
+//! Owns: the values. May not: check or apply them (`runtime/builder.rs` checks them; each
+//! layer applies its own).
+
+use std::time::Duration;
+
+use crate::driver::RingOptions;
+use crate::features::Feature;
+
+/// What an idle shard does before it blocks in the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum IdleStrategy {
+    /// Block right away (no CPU while idle; a wake costs a thread wake-up, 20–50 µs on a VM).
+    #[default]
+    Park,
+    /// Poll for new work for up to this long, then block. Buys sub-microsecond wake latency
+    /// while work keeps coming, and still returns to zero CPU once idle.
+    SpinThenPark(Duration),
+}
+
+/// How shards wake each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WakeMechanism {
+    /// `IORING_OP_MSG_RING` between shards where the kernel has it (5.18), ring-less
+    /// `IORING_REGISTER_SEND_MSG_RING` from other threads where it has that (6.13), and the
+    /// eventfd otherwise.
+    #[default]
+    Auto,
+    /// Require `IORING_OP_MSG_RING` between shards; building fails on kernels without it.
+    MsgRing,
+    /// Force the fallback: every doorbell is a write to the target shard's eventfd, which the
+    /// shard keeps a read armed on.
+    EventFd,
+}
+
+/// Settings a runtime was built with.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) shards: usize,
+    pub(crate) ring_entries: u32,
+    pub(crate) thread_name: String,
+    pub(crate) pin_shards: bool,
+    pub(crate) idle: IdleStrategy,
+    pub(crate) wake: WakeMechanism,
+    pub(crate) defer_taskrun: bool,
+    pub(crate) coop_taskrun: bool,
+    pub(crate) blocking_threads: usize,
+    pub(crate) blocking_keep_alive: Duration,
+    pub(crate) shutdown_timeout: Duration,
+    /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
+    pub(crate) cancel_any: bool,
+    /// Capabilities the runtime must behave as if the kernel lacked (testing fallbacks).
+    pub(crate) without_features: Vec<Feature>,
+    /// Provided buffers per shard (a power of two) for receive streams.
+    pub(crate) recv_buf_count: u16,
+    /// Bytes per provided buffer (and per heap buffer of the receive fallback).
+    pub(crate) recv_buf_len: u32,
+}
+
+impl Config {
+    pub(crate) fn ring_options(&self) -> RingOptions {
+        RingOptions {
+            entries: self.ring_entries,
+            allow_defer_taskrun: self.defer_taskrun,
+            allow_coop_taskrun: self.coop_taskrun,
+        }
+    }
+}
