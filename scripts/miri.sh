@@ -7,6 +7,9 @@
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
+#   io::                lanes (leftover bytes, ordering), InLane outputs, framing, provided methods
+#   buf::               slices, vectored buffers and their advance
+#   op::net::addr       socket address storage and conversions
 #   buf::provided::ledger   provided-buffer accounting: buffers in use, stalled streams' wakers
 #   op::stream::queue   a stream's queue of delivered results (push, pop, close, two threads)
 # Everything else in the crate talks to io_uring, which Miri cannot run.
@@ -22,4 +25,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue buf::provided::ledger op::stream::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue io:: buf:: op::net::addr op::stream::queue "$@"

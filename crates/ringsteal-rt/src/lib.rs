@@ -36,6 +36,7 @@ pub mod buf;
 mod driver;
 mod error;
 mod features;
+pub mod io;
 mod loom;
 mod msg;
 pub mod op;

@@ -48,6 +48,8 @@
 //! * [`fs`]: files and directories with owned buffers; [`op`]: every io_uring request as a
 //!   future that cancels itself in the kernel when dropped, links and deadlines; [`buf`]: the
 //!   buffer traits.
+//! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
+//!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
 //! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
 //!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * [`sync`] (`CancellationToken`), [`task`] (`TaskGroup`, handles), raw cross-shard messages
@@ -59,17 +61,21 @@
 //! |---|---|---|
 //! | `fs` | yes | [`fs`]: files and directories |
 //! | `macros` | yes | [`macro@main`] and [`macro@test`] |
+//! | `net` | yes | [`net`]: TCP, UDP and Unix sockets |
 //! | `process` | no | `ringsteal::process`: child processes |
 //! | `signal` | no | `ringsteal::signal`: Unix signals |
+//! | `bytes` | no | owned-buffer impls for `bytes::Bytes` and `BytesMut` |
 //! | `full` | no | every feature above |
 //!
-//! The runtime, [`time`], [`sync`], [`task`], [`op`], [`buf`] and [`uring`] are always there.
+//! The runtime, [`time`], [`sync`], [`task`], [`io`], [`op`], [`buf`] and [`uring`] are always
+//! there.
 //!
 //! ## Where to go next
 //!
 //! * The book (`book/src` in the repository) walks through every part with code the tests
 //!   run: getting started, shards and the runtime, placement and stealing, time and the
-//!   paused clock, files and operations, how shards wake each other, requirements and errors.
+//!   paused clock, files and operations, networking, how shards wake each other, requirements
+//!   and errors.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
 //!   supports, placement, stealing, timers, files, messages, cancellation, the counters.
 //! * Requirements: Linux 5.15 or newer with io_uring enabled; when it is not (a container's
@@ -106,6 +112,20 @@ pub mod task {
 #[cfg(feature = "fs")]
 pub mod fs {
     pub use ringsteal_fs::*;
+}
+
+/// TCP, UDP and Unix-domain sockets on io_uring (see [`ringsteal_net`]; feature `net`, on
+/// by default).
+#[cfg(feature = "net")]
+pub mod net {
+    pub use ringsteal_net::*;
+}
+
+/// Owned-buffer I/O traits and helpers: [`AsyncReadOwned`](io::AsyncReadOwned),
+/// [`AsyncWriteOwned`](io::AsyncWriteOwned), [`copy`](io::copy), [`BufReader`](io::BufReader),
+/// [`BufWriter`](io::BufWriter), [`LengthDelimited`](io::LengthDelimited).
+pub mod io {
+    pub use ringsteal_rt::io::*;
 }
 
 /// Child processes (feature `process`): [`Command`](process::Command) as std's, a
@@ -176,7 +196,7 @@ pub mod __private {
 }
 
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
-/// by `cargo test --doc` (they use the default features: `fs` and `macros`).
+/// by `cargo test --doc` (they use the default features: `fs`, `macros` and `net`).
 #[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
@@ -191,6 +211,9 @@ mod book {
     struct Time;
     #[doc = include_str!("../../../book/src/fs.md")]
     struct Fs;
+    #[cfg(feature = "net")]
+    #[doc = include_str!("../../../book/src/net.md")]
+    struct Net;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
     #[cfg(all(feature = "process", feature = "signal"))]

@@ -24,6 +24,7 @@
 
 mod fd;
 mod fs;
+mod net;
 mod poll;
 mod process;
 pub(crate) mod raw;
@@ -32,6 +33,7 @@ mod stream;
 
 pub use fd::SharedFd;
 pub use fs::*;
+pub use net::*;
 pub use poll::{poll_readable, PollReadable};
 pub use process::*;
 pub use send_zc::{send_zc, SendZc};
