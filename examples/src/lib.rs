@@ -8,6 +8,7 @@
 //! * [`future`]: [`join_all`](future::join_all) and [`race`](future::race), for waiting on
 //!   several futures from one task.
 //! * [`cli`]: arguments, and the usage line and non-zero exit on a bad one.
+//! * [`stdio`]: standard input and output as ringsteal files.
 //!
 //! The examples themselves are the files beside `src/` (`cargo run --example NAME`);
 //! `tests/examples_run.rs` runs every one of them.
@@ -18,3 +19,4 @@
 pub mod cli;
 pub mod future;
 pub mod http;
+pub mod stdio;

@@ -77,7 +77,9 @@ pub fn parse_response_head(buf: &[u8]) -> io::Result<Option<ResponseHead>> {
         len: end + 4,
     };
     for line in lines {
-        let (name, value) = line.split_once(':').ok_or_else(|| bad("header without colon"))?;
+        let (name, value) = line
+            .split_once(':')
+            .ok_or_else(|| bad("header without colon"))?;
         let value = value.trim();
         if name.eq_ignore_ascii_case("content-length") {
             head.content_length = value.parse().map_err(|_| bad("bad Content-Length"))?;

@@ -388,10 +388,16 @@ mod tests {
     fn keep_alive_follows_the_version_and_the_connection_header() {
         let cases: [(&[u8], bool); 5] = [
             (b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", true),
-            (b"GET / HTTP/1.1\r\nHost: h\r\nConnection: Close\r\n\r\n", false),
+            (
+                b"GET / HTTP/1.1\r\nHost: h\r\nConnection: Close\r\n\r\n",
+                false,
+            ),
             (b"GET / HTTP/1.0\r\n\r\n", false),
             (b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
-            (b"GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade, close\r\n\r\n", false),
+            (
+                b"GET / HTTP/1.1\r\nHost: h\r\nConnection: upgrade, close\r\n\r\n",
+                false,
+            ),
         ];
         for (bytes, keep_alive) in cases {
             assert_eq!(
@@ -410,7 +416,9 @@ mod tests {
         let (req, _) = parse_ok(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\n\r\n");
         assert_eq!(req.content_length, 3);
         assert_eq!(
-            refused(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"),
+            refused(
+                b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"
+            ),
             400
         );
         assert_eq!(
@@ -418,7 +426,9 @@ mod tests {
             400
         );
         assert_eq!(
-            refused(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
+            refused(
+                b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n"
+            ),
             400
         );
         assert_eq!(
@@ -435,7 +445,10 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_as_soon_as_its_first_line_is_complete() {
-        assert_eq!(refused(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n"), 400);
+        assert_eq!(
+            refused(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n"),
+            400
+        );
         assert_eq!(refused(b"hello\r\n"), 400);
         assert_eq!(refused(b"GET /  HTTP/1.1\r\n"), 400);
         assert_eq!(refused(b"GET / HTTP/1.1 extra\r\n"), 400);
@@ -466,7 +479,11 @@ mod tests {
     fn a_head_longer_than_the_limit_is_refused_once_that_much_arrived() {
         let mut head = b"GET / HTTP/1.1\r\nHost: h\r\nX: ".to_vec();
         head.resize(MAX_HEAD - 1, b'a');
-        assert_eq!(parse_request(&head), Ok(None), "one byte short of the limit");
+        assert_eq!(
+            parse_request(&head),
+            Ok(None),
+            "one byte short of the limit"
+        );
         head.push(b'a');
         assert_eq!(parse_request(&head), Err(ParseError::HeadTooLarge));
         // A complete head that ends past the limit is refused too.

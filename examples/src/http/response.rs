@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT"); // RFC 9110's example
         assert_eq!(date(951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT"); // a leap day
-        // 2100 is not a leap year: the day after 28 February is 1 March.
+                                                                        // 2100 is not a leap year: the day after 28 February is 1 March.
         assert_eq!(date(4_107_542_399), "Sun, 28 Feb 2100 23:59:59 GMT");
         assert_eq!(date(4_107_542_400), "Mon, 01 Mar 2100 00:00:00 GMT");
     }

@@ -144,13 +144,15 @@ where
         let spare = inbuf.slice(len..);
         let (res, buf) = match stop {
             // Between requests, a stop closes the connection at once: nothing is lost.
-            Some(stop) if between_requests => match stop.run_until_cancelled(stream.read(spare)).await {
-                Some(read) => read,
-                None => {
-                    let _ = stream.shutdown().await;
-                    return Ok(answered);
+            Some(stop) if between_requests => {
+                match stop.run_until_cancelled(stream.read(spare)).await {
+                    Some(read) => read,
+                    None => {
+                        let _ = stream.shutdown().await;
+                        return Ok(answered);
+                    }
                 }
-            },
+            }
             _ => stream.read(spare).await,
         };
         inbuf = buf.into_inner();

@@ -1,0 +1,77 @@
+//! An HTTP/1.1 server with keep-alive, written the obvious way: an accept loop and one task
+//! per connection.
+//!
+//! Shows a real protocol on ringsteal: `ringsteal_examples::http::serve` reads requests
+//! (pipelined ones too), answers each, and keeps the connection open; a malformed request
+//! gets 400, a head over 8 KiB 431, and the connection is closed. Each connection is a task
+//! spawned with `ringsteal::spawn`; where it runs is the runtime's placement policy, and
+//! `/shard` says which shard served the request.
+//!
+//! Routes: `/` (a fixed greeting, the one to benchmark), `/shard`, anything else 404;
+//! methods other than GET and HEAD get 405.
+//!
+//! Try:
+//!
+//! ```text
+//! cargo run --release --example http_server                # listens on 127.0.0.1:8080
+//! curl -v http://127.0.0.1:8080/ http://127.0.0.1:8080/shard   # two requests, one connection
+//! printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /shard HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' | nc 127.0.0.1 8080
+//! wrk -t2 -c64 -d5s http://127.0.0.1:8080/                 # apt-get install wrk
+//! ```
+
+use std::future::{ready, Ready};
+use std::time::Duration;
+
+use ringsteal::net::TcpListener;
+use ringsteal_examples::cli;
+use ringsteal_examples::http::{self, Request, Response};
+
+const USAGE: &str =
+    "http_server [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
+
+#[ringsteal::main]
+async fn main() {
+    let args = cli::args(USAGE);
+    if args.len() > 1 {
+        cli::usage_error(USAGE, "too many arguments");
+    }
+    let addr = cli::listen_addr(&args);
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
+    };
+    match listener.local_addr() {
+        Ok(bound) => println!("listening on {bound}"),
+        Err(e) => cli::fail(USAGE, e),
+    }
+    loop {
+        match listener.accept().await {
+            Ok((stream, _peer)) => drop(ringsteal::spawn(async move {
+                let _ = stream.set_nodelay(true);
+                // A connection that fails (reset by the client, say) just ends.
+                let _ = http::serve(stream, &route, None).await;
+            })),
+            Err(e) => {
+                // Out of descriptors, for example: wait a little rather than spin.
+                eprintln!("accept failed: {e}");
+                ringsteal::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// The application: a request in, a response out.
+fn route(req: Request) -> Ready<Response> {
+    ready(match (req.method.as_str(), req.path()) {
+        ("GET" | "HEAD", "/") => Response::static_text(200, "Hello, world!\n"),
+        ("GET" | "HEAD", "/shard") => Response::text(
+            200,
+            format!(
+                "served by shard {}\n",
+                ringsteal::current_shard().unwrap_or(0)
+            ),
+        ),
+        ("GET" | "HEAD", _) => Response::error(404),
+        _ => Response::error(405).with_header("Allow", "GET, HEAD"),
+    })
+}

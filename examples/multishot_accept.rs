@@ -1,0 +1,80 @@
+//! A server that accepts every connection with one multishot `IORING_OP_ACCEPT` request.
+//!
+//! An accept loop normally submits one accept request per connection. A multishot accept
+//! (Linux 5.19) is submitted once and posts a completion for each new connection, until it
+//! is cancelled: `op::accept_multishot` turns it into a stream of connections, and re-arms it
+//! if the kernel ever ends it. Each client here is greeted with its number and how many
+//! accept requests the server has submitted so far: with multishot, still 1. (On a kernel
+//! without it the stream falls back to one accept per connection, and says so.)
+//!
+//! Try:
+//!
+//! ```text
+//! cargo run --example multishot_accept             # listens on 127.0.0.1:8080
+//! for i in 1 2 3; do nc 127.0.0.1 8080; done        # three connections, one request
+//! ```
+
+use std::time::Duration;
+
+use ringsteal::net::{TcpListener, TcpStream};
+use ringsteal::{op, Feature, RuntimeHandle};
+use ringsteal_examples::cli;
+
+const USAGE: &str =
+    "multishot_accept [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
+
+#[ringsteal::main]
+async fn main() {
+    let args = cli::args(USAGE);
+    if args.len() > 1 {
+        cli::usage_error(USAGE, "too many arguments");
+    }
+    let addr = cli::listen_addr(&args);
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
+    };
+    match listener.local_addr() {
+        Ok(bound) => println!("listening on {bound}"),
+        Err(e) => cli::fail(USAGE, e),
+    }
+    let multishot = RuntimeHandle::current()
+        .features()
+        .supports(Feature::MultishotAccept);
+    println!(
+        "accepting with {}",
+        if multishot {
+            "one multishot accept request"
+        } else {
+            "single-shot accepts (this kernel has no multishot accept)"
+        }
+    );
+
+    // Submitted on its first poll; every connection from then on is a completion of it.
+    let mut incoming = op::accept_multishot(listener.shared_fd());
+    let mut accepted = 0u64;
+    while let Some(next) = incoming.next().await {
+        let fd = match next {
+            Ok(fd) => fd,
+            Err(e) => {
+                // The stream re-arms itself after errors such as running out of descriptors.
+                eprintln!("accept failed: {e}");
+                ringsteal::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        accepted += 1;
+        let requests = incoming.requests_submitted();
+        let greeting = format!(
+            "connection {accepted}: {requests} accept request(s) submitted for {accepted} connection(s)\n"
+        );
+        print!("{greeting}");
+        match TcpStream::from_std(std::net::TcpStream::from(fd)) {
+            Ok(stream) => drop(ringsteal::spawn(async move {
+                let _ = stream.write_all(greeting.into_bytes()).await;
+                // Dropping the stream closes the connection.
+            })),
+            Err(e) => eprintln!("connection {accepted}: {e}"),
+        }
+    }
+}
