@@ -14,7 +14,6 @@
 
 use std::io::ErrorKind;
 
-use ringsteal::fs::File;
 use ringsteal::io::AsyncWriteOwned;
 use ringsteal_examples::{cli, stdio};
 
@@ -22,14 +21,9 @@ const USAGE: &str = "cat FILE";
 
 #[ringsteal::main(shards = 1)]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "one file at a time");
-    }
+    let args = cli::args(USAGE, 1);
     let path = cli::required(&args, 0, "the FILE to print", USAGE);
-    let file = File::open(path)
-        .await
-        .unwrap_or_else(|e| cli::fail(USAGE, format_args!("cannot open {path}: {e}")));
+    let file = cli::open(path, USAGE).await;
     let mut stdout = stdio::stdout().unwrap_or_else(|e| cli::fail(USAGE, e));
 
     let mut buf = Vec::with_capacity(64 * 1024);

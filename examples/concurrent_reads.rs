@@ -25,10 +25,7 @@ const CHUNK: usize = 64 * 1024;
 
 #[ringsteal::main(shards = 1)]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let scratch = std::env::temp_dir().join(format!("ringsteal-reads-{}", std::process::id()));
     let path = match args.first() {
         Some(path) => path.into(),

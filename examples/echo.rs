@@ -15,36 +15,21 @@
 //! When a client hangs up, the server prints how many bytes it echoed and on which shard.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
-use ringsteal::net::{TcpListener, TcpStream};
+use ringsteal::net::TcpStream;
 use ringsteal_examples::cli;
 
 const USAGE: &str = "echo [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let addr = cli::listen_addr(&args);
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
-    };
-    match listener.local_addr() {
-        Ok(bound) => println!("listening on {bound}"),
-        Err(e) => cli::fail(USAGE, e),
-    }
+    let listener = cli::listen(addr, USAGE).await;
     loop {
         match listener.accept().await {
             Ok((stream, peer)) => drop(ringsteal::spawn(echo(stream, peer))),
-            Err(e) => {
-                // Out of descriptors, for example: wait a little rather than spin.
-                eprintln!("accept failed: {e}");
-                ringsteal::time::sleep(Duration::from_millis(10)).await;
-            }
+            Err(e) => cli::accept_failed(e).await,
         }
     }
 }

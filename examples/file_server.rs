@@ -28,10 +28,8 @@ use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use ringsteal::fs::{self, File};
-use ringsteal::net::TcpListener;
 use ringsteal_examples::cli;
 use ringsteal_examples::http::{self, Body, Request, Response};
 
@@ -39,10 +37,7 @@ const USAGE: &str = "file_server [ADDR] [DIR]    (defaults: 127.0.0.1:8080 and t
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 2 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 2);
     let addr = cli::listen_addr(&args);
     let dir = args.get(1).map_or(".", String::as_str);
     let root = match fs::canonicalize(dir).await {
@@ -54,14 +49,7 @@ async fn main() {
         Ok(_) => cli::fail(USAGE, format_args!("{dir} is not a directory")),
         Err(e) => cli::fail(USAGE, format_args!("cannot serve {dir}: {e}")),
     }
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
-    };
-    match listener.local_addr() {
-        Ok(bound) => println!("listening on {bound}"),
-        Err(e) => cli::fail(USAGE, e),
-    }
+    let listener = cli::listen(addr, USAGE).await;
     println!("serving {}", root.display());
 
     let root = Arc::new(root);
@@ -77,10 +65,7 @@ async fn main() {
                     let _ = http::serve(stream, &handler, None).await;
                 }));
             }
-            Err(e) => {
-                eprintln!("accept failed: {e}");
-                ringsteal::time::sleep(Duration::from_millis(10)).await;
-            }
+            Err(e) => cli::accept_failed(e).await,
         }
     }
 }
@@ -263,40 +248,5 @@ fn content_type(name: &str) -> &'static str {
         "wasm" => "application/wasm",
         "pdf" => "application/pdf",
         _ => "application/octet-stream",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_that_climb_out_of_the_root_are_refused() {
-        for bad in [
-            "/..",
-            "/../etc/passwd",
-            "/a/../../b",
-            "/%2e%2e/etc/passwd",
-            "/%2E%2E%2Fetc",
-            "/a/%2e%2e",
-            "/a%00b",
-            "/%zz",
-            "/%2",
-            "relative",
-            "*",
-        ] {
-            assert_eq!(relative_path(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn paths_inside_the_root_are_decoded_and_normalised() {
-        assert_eq!(relative_path("/"), Some(PathBuf::new()));
-        assert_eq!(relative_path("/a//./b/"), Some(PathBuf::from("a/b")));
-        assert_eq!(
-            relative_path("/with%20space"),
-            Some(PathBuf::from("with space"))
-        );
-        assert_eq!(relative_path("/..hidden"), Some(PathBuf::from("..hidden")));
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! The recipe:
 //!
-//! 1. `ringsteal::signal::shutdown_signal()` is created before serving, so a signal that
-//!    comes early is not lost; the accept loop waits for it beside each `accept`.
+//! 1. `ringsteal::signal::shutdown_signal()` is created before the server says it listens,
+//!    so a signal that comes early is not lost; the accept loop waits for it beside each
+//!    `accept`.
 //! 2. When it completes, the listener is closed (new connections are refused) and a
 //!    `CancellationToken` is cancelled. Every connection watches a child of it:
 //!    `http::serve` closes one that waits for its next request at once, and lets one in the
@@ -32,7 +33,7 @@
 use std::future::pending;
 use std::time::Duration;
 
-use ringsteal::net::{TcpListener, TcpStream};
+use ringsteal::net::TcpStream;
 use ringsteal::sync::CancellationToken;
 use ringsteal::task::TaskGroup;
 use ringsteal_examples::cli;
@@ -44,22 +45,13 @@ const USAGE: &str =
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 2 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 2);
     let addr = cli::listen_addr(&args);
     let deadline = Duration::from_millis(cli::arg_or(&args, 1, 10_000, USAGE));
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
-    };
-    // Listening for SIGINT and SIGTERM starts here, before the first connection.
+    // Listening for SIGINT and SIGTERM starts here, before `listening on` is printed: a
+    // supervisor that signals as soon as it sees that line is heard.
     let mut shutdown = Box::pin(ringsteal::signal::shutdown_signal());
-    match listener.local_addr() {
-        Ok(bound) => println!("listening on {bound}"),
-        Err(e) => cli::fail(USAGE, e),
-    }
+    let listener = cli::listen(addr, USAGE).await;
 
     let stop = CancellationToken::new();
     let mut connections = TaskGroup::new();

@@ -20,9 +20,7 @@
 //! ```
 
 use std::future::{ready, Ready};
-use std::time::Duration;
 
-use ringsteal::net::TcpListener;
 use ringsteal_examples::cli;
 use ringsteal_examples::http::{self, Request, Response};
 
@@ -31,19 +29,9 @@ const USAGE: &str =
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let addr = cli::listen_addr(&args);
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
-    };
-    match listener.local_addr() {
-        Ok(bound) => println!("listening on {bound}"),
-        Err(e) => cli::fail(USAGE, e),
-    }
+    let listener = cli::listen(addr, USAGE).await;
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => drop(ringsteal::spawn(async move {
@@ -51,11 +39,7 @@ async fn main() {
                 // A connection that fails (reset by the client, say) just ends.
                 let _ = http::serve(stream, &route, None).await;
             })),
-            Err(e) => {
-                // Out of descriptors, for example: wait a little rather than spin.
-                eprintln!("accept failed: {e}");
-                ringsteal::time::sleep(Duration::from_millis(10)).await;
-            }
+            Err(e) => cli::accept_failed(e).await,
         }
     }
 }

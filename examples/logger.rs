@@ -30,10 +30,7 @@ const IOV_MAX: usize = 1024;
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 2 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 2);
     let path = cli::required(&args, 0, "the FILE to log to", USAGE);
     let lines: usize = cli::arg_or(&args, 1, 100_000, USAGE);
     let mut file = File::create(path)

@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use ringsteal::net::{TcpListener, TcpStream};
+use ringsteal::net::TcpStream;
 use ringsteal::{op, Feature, RuntimeHandle};
 use ringsteal_examples::cli;
 
@@ -25,19 +25,9 @@ const USAGE: &str =
 
 #[ringsteal::main]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let addr = cli::listen_addr(&args);
-    let listener = match TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => cli::fail(USAGE, format_args!("cannot listen on {addr}: {e}")),
-    };
-    match listener.local_addr() {
-        Ok(bound) => println!("listening on {bound}"),
-        Err(e) => cli::fail(USAGE, e),
-    }
+    let listener = cli::listen(addr, USAGE).await;
     let multishot = RuntimeHandle::current()
         .features()
         .supports(Feature::MultishotAccept);

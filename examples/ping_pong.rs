@@ -23,10 +23,7 @@ const USAGE: &str = "ping_pong [ROUND_TRIPS]    (default 10000)";
 
 #[ringsteal::main(shards = 2)]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let rounds: u64 = cli::arg_or(&args, 0, 10_000, USAGE);
     if rounds == 0 {
         cli::usage_error(USAGE, "ROUND_TRIPS must be at least 1");

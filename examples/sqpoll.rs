@@ -28,7 +28,7 @@ const USAGE: &str = "sqpoll [--refused]";
 const REQUESTS: usize = 20_000;
 
 fn main() {
-    let args = cli::args(USAGE);
+    let args = cli::args(USAGE, 1);
     let refused = match args.as_slice() {
         [] => false,
         [flag] if flag == "--refused" => true,

@@ -23,7 +23,7 @@ const CHUNK: usize = 64 * 1024;
 
 #[ringsteal::main(shards = 1)]
 async fn main() {
-    let args = cli::args(USAGE);
+    let args = cli::args(USAGE, 2);
     if args.len() != 2 {
         cli::usage_error(USAGE, "give exactly two files");
     }

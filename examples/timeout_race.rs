@@ -33,9 +33,7 @@ const USAGE: &str = "timeout_race";
 
 #[ringsteal::main(shards = 1)]
 async fn main() {
-    if !cli::args(USAGE).is_empty() {
-        cli::usage_error(USAGE, "no arguments are taken");
-    }
+    cli::args(USAGE, 0);
     if let Err(e) = races().await {
         cli::fail(USAGE, e);
     }

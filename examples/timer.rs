@@ -21,10 +21,7 @@ const USAGE: &str = "timer [TICKS]    (TICKS of the 100 ms interval, default 5)"
 
 #[ringsteal::main(shards = 1)]
 async fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let ticks: u32 = cli::arg_or(&args, 0, 5, USAGE);
 
     println!("1. sleep: how late it wakes (it is never early)");

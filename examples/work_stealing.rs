@@ -28,10 +28,7 @@ const USAGE: &str = "work_stealing [JOBS]    (default 400)";
 const UNIT: u64 = 20_000;
 
 fn main() {
-    let args = cli::args(USAGE);
-    if args.len() > 1 {
-        cli::usage_error(USAGE, "too many arguments");
-    }
+    let args = cli::args(USAGE, 1);
     let jobs: usize = cli::arg_or(&args, 0, 400, USAGE);
     let shards = std::thread::available_parallelism()
         .map_or(2, |n| n.get())

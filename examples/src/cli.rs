@@ -6,6 +6,10 @@
 
 use std::fmt::Display;
 use std::str::FromStr;
+use std::time::Duration;
+
+use ringsteal::fs::File;
+use ringsteal::net::TcpListener;
 
 /// Where a server example listens when given no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -16,16 +20,20 @@ pub const EXIT_USAGE: i32 = 2;
 /// Status for a failure at run time (cannot listen, cannot read a file).
 pub const EXIT_FAILURE: i32 = 1;
 
-/// The program's arguments (without the program name), as UTF-8 strings; a non-UTF-8
-/// argument ends the program with a usage error.
-pub fn args(usage: &str) -> Vec<String> {
-    std::env::args_os()
+/// The program's arguments (without the program name), as UTF-8 strings; more than `most`
+/// of them, or one that is not UTF-8, ends the program with a usage error.
+pub fn args(usage: &str, most: usize) -> Vec<String> {
+    let args: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| {
             a.into_string()
                 .unwrap_or_else(|a| usage_error(usage, format!("{a:?} is not UTF-8")))
         })
-        .collect()
+        .collect();
+    if args.len() > most {
+        usage_error(usage, "too many arguments");
+    }
+    args
 }
 
 /// Argument `i` parsed as a `T`, or `default` when there are fewer arguments.
@@ -51,6 +59,35 @@ pub fn required<'a>(args: &'a [String], i: usize, what: &str, usage: &str) -> &'
 /// The listen address of a server example: its first argument, or [`DEFAULT_ADDR`].
 pub fn listen_addr(args: &[String]) -> &str {
     args.first().map_or(DEFAULT_ADDR, String::as_str)
+}
+
+/// Listens on `addr` and prints `listening on ADDR` with the address actually bound (so
+/// that port 0 shows the port it got); an address that cannot be had (in use, not local,
+/// not an address) ends the program with [`fail`].
+pub async fn listen(addr: &str, usage: &str) -> TcpListener {
+    let listener = match TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(e) => fail(usage, format_args!("cannot listen on {addr}: {e}")),
+    };
+    match listener.local_addr() {
+        Ok(bound) => println!("listening on {bound}"),
+        Err(e) => fail(usage, e),
+    }
+    listener
+}
+
+/// What an accept loop does when `accept` fails (out of descriptors, say): report it and
+/// pause briefly, rather than spin on the same error.
+pub async fn accept_failed(e: std::io::Error) {
+    eprintln!("accept failed: {e}");
+    ringsteal::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// Opens the file an argument names, or ends the program with [`fail`].
+pub async fn open(path: &str, usage: &str) -> File {
+    File::open(path)
+        .await
+        .unwrap_or_else(|e| fail(usage, format_args!("cannot open {path}: {e}")))
 }
 
 /// Prints `error: {what}` and the usage line to stderr, and exits with [`EXIT_USAGE`].

@@ -9,6 +9,7 @@
 
 #![allow(dead_code)] // each test binary uses its part
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -125,6 +126,13 @@ pub(crate) fn run_with_input(mut cmd: Command, input: &[u8]) -> Ran {
     let ran = finish(child);
     feeder.join().unwrap().expect("the example read its input");
     ran
+}
+
+/// Runs example `name` with `args` to its end.
+pub(crate) fn run_args<A: AsRef<OsStr>>(name: &str, args: impl IntoIterator<Item = A>) -> Ran {
+    let mut cmd = example(name);
+    cmd.args(args);
+    run(cmd)
 }
 
 /// Runs `cmd` to its end.
