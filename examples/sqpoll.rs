@@ -54,34 +54,49 @@ fn main() {
             "ringsteal built the ring as {:?} instead: the same program runs unchanged, with one system call per batch of submissions.",
             setup.mode
         );
-        let (took, enters) = workload(&rt);
-        println!("{REQUESTS} requests on the fallback ring: {took:.1?}, {enters} system calls");
+        println!(
+            "{REQUESTS} requests on the fallback ring: {}",
+            workload(&rt)
+        );
         return;
     }
     println!("shard 0's ring: {setup} (a kernel thread polls its submission queue)");
-    let (sq_took, sq_enters) = workload(&rt);
+    let polled_run = workload(&rt);
     drop(rt);
     let rt = plain.build().unwrap_or_else(|e| cli::fail(USAGE, e));
-    let (took, enters) = workload(&rt);
+    let plain_run = workload(&rt);
     let mode = rt.handle().ring_setups()[0]
         .clone()
         .expect("one shard")
         .mode;
     println!("{REQUESTS} requests, in batches of 100:");
+    println!("   {:<20} {polled_run}", "SqPoll ring:");
+    println!("   {:<20} {plain_run}", format!("{mode:?} ring:"));
     println!(
-        "   {:<20} {sq_took:>10.1?}, {sq_enters:>6} system calls",
-        "SqPoll ring:"
-    );
-    println!(
-        "   {:<20} {took:>10.1?}, {enters:>6} system calls",
-        format!("{mode:?} ring:")
+        "(With SQPOLL the shard enters the kernel only to wait, when the poller has not finished a batch by the time the shard runs out of work: on a machine whose CPUs are all busy, the poller waits for a CPU too.)"
     );
 }
 
-/// Runs `REQUESTS` no-op requests, 100 at a time, on `rt`'s shard 0; returns how long they
-/// took and how many times the shard entered the kernel.
-fn workload(rt: &Runtime) -> (Duration, u64) {
-    let before = rt.handle().stats().shards[0].enters;
+/// What a run of the workload cost.
+struct Run {
+    took: Duration,
+    enters: u64,
+    waits: u64,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:>10.1?}, {:>5} system calls, {:>5} of them to wait for completions",
+            self.took, self.enters, self.waits
+        )
+    }
+}
+
+/// Runs `REQUESTS` no-op requests, 100 at a time, on `rt`'s shard 0.
+fn workload(rt: &Runtime) -> Run {
+    let before = rt.handle().stats().shards[0].clone();
     let start = Instant::now();
     rt.block_on(async {
         for _ in 0..REQUESTS / 100 {
@@ -92,8 +107,10 @@ fn workload(rt: &Runtime) -> (Duration, u64) {
             }
         }
     });
-    (
-        start.elapsed(),
-        rt.handle().stats().shards[0].enters - before,
-    )
+    let after = rt.handle().stats().shards[0].clone();
+    Run {
+        took: start.elapsed(),
+        enters: after.enters - before.enters,
+        waits: after.parks - before.parks,
+    }
 }
