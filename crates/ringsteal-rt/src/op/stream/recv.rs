@@ -29,6 +29,13 @@ use crate::shard::Shard;
 /// the first poll, on the polling shard's ring; dropping the stream cancels it, and buffers
 /// received but not yet taken go back to their ring.
 ///
+/// A stream may move to another task, on another shard: its armed request stays on the
+/// ring that armed it (that shard reaps its completions and wakes the new task) until the
+/// kernel ends it, and the next request goes to the new shard's ring (at once if the stream
+/// was waiting for buffers). So a stream armed inside `Runtime::block_on` and handed to a
+/// worker shard's task delivers only while shard 0 runs, inside a `block_on`, until its
+/// request ends.
+///
 /// ```
 /// use std::io::Write;
 /// use ringsteal_rt::op::{self, SharedFd};
