@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::cell::Source;
+use super::queue::Sink;
 use super::{not_on_shard, recv_group, Multishot, Polled};
 use crate::buf::provided::{BufGroup, WaiterKey};
 use crate::op::SharedFd;
@@ -113,6 +114,13 @@ impl<S: ReceiveSource> Receiver<S> {
                 return Poll::Ready(Some(Err(e)));
             }
         }
+    }
+
+    /// Lets go of the armed request, giving what it delivered and nobody took to `sink`
+    /// (see `Multishot::abandon`); the stream yields nothing more.
+    pub(crate) fn abandon(&mut self, sink: Sink<S::Item>) {
+        self.request.abandon(Some(sink));
+        self.ended = true;
     }
 
     /// Requests submitted so far.
