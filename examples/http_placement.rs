@@ -24,13 +24,14 @@ use ringsteal::buf::IoBuf;
 use ringsteal::net::{TcpListener, TcpSocket, TcpStream};
 use ringsteal::Placement;
 
-const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, world!";
+const RESPONSE: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, world!";
 
 /// Connections and requests served, per shard.
 #[derive(Default)]
 struct Served {
-    connections: [AtomicU64; 64],
-    requests: [AtomicU64; 64],
+    connections: [AtomicU64; 32],
+    requests: [AtomicU64; 32],
 }
 
 /// Serves one keep-alive connection: every complete request in the buffer gets a response
@@ -99,7 +100,10 @@ fn main() {
     let port: u16 = port.parse().expect(usage);
     let secs: u64 = secs.parse().expect(usage);
     let shards: usize = args.get(4).map_or(2, |s| s.parse().expect(usage));
-    let rt = ringsteal::Runtime::builder().shards(shards).build().unwrap();
+    let rt = ringsteal::Runtime::builder()
+        .shards(shards)
+        .build()
+        .unwrap();
     let served = Arc::new(Served::default());
     let mode = mode.clone();
     rt.block_on(async {

@@ -55,6 +55,8 @@
 #[macro_use]
 mod stream_api;
 
+mod incoming;
+mod recv_stream;
 mod resolve;
 mod sockopt;
 mod stream;
@@ -62,7 +64,12 @@ pub mod tcp;
 mod udp;
 pub mod unix;
 
+pub use incoming::Incoming;
+pub use recv_stream::RecvStream;
 pub use resolve::{lookup_host, ToSocketAddrs};
+pub use ringsteal_rt::buf::RecvBuf;
+pub use ringsteal_rt::op::{Datagram, RecvMsgStream};
+pub use stream::SEND_ZC_MIN;
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

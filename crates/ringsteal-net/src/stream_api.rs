@@ -93,6 +93,48 @@ macro_rules! stream_read_methods {
         ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
             self.core().peek(buf).await
         }
+
+        /// The incoming data as owned buffers, from one multishot receive (see
+        /// [`RecvStream`](crate::RecvStream)): no request per read, and buffers from the
+        /// shard's provided-buffer ring. While it lives, other reads of this stream wait;
+        /// dropping it gives back every byte it received and nobody took, for the next
+        /// read.
+        pub fn recv_stream(&self) -> crate::RecvStream {
+            self.core().recv_stream()
+        }
+    };
+}
+
+/// Zero-copy writes (TCP only: Unix sockets have no zero-copy send).
+macro_rules! stream_zc_methods {
+    () => {
+        /// Writes the initialised bytes of `buf` as [`write`](Self::write) does, but without
+        /// copying them into the socket when there are [`SEND_ZC_MIN`](crate::SEND_ZC_MIN)
+        /// or more (`IORING_OP_SEND_ZC`; a plain send below that, or where the runtime has
+        /// no zero-copy send). The buffer comes back, and the stream's next write may start,
+        /// only once the kernel has let go of its pages: after the peer acknowledged the
+        /// data, not merely after it was queued. May be short.
+        ///
+        /// A peer that stops reading holds the buffer until it reads or the connection
+        /// dies; dropping the future does not hurry that (the kernel keeps the pages).
+        pub async fn send_zc<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().send_zc(buf).await
+        }
+
+        /// Writes every initialised byte of `buf`, as [`write_all`](Self::write_all) does,
+        /// with zero-copy sends for the parts of [`SEND_ZC_MIN`](crate::SEND_ZC_MIN) bytes
+        /// or more (see [`send_zc`](Self::send_zc)). Pays for large buffers (a file's
+        /// contents, a big response body): it saves a copy per byte at the cost of waiting
+        /// for the peer's acknowledgement before the buffer comes back.
+        pub async fn write_all_zc<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<(), B> {
+            self.core().write_all_zc(buf).await
+        }
     };
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::{SocketAddr, UnixStream};
+use crate::incoming::Incoming;
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
 
@@ -54,13 +55,21 @@ impl UnixListener {
         })
     }
 
-    /// Accepts a connection: the stream and the peer's address (usually unnamed).
+    /// Accepts a connection: the stream and the peer's address (usually unnamed). A
+    /// `spawn` right after it deals the new task round-robin, as
+    /// [`TcpListener::accept`](crate::TcpListener::accept) does.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         let (fd, addr) = op::accept(&self.fd).await?;
+        ringsteal_rt::spread_next_spawn();
         Ok((
             UnixStream::from_core(StreamCore::new(fd)),
             SocketAddr::from_raw(addr),
         ))
+    }
+
+    /// The connections as a stream, from one multishot accept request (see [`Incoming`]).
+    pub fn incoming(&self) -> Incoming<UnixStream> {
+        Incoming::new(&self.fd, |fd| UnixStream::from_core(StreamCore::new(fd)))
     }
 
     /// The local address.

@@ -53,10 +53,7 @@ use crate::shard::context;
 /// });
 /// ```
 pub fn send_zc<B: IoBuf>(fd: &SharedFd, buf: B) -> Op<SendZc<B>> {
-    Op::new(SendZc {
-        fd: fd.clone(),
-        buf,
-    })
+    Op::new(SendZc::new(fd, buf))
 }
 
 /// The operation of [`send_zc`]: an [`Op`] future yielding the byte count and the buffer.
@@ -80,6 +77,31 @@ pub fn send_zc<B: IoBuf>(fd: &SharedFd, buf: B) -> Op<SendZc<B>> {
 pub struct SendZc<B> {
     fd: SharedFd,
     buf: B,
+}
+
+impl<B: IoBuf> SendZc<B> {
+    /// The operation's data, to wrap (in an `io::InLane`, say) before making it an [`Op`];
+    /// [`send_zc`] is `Op::new(SendZc::new(fd, buf))`.
+    ///
+    /// ```
+    /// use std::net::{TcpListener, TcpStream};
+    /// use ringsteal_rt::op::{Op, SendZc, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let tx = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     let _rx = listener.accept().unwrap();
+    ///     let (res, _) = Op::new(SendZc::new(&SharedFd::new(tx.into()), vec![1u8; 3])).await;
+    ///     assert_eq!(res.unwrap(), 3);
+    /// });
+    /// ```
+    pub fn new(fd: &SharedFd, buf: B) -> Self {
+        Self {
+            fd: fd.clone(),
+            buf,
+        }
+    }
 }
 
 /// True if the runtime of the shard this thread runs has zero-copy sends.
