@@ -13,8 +13,9 @@
 //!   incoming     like default, with listener.incoming() (one multishot accept) in place of accept()
 //! ```
 //!
-//! After `seconds` it prints, per shard, the connections and requests it served and the
-//! runtime's counters, then exits.
+//! With `HTTP_WORK_US=n` in the environment, each request first spins for `n` µs of CPU (a
+//! handler that computes something). After `seconds` it prints, per shard, the connections
+//! and requests it served and the runtime's counters, then exits.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -36,7 +37,7 @@ struct Served {
 
 /// Serves one keep-alive connection: every complete request in the buffer gets a response
 /// (pipelined ones in one write); `Connection: close` ends it after the response.
-async fn serve(stream: TcpStream, served: Arc<Served>) {
+async fn serve(stream: TcpStream, served: Arc<Served>, work: Duration) {
     let shard = ringsteal::current_shard().unwrap_or(0);
     served.connections[shard].fetch_add(1, Relaxed);
     let _ = stream.set_nodelay(true);
@@ -59,6 +60,10 @@ async fn serve(stream: TcpStream, served: Arc<Served>) {
             let head = &buf[start..start + end];
             close |= find(head, b"Connection: close").is_some()
                 || find(head, b"connection: close").is_some();
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < work {
+                std::hint::spin_loop();
+            }
             out.extend_from_slice(RESPONSE);
             start += end + 4;
             served.requests[shard].fetch_add(1, Relaxed);
@@ -105,6 +110,9 @@ fn main() {
         .build()
         .unwrap();
     let served = Arc::new(Served::default());
+    let work = Duration::from_micros(
+        std::env::var("HTTP_WORK_US").map_or(0, |w| w.parse().expect("HTTP_WORK_US: microseconds")),
+    );
     let mode = mode.clone();
     rt.block_on(async {
         let s = served.clone();
@@ -115,7 +123,7 @@ fn main() {
                 ringsteal::spawn_with(Placement::Pinned(shard), async move {
                     while let Ok((stream, _)) = listener.accept().await {
                         let s = s.clone();
-                        ringsteal::spawn_with(Placement::Pinned(shard), serve(stream, s));
+                        ringsteal::spawn_with(Placement::Pinned(shard), serve(stream, s, work));
                     }
                 });
             }
@@ -127,12 +135,12 @@ fn main() {
                     let mut incoming = listener.incoming();
                     while let Some(conn) = incoming.next().await {
                         let Ok(stream) = conn else { continue };
-                        ringsteal::spawn(serve(stream, s.clone()));
+                        ringsteal::spawn(serve(stream, s.clone(), work));
                     }
                     return;
                 }
                 while let Ok((stream, _)) = listener.accept().await {
-                    let task = serve(stream, s.clone());
+                    let task = serve(stream, s.clone(), work);
                     match mode.as_str() {
                         "default" => drop(ringsteal::spawn(task)),
                         "acceptor" => drop(ringsteal::spawn_with(Placement::Stealable, task)),

@@ -16,7 +16,9 @@ rounds=${1:-3}
 secs=${2:-8}
 shards=${3:-2}
 placements=${PLACEMENTS:-"default acceptor round-robin reuseport incoming"}
-scenarios=${SCENARIOS:-"keepalive-64 keepalive-1000 churn-64"}
+# keepalive-N: N keep-alive connections; churn-N: a new connection per request;
+# work-N: N keep-alive connections and 50 µs of CPU per request in the handler.
+scenarios=${SCENARIOS:-"keepalive-64 keepalive-1000 churn-64 work-64"}
 port=${PORT:-18080}
 
 command -v wrk >/dev/null || { echo "wrk is not installed: apt-get install -y wrk" >&2; exit 1; }
@@ -35,7 +37,9 @@ for round in $(seq 1 "$rounds"); do
             extra=()
             [[ $scenario == churn-* ]] && extra=(-H "Connection: close")
             out=$(mktemp)
-            "$server" "$placement" "$port" $((secs + 2)) "$shards" >"$out" &
+            work=0
+            [[ $scenario == work-* ]] && work=50
+            HTTP_WORK_US=$work "$server" "$placement" "$port" $((secs + 2)) "$shards" >"$out" &
             pid=$!
             # Wait until it listens.
             for _ in $(seq 1 100); do

@@ -85,6 +85,25 @@ impl<S> Incoming<S> {
 
     /// The next connection (or error); `None` once the listener cannot accept any more.
     /// The request is submitted on the first poll, on the polling shard's ring.
+    ///
+    /// ```
+    /// use std::task::Poll;
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut incoming = listener.incoming();
+    ///     // Nobody has connected: the first poll arms the accept and is pending.
+    ///     let first = std::future::poll_fn(|cx| Poll::Ready(incoming.poll_next(cx).is_pending()));
+    ///     assert!(first.await);
+    ///     let _client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let conn = std::future::poll_fn(|cx| incoming.poll_next(cx)).await;
+    ///     assert!(conn.unwrap().is_ok());
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<S>>> {
         self.accepts.poll_next(cx).map(|item| {
             item.map(|conn| {

@@ -24,8 +24,12 @@ use crate::recv_stream::RecvStream;
 /// [`send_zc`](crate::TcpStream::send_zc) send with `IORING_OP_SEND_ZC`; smaller ones are
 /// plain sends. Zero-copy saves the copy into the socket buffer but pins the pages and
 /// returns the buffer only after the peer acknowledged the data, which costs more than a
-/// copy of a small buffer. Measured on loopback (ADR-0008's "zero-copy threshold").
-pub const SEND_ZC_MIN: usize = 16 * 1024;
+/// copy of a small buffer. Measured: ADR-0008's addendum has the figures.
+///
+/// ```
+/// assert_eq!(ringsteal_net::SEND_ZC_MIN, 64 * 1024);
+/// ```
+pub const SEND_ZC_MIN: usize = 64 * 1024;
 
 /// A connected stream socket: its descriptor and its read and write lanes. Clones (for the
 /// halves of a split) share all three.

@@ -91,6 +91,22 @@ impl TcpListener {
     /// the kernel ends it (see [`Incoming`]). `EMFILE` is yielded and the stream goes on.
     /// No peer address is taken (every completion would overwrite one storage): ask the
     /// stream ([`TcpStream::peer_addr`]).
+    ///
+    /// ```
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let addr = listener.local_addr()?;
+    ///     let mut incoming = listener.incoming();
+    ///     let client = TcpStream::connect(addr).await?;
+    ///     let server = incoming.next().await.unwrap()?;
+    ///     assert_eq!(server.peer_addr()?, client.local_addr()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn incoming(&self) -> Incoming<TcpStream> {
         Incoming::new(&self.fd, |fd| TcpStream::from_core(StreamCore::new(fd)))
     }

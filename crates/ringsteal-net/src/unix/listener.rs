@@ -68,6 +68,23 @@ impl UnixListener {
     }
 
     /// The connections as a stream, from one multishot accept request (see [`Incoming`]).
+    ///
+    /// ```
+    /// use ringsteal_net::{UnixListener, UnixStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let name = format!("\0ringsteal-doc-incoming-{}", std::process::id());
+    ///     let listener = UnixListener::bind(&name)?;
+    ///     let mut incoming = listener.incoming();
+    ///     let client = UnixStream::connect(&name).await?;
+    ///     let server = incoming.next().await.unwrap()?;
+    ///     client.write_all(b"hi".to_vec()).await.0?;
+    ///     assert_eq!(server.read_exact(vec![0; 2]).await.1, b"hi");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn incoming(&self) -> Incoming<UnixStream> {
         Incoming::new(&self.fd, |fd| UnixStream::from_core(StreamCore::new(fd)))
     }

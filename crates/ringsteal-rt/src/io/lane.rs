@@ -230,6 +230,15 @@ impl LaneGuard {
     /// Adds `bytes` at the end of the leftover: the next reads return them after what is
     /// already there (a receive stream giving back, in order, data it received and nobody
     /// took).
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.keep(b"first ");
+    /// guard.keep(b"second");
+    /// let (n, buf) = guard.take_leftover(Vec::with_capacity(32));
+    /// assert_eq!(&buf[..n], b"first second");
+    /// ```
     pub fn keep(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
