@@ -354,6 +354,8 @@ mod tests {
     }
 
     #[test]
+    // The op is made inside the runtime on purpose, and awaited in a later `block_on`.
+    #[allow(clippy::async_yields_async)]
     fn without_zero_copy_the_send_is_a_plain_one() {
         let rt = Runtime::builder()
             .shards(1)
@@ -366,6 +368,8 @@ mod tests {
     }
 
     #[test]
+    // Ops are made inside (or outside) one runtime on purpose, and awaited in another.
+    #[allow(clippy::async_yields_async)]
     fn the_runtime_that_submits_the_send_decides_whether_it_is_zero_copy() {
         let plain = Runtime::builder()
             .shards(1)
