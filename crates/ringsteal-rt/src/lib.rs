@@ -51,7 +51,7 @@ mod util;
 
 pub mod task;
 
-pub use driver::RingMode;
+pub use driver::{RingMode, RingRefusal, RingSetup};
 pub use error::{BuildError, SpawnError};
 pub use features::{Feature, KernelFeatures};
 pub use msg::{recv_msg, try_recv_msg, RecvMsg};

@@ -119,7 +119,8 @@ pub struct ShardStats {
     pub tasks_stolen: u64,
     /// Queued, unstarted tasks this shard handed to a sleeping shard as it woke it.
     pub tasks_handed_off: u64,
-    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards.
+    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards (ring-less ones,
+    /// `IORING_REGISTER_SEND_MSG_RING`, when its runtime uses SQPOLL).
     pub msg_ring_doorbells: u64,
     /// eventfd doorbells written to this shard (fallback path and non-shard threads).
     pub eventfd_doorbells: u64,

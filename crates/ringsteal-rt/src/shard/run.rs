@@ -134,9 +134,13 @@ impl Shard {
         if !reaped.failed_doorbells.is_empty() {
             self.ring_failed_doorbells(&mut reaped.failed_doorbells);
         }
-        self.wheel
-            .borrow_mut()
-            .fire(&mut reaped.wakers, self.counters());
+        {
+            let mut wheel = self.wheel.borrow_mut();
+            if !wheel.is_empty() {
+                let now = self.shared.clock.now();
+                wheel.fire(now, &mut reaped.wakers, self.counters());
+            }
+        }
         // Raw messages from both paths; the inbox puts them in sequence order.
         if !reaped.messages.is_empty() || !remote.messages.is_empty() {
             let mut inbox = self.messages.borrow_mut();
