@@ -34,34 +34,69 @@ fn main() {
             std::process::exit(1);
         }
     };
-    section("1. the kernel");
+    let mut tour = Sections::default();
+    tour.start("1. the kernel");
     kernel(&rt);
     rt.block_on(async {
-        section("2. placement");
+        tour.start("2. placement");
         placement(shards).await;
-        section("3. stealing");
+        tour.start("3. stealing");
         stealing(shards).await;
-        section("4. timers");
+        tour.start("4. timers");
         timers().await;
-        section("5. files");
+        tour.start("5. files");
         if let Err(e) = files().await {
             eprintln!("   file tour failed: {e}");
         }
-        section("6. messages between shards");
+        tour.start("6. messages between shards");
         messages().await;
-        section("7. cancellation");
+        tour.start("7. cancellation");
         cancellation(shards).await;
-        section("8. an HTTP server on every shard, under load");
+        tour.start("8. an HTTP server on every shard, under load");
         if let Err(e) = http_load(shards).await {
             eprintln!("   HTTP tour failed: {e}");
         }
     });
-    section("9. counters");
+    tour.start("9. counters");
     counters(&rt.handle());
+    tour.finish();
 }
 
-fn section(title: &str) {
-    println!("\n{title}");
+/// The sections' titles as they start, and how long each took, printed at the end.
+#[derive(Default)]
+struct Sections {
+    took: Vec<(String, Duration)>,
+    current: Option<(String, Instant)>,
+}
+
+impl Sections {
+    fn start(&mut self, title: &str) {
+        self.end_current();
+        println!("\n{title}");
+        self.current = Some((title.to_owned(), Instant::now()));
+    }
+
+    fn end_current(&mut self) {
+        if let Some((title, start)) = self.current.take() {
+            let number = title.split('.').next().unwrap_or(&title).to_owned();
+            self.took.push((number, start.elapsed()));
+        }
+    }
+
+    fn finish(mut self) {
+        self.end_current();
+        let total: Duration = self.took.iter().map(|(_, d)| *d).sum();
+        let each: Vec<String> = self
+            .took
+            .iter()
+            .map(|(n, d)| format!("{n}: {:.2}s", d.as_secs_f64()))
+            .collect();
+        println!(
+            "\ntour took {:.1}s ({})",
+            total.as_secs_f64(),
+            each.join(", ")
+        );
+    }
 }
 
 fn kernel(rt: &Runtime) {
@@ -302,13 +337,15 @@ async fn http_load(shards: usize) -> std::io::Result<()> {
     let before = RuntimeHandle::current().stats();
     let server = {
         let (connections, requests) = (connections.clone(), requests.clone());
+        // The obvious server: an accept loop (one multishot accept request, `incoming()`)
+        // and a plain `spawn` per connection. A spawn right after a connection was taken is
+        // dealt to the shards in turn (ADR-0009), so every shard serves with no placement
+        // named here.
         ringsteal::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
+            let mut incoming = listener.incoming();
+            while let Some(Ok(stream)) = incoming.next().await {
                 let (connections, requests) = (connections.clone(), requests.clone());
-                // ADR-0009: placed round-robin by hand until a plain `ringsteal::spawn` of a
-                // server's connections spreads them over the shards by itself; then this
-                // becomes `ringsteal::spawn`, as in the http_server example.
-                ringsteal::spawn_with(Placement::RoundRobin, async move {
+                ringsteal::spawn(async move {
                     connections[ringsteal::current_shard().unwrap_or(0)]
                         .fetch_add(1, Ordering::Relaxed);
                     let _ = stream.set_nodelay(true);
@@ -350,6 +387,13 @@ async fn http_load(shards: usize) -> std::io::Result<()> {
         latencies[n * 99 / 100],
         latencies[n - 1]
     );
+    let dealt: u64 = after
+        .shards
+        .iter()
+        .zip(&before.shards)
+        .map(|(a, b)| a.spawns_spread - b.spawns_spread)
+        .sum();
+    println!("   connection tasks dealt to the shards in turn after an accept: {dealt}");
     println!(
         "   {:>5} {:>11} {:>9} {:>9} {:>9} {:>8} {:>7}",
         "shard", "connections", "requests", "polls", "sqes", "enters", "parks"
