@@ -3,9 +3,13 @@
 //!
 //! Shows a real protocol on ringsteal: `ringsteal_examples::http::serve` reads requests
 //! (pipelined ones too), answers each, and keeps the connection open; a malformed request
-//! gets 400, a head over 8 KiB 431, and the connection is closed. Each connection is a task
-//! spawned with `ringsteal::spawn`; where it runs is the runtime's placement policy, and
-//! `/shard` says which shard served the request.
+//! gets 400, a head over 8 KiB 431, and the connection is closed.
+//!
+//! The accept loop is `listener.incoming()`: one multishot accept request takes every
+//! connection. Each connection is a task spawned with a plain `ringsteal::spawn`, and a spawn
+//! right after a connection was taken is dealt to the shards in turn (ADR-0009), so every
+//! shard serves without a placement named here; `/shard` says which shard served the
+//! request (open two connections and they answer from different shards).
 //!
 //! Routes: `/` (a fixed greeting, the one to benchmark), `/shard`, anything else 404;
 //! methods other than GET and HEAD get 405.
@@ -32,16 +36,19 @@ async fn main() {
     let args = cli::args(USAGE, 1);
     let addr = cli::listen_addr(&args);
     let listener = cli::listen(addr, USAGE).await;
-    loop {
-        match listener.accept().await {
-            Ok((stream, _peer)) => drop(ringsteal::spawn(async move {
+    let mut incoming = listener.incoming();
+    while let Some(next) = incoming.next().await {
+        match next {
+            Ok(stream) => drop(ringsteal::spawn(async move {
                 let _ = stream.set_nodelay(true);
                 // A connection that fails (reset by the client, say) just ends.
                 let _ = http::serve(stream, &route, None).await;
             })),
-            Err(e) => cli::accept_failed(e).await,
+            // Out of descriptors, say: the stream itself waits before it retries.
+            Err(e) => eprintln!("accept failed: {e}"),
         }
     }
+    cli::fail(USAGE, "the listener stopped accepting connections")
 }
 
 /// The application: a request in, a response out.

@@ -253,6 +253,21 @@ fn http_server_keeps_connections_alive_pipelines_and_refuses_bad_requests() {
     for client in clients {
         client.join().unwrap();
     }
+
+    // Every shard serves (ADR-0009): connections are dealt to the shards in turn, so as many
+    // connections as shards, opened one after another, are served by every shard (the
+    // server has one shard per available CPU).
+    let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut open = Vec::new();
+    let mut served_by = std::collections::BTreeSet::new();
+    for _ in 0..shards {
+        let mut conn = Http::connect(server.addr);
+        let (head, body) = conn.get("/shard");
+        assert_eq!(head.status, 200);
+        served_by.insert(String::from_utf8(body).unwrap());
+        open.push(conn);
+    }
+    assert_eq!(served_by.len(), shards, "{served_by:?}");
 }
 
 #[test]
