@@ -2,10 +2,12 @@
 //!
 //! An accept loop normally submits one accept request per connection. A multishot accept
 //! (Linux 5.19) is submitted once and posts a completion for each new connection, until it
-//! is cancelled: `op::accept_multishot` turns it into a stream of connections, and re-arms it
-//! if the kernel ever ends it. Each client here is greeted with its number and how many
+//! is cancelled: `TcpListener::incoming()` turns it into a stream of connections, and re-arms
+//! it if the kernel ever ends it. Each client here is greeted with its number and how many
 //! accept requests the server has submitted so far: with multishot, still 1. (On a kernel
-//! without it the stream falls back to one accept per connection, and says so.)
+//! without it the stream falls back to one accept per connection, and says so.) Each
+//! greeting is a task spawned right after its connection came, so it is dealt to the next
+//! shard (ADR-0009), as after `accept`.
 //!
 //! Try:
 //!
@@ -14,10 +16,7 @@
 //! for i in 1 2 3; do nc 127.0.0.1 8080; done        # three connections, one request
 //! ```
 
-use std::time::Duration;
-
-use ringsteal::net::TcpStream;
-use ringsteal::{op, Feature, RuntimeHandle};
+use ringsteal::{Feature, RuntimeHandle};
 use ringsteal_examples::cli;
 
 const USAGE: &str =
@@ -41,15 +40,15 @@ async fn main() {
     );
 
     // Submitted on its first poll; every connection from then on is a completion of it.
-    let mut incoming = op::accept_multishot(listener.shared_fd());
+    let mut incoming = listener.incoming();
     let mut accepted = 0u64;
     while let Some(next) = incoming.next().await {
-        let fd = match next {
-            Ok(fd) => fd,
+        let stream = match next {
+            Ok(stream) => stream,
+            // The stream goes on after errors such as running out of descriptors (it waits
+            // a little before it retries those).
             Err(e) => {
-                // The stream re-arms itself after errors such as running out of descriptors.
                 eprintln!("accept failed: {e}");
-                ringsteal::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
@@ -59,12 +58,9 @@ async fn main() {
             "connection {accepted}: {requests} accept request(s) submitted for {accepted} connection(s)\n"
         );
         print!("{greeting}");
-        match TcpStream::from_std(std::net::TcpStream::from(fd)) {
-            Ok(stream) => drop(ringsteal::spawn(async move {
-                let _ = stream.write_all(greeting.into_bytes()).await;
-                // Dropping the stream closes the connection.
-            })),
-            Err(e) => eprintln!("connection {accepted}: {e}"),
-        }
+        drop(ringsteal::spawn(async move {
+            let _ = stream.write_all(greeting.into_bytes()).await;
+            // Dropping the stream closes the connection.
+        }));
     }
 }
