@@ -2,7 +2,9 @@
 //!
 //! Shows the three things every ringsteal server does: an accept loop, one task per
 //! connection (`ringsteal::spawn`), and owned buffers: a read takes the buffer and gives it
-//! back filled, and the same buffer then goes out in the write, with no copy.
+//! back filled, and the same buffer then goes out in the write, with no copy. A spawn right
+//! after an `accept` is dealt to the shards in turn (ADR-0009), so the connections are
+//! served on every shard with no placement named.
 //!
 //! Try:
 //!

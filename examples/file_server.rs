@@ -3,7 +3,8 @@
 //! Shows files and sockets together: each request's file is opened, measured and read
 //! through the ring, and sent in 64 KiB chunks with the exact `Content-Length` (a `HEAD`
 //! request gets the length without the bytes). A directory gets its `index.html` or a
-//! listing; a missing file 404.
+//! listing; a missing file 404. Each connection is a plain `spawn` after the `accept`,
+//! dealt to the shards in turn (ADR-0009), so its file reads run on that shard's ring.
 //!
 //! It never serves anything outside the directory: the path is percent-decoded first (so
 //! `%2e%2e` is `..`), any `..` segment is refused with 404, and a symlink is followed only
