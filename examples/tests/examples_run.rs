@@ -499,6 +499,71 @@ fn graceful_shutdown_cuts_off_what_outlives_the_deadline_and_exits_1() {
     assert!(busy.closed());
 }
 
+// Measuring harnesses.
+
+/// Runs the `http_placement` harness in `placement` on two shards for three seconds, opens
+/// `connections` keep-alive connections one after another (one request each), and returns
+/// the connections each shard served, from its report.
+fn http_placement_split(placement: &str, connections: usize) -> Vec<u64> {
+    let mut cmd = example("http_placement");
+    cmd.args([placement, "0", "3", "2"]);
+    let server = Server::spawn(cmd);
+    let open: Vec<Http> = (0..connections)
+        .map(|_| {
+            let mut conn = Http::connect(server.addr);
+            let (head, body) = conn.get("/");
+            assert_eq!((head.status, body.as_slice()), (200, &b"Hello, world!"[..]));
+            conn
+        })
+        .collect();
+    let (status, report) = server.wait();
+    drop(open);
+    assert!(status.success(), "{status}: {report}");
+    let split: Vec<u64> = report
+        .lines()
+        .filter(|l| l.starts_with("shard "))
+        .map(|l| {
+            let count = l.split_whitespace().nth(3).expect(l);
+            count.parse().expect(l)
+        })
+        .collect();
+    assert_eq!(split.len(), 2, "{report}");
+    split
+}
+
+#[test]
+fn http_placement_deals_the_obvious_servers_connections_over_the_shards() {
+    for placement in ["default", "incoming"] {
+        assert_eq!(http_placement_split(placement, 8), [4, 4], "{placement}");
+    }
+}
+
+#[test]
+fn http_placement_serves_with_a_listener_per_shard_and_refuses_bad_arguments() {
+    let split = http_placement_split("reuseport", 8);
+    assert_eq!(split.iter().sum::<u64>(), 8, "{split:?}");
+    run_args("http_placement", ["nowhere", "0", "1"]).usage_failure(2);
+    run_args("http_placement", ["default", "port", "1"]).usage_failure(2);
+    run(example("http_placement")).usage_failure(2);
+}
+
+#[test]
+fn send_zc_threshold_compares_plain_and_zero_copy_sends_by_size() {
+    let ran = run_args("send_zc_threshold", ["loopback", "1"]);
+    if ran.stderr.contains("this kernel has no IORING_OP_SEND_ZC") {
+        assert_eq!(ran.status.code(), Some(1));
+    } else {
+        let out = ran.success().stdout;
+        assert!(out.starts_with("size, shape, plain, zero-copy"), "{out}");
+        for size in [1024, 65536, 1 << 20] {
+            assert!(out.contains(&format!("\n{size}, stream, ")), "{out}");
+            assert!(out.contains(&format!("\n{size}, ping-pong, ")), "{out}");
+        }
+    }
+    run_args("send_zc_threshold", ["not-an-address"]).usage_failure(2);
+    run_args("send_zc_threshold", ["loopback", "0"]).usage_failure(2);
+}
+
 // The tour.
 
 #[test]

@@ -180,10 +180,13 @@ impl Server {
     /// `listening on ADDR` line.
     pub(crate) fn start(name: &str, args: &[&str]) -> Server {
         let mut cmd = example(name);
-        cmd.arg("127.0.0.1:0")
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.arg("127.0.0.1:0").args(args);
+        Server::spawn(cmd)
+    }
+
+    /// Runs `cmd`, a server that prints `listening on ADDR` first, and waits for that line.
+    pub(crate) fn spawn(mut cmd: Command) -> Server {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("the server starts");
         let lines = lines_of(child.stdout.take().expect("piped"));
         let stderr = lines_of(child.stderr.take().expect("piped"));
