@@ -39,7 +39,9 @@
 //!
 //! An echo server: an accept loop, and each connection a task that copies what it reads back
 //! to the client. Reads and writes are io_uring requests with owned buffers: the kernel holds
-//! the buffer while it fills or sends it, and gives it back with the result.
+//! the buffer while it fills or sends it, and gives it back with the result. A `spawn` right
+//! after an `accept` is dealt to the shards in turn, so every shard serves connections with
+//! no placement named (the book's "Servers: every shard serves").
 //!
 //! ```
 //! use ringsteal::net::{TcpListener, TcpStream};
