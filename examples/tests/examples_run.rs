@@ -17,6 +17,30 @@ use std::net::TcpListener;
 
 use support::{example, pattern, run, run_args, run_with_input, Http, Server, TempDir};
 
+/// Every `[[example]]` of the manifest is run by a test of this file and listed in the
+/// README's table, so an example added later cannot be forgotten by either.
+#[test]
+fn every_example_is_run_here_and_listed_in_the_readme() {
+    let manifest = include_str!("../Cargo.toml");
+    let tests = include_str!("examples_run.rs");
+    let readme = include_str!("../../README.md");
+    let names: Vec<&str> = manifest
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \""))
+        .filter_map(|l| l.strip_suffix('"'))
+        .filter(|name| *name != "ringsteal-examples")
+        .collect();
+    assert!(names.len() >= 18, "{names:?}");
+    for name in names {
+        let run_here = tests.contains(&format!("\"{name}\""))
+            || (name == "subprocess" && tests.contains("subprocess::run()"));
+        assert!(run_here, "no test runs the example {name}");
+        let listed =
+            readme.contains(&format!("| `{name}`")) || readme.contains(&format!("| `{name} "));
+        assert!(listed, "the README's example table does not list {name}");
+    }
+}
+
 #[test]
 fn the_subprocess_example_runs() {
     subprocess::run().expect("the subprocess example");
