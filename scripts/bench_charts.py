@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ left in the work tree
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import bench_results as br  # noqa: E402  (the script directory is on the path only now)
 
