@@ -253,6 +253,8 @@ mod book {
     struct Placement;
     #[doc = include_str!("../../../book/src/time.md")]
     struct Time;
+    #[doc = include_str!("../../../book/src/io.md")]
+    struct Io;
     #[doc = include_str!("../../../book/src/fs.md")]
     struct Fs;
     #[cfg(feature = "net")]
