@@ -260,6 +260,8 @@ mod book {
     #[cfg(feature = "net")]
     #[doc = include_str!("../../../book/src/net.md")]
     struct Net;
+    #[doc = include_str!("../../../book/src/uring-features.md")]
+    struct UringFeatures;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
     #[cfg(all(feature = "process", feature = "signal"))]
