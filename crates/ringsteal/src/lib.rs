@@ -262,6 +262,8 @@ mod book {
     struct Net;
     #[doc = include_str!("../../../book/src/uring-features.md")]
     struct UringFeatures;
+    #[doc = include_str!("../../../book/src/tuning.md")]
+    struct Tuning;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
     #[cfg(all(feature = "process", feature = "signal"))]
