@@ -264,8 +264,8 @@ mod book {
     struct UringFeatures;
     #[doc = include_str!("../../../book/src/tuning.md")]
     struct Tuning;
-    #[doc = include_str!("../../../book/src/requirements.md")]
-    struct Requirements;
+    #[doc = include_str!("../../../book/src/operations.md")]
+    struct Operations;
     #[cfg(all(feature = "process", feature = "signal"))]
     #[doc = include_str!("../../../book/src/process-signal.md")]
     struct ProcessSignal;
