@@ -240,13 +240,18 @@ pub mod __private {
 }
 
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
-/// by `cargo test --doc` (they use the default features: `fs`, `macros` and `net`).
+/// by `cargo test --doc` (they use the default features, `fs`, `macros` and `net`; the
+/// service and process chapters also `process` and `signal`, which `cargo test --workspace`
+/// turns on through the examples, or `--features full`).
 #[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
     struct Readme;
     #[doc = include_str!("../../../book/src/getting-started.md")]
     struct GettingStarted;
+    #[cfg(all(feature = "net", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/service.md")]
+    struct Service;
     #[doc = include_str!("../../../book/src/runtime.md")]
     struct Runtime;
     #[doc = include_str!("../../../book/src/placement.md")]
