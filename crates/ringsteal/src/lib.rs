@@ -110,9 +110,10 @@
 //! ## Where to go next
 //!
 //! * The book (`book/src` in the repository) walks through every part with code the tests
-//!   run: getting started, shards and the runtime, placement and stealing, time and the
-//!   paused clock, files and operations, networking, how shards wake each other, requirements
-//!   and errors.
+//!   run: getting started, writing a service (accept loop to graceful shutdown), placement
+//!   and stealing, inside the scheduler, time and cancellation, I/O and owned buffers,
+//!   files, networking, processes and signals, io_uring features, performance tuning,
+//!   operations and troubleshooting, benchmarks, status and roadmap.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
 //!   supports, placement, stealing, timers, files, messages, cancellation, an HTTP server on
 //!   every shard under load, the counters.
