@@ -7,6 +7,7 @@
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
+#   buf::               owned buffers and slices (no kernel: reads are simulated)
 # Everything else in the crate talks to io_uring, which Miri cannot run.
 # Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
 set -euo pipefail
@@ -20,4 +21,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data buf:: shard::inbox util::block_cache util::queue "$@"
