@@ -10,7 +10,8 @@
 //!
 //! Every message is numbered per target shard, and the target delivers strictly in that order
 //! (see `shard::Inbox`): messages from one sender arrive in the order sent, whichever path each
-//! took.
+//! took. A MSG_RING the kernel refuses (at submission or after) is queued for the target with
+//! its number and rings the target's eventfd, so it still arrives, in its place (ADR-0006).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -62,8 +63,10 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         None => false,
     };
     if !sent {
+        // The doorbell is ours (claimed above) and the MSG_RING paths failed or are not
+        // available from here: the eventfd, which every thread can write, rings it.
         remote.messages.push((seq, payload));
-        shared.ring_doorbell(shard);
+        remote.ring_eventfd();
     }
     Ok(())
 }

@@ -321,6 +321,39 @@ impl Ring {
         unsafe { self.sq.push(sqes) }
     }
 
+    /// Replaces the most recently pushed SQE with `sqe` if the kernel has not consumed it yet
+    /// (a submission was refused with `EBUSY`, or stopped at an earlier SQE, or has not
+    /// happened), so that it is never submitted: a NOP without a completion
+    /// (`IOSQE_CQE_SKIP_SUCCESS`) withdraws it. Returns false if it was consumed already, or
+    /// if the ring has an SQPOLL thread, which may be reading it at any moment.
+    ///
+    /// ```
+    /// use ringsteal_uring::{abi::IOSQE_CQE_SKIP_SUCCESS, opcode, Ring};
+    ///
+    /// let mut ring = Ring::new(4)?;
+    /// // SAFETY: NOPs reference no memory; no other thread uses this ring.
+    /// unsafe {
+    ///     ring.push(&opcode::nop().with_user_data(1)).unwrap();
+    ///     assert!(ring.replace_last_pending(&opcode::nop().with_flags(IOSQE_CQE_SKIP_SUCCESS)));
+    /// }
+    /// ring.submit()?;
+    /// assert!(ring.pop_cqe().is_none(), "the NOP with user_data 1 was never submitted");
+    /// // SAFETY: as above.
+    /// assert!(!unsafe { ring.replace_last_pending(&opcode::nop()) }, "nothing pending now");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// No other thread may enter this ring (`io_uring_enter`) during the call: the kernel
+    /// reads SQEs inside that call. `sqe` is under the contract of [`push`](Self::push).
+    pub unsafe fn replace_last_pending(&mut self, sqe: &io_uring_sqe) -> bool {
+        if self.params.flags & IORING_SETUP_SQPOLL != 0 {
+            return false;
+        }
+        // SAFETY: no SQPOLL thread; the caller guarantees no concurrent enter.
+        unsafe { self.sq.replace_last(sqe) }
+    }
+
     /// Submits every queued SQE without waiting; returns how many the kernel consumed.
     pub fn submit(&mut self) -> io::Result<u32> {
         self.submit_and_wait(0)

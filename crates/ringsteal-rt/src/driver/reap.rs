@@ -77,11 +77,7 @@ impl Driver {
                     .push_back(decode_message(cqe.res, cqe.user_data));
             }
             TAG_EVENTFD => self.eventfd_read_completed(counters),
-            TAG_IGNORE => {
-                if let Some(target) = doorbell_target(rest) {
-                    out.failed_doorbells.push(target);
-                }
-            }
+            TAG_IGNORE => self.send_completed(rest, cqe.res, out),
             _ => {}
         }
     }

@@ -197,3 +197,34 @@ fn a_park_submits_the_backlog_before_it_sleeps() {
         .expect("HUNG: park slept with the backlog NOP never submitted");
     assert_eq!(left, 0);
 }
+
+/// `IORING_NOP_INJECT_RESULT` (Linux 6.10; not in every `linux/io_uring.h` yet): a NOP that
+/// completes with `sqe.len` as its result.
+const IORING_NOP_INJECT_RESULT: u32 = 1 << 0;
+
+/// A NOP standing in for `sqe` that the kernel completes with `-errno`, under `sqe`'s
+/// `user_data` and flags: the completion a refused request of that SQE would post.
+pub(crate) fn failing_nop(
+    errno: i32,
+    sqe: ringsteal_uring::io_uring_sqe,
+) -> ringsteal_uring::io_uring_sqe {
+    let mut nop = opcode::nop()
+        .with_flags(sqe.flags)
+        .with_user_data(sqe.user_data);
+    nop.op_flags.nop_flags = IORING_NOP_INJECT_RESULT;
+    nop.len = (-errno) as u32;
+    nop
+}
+
+/// True if this kernel honours `IORING_NOP_INJECT_RESULT`, so [`failing_nop`] fails.
+pub(crate) fn kernel_injects_nop_results() -> bool {
+    let Ok(mut ring) = ringsteal_uring::Ring::new(2) else {
+        return false;
+    };
+    let sqe = failing_nop(libc::EOVERFLOW, opcode::nop().with_user_data(1));
+    // SAFETY: a NOP references no memory.
+    if unsafe { ring.push(&sqe) }.is_err() || ring.submit_and_wait(1).is_err() {
+        return false;
+    }
+    ring.pop_cqe().is_some_and(|c| c.res == -libc::EOVERFLOW)
+}

@@ -131,6 +131,9 @@ impl Shard {
         if !reaped.failed_doorbells.is_empty() {
             self.ring_failed_doorbells(&mut reaped.failed_doorbells);
         }
+        if !reaped.failed_messages.is_empty() {
+            self.requeue_failed_messages(&mut reaped.failed_messages);
+        }
         self.wheel
             .borrow_mut()
             .fire(&mut reaped.wakers, self.counters());

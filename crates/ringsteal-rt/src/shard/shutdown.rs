@@ -33,6 +33,10 @@ impl Shard {
         self.messages.borrow_mut().waiters.clear();
         let mut reaped = crate::driver::Reaped::default();
         let drained = self.drain_ring(deadline, &mut reaped);
+        // Doorbells and messages this shard sent that the kernel refused meanwhile still
+        // reach their targets (if those are still running).
+        self.ring_failed_doorbells(&mut reaped.failed_doorbells);
+        self.requeue_failed_messages(&mut reaped.failed_messages);
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {
