@@ -109,6 +109,7 @@ impl Driver {
                 out.wakers.extend(waker);
             }
         }
+        self.continue_cancel(op, tag, cqe.res, counters);
         // SAFETY: releases the reference the SQE held.
         unsafe { release(op) };
     }

@@ -148,14 +148,78 @@ fn a_cancel_that_finds_the_sq_full_while_submissions_are_refused_is_kept() {
     let cell = OpCell::allocate(Nothing, 0);
     let op = cell.cast::<OpHeader>();
     // SAFETY: the cell is live: we hold its first reference.
-    unsafe { op.as_ref() }.add_ref();
+    let header = unsafe { op.as_ref() };
+    // As if its one SQE were in flight (it is not: the cancel will find nothing).
+    header.set_expected(1);
+    header.add_ref();
     d.push_cancel(op, &counters);
     assert_eq!(d.in_flight, 1, "the cancel's CQE is still owed");
+    // The SQE "completes" before the cancel is reaped, so the cancel's miss ends it.
+    assert!(header.complete(0, 0, 0).is_some());
+    // SAFETY: the reference the SQE held; ours keeps the cell alive.
+    unsafe { release(op) };
     d.refuse_submits = 0;
     submit_and_reap(&mut d, ENTRIES as usize + 1, &counters);
     assert_eq!(d.in_flight, 0);
     // SAFETY: drops our reference, the last: the cancel's CQE released its own.
     unsafe { release(op) };
+}
+
+/// A dropped linked op is cancelled request by request: a cancel that misses (`-ENOENT`) a
+/// request still in flight is aimed at it again, a bounded number of times; once the request
+/// completes, the next cancel goes to the next request of the chain. Here the op's two
+/// requests were never submitted, so every cancel misses; the test completes the first
+/// request by hand between two cancels.
+#[test]
+fn a_cancel_that_misses_aims_again_moves_on_along_the_chain_and_gives_up_in_the_end() {
+    let counters = ShardCounters::default();
+    let mut d = driver();
+    let cell = OpCell::allocate(Nothing, 0);
+    let op = cell.cast::<OpHeader>();
+    // SAFETY: the cell is live: we hold its first reference.
+    let header = unsafe { op.as_ref() };
+    header.set_expected(2);
+    header.add_ref();
+    d.push_cancel(op, &counters);
+    let mut out = Reaped::default();
+    let mut cancels = 0;
+    let mut reap_one = |d: &mut Driver| {
+        d.submit(&counters).unwrap();
+        d.ring.submit_and_wait(1).unwrap();
+        let n = d.reap(&mut out, &counters);
+        assert_eq!(n, 1, "one cancel in flight at a time");
+        cancels += n;
+    };
+    reap_one(&mut d);
+    assert_eq!(
+        d.in_flight, 1,
+        "a cancel missed SQE 0 in flight: it is aimed again"
+    );
+    assert!(
+        header.complete(0, 16, 0).is_none(),
+        "SQE 1 is still in flight"
+    );
+    // SAFETY: the reference SQE 0 held; ours keeps the cell alive.
+    unsafe { release(op) };
+    // Misses SQE 0, now done: the next goes to SQE 1, without counting a miss.
+    reap_one(&mut d);
+    let mut rounds = 0;
+    while d.in_flight > 0 {
+        reap_one(&mut d);
+        rounds += 1;
+        assert!(
+            rounds <= 2 * super::cancel::MAX_MISSES,
+            "cancels without end"
+        );
+    }
+    // One at SQE 0, one more that found it done, then at SQE 1 until the misses run out.
+    assert_eq!(cancels as u32, 2 + super::cancel::MAX_MISSES);
+    assert!(header.complete(1, 0, 0).is_some());
+    // SAFETY: the reference SQE 1 held, then ours, the last.
+    unsafe {
+        release(op);
+        release(op);
+    }
 }
 
 /// An SQE left in the backlog (the submission that would have made room was refused) must go

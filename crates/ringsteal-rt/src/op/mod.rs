@@ -5,7 +5,9 @@
 //! * **Owned memory.** Buffers, paths, iovecs and sockaddrs live in the cell, which is freed
 //!   only after the last CQE naming it: dropping an in-flight `Op` submits
 //!   `IORING_OP_ASYNC_CANCEL` (on the op's own ring, asked for by message if dropped on another
-//!   thread) and leaves the memory to the driver, which frees it when the CQE arrives. At
+//!   thread; for a linked op, at each of its requests still in flight in turn, see
+//!   `driver/cancel.rs`) and leaves the memory to the driver, which frees it when the last CQE
+//!   arrives. At
 //!   shutdown the runtime waits for those CQEs (and leaks, never frees, what does not come).
 //! * **Send.** An `Op` may move between threads after it was submitted: completion is
 //!   published through atomics and its waker slot, not through the shard's state.

@@ -11,14 +11,16 @@
 //! them has arrived; only then does the future take its data back.
 //!
 //! References: one for the future, one per SQE, one per `ASYNC_CANCEL` aimed at the cell.
-//! Whoever drops the last frees the cell.
+//! Whoever drops the last frees the cell. The driver also records here which SQEs have
+//! completed and how far cancelling the op has got (a linked op is cancelled request by
+//! request: `driver/cancel.rs`); only the op's shard touches those fields.
 //!
 //! May not: submit anything (the future and the driver do).
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::task::Waker;
 
 use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
@@ -45,6 +47,12 @@ pub(crate) struct OpHeader {
     pub(crate) shard: u32,
     /// SQE [`TIMEOUT_SLOT`] is a link timeout (set before submission, never changed).
     link_timeout: AtomicBool,
+    /// The number of SQEs submitted (set before submission, never changed).
+    sqes: AtomicU8,
+    /// Driver side: bit `i` is set once SQE `i`'s last CQE has been reaped.
+    done: AtomicU8,
+    /// Driver side: how far cancelling this op has got (`driver/cancel.rs` owns the meaning).
+    cancel: AtomicU32,
     /// Frees the whole cell.
     free: unsafe fn(NonNull<OpHeader>),
 }
@@ -77,6 +85,9 @@ impl<T: Operation> OpCell<T> {
                 waker: AtomicWaker::new(),
                 shard: shard as u32,
                 link_timeout: AtomicBool::new(false),
+                sqes: AtomicU8::new(0),
+                done: AtomicU8::new(0),
+                cancel: AtomicU32::new(0),
                 free: free::<T>,
             },
             data: UnsafeCell::new(Some(data)),
@@ -183,6 +194,7 @@ impl OpHeader {
         } else {
             *slot = (res, flags);
         }
+        self.done.fetch_or(1 << index, Ordering::Relaxed);
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             Some(self.waker.take())
         } else {
@@ -194,6 +206,32 @@ impl OpHeader {
     pub(crate) fn set_expected(&self, sqes: u32) {
         self.refs.fetch_add(sqes, Ordering::Relaxed);
         self.pending.store(sqes, Ordering::Relaxed);
+        self.sqes.store(sqes as u8, Ordering::Relaxed);
+    }
+
+    /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
+    /// out) whose last CQE has not been reaped yet.
+    pub(crate) fn first_unfinished_sqe(&self) -> Option<usize> {
+        let done = self.done.load(Ordering::Relaxed);
+        let timeout = self.link_timeout.load(Ordering::Relaxed);
+        (0..usize::from(self.sqes.load(Ordering::Relaxed)))
+            .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
+            .find(|&i| done & (1 << i) == 0)
+    }
+
+    /// Driver side: true once SQE `sqe`'s last CQE has been reaped.
+    pub(crate) fn sqe_done(&self, sqe: usize) -> bool {
+        self.done.load(Ordering::Relaxed) & (1 << sqe) != 0
+    }
+
+    /// Driver side: the state of cancelling this op (0 until a cancel was asked for).
+    pub(crate) fn cancel_state(&self) -> u32 {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Driver side: records the state of cancelling this op.
+    pub(crate) fn set_cancel_state(&self, state: u32) {
+        self.cancel.store(state, Ordering::Relaxed);
     }
 }
 
