@@ -33,6 +33,8 @@ mod wake;
 #[cfg(test)]
 mod doorbell_tests;
 #[cfg(test)]
+mod give_up_tests;
+#[cfg(test)]
 mod msg_refusal_tests;
 
 use std::cell::{Cell, RefCell};

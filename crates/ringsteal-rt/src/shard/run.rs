@@ -50,6 +50,8 @@ impl Shard {
     /// Runs until the runtime shuts down (worker shards).
     pub(crate) fn run_worker(&self) {
         while !self.shared.is_shutdown() {
+            #[cfg(test)]
+            self.remote().panic_if_asked();
             if !self.tick() {
                 self.idle(None);
             }
