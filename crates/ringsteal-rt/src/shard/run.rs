@@ -154,8 +154,8 @@ impl Shard {
         drop(reaped);
         {
             let mut inbox = self.messages.borrow_mut();
-            if !inbox.queue.is_empty() && !inbox.waiters.is_empty() {
-                let waiters = std::mem::take(&mut inbox.waiters);
+            if !inbox.queue.is_empty() && inbox.has_waiters() {
+                let waiters = inbox.take_waiters();
                 drop(inbox);
                 for w in waiters {
                     contain_panic(|| w.wake());

@@ -34,7 +34,7 @@ impl Shard {
         // Wakers left in the wheel and among the message waiters are user code when dropped:
         // a panic there must not cut the shutdown short (the ring would not be drained).
         let timers = self.wheel.borrow_mut().clear(self.counters());
-        let waiters = std::mem::take(&mut self.messages.borrow_mut().waiters);
+        let waiters = self.messages.borrow_mut().take_waiters();
         for w in timers.into_iter().chain(waiters) {
             contain_panic(|| drop(w));
         }
