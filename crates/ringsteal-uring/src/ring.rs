@@ -16,6 +16,26 @@ use crate::mmap::Mmap;
 use crate::sq::SubmissionQueue;
 use crate::sys;
 
+/// The setup flags [`RingBuilder::build`] accepts. The others change what the rings look
+/// like or how they are reached, which the SQ and CQ code here does not handle: `SQE128`
+/// (128-byte SQEs), `CQE32` (32-byte CQEs), `NO_MMAP` (ring memory supplied by the caller),
+/// `REGISTERED_FD_ONLY` (no descriptor for the ring), and any flag newer than this binding
+/// (a later kernel's mixed-size SQEs and CQEs, say).
+pub const SUPPORTED_SETUP_FLAGS: u32 = IORING_SETUP_IOPOLL
+    | IORING_SETUP_SQPOLL
+    | IORING_SETUP_SQ_AFF
+    | IORING_SETUP_CQSIZE
+    | IORING_SETUP_CLAMP
+    | IORING_SETUP_ATTACH_WQ
+    | IORING_SETUP_R_DISABLED
+    | IORING_SETUP_SUBMIT_ALL
+    | IORING_SETUP_COOP_TASKRUN
+    | IORING_SETUP_TASKRUN_FLAG
+    | IORING_SETUP_SINGLE_ISSUER
+    | IORING_SETUP_DEFER_TASKRUN
+    | IORING_SETUP_NO_SQARRAY
+    | IORING_SETUP_HYBRID_IOPOLL;
+
 /// Options for `io_uring_setup`, one method per setup flag.
 ///
 /// ```
@@ -42,7 +62,17 @@ impl RingBuilder {
         }
     }
 
-    /// Adds raw `IORING_SETUP_*` flags.
+    /// Adds raw `IORING_SETUP_*` flags. Flags outside [`SUPPORTED_SETUP_FLAGS`] (such as
+    /// `SQE128` or `CQE32`) make [`build`](Self::build) fail with
+    /// [`Unavailable::UnsupportedFlags`](crate::Unavailable::UnsupportedFlags).
+    ///
+    /// ```
+    /// use ringsteal_uring::{abi::IORING_SETUP_CQE32, RingBuilder, Unavailable};
+    ///
+    /// let err = RingBuilder::new(8).flags(IORING_SETUP_CQE32).build().unwrap_err();
+    /// assert_eq!(err.cause(), &Unavailable::UnsupportedFlags { flags: IORING_SETUP_CQE32 });
+    /// assert!(err.to_string().contains("CQE32"));
+    /// ```
     pub fn flags(mut self, flags: u32) -> Self {
         self.params.flags |= flags;
         self
@@ -132,16 +162,37 @@ impl RingBuilder {
         self.flags(IORING_SETUP_NO_SQARRAY)
     }
 
-    /// Creates the ring.
+    /// Creates the ring. Fails without asking the kernel if a flag outside
+    /// [`SUPPORTED_SETUP_FLAGS`] was set.
     pub fn build(&self) -> Result<Ring, SetupError> {
         let mut p = self.params;
         let flags = p.flags;
+        if flags & !SUPPORTED_SETUP_FLAGS != 0 {
+            return Err(SetupError::unsupported_flags(
+                flags & !SUPPORTED_SETUP_FLAGS,
+                flags,
+                self.entries,
+            ));
+        }
         // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
         let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }
             .map_err(|e| SetupError::from_io(&e, flags, self.entries))?;
         // SAFETY: io_uring_setup returned a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ring::map(fd, p).map_err(|e| SetupError::from_io(&e, flags, self.entries))
+    }
+
+    /// Whether the kernel accepts these parameters: `io_uring_setup` with them, the ring
+    /// closed at once without being mapped. For probing flags [`build`](Self::build) refuses.
+    pub(crate) fn kernel_accepts(&self) -> bool {
+        let mut p = self.params;
+        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
+        match unsafe { sys::io_uring_setup(self.entries, &mut p) } {
+            // SAFETY: a fresh descriptor nothing else owns; closed right away.
+            Ok(fd) => drop(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Err(_) => return false,
+        }
+        true
     }
 }
 
