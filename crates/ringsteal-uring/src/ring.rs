@@ -7,6 +7,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::abi::*;
@@ -232,7 +233,9 @@ pub struct Ring {
     _sq_map: Mmap,
     _cq_map: Option<Mmap>,
     _sqe_map: Mmap,
-    fd: OwnedFd,
+    /// Shared with the [`BufRing`](crate::BufRing)s registered on this ring, which must
+    /// reach this ring, and no other, until they unregister.
+    fd: Arc<OwnedFd>,
 }
 
 // SAFETY: all raw pointers in the queues point into mappings owned by this Ring, which are
@@ -276,8 +279,14 @@ impl Ring {
             _sq_map: sq_map,
             _cq_map: cq_map,
             _sqe_map: sqe_map,
-            fd,
+            fd: Arc::new(fd),
         })
+    }
+
+    /// The ring's descriptor, shared: it stays open (and the io_uring instance alive) until
+    /// the ring and every holder of this handle are dropped.
+    pub(crate) fn shared_fd(&self) -> Arc<OwnedFd> {
+        self.fd.clone()
     }
 
     /// The ring's file descriptor (the target of MSG_RING, the first register argument).
