@@ -33,7 +33,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ringsteal_uring::abi::{
-    __kernel_timespec, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+    __kernel_timespec, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 use ringsteal_uring::{io_uring_sqe, opcode};
 
@@ -172,8 +172,9 @@ impl<T: Operation> Op<T> {
     /// it inline in the shard's `io_uring_enter`. A large page-cache read otherwise copies
     /// inline, holding the shard (and every other task on it) for the whole copy; forced
     /// async, it copies on a kernel worker thread, several in parallel. Costs a worker
-    /// hand-off, so it only pays for large transfers. Must be called before the first poll;
-    /// called later, it has no effect.
+    /// hand-off, so it only pays for large transfers. For an op of linked requests (such as
+    /// [`copy_linked`]) it applies to each of them (not to a link timeout). Must be called
+    /// before the first poll; called later, it has no effect.
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
@@ -190,7 +191,6 @@ impl<T: Operation> Op<T> {
                 )));
             };
             let cell = OpCell::allocate(data, shard.index);
-            let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
             // SAFETY: the cell is fresh and only ours; the data now sits at its final address.
             let prepared = unsafe {
                 (*(*cell.as_ptr()).data.get())
@@ -198,40 +198,16 @@ impl<T: Operation> Op<T> {
                     .expect("data present")
                     .prepare()
             };
-            let mut n = match prepared {
-                Sqes::One(a) if self.force_async => {
-                    sqes[0] = runtime_flags_only(a).with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
-                    1
-                }
-                Sqes::One(a) => {
-                    sqes[0] = runtime_flags_only(a);
-                    1
-                }
-                Sqes::Linked(a, b) => {
-                    sqes[0] = runtime_flags_only(a).with_flags(IOSQE_IO_LINK);
-                    sqes[1] = runtime_flags_only(b);
-                    2
-                }
-            };
-            if let Some(t) = self.timeout {
-                // SAFETY: the timespec lives in the cell, which outlives every CQE.
-                let ts = unsafe {
+            let timespec = self.timeout.map(|t| {
+                // SAFETY: the timespec lives in the cell, which outlives every CQE; the cell
+                // is not shared yet.
+                unsafe {
                     *(*cell.as_ptr()).timeout.get() = __kernel_timespec::from_duration(t);
-                    (*cell.as_ptr()).timeout.get()
-                };
-                // A link timeout bounds the request right before it: it goes behind the first
-                // SQE (the one that may wait), at TIMEOUT_SLOT. Behind a linked pair's second
-                // SQE it would be armed only once the first completed, and a first request
-                // that never completes (a read of an idle pipe) would wait forever.
-                let mut timer = opcode::link_timeout(ts, 0);
-                if n == 2 {
-                    // The chain goes on through the timeout to the second SQE.
-                    timer = timer.with_flags(IOSQE_IO_LINK);
-                    sqes[2] = sqes[1];
+                    (*cell.as_ptr()).timeout.get() as *const __kernel_timespec
                 }
-                sqes[0] = sqes[0].with_flags(IOSQE_IO_LINK);
-                sqes[TIMEOUT_SLOT] = timer;
-                n += 1;
+            });
+            let (mut sqes, n) = assemble(prepared, self.force_async, timespec);
+            if timespec.is_some() {
                 // SAFETY: the cell is not shared yet.
                 unsafe { (*cell.as_ptr()).header.set_link_timeout() };
             }
@@ -317,6 +293,53 @@ impl<T: Operation> Drop for Op<T> {
     }
 }
 
+/// The SQEs of an op, in submission order, and how many: its own (see
+/// [`runtime_flags_only`]), linked as [`Sqes`] says, with `IOSQE_ASYNC` on each of them if
+/// `force_async`, and a `LINK_TIMEOUT` on `timespec` behind the first if given (at
+/// [`TIMEOUT_SLOT`]). `user_data` is left for the caller.
+fn assemble(
+    prepared: Sqes,
+    force_async: bool,
+    timespec: Option<*const __kernel_timespec>,
+) -> ([io_uring_sqe; MAX_SQES], usize) {
+    let own = |sqe| {
+        let sqe = runtime_flags_only(sqe);
+        if force_async {
+            sqe.with_flags(IOSQE_ASYNC)
+        } else {
+            sqe
+        }
+    };
+    let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+    let mut n = match prepared {
+        Sqes::One(a) => {
+            sqes[0] = own(a);
+            1
+        }
+        Sqes::Linked(a, b) => {
+            sqes[0] = own(a).with_flags(IOSQE_IO_LINK);
+            sqes[1] = own(b);
+            2
+        }
+    };
+    if let Some(ts) = timespec {
+        // A link timeout bounds the request right before it: it goes behind the first SQE
+        // (the one that may wait), at TIMEOUT_SLOT. Behind a linked pair's second SQE it would
+        // be armed only once the first completed, and a first request that never completes
+        // (a read of an idle pipe) would wait forever.
+        let mut timer = opcode::link_timeout(ts, 0);
+        if n == 2 {
+            // The chain goes on through the timeout to the second SQE.
+            timer = timer.with_flags(IOSQE_IO_LINK);
+            sqes[2] = sqes[1];
+        }
+        sqes[0] = sqes[0].with_flags(IOSQE_IO_LINK);
+        sqes[TIMEOUT_SLOT] = timer;
+        n += 1;
+    }
+    (sqes, n)
+}
+
 /// `sqe` without the link and skip flags an [`Operation`] may not set (see its `# Safety`):
 /// a link would chain it to whatever SQE comes next in the ring, and a skipped CQE would
 /// never complete the op.
@@ -386,5 +409,52 @@ unsafe impl Operation for Nop {
     }
     fn fail(self, err: io::Error) -> io::Result<()> {
         Err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(sqes: &[io_uring_sqe]) -> Vec<u8> {
+        sqes.iter().map(|s| s.flags).collect()
+    }
+
+    #[test]
+    fn force_async_marks_a_single_request() {
+        let (sqes, n) = assemble(Sqes::One(opcode::nop()), true, None);
+        assert_eq!(flags(&sqes[..n]), [IOSQE_ASYNC]);
+    }
+
+    #[test]
+    fn force_async_marks_every_request_of_a_linked_op() {
+        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), true, None);
+        assert_eq!(
+            flags(&sqes[..n]),
+            [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_ASYNC]
+        );
+    }
+
+    #[test]
+    fn force_async_leaves_the_link_timeout_alone() {
+        let ts = __kernel_timespec::default();
+        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), true, Some(&ts));
+        assert_eq!(
+            flags(&sqes[..n]),
+            [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_IO_LINK, IOSQE_ASYNC]
+        );
+        assert_eq!(
+            sqes[TIMEOUT_SLOT].opcode,
+            ringsteal_uring::abi::IORING_OP_LINK_TIMEOUT
+        );
+    }
+
+    #[test]
+    fn without_force_async_no_request_is_marked() {
+        let ts = __kernel_timespec::default();
+        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), false, Some(&ts));
+        assert_eq!(flags(&sqes[..n]), [IOSQE_IO_LINK, IOSQE_IO_LINK, 0]);
+        let (sqes, n) = assemble(Sqes::One(opcode::nop()), false, None);
+        assert_eq!(flags(&sqes[..n]), [0]);
     }
 }
