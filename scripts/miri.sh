@@ -8,6 +8,7 @@
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 #   buf::               owned buffers and slices (no kernel: reads are simulated)
+#   op::tests           how an op's SQEs are assembled (flags, links, the link timeout)
 # Everything else in the crate talks to io_uring, which Miri cannot run.
 # Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
 set -euo pipefail
@@ -21,4 +22,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data buf:: shard::inbox util::block_cache util::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data buf:: op::tests shard::inbox util::block_cache util::queue "$@"

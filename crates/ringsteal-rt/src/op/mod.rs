@@ -91,6 +91,14 @@ pub unsafe trait Operation: Send + 'static {
 
     /// The output for an op that could not be submitted (buffers come back with `err`).
     fn fail(self, err: io::Error) -> Self::Output;
+
+    /// The result [`complete`](Self::complete) sees for a request that the op's link timeout
+    /// ([`Op::with_timeout`]) cancelled (the kernel reports `-ECANCELED`): `-ETIMEDOUT` by
+    /// default, so that the op fails with `ErrorKind::TimedOut`. An op whose `complete` must
+    /// tell a request that never ran from one that ran and failed keeps `-ECANCELED`, which
+    /// no request that ran reports: a close, say, since the kernel takes the descriptor
+    /// whatever a close that ran answers, `ETIMEDOUT` included.
+    const TIMED_OUT_RESULT: i32 = -libc::ETIMEDOUT;
 }
 
 enum State<T> {
@@ -265,7 +273,7 @@ impl<T: Operation> Future for Op<T> {
                 return Poll::Pending;
             }
         }
-        let results = header.op_results();
+        let results = header.op_results(T::TIMED_OUT_RESULT);
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
@@ -413,8 +421,45 @@ unsafe impl Operation for Nop {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Completes `op` as if the kernel had posted `results` for its SQEs (the op itself, and
+    /// with `timeout`, its link timeout at `TIMEOUT_SLOT`), through `Op::poll`: no ring. For
+    /// completions no test can make the kernel post on demand.
+    pub(crate) fn complete_by_hand<T: Operation>(
+        mut op: Op<T>,
+        results: &[(i32, u32)],
+        timeout: bool,
+    ) -> T::Output {
+        let State::Unsubmitted(data) = std::mem::replace(&mut op.state, State::Done) else {
+            panic!("the op was submitted already");
+        };
+        let cell = OpCell::allocate(data, 0);
+        // SAFETY: the cell is fresh and only ours.
+        let header = unsafe { &(*cell.as_ptr()).header };
+        if timeout {
+            header.set_link_timeout();
+        }
+        header.set_expected(results.len() as u32);
+        for (i, &(res, flags)) in results.iter().enumerate() {
+            assert!(header.complete(i, res, flags).is_some() == (i + 1 == results.len()));
+            // SAFETY: the reference SQE `i` would have held; the future's keeps the cell.
+            unsafe { release(cell.cast()) };
+        }
+        op.state = State::Submitted(cell);
+        op.sqes = results.len();
+        op.linked_timeout = timeout;
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+        match Pin::new(&mut op).poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(out) => out,
+            Poll::Pending => unreachable!("every CQE has arrived"),
+        }
+    }
 
     fn flags(sqes: &[io_uring_sqe]) -> Vec<u8> {
         sqes.iter().map(|s| s.flags).collect()

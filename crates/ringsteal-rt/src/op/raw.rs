@@ -114,7 +114,7 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     // the driver's reaping path: a panic in it must not unwind through the driver.
     contain_panic(move || {
         let complete = header.pending.load(Ordering::Acquire) == 0;
-        let results = complete.then(|| header.op_results());
+        let results = complete.then(|| header.op_results(T::TIMED_OUT_RESULT));
         drop(header);
         if let Some(data) = data.into_inner() {
             if let Some(results) = results {
@@ -150,8 +150,9 @@ impl OpHeader {
 
     /// The `(res, flags)` of the op's own SQEs, in order, with the link timeout's taken out
     /// (the slots past the op's own SQEs are meaningless). If the timeout expired, the
-    /// requests it cancelled report `ETIMEDOUT`. Only after [`is_complete`](Self::is_complete).
-    pub(crate) fn op_results(&self) -> [(i32, u32); MAX_SQES] {
+    /// requests it cancelled report `timed_out` (the op's `Operation::TIMED_OUT_RESULT`).
+    /// Only after [`is_complete`](Self::is_complete).
+    pub(crate) fn op_results(&self, timed_out: i32) -> [(i32, u32); MAX_SQES] {
         let mut results = self.results();
         // Relaxed: written before submission, which happens before any completion, which
         // happens before the Acquire load of `pending` that allowed this call.
@@ -161,7 +162,7 @@ impl OpHeader {
             results[MAX_SQES - 1] = (-libc::ECANCELED, 0);
             if timer == -libc::ETIME {
                 for r in results.iter_mut().filter(|r| r.0 == -libc::ECANCELED) {
-                    r.0 = -libc::ETIMEDOUT;
+                    r.0 = timed_out;
                 }
             }
         }
