@@ -21,7 +21,7 @@ mod fd;
 mod fs;
 pub(crate) mod raw;
 
-pub use fd::SharedFd;
+pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
 
 use std::fmt;
