@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the runtime's and the fs crate's tests under AddressSanitizer (nightly): use-after-free,
-# double free and out-of-bounds accesses in the unsafe code (task cells, op cells, buffers,
-# rings) fail the run. Leak detection is on: a leak at exit is a failure too.
+# Runs the tests of the runtime and the fs, net, process and signal crates under
+# AddressSanitizer (nightly): use-after-free, double free and out-of-bounds accesses in the
+# unsafe code (task cells, op cells, buffers, rings, socket addresses) fail the run. Leak
+# detection is on: a leak at exit is a failure too.
 #
 #   bash scripts/asan.sh [extra cargo test args]
 set -euo pipefail
@@ -20,4 +21,4 @@ export RUSTDOCFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/asan}"
 # -Zbuild-std instruments the standard library too, so every allocation is tracked.
-cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs --tests "$@"
+cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs -p ringsteal-net -p ringsteal-process -p ringsteal-signal --tests "$@"

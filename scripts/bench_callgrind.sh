@@ -10,6 +10,8 @@
 #   spawn_join  instructions per spawn + join of a tiny task on a one-shard runtime
 #   cross_wake  instructions per cross-shard task wake between two spinning shards: the wake,
 #               the target's tick that takes the task from its inbox, and the poll
+#   op_nop      instructions per single-shot op (IORING_OP_NOP awaited) on a one-shard runtime:
+#               the op cell, its SQE, the submit, the reap and the wake
 # Each probe runs at two sizes; per operation = (count(large) - count(small)) / operations,
 # which cancels start-up and shutdown. The shard's idle loop (steal attempts, spinning,
 # parking: `Shard::idle` and everything it calls) is left out of both counts, because how
@@ -82,11 +84,13 @@ per_op() {
 echo "==> valgrind --tool=callgrind (this takes about a minute)"
 spawn_join="$(per_op spawn_join 2000 4000 1)"
 cross_wake="$(per_op cross_wake 200 400 2)"
+op_nop="$(per_op op_nop 2000 4000 1)"
 rustc_v="$(rustc --version)"
 valgrind_v="$(valgrind --version)"
 libc_v="$(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown)"
 echo "spawn_join: $spawn_join instructions per spawn+join (one shard)"
 echo "cross_wake: $cross_wake instructions per cross-shard wake (spinning target)"
+echo "op_nop: $op_nop instructions per single-shot op (one shard)"
 
 if [ "$update" -eq 1 ]; then
     cat > "$baseline" <<EOF
@@ -106,20 +110,25 @@ what = "instructions per spawn + join of a tiny task, one shard"
 [cross_wake]
 per_op = $cross_wake
 what = "instructions per cross-shard task wake between spinning shards (idle loop excluded)"
+
+[op_nop]
+per_op = $op_nop
+what = "instructions per single-shot op (a NOP submitted, reaped and awaited), one shard"
 EOF
     echo "==> wrote $baseline"
     exit 0
 fi
 
 [ -f "$baseline" ] || { echo "no baseline $baseline: run with --update first" >&2; exit 1; }
-python3 - "$baseline" "$spawn_join" "$cross_wake" "$rustc_v" "$valgrind_v" "$libc_v" <<'EOF'
+python3 - "$baseline" "$spawn_join" "$cross_wake" "$op_nop" "$rustc_v" "$valgrind_v" "$libc_v" <<'EOF'
 import pathlib, sys, tomllib
-path, sj, cw, rustc, valgrind, libc = sys.argv[1:]
+path, sj, cw, on, rustc, valgrind, libc = sys.argv[1:]
 try:
     base = tomllib.loads(pathlib.Path(path).read_text())
     tol = float(base["tolerance"])
     want = {"spawn_join": float(base["spawn_join"]["per_op"]),
-            "cross_wake": float(base["cross_wake"]["per_op"])}
+            "cross_wake": float(base["cross_wake"]["per_op"]),
+            "op_nop": float(base["op_nop"]["per_op"])}
 except (OSError, KeyError, ValueError, TypeError, tomllib.TOMLDecodeError) as e:
     sys.exit(f"FAIL: unreadable baseline {path}: {e}")
 for key, have in (("rustc", rustc), ("valgrind", valgrind), ("libc", libc)):
@@ -127,7 +136,7 @@ for key, have in (("rustc", rustc), ("valgrind", valgrind), ("libc", libc)):
         print(f"note: baseline {key} is {base.get(key)!r}, this machine has {have!r}; "
               "counts may differ for that reason alone")
 bad = 0
-for name, got in (("spawn_join", float(sj)), ("cross_wake", float(cw))):
+for name, got in (("spawn_join", float(sj)), ("cross_wake", float(cw)), ("op_nop", float(on))):
     ref = want[name]
     change = got / ref - 1
     verdict = "FAIL" if change > tol else "ok  "

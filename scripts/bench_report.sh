@@ -9,7 +9,12 @@
 #   scripts/bench_report.sh --wait-idle 30       # first wait up to 30 min for load1 < 0.5
 #   scripts/bench_report.sh --results-dir DIR    # no run: tables from an earlier CRITERION_HOME
 #   scripts/bench_report.sh --dry-run            # run, but print the section instead of writing
+#   scripts/bench_report.sh --order-seed N       # run order seed (default: a fresh one)
 #   scripts/bench_report.sh -- <criterion args>  # replaces the short profile's arguments
+#
+# The runtimes of each group run in an order rotated by RINGSTEAL_BENCH_ORDER_SEED
+# (benches/src/order.rs); each run takes a fresh seed unless given one, and the report
+# records the seed and every group's order.
 #
 # Environment: CARGO_TARGET_DIR (default: target/), RINGSTEAL_BENCH_DIR (data files).
 # Compare figures only within one run: on a shared 2-vCPU VM run-to-run noise reaches ±30 %.
@@ -21,13 +26,15 @@ PROFILE=(--warm-up-time 1 --measurement-time 3)
 results_dir=""
 wait_idle=0
 dry_run=0
+order_seed=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --results-dir) results_dir="$2"; shift 2 ;;
         --wait-idle) wait_idle="$2"; shift 2 ;;
         --dry-run) dry_run=1; shift ;;
+        --order-seed) order_seed="$2"; shift 2 ;;
         --) shift; PROFILE=("$@"); break ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -48,11 +55,18 @@ commit="$(git rev-parse --short=12 HEAD)"
 if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
     commit="$commit (with uncommitted changes in crates/ or benches/)"
 fi
-bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs -- "${PROFILE[@]}" --noplot)
+if [ -z "$order_seed" ]; then
+    # A fresh seed per run, so no runtime keeps the same place in a group from run to run.
+    order_seed="$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+fi
+case "$order_seed" in
+    ''|*[!0-9]*) echo "--order-seed must be an unsigned integer, not '$order_seed'" >&2; exit 2 ;;
+esac
+bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process -- "${PROFILE[@]}" --noplot)
 
 if [ -z "$results_dir" ]; then
     log "building the suites"
-    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --no-run >&2
+    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process --no-run >&2
     if [ "$wait_idle" -gt 0 ]; then
         deadline=$(( $(date +%s) + wait_idle * 60 ))
         while awk -v l="$(load1)" 'BEGIN { exit !(l >= 0.5) }'; do
@@ -69,7 +83,8 @@ if [ -z "$results_dir" ]; then
     log "load average before the run: $load_before"
     log "${bench_cmd[*]} (CRITERION_HOME=$results_dir)"
     started=$(date +%s)
-    CRITERION_HOME="$results_dir" "${bench_cmd[@]}" 2>&1 | tee "$work/bench.log" >&2
+    RINGSTEAL_BENCH_ORDER_SEED="$order_seed" CRITERION_HOME="$results_dir" "${bench_cmd[@]}" 2>&1 |
+        tee "$work/bench.log" >&2
     minutes=$(( ($(date +%s) - started + 59) / 60 ))
     load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -101,6 +116,20 @@ else
     minutes="?"
     fio_json=""
     [ -f "$results_dir/../fio.json" ] && fio_json="$results_dir/../fio.json"
+    # The seed and the orders of that run, from its log if it is beside the results.
+    order_seed="(not recorded)"
+    if [ -f "$results_dir/../bench.log" ]; then
+        order_seed="$(sed -n 's/^run order of .*(RINGSTEAL_BENCH_ORDER_SEED=\([0-9]*\)).*/\1/p' \
+            "$results_dir/../bench.log" | sort -u | paste -sd, -)"
+        [ -n "$order_seed" ] || order_seed="(not recorded)"
+    fi
+fi
+# Each group's run order, as the suites printed it.
+orders="$work/orders.md"
+if [ -f "$results_dir/../bench.log" ]; then
+    sed -n 's/^run order of \([^ ]*\) (.*): \(.*\)$/| `\1` | \2 |/p' "$results_dir/../bench.log" > "$orders"
+else
+    : > "$orders"
 fi
 
 log "tables from $results_dir"
@@ -120,7 +149,7 @@ section="$work/section.md"
     echo
     echo '```text'
     echo "$command_line"
-    echo "# which runs: CRITERION_HOME=<fresh dir> ${bench_cmd[*]}"
+    echo "# which runs: RINGSTEAL_BENCH_ORDER_SEED=$order_seed CRITERION_HOME=<fresh dir> ${bench_cmd[*]}"
     echo '```'
     echo
     echo "### Ratios: peer median / ringsteal median (above 1: ringsteal is faster)"
@@ -145,13 +174,21 @@ section="$work/section.md"
     echo "### Every median"
     echo
     cat "$work/tables/absolute.md"
+    if [ -s "$orders" ]; then
+        echo
+        echo "### Run order (seed $order_seed)"
+        echo
+        echo "| group | runtimes and floors, in the order they ran |"
+        echo "|---|---|"
+        cat "$orders"
+    fi
 } > "$section"
 
 readme_section="$work/readme.md"
 {
     echo "Ratio of each peer's median time to ringsteal's on the same workload, in one run"
     echo "(above 1: ringsteal is faster). $date_utc, $machine, commit \`$commit\`,"
-    echo "load average before the run $load_before. Command: \`$command_line\`."
+    echo "load average before the run $load_before. Command: \`$command_line\` (run order seed $order_seed)."
     echo "What each workload measures, the caveats, every absolute median and the targets:"
     echo "[book/src/benchmarks.md](book/src/benchmarks.md)."
     echo

@@ -3,7 +3,9 @@
 # loom: every interleaving of a sleeper and its wakers, under the C11 memory model as loom
 # implements it. A lost wakeup shows as a deadlock, more than one doorbell per sleep as a
 # failed assertion. Release build: loom explores many thousands of executions.
-# Extra arguments go to the test binary (e.g. --nocapture).
+# Extra arguments go to the test binary (e.g. --nocapture). Builds into target/loom (or
+# $CARGO_TARGET_DIR), so the `--cfg loom` build does not evict the normal release build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/loom}"
 RUSTFLAGS="${RUSTFLAGS:-} --cfg loom" cargo test -p ringsteal-rt --lib --release loom -- "$@"

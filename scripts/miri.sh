@@ -7,8 +7,13 @@
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
-#   buf::               owned buffers and slices (no kernel: reads are simulated)
+#   io::                lanes (leftover bytes, ordering), InLane outputs, framing, provided methods
+#   buf::               owned buffers, slices, vectored buffers and their advance (no kernel:
+#                       reads are simulated)
 #   op::tests           how an op's SQEs are assembled (flags, links, the link timeout)
+#   op::net::addr       socket address storage and conversions
+#   buf::provided::ledger   provided-buffer accounting: buffers in use, stalled streams' wakers
+#   op::stream::queue   a stream's queue of delivered results (push, pop, close, two threads)
 # Everything else in the crate talks to io_uring, which Miri cannot run.
 # Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
 set -euo pipefail
@@ -22,4 +27,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data buf:: op::tests shard::inbox util::block_cache util::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue io:: buf:: op::tests op::net::addr op::stream::queue "$@"

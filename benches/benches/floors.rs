@@ -6,11 +6,16 @@
 //!   reaped with `submit_and_wait(1)`. This uses the `io-uring` crate, a
 //!   dev-dependency of this package for this floor only (never a peer).
 //!
+//! - chunked `pread`: a whole file split the way `ringsteal::fs::read` splits a
+//!   large file, each chunk read by a thread of its own, all at once: the floor
+//!   for a reader with ringsteal's parallelism (`cat_100mb/floor_pread_chunked`).
+//!
 //! Every read is checked like the runtimes' reads are.
 
 #![allow(dead_code)]
 
 use std::fs::File;
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::Barrier;
@@ -132,4 +137,64 @@ pub(crate) fn uring_threads(
             .collect()
     });
     makespan(&spans)
+}
+
+/// The chunks `ringsteal::fs::read` splits a file of `size` bytes into when it is 16 MiB or
+/// more (`crates/ringsteal-fs/src/chunked_read.rs`): `size / 4 MiB` chunks, at least 2 and
+/// at most 8, of equal length but the last.
+pub(crate) fn ringsteal_chunks(size: usize) -> Vec<Range<usize>> {
+    let chunks = (size / (4 << 20)).clamp(2, 8);
+    let len = size.div_ceil(chunks);
+    (0..chunks)
+        .map(|i| (i * len).min(size)..((i + 1) * len).min(size))
+        .collect()
+}
+
+/// The start of a buffer the threads of [`pread_chunked`] write disjoint parts of.
+#[derive(Clone, Copy)]
+struct Dest(*mut u8);
+// SAFETY: each thread writes only its own chunk's range of the buffer, and the buffer
+// outlives the scope every thread runs in.
+unsafe impl Send for Dest {}
+
+/// The first `size` bytes of `file`, read as [`ringsteal_chunks`] with one thread per
+/// chunk, each `pread`ing its chunk into its part of one allocation (as large as
+/// `ringsteal::fs::read` makes it: `size + 1`). Panics on a read error or a short file.
+pub(crate) fn pread_chunked(file: &File, size: usize) -> Vec<u8> {
+    let mut buf: Vec<u8> = Vec::with_capacity(size + 1);
+    let dest = Dest(buf.as_mut_ptr());
+    let fd = file.as_raw_fd();
+    thread::scope(|s| {
+        let threads: Vec<_> = ringsteal_chunks(size)
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    let dest = dest;
+                    let mut at = chunk.start;
+                    while at < chunk.end {
+                        // SAFETY: `at..chunk.end` lies inside the buffer's capacity (every
+                        // chunk ends at or before `size`), no other thread writes this range,
+                        // and the buffer lives until after the scope has joined this thread.
+                        let n = unsafe {
+                            libc::pread(
+                                fd,
+                                dest.0.add(at).cast(),
+                                chunk.end - at,
+                                at as libc::off_t,
+                            )
+                        };
+                        assert!(n > 0, "pread at {at}: {}", std::io::Error::last_os_error());
+                        at += n as usize;
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("pread thread");
+        }
+    });
+    // SAFETY: the threads wrote every byte of `0..size` (each chunk read to its end, and
+    // the chunks cover `0..size`), and every one of them has been joined.
+    unsafe { buf.set_len(size) };
+    buf
 }

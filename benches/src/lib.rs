@@ -5,10 +5,11 @@
 //! lives next to them in `benches/peers/` and `benches/floors.rs`, because those
 //! crates are dev-dependencies of this package and only bench targets may use
 //! them. This library holds what every runtime shares: workload parameters and
-//! result checks (`workloads`), the warm data files (`files`) and a few helpers
-//! (`util`).
+//! result checks (`workloads`), the warm data files (`files`), the rotated run
+//! order of a group's runtimes (`order`) and a few helpers (`util`).
 
 pub mod files;
+pub mod order;
 pub mod util;
 pub mod workloads;
 

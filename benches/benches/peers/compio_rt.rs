@@ -156,3 +156,14 @@ impl Drop for Threads {
 pub(crate) async fn join<T>(h: compio::runtime::JoinHandle<T>) -> T {
     h.await.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
+
+impl super::RuntimePerThread for Threads {
+    fn run_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawn_on(t, make)
+    }
+}

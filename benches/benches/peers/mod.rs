@@ -16,8 +16,11 @@
 //! - a runtime is built right before its benchmarks and dropped right after:
 //!   spargio's shards busy-poll while alive and would steal CPU from the others.
 //!
+//! - the runtimes of a group (and its floors) are [`Entry`]s run in a rotated
+//!   order ([`run_rotated`], `ringsteal_benches::order`), not ringsteal first.
+//!
 //! ringsteal itself is driven through `ringsteal_rt.rs` (its runtime variants,
-//! joining, stats) and runs first in every group.
+//! joining, stats).
 
 #![allow(dead_code)]
 
@@ -27,6 +30,62 @@ pub(crate) mod spargio_rt;
 pub(crate) mod tokio_rt;
 
 use std::time::{Duration, Instant};
+
+use criterion::measurement::WallTime;
+use criterion::BenchmarkGroup;
+use ringsteal_benches::order;
+
+/// A criterion group of wall-clock benchmarks.
+pub(crate) type Group<'g> = BenchmarkGroup<'g, WallTime>;
+
+/// One runtime's (or one floor's) part of a group: it builds its runtime, registers its
+/// benchmarks on the group (criterion runs each as it is registered) and drops the
+/// runtime again, so no two runtimes are alive at once.
+pub(crate) struct Entry<'a> {
+    name: String,
+    run: Box<dyn FnOnce(&mut Group<'_>) + 'a>,
+}
+
+/// An [`Entry`] named `name` (used only to print the order: the runtime's or floor's
+/// benchmark id within the group).
+pub(crate) fn entry<'a>(
+    name: impl Into<String>,
+    run: impl FnOnce(&mut Group<'_>) + 'a,
+) -> Entry<'a> {
+    Entry {
+        name: name.into(),
+        run: Box::new(run),
+    }
+}
+
+/// Runs `entries` on `g` in the order rotated by the run's seed and `key` (the group, or
+/// the group and variant: each rotates on its own), and prints that order to stderr so a
+/// run's log records it.
+pub(crate) fn run_rotated(g: &mut Group<'_>, key: &str, entries: Vec<Entry<'_>>) {
+    let seed = order::seed();
+    let entries = order::rotated(entries, seed, key);
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    eprintln!(
+        "run order of {key} ({}={seed}): {}",
+        order::SEED_VAR,
+        names.join(", ")
+    );
+    for e in entries {
+        (e.run)(g);
+    }
+}
+
+/// Threads with one single-threaded runtime each (tokio's `current_thread`, compio's),
+/// where a `Send` closure builds a future that runs there as the runtime's `block_on`
+/// future, so it and the tasks it spawns stay on that thread.
+pub(crate) trait RuntimePerThread {
+    /// Runs `make()` on thread `t`; the receiver yields its output.
+    fn run_on<M, F>(&self, t: usize, make: M) -> std::sync::mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: std::future::Future + 'static,
+        F::Output: Send + 'static;
+}
 
 /// Start and end instants of the work one thread did.
 pub(crate) type Span = (Instant, Instant);

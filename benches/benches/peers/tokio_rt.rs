@@ -3,7 +3,7 @@
 //! thread (tokio's multi-thread scheduler cannot pin a task to a worker).
 //!
 //! API read from docs.rs/tokio (runtime::Builder, Runtime::block_on,
-//! task::spawn, task::spawn_blocking, sync::{mpsc, Notify},
+//! task::spawn, task::spawn_blocking,
 //! time::{timeout, sleep}, fs::read and the fs module's "Tuning your file IO").
 
 use std::future::Future;
@@ -100,5 +100,16 @@ impl Drop for PinnedThreads {
         for j in self.joins.drain(..) {
             let _ = j.join();
         }
+    }
+}
+
+impl super::RuntimePerThread for PinnedThreads {
+    fn run_on<M, F>(&self, t: usize, make: M) -> std_mpsc::Receiver<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawn_on(t, make)
     }
 }

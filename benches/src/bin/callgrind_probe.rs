@@ -6,6 +6,7 @@
 //! callgrind_probe spawn_join N   # shards(1): spawn N tiny tasks, then join them all
 //! callgrind_probe cross_wake N   # shards(2): N round trips between a task Pinned(0)
 //!                                # and a task Pinned(1), two cross-shard wakes each
+//! callgrind_probe op_nop N       # shards(1): N `IORING_OP_NOP` ops awaited one by one
 //! ```
 //!
 //! The script runs each probe at two sizes and divides the difference in
@@ -14,6 +15,9 @@
 //!
 //! - `spawn_join` runs on a single shard (`Park`), so no second thread makes the
 //!   count depend on scheduling.
+//! - `op_nop` runs on a single shard too: the whole single-shot op path (the op cell,
+//!   the SQE, the submit, the reap and the wake of the awaiting future), with the kernel's
+//!   share of a NOP as small as it gets.
 //! - `cross_wake` cannot let a shard park: valgrind 3.19 (Debian 12) does not
 //!   treat `io_uring_enter` as a blocking system call, so a thread waiting in it
 //!   keeps valgrind's global lock and every other thread stops (the process
@@ -52,12 +56,13 @@ fn main() {
     match mode.as_str() {
         "spawn_join" => spawn_join(n),
         "cross_wake" => cross_wake(n),
+        "op_nop" => op_nop(n),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: callgrind_probe spawn_join|cross_wake N");
+    eprintln!("usage: callgrind_probe spawn_join|cross_wake|op_nop N");
     std::process::exit(2);
 }
 
@@ -84,6 +89,16 @@ fn spawn_join(n: u64) {
         sum
     });
     assert_eq!(sum, n * n.saturating_sub(1) / 2);
+}
+
+/// Awaits `n` NOP ops one after another on a one-shard runtime.
+fn op_nop(n: u64) {
+    let rt = build(1, IdleStrategy::Park);
+    rt.block_on(async move {
+        for _ in 0..n {
+            ringsteal::op::nop().await.expect("nop");
+        }
+    });
 }
 
 /// A one-shot, reusable flag with a waker: the smallest cross-task signal, so

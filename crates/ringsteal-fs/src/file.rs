@@ -4,15 +4,20 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use ringsteal_rt::io::Lane;
 use ringsteal_rt::op::{self, Op, ReadAt, ReadvAt, SharedFd, WriteAt, WritevAt};
 use ringsteal_rt::{Feature, RuntimeHandle};
 
 use crate::{Metadata, OpenOptions};
 
-/// An open file. Positional I/O only (`read_at`/`write_at`), with owned buffers: each call
-/// takes the buffer and gives it back with the result.
+/// An open file. Positional I/O (`read_at`/`write_at`) with owned buffers: each call takes
+/// the buffer and gives it back with the result. It also implements
+/// [`AsyncReadOwned`](ringsteal_rt::io::AsyncReadOwned) and
+/// [`AsyncWriteOwned`](ringsteal_rt::io::AsyncWriteOwned), which read and write at the file
+/// position (as std's `Read`/`Write`), for `ringsteal::io::copy`, `BufReader` and the rest.
 ///
 /// `File` is `Send + Sync`; several tasks may run operations on one file at once. Every
 /// operation holds the descriptor open until its completion arrives, so closing (or dropping)
@@ -39,13 +44,22 @@ use crate::{Metadata, OpenOptions};
 #[derive(Debug)]
 pub struct File {
     fd: SharedFd,
+    /// The read and write lanes of the cursor-based I/O traits (`io_traits.rs`), made on
+    /// first use: positional I/O needs none.
+    lanes: OnceLock<(Lane, Lane)>,
 }
 
 impl File {
     pub(crate) fn from_owned(fd: OwnedFd) -> Self {
         Self {
             fd: SharedFd::new(fd),
+            lanes: OnceLock::new(),
         }
+    }
+
+    /// The lanes that order reads and writes at the file position.
+    pub(crate) fn lanes(&self) -> &(Lane, Lane) {
+        self.lanes.get_or_init(Default::default)
     }
 
     /// Opens a file read-only.

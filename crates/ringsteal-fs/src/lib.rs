@@ -33,6 +33,7 @@ mod chunked_read;
 mod copy;
 mod cstr;
 mod file;
+mod io_traits;
 mod metadata;
 mod open_options;
 mod path_ops;

@@ -33,9 +33,11 @@ pub enum Feature {
     /// `IORING_REGISTER_SEND_MSG_RING` (6.13): MSG_RING from a thread without a ring. Without
     /// it such threads ring a shard's eventfd.
     SendMsgRing,
-    /// Multishot accept (5.19).
+    /// Multishot accept (5.19). Without it accept streams use single-shot accepts.
     MultishotAccept,
-    /// Multishot recv with provided buffers (6.0).
+    /// Multishot recv and recvmsg with provided buffers (6.0). Without it (or without
+    /// [`ProvidedBufferRing`](Feature::ProvidedBufferRing)) receive streams use single-shot
+    /// receives into heap buffers.
     MultishotRecv,
     /// Provided-buffer rings, `IORING_REGISTER_PBUF_RING` (5.19).
     ProvidedBufferRing,

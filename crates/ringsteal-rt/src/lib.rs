@@ -36,6 +36,7 @@ pub mod buf;
 mod driver;
 mod error;
 mod features;
+pub mod io;
 mod loom;
 mod msg;
 pub mod op;
@@ -50,7 +51,7 @@ mod util;
 
 pub mod task;
 
-pub use driver::RingMode;
+pub use driver::{RingMode, RingRefusal, RingSetup};
 pub use error::{BuildError, SpawnError};
 pub use features::{Feature, KernelFeatures};
 pub use msg::{recv_msg, try_recv_msg, RecvMsg};

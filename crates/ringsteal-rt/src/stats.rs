@@ -5,6 +5,7 @@
 //! Readers get a relaxed snapshot: each value is exact, the set is not one instant.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::util::CachePadded;
@@ -26,6 +27,17 @@ impl LocalCounter {
     pub(crate) fn set(&self, v: u64) {
         self.0.store(v, Relaxed);
     }
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// A gauge any thread may set, shared with what it measures (which may outlive the runtime:
+/// a provided-buffer group held by its buffers).
+#[derive(Debug, Default)]
+pub(crate) struct SharedGauge(pub(crate) Arc<AtomicU64>);
+
+impl SharedGauge {
     pub(crate) fn get(&self) -> u64 {
         self.0.load(Relaxed)
     }
@@ -55,6 +67,8 @@ pub(crate) struct ShardCounters {
     pub(crate) eventfd_doorbells: SharedCounter,
     pub(crate) remote_wakes: SharedCounter,
     pub(crate) ops_cancelled: SharedCounter,
+    pub(crate) enobufs_stalls: SharedCounter,
+    pub(crate) bufs_in_use: SharedGauge,
     _separate_lines: CachePadded<()>,
     pub(crate) polls: LocalCounter,
     pub(crate) spawned_local: LocalCounter,
@@ -75,6 +89,7 @@ pub(crate) struct ShardCounters {
     pub(crate) timers_fired: LocalCounter,
     pub(crate) messages_received: LocalCounter,
     pub(crate) tasks_alive: LocalCounter,
+    pub(crate) stream_rearms: LocalCounter,
 }
 
 /// A snapshot of one shard's counters.
@@ -103,7 +118,8 @@ pub struct ShardStats {
     pub tasks_stolen: u64,
     /// Queued, unstarted tasks this shard handed to a sleeping shard as it woke it.
     pub tasks_handed_off: u64,
-    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards.
+    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards (ring-less ones,
+    /// `IORING_REGISTER_SEND_MSG_RING`, when its runtime uses SQPOLL).
     pub msg_ring_doorbells: u64,
     /// eventfd doorbells written to this shard (fallback path and non-shard threads).
     pub eventfd_doorbells: u64,
@@ -135,6 +151,17 @@ pub struct ShardStats {
     pub messages_received: u64,
     /// Tasks started on this shard and not yet finished (gauge).
     pub tasks_alive: u64,
+    /// Requests that streams of completions (multishot accept and receive) submitted on this
+    /// shard after their first: the kernel ended a multishot request (buffers ran out, the
+    /// CQ was full, an error) and the stream went on, or, on the single-shot fallbacks, each
+    /// request after the first.
+    pub stream_rearms: u64,
+    /// Times a multishot receive armed on this shard ended because the shard's provided
+    /// buffers had all been taken (`ENOBUFS`), pausing its stream until enough came back.
+    pub enobufs_stalls: u64,
+    /// Provided buffers of this shard that the application holds (gauge): taken by receive
+    /// streams and not yet dropped.
+    pub bufs_in_use: u64,
     /// The shard has run out of work and found none since (gauge: spinning, parked, or woken
     /// and not yet running anything).
     pub idle: bool,
@@ -166,6 +193,9 @@ impl ShardCounters {
             timers_fired: self.timers_fired.get(),
             messages_received: self.messages_received.get(),
             tasks_alive: self.tasks_alive.get(),
+            stream_rearms: self.stream_rearms.get(),
+            enobufs_stalls: self.enobufs_stalls.get(),
+            bufs_in_use: self.bufs_in_use.get(),
             idle: false,
         }
     }
@@ -216,6 +246,9 @@ impl RuntimeStats {
             t.timers_fired += s.timers_fired;
             t.messages_received += s.messages_received;
             t.tasks_alive += s.tasks_alive;
+            t.stream_rearms += s.stream_rearms;
+            t.enobufs_stalls += s.enobufs_stalls;
+            t.bufs_in_use += s.bufs_in_use;
             t.idle &= s.idle;
         }
         t

@@ -11,12 +11,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use op_support::{pipe, Probe};
 use ringsteal_rt::op::{self, SharedFd};
-use ringsteal_rt::time::{sleep, Sleep};
+use ringsteal_rt::time::{sleep, Instant, Sleep};
 use ringsteal_rt::{current_shard, spawn_with, Placement, RuntimeHandle};
 
 /// More panics than a shard loop is restarted after (16).

@@ -68,3 +68,119 @@ unsafe impl<T: IoBufMut> IoVecBufMut for Vec<T> {
         }
     }
 }
+
+// SAFETY: both elements are IoBufs; the iovecs describe their initialised bytes, in order.
+unsafe impl<A: IoBuf, B: IoBuf> IoVecBuf for (A, B) {
+    fn iovecs(&self) -> Vec<libc::iovec> {
+        [
+            (self.0.stable_ptr(), self.0.bytes_init()),
+            (self.1.stable_ptr(), self.1.bytes_init()),
+        ]
+        .into_iter()
+        .map(|(p, n)| libc::iovec {
+            iov_base: p as *mut libc::c_void,
+            iov_len: n,
+        })
+        .collect()
+    }
+}
+
+/// `bufs` without its first bytes: what is left to write after a short vectored write.
+/// [`advance`](Self::advance) by what each write took, until [`remaining`](Self::remaining)
+/// is zero, then take the buffers back.
+///
+/// ```
+/// use ringsteal_rt::buf::{Advance, IoVecBuf};
+///
+/// let mut rest = Advance::new((b"head".to_vec(), b"body".to_vec()));
+/// rest.advance(5);
+/// assert_eq!(rest.remaining(), 3);
+/// assert_eq!(rest.iovecs().len(), 1);
+/// let (head, body) = rest.into_inner();
+/// assert_eq!((head, body), (b"head".to_vec(), b"body".to_vec()));
+/// ```
+#[derive(Debug)]
+pub struct Advance<B> {
+    bufs: B,
+    skip: usize,
+    total: usize,
+}
+
+impl<B: IoVecBuf> Advance<B> {
+    /// All of `bufs`.
+    pub fn new(bufs: B) -> Self {
+        let total = bufs.iovecs().iter().map(|i| i.iov_len).sum();
+        Self {
+            bufs,
+            skip: 0,
+            total,
+        }
+    }
+
+    /// Drops the next `n` bytes (capped at what remains).
+    pub fn advance(&mut self, n: usize) {
+        self.skip = (self.skip + n).min(self.total);
+    }
+
+    /// Bytes not yet skipped.
+    pub fn remaining(&self) -> usize {
+        self.total - self.skip
+    }
+
+    /// The buffers, whole.
+    pub fn into_inner(self) -> B {
+        self.bufs
+    }
+}
+
+// SAFETY: the iovecs are a suffix of `bufs`' own (trimmed at the front), so they describe
+// initialised bytes of buffers `bufs` owns.
+unsafe impl<B: IoVecBuf> IoVecBuf for Advance<B> {
+    fn iovecs(&self) -> Vec<libc::iovec> {
+        let mut skip = self.skip;
+        let mut out = Vec::new();
+        for iov in self.bufs.iovecs() {
+            if skip >= iov.iov_len {
+                skip -= iov.iov_len;
+                continue;
+            }
+            out.push(libc::iovec {
+                // SAFETY: skip < iov_len, so the pointer stays inside this buffer.
+                iov_base: unsafe { iov.iov_base.cast::<u8>().add(skip) }.cast(),
+                iov_len: iov.iov_len - skip,
+            });
+            skip = 0;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents<B: IoVecBuf>(b: &B) -> Vec<Vec<u8>> {
+        b.iovecs()
+            .iter()
+            .map(|i| {
+                // SAFETY: each iovec points into `b`'s buffers, alive here.
+                unsafe { std::slice::from_raw_parts(i.iov_base.cast::<u8>(), i.iov_len) }.to_vec()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn advance_skips_whole_and_partial_buffers() {
+        let mut a = Advance::new((b"abc".to_vec(), b"defg".to_vec()));
+        assert_eq!(contents(&a), [b"abc".to_vec(), b"defg".to_vec()]);
+        a.advance(2);
+        assert_eq!(contents(&a), [b"c".to_vec(), b"defg".to_vec()]);
+        a.advance(1);
+        assert_eq!(contents(&a), [b"defg".to_vec()]);
+        a.advance(2);
+        assert_eq!(contents(&a), [b"fg".to_vec()]);
+        a.advance(100);
+        assert_eq!(a.remaining(), 0);
+        assert!(contents(&a).is_empty());
+    }
+}

@@ -6,7 +6,8 @@
 //! one op, or everything at shutdown), `park.rs` (blocking in `io_uring_enter` until a CQE or
 //! a deadline), `eventfd.rs` (the fallback doorbell's armed read), `msg_send.rs` (MSG_RING
 //! doorbells and messages to other shards, and the messages awaiting their send's CQE),
-//! `setup.rs` (creating the ring), `backlog.rs` (SQEs waiting for room).
+//! `setup.rs` (creating the ring), `backlog.rs` (SQEs waiting for room), `bufs.rs` (the
+//! shard's provided-buffer group, and handing the ring over to it at the end).
 //!
 //! May not: run tasks or wake them itself, or decide when to shut down. Reaping collects
 //! wakers into the caller's [`Reaped`] buffer and the shard wakes them after the driver is no
@@ -14,6 +15,7 @@
 //! The shutdown drain (`shard/drain.rs`) is a loop of the primitives here.
 
 mod backlog;
+mod bufs;
 mod cancel;
 mod eventfd;
 mod msg_send;
@@ -27,11 +29,12 @@ pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
 pub(crate) use msg_send::SentMessage;
-pub use setup::RingMode;
-pub(crate) use setup::{create_ring, RingOptions};
+pub(crate) use setup::{create_ring, RingOptions, SqPoll};
+pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;
+use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::task::Waker;
 
@@ -58,7 +61,10 @@ pub(crate) struct Reaped {
 
 /// A shard's ring and its bookkeeping.
 pub(crate) struct Driver {
-    ring: Ring,
+    /// Taken out only by `Drop` (`bufs.rs`), which may hand it to the buffer group.
+    ring: ManuallyDrop<Ring>,
+    /// The provided-buffer group registered on the ring, if a stream needed one.
+    bufs: bufs::GroupSlot,
     mode: RingMode,
     /// CQEs still owed to op cells (main, second, cancel).
     in_flight: usize,
@@ -91,7 +97,8 @@ impl Driver {
             None
         };
         let mut d = Self {
-            ring,
+            ring: ManuallyDrop::new(ring),
+            bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
             eventfd,

@@ -95,8 +95,9 @@ impl Driver {
             // Not the SQE's last CQE (multishot, or a zero-copy send whose notification
             // follows): it neither counts down nor releases.
             if tag != TAG_CANCEL {
-                // SAFETY: the cell is alive: this SQE holds a reference on it.
-                unsafe { op.as_ref() }.record_more(tag as usize, cqe.res, cqe.flags);
+                // SAFETY: the cell is alive: this SQE holds a reference on it. The cell's kind
+                // decides what the CQE means (a kept result, or one more item of a stream).
+                unsafe { OpHeader::more(op, tag as usize, cqe.res, cqe.flags, &mut out.wakers) };
             }
             return;
         }

@@ -15,14 +15,31 @@
 //!   the op; ops made of two linked SQEs (`IOSQE_IO_LINK`, e.g. [`copy_linked`]) run back to
 //!   back in the kernel with no round trip through user space.
 //!
-//! The functions here are the low-level op API the `fs` (and later `net`) crates wrap.
+//! * **Streams of completions.** A multishot request posts many CQEs from one SQE:
+//!   [`accept_multishot`], [`recv_multishot`] and [`recvmsg_multishot`] are streams of
+//!   owned results (`op/stream/`), falling back to single-shot requests where the kernel
+//!   lacks the multishot form; [`send_zc`] returns its buffer only after the zero-copy
+//!   notification.
+//!
+//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
+//! wrap.
 
 mod fd;
 mod fs;
+mod net;
+mod poll;
+mod process;
 pub(crate) mod raw;
+mod send_zc;
+mod stream;
 
 pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
+pub use net::*;
+pub use poll::{poll_readable, PollReadable};
+pub use process::*;
+pub use send_zc::{send_zc, SendZc};
+pub use stream::*;
 
 use std::fmt;
 use std::future::Future;
@@ -358,7 +375,7 @@ fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
 
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message
 /// otherwise. Takes the reference the cancel's CQE will release.
-fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
+pub(crate) fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
     let Some(runtime) = runtime else { return };
     // SAFETY: the caller holds a reference.
     let header = unsafe { op.as_ref() };

@@ -15,12 +15,18 @@
 //! completed and how far cancelling the op has got (a linked op is cancelled request by
 //! request: `driver/cancel.rs`); only the op's shard touches those fields.
 //!
+//! The header is shared by every kind of cell: an [`OpCell`] (an [`Operation`], which
+//! completes once) and a stream cell (`op/stream/cell.rs`, which delivers a queue of results).
+//! What differs between them is reached through the header's [`OpVTable`]: how to free the
+//! cell, what a CQE with `IORING_CQE_F_MORE` means, and how a cancel should find the request.
+//!
 //! May not: submit anything (the future and the driver do).
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
+use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 use std::task::Waker;
 
 use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
@@ -35,6 +41,11 @@ pub(crate) const MAX_SQES: usize = 3;
 /// Where an op's link timeout sits among its SQEs: right behind the first, which it bounds.
 pub(crate) const TIMEOUT_SLOT: usize = 1;
 
+/// In `OpHeader::shape`: the number of SQEs submitted (at most [`MAX_SQES`]).
+const SHAPE_SQES: u8 = 0b11;
+/// In `OpHeader::shape`: SQE [`TIMEOUT_SLOT`] is a link timeout.
+const SHAPE_LINK_TIMEOUT: u8 = 0b100;
+
 /// The type-independent part of an op cell (first field of [`OpCell`]).
 #[repr(C, align(8))]
 pub(crate) struct OpHeader {
@@ -45,16 +56,30 @@ pub(crate) struct OpHeader {
     waker: AtomicWaker,
     /// The shard whose ring the op was submitted to.
     pub(crate) shard: u32,
-    /// SQE [`TIMEOUT_SLOT`] is a link timeout (set before submission, never changed).
-    link_timeout: AtomicBool,
-    /// The number of SQEs submitted (set before submission, never changed).
-    sqes: AtomicU8,
+    /// Set before submission, never changed: the number of SQEs submitted (bits
+    /// [`SHAPE_SQES`]) and whether SQE [`TIMEOUT_SLOT`] is a link timeout
+    /// ([`SHAPE_LINK_TIMEOUT`]). One byte with `done` and `cancel` beside it, so the fields
+    /// the driver needs to cancel a linked op fit where the header had padding.
+    shape: AtomicU8,
     /// Driver side: bit `i` is set once SQE `i`'s last CQE has been reaped.
     done: AtomicU8,
     /// Driver side: how far cancelling this op has got (`driver/cancel.rs` owns the meaning).
-    cancel: AtomicU32,
-    /// Frees the whole cell.
-    free: unsafe fn(NonNull<OpHeader>),
+    cancel: AtomicU16,
+    /// What this kind of cell does differently (one static table per cell type).
+    vtable: &'static OpVTable,
+}
+
+/// The operations of one kind of cell. Each function receives the header of a live cell of
+/// that kind.
+pub(crate) struct OpVTable {
+    /// Frees the whole cell (the last reference was dropped).
+    pub(crate) free: unsafe fn(NonNull<OpHeader>),
+    /// Driver side: a CQE of SQE `index` with `IORING_CQE_F_MORE` (more CQEs of that SQE
+    /// follow): records it, and pushes any waker to wake into the vector.
+    pub(crate) more: unsafe fn(NonNull<OpHeader>, usize, i32, u32, &mut Vec<Waker>),
+    /// The descriptor the request is on, if a cancel should also look for it by descriptor
+    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests.
+    pub(crate) cancel_fd: unsafe fn(NonNull<OpHeader>) -> Option<RawFd>,
 }
 
 // SAFETY: each result slot is written once by the driver of the op's shard before `pending`
@@ -74,22 +99,17 @@ pub(crate) struct OpCell<T> {
 }
 
 impl<T: Operation> OpCell<T> {
+    const VTABLE: &'static OpVTable = &OpVTable {
+        free: free::<T>,
+        more: keep_in_slot,
+        cancel_fd: no_cancel_fd,
+    };
+
     /// Allocates a cell holding `data` with only the future's reference; the SQE references
     /// are added by [`OpHeader::set_expected`] just before submission.
     pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
         let cell = OpCell {
-            header: OpHeader {
-                refs: AtomicU32::new(1),
-                pending: AtomicU32::new(0),
-                results: UnsafeCell::new([(0, 0); MAX_SQES]),
-                waker: AtomicWaker::new(),
-                shard: shard as u32,
-                link_timeout: AtomicBool::new(false),
-                sqes: AtomicU8::new(0),
-                done: AtomicU8::new(0),
-                cancel: AtomicU32::new(0),
-                free: free::<T>,
-            },
+            header: OpHeader::new(shard, Self::VTABLE),
             data: UnsafeCell::new(Some(data)),
             timeout: UnsafeCell::new(__kernel_timespec::default()),
         };
@@ -124,7 +144,87 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     });
 }
 
+/// `OpVTable::more` of an [`OpCell`]: the result is kept in the SQE's slot (a zero-copy
+/// send's first CQE, whose notification follows), nobody is woken.
+unsafe fn keep_in_slot(
+    op: NonNull<OpHeader>,
+    index: usize,
+    res: i32,
+    flags: u32,
+    _: &mut Vec<Waker>,
+) {
+    // SAFETY: the caller's SQE reference keeps the cell alive.
+    unsafe { op.as_ref() }.record_more(index, res, flags);
+}
+
+/// `OpVTable::cancel_fd` of cells whose requests are found by `user_data` alone.
+unsafe fn no_cancel_fd(_: NonNull<OpHeader>) -> Option<RawFd> {
+    None
+}
+
 impl OpHeader {
+    /// A header with only the future's reference, for a cell of the kind `vtable` describes.
+    pub(crate) fn new(shard: usize, vtable: &'static OpVTable) -> Self {
+        OpHeader {
+            refs: AtomicU32::new(1),
+            pending: AtomicU32::new(0),
+            results: UnsafeCell::new([(0, 0); MAX_SQES]),
+            waker: AtomicWaker::new(),
+            shard: shard as u32,
+            shape: AtomicU8::new(0),
+            done: AtomicU8::new(0),
+            cancel: AtomicU16::new(0),
+            vtable,
+        }
+    }
+
+    /// Driver side: a CQE with `IORING_CQE_F_MORE` of SQE `index` of the op at `op` (see
+    /// [`OpVTable::more`]).
+    ///
+    /// # Safety
+    /// `op` is a live cell and the SQE's reference is still held.
+    #[inline]
+    pub(crate) unsafe fn more(
+        op: NonNull<OpHeader>,
+        index: usize,
+        res: i32,
+        flags: u32,
+        wakers: &mut Vec<Waker>,
+    ) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (op.as_ref().vtable.more)(op, index, res, flags, wakers) }
+    }
+
+    /// The descriptor a cancel of the op at `op` should also match (see
+    /// [`OpVTable::cancel_fd`]).
+    ///
+    /// # Safety
+    /// `op` is a live cell.
+    pub(crate) unsafe fn cancel_fd(op: NonNull<OpHeader>) -> Option<RawFd> {
+        // SAFETY: forwarded from the caller.
+        unsafe { (op.as_ref().vtable.cancel_fd)(op) }
+    }
+
+    /// Takes the waker registered by the future (driver side, after queueing a result).
+    pub(crate) fn take_waker(&self) -> Option<Waker> {
+        self.waker.take()
+    }
+
+    /// The `(res, flags)` of the last CQE of SQE 0, for a one-SQE op; only after
+    /// [`is_complete`](Self::is_complete).
+    pub(crate) fn first_result(&self) -> (i32, u32) {
+        self.results()[0]
+    }
+
+    /// Tests, on the op's own shard thread: the `(res, flags)` recorded so far for SQE
+    /// `index`, complete or not (the driver writes it on this same thread).
+    #[cfg(test)]
+    pub(crate) fn slot_for_tests(&self, index: usize) -> (i32, u32) {
+        // SAFETY: the caller runs on the shard whose driver writes the slot, so no write is
+        // concurrent with this read.
+        unsafe { (*self.results.get())[index] }
+    }
+
     /// Takes one more reference (for a cancel SQE about to be submitted).
     pub(crate) fn add_ref(&self) {
         self.refs.fetch_add(1, Ordering::Relaxed);
@@ -145,7 +245,13 @@ impl OpHeader {
 
     /// Before submission: SQE [`TIMEOUT_SLOT`] is a link timeout.
     pub(crate) fn set_link_timeout(&self) {
-        self.link_timeout.store(true, Ordering::Relaxed);
+        self.shape.fetch_or(SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
+    }
+
+    /// Whether SQE [`TIMEOUT_SLOT`] is a link timeout. Relaxed: written before submission,
+    /// which happens before any completion and before the op is shared with another thread.
+    fn has_link_timeout(&self) -> bool {
+        self.shape.load(Ordering::Relaxed) & SHAPE_LINK_TIMEOUT != 0
     }
 
     /// The `(res, flags)` of the op's own SQEs, in order, with the link timeout's taken out
@@ -154,9 +260,9 @@ impl OpHeader {
     /// Only after [`is_complete`](Self::is_complete).
     pub(crate) fn op_results(&self, timed_out: i32) -> [(i32, u32); MAX_SQES] {
         let mut results = self.results();
-        // Relaxed: written before submission, which happens before any completion, which
-        // happens before the Acquire load of `pending` that allowed this call.
-        if self.link_timeout.load(Ordering::Relaxed) {
+        // Written before submission, which happens before any completion, which happens
+        // before the Acquire load of `pending` that allowed this call.
+        if self.has_link_timeout() {
             let timer = results[TIMEOUT_SLOT].0;
             results.copy_within(TIMEOUT_SLOT + 1.., TIMEOUT_SLOT);
             results[MAX_SQES - 1] = (-libc::ECANCELED, 0);
@@ -195,7 +301,7 @@ impl OpHeader {
         } else {
             *slot = (res, flags);
         }
-        self.done.fetch_or(1 << index, Ordering::Relaxed);
+        self.finish(index);
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             Some(self.waker.take())
         } else {
@@ -207,17 +313,27 @@ impl OpHeader {
     pub(crate) fn set_expected(&self, sqes: u32) {
         self.refs.fetch_add(sqes, Ordering::Relaxed);
         self.pending.store(sqes, Ordering::Relaxed);
-        self.sqes.store(sqes as u8, Ordering::Relaxed);
+        debug_assert!(sqes as usize <= MAX_SQES);
+        self.shape
+            .fetch_or(sqes as u8 & SHAPE_SQES, Ordering::Relaxed);
     }
 
     /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
     /// out) whose last CQE has not been reaped yet.
     pub(crate) fn first_unfinished_sqe(&self) -> Option<usize> {
         let done = self.done.load(Ordering::Relaxed);
-        let timeout = self.link_timeout.load(Ordering::Relaxed);
-        (0..usize::from(self.sqes.load(Ordering::Relaxed)))
+        let timeout = self.has_link_timeout();
+        let sqes = self.shape.load(Ordering::Relaxed) & SHAPE_SQES;
+        (0..usize::from(sqes))
             .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
             .find(|&i| done & (1 << i) == 0)
+    }
+
+    /// Driver side: records that SQE `index`'s last CQE was reaped.
+    fn finish(&self, index: usize) {
+        // Only the driver of the op's shard writes `done`: no read-modify-write needed.
+        let done = self.done.load(Ordering::Relaxed);
+        self.done.store(done | 1 << index, Ordering::Relaxed);
     }
 
     /// Driver side: true once SQE `sqe`'s last CQE has been reaped.
@@ -226,12 +342,12 @@ impl OpHeader {
     }
 
     /// Driver side: the state of cancelling this op (0 until a cancel was asked for).
-    pub(crate) fn cancel_state(&self) -> u32 {
+    pub(crate) fn cancel_state(&self) -> u16 {
         self.cancel.load(Ordering::Relaxed)
     }
 
     /// Driver side: records the state of cancelling this op.
-    pub(crate) fn set_cancel_state(&self, state: u32) {
+    pub(crate) fn set_cancel_state(&self, state: u16) {
         self.cancel.store(state, Ordering::Relaxed);
     }
 }
@@ -244,7 +360,7 @@ pub(crate) unsafe fn release(ptr: NonNull<OpHeader>) {
     // SAFETY: the caller's reference keeps the cell alive until the decrement.
     let header = unsafe { ptr.as_ref() };
     if header.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-        let free_fn = header.free;
+        let free_fn = header.vtable.free;
         // SAFETY: that was the last reference.
         unsafe { free_fn(ptr) }
     }

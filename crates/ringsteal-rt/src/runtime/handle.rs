@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::spawn;
+use crate::driver::{RingMode, RingSetup};
 use crate::error::SpawnError;
 use crate::features::KernelFeatures;
 use crate::msg;
@@ -166,6 +167,30 @@ impl RuntimeHandle {
     /// from one sender arrive in the order sent.
     pub fn send_msg(&self, shard: usize, payload: u64) -> Result<(), SpawnError> {
         msg::send(&self.shared, shard, payload)
+    }
+
+    /// The mode each shard's ring ended up with, by shard (`None` only for a shard whose
+    /// ring is not created yet, which a built runtime does not have).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::{RingMode, Runtime};
+    ///
+    /// let rt = Runtime::builder().shards(2).sqpoll(Duration::from_millis(5)).build()?;
+    /// for mode in rt.handle().ring_modes() {
+    ///     // SQPOLL where the kernel allowed it; the best other mode where it did not.
+    ///     println!("{:?}", mode.expect("built"));
+    /// }
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn ring_modes(&self) -> Vec<Option<RingMode>> {
+        self.shared.ring_modes()
+    }
+
+    /// Each shard's ring mode and, for every better mode the kernel refused, its answer: why
+    /// a shard runs without SQPOLL, or without `DEFER_TASKRUN` (see [`RingSetup`]).
+    pub fn ring_setups(&self) -> Vec<Option<RingSetup>> {
+        self.shared.ring_setups()
     }
 
     /// A snapshot of the runtime's counters.

@@ -136,9 +136,13 @@ impl Shard {
         if !reaped.failed_messages.is_empty() {
             self.requeue_failed_messages(&mut reaped.failed_messages);
         }
-        self.wheel
-            .borrow_mut()
-            .fire(&mut reaped.wakers, self.counters());
+        {
+            let mut wheel = self.wheel.borrow_mut();
+            if !wheel.is_empty() {
+                let now = self.shared.clock.now();
+                wheel.fire(now, &mut reaped.wakers, self.counters());
+            }
+        }
         // Raw messages from both paths; the inbox puts them in sequence order.
         if !reaped.messages.is_empty() || !remote.messages.is_empty() {
             let mut inbox = self.messages.borrow_mut();

@@ -31,3 +31,20 @@ pub struct io_uring_cqe {
 }
 
 const _: () = assert!(std::mem::size_of::<io_uring_cqe>() == 16);
+
+/// `struct io_uring_recvmsg_out`: the header a multishot `IORING_OP_RECVMSG` writes at the
+/// start of each provided buffer it fills. After it come `msg_namelen` bytes of room for the
+/// source address (as the SQE's msghdr asked), then `msg_controllen` bytes of room for
+/// control messages, then the payload.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct io_uring_recvmsg_out {
+    /// Length of the source address (it was truncated if larger than the room given).
+    pub namelen: u32,
+    /// Length of the control data.
+    pub controllen: u32,
+    /// Length of the payload (before any truncation to the buffer's room).
+    pub payloadlen: u32,
+    /// `recvmsg` flags (`MSG_TRUNC`, `MSG_CTRUNC`, ...).
+    pub flags: u32,
+}

@@ -13,12 +13,14 @@ mod fs;
 mod misc;
 mod net;
 mod poll;
+mod process;
 mod rw;
 
 pub use fs::*;
 pub use misc::*;
 pub use net::*;
 pub use poll::*;
+pub use process::*;
 pub use rw::*;
 
 use crate::abi::io_uring_sqe;

@@ -422,6 +422,13 @@ pub(crate) fn fields() -> Vec<FieldEntry> {
         f(bg, "pad", field!(io_uring_buf_reg, flags)).until(6, 4),
         f(bg, "resv", field!(io_uring_buf_reg, resv)),
     ]);
+    let rm = "io_uring_recvmsg_out";
+    v.extend([
+        f(rm, "namelen", field!(io_uring_recvmsg_out, namelen)),
+        f(rm, "controllen", field!(io_uring_recvmsg_out, controllen)),
+        f(rm, "payloadlen", field!(io_uring_recvmsg_out, payloadlen)),
+        f(rm, "flags", field!(io_uring_recvmsg_out, flags)),
+    ]);
     let fr = "io_uring_file_index_range";
     v.extend([
         f(fr, "off", field!(io_uring_file_index_range, off)),
@@ -517,6 +524,7 @@ pub(crate) fn structs() -> Vec<StructEntry> {
         st!("io_uring_buf_ring" => io_uring_buf_ring),
         st!("io_uring_buf_reg" => io_uring_buf_reg),
         st!("io_uring_file_index_range" => io_uring_file_index_range),
+        st!("io_uring_recvmsg_out" => io_uring_recvmsg_out),
         st!("__kernel_timespec" => __kernel_timespec),
     ]
 }
@@ -833,7 +841,6 @@ pub(crate) const OMITTED_STRUCTS: &[(&str, &str)] = &[
         "io_uring_sync_cancel_reg",
         "IORING_REGISTER_SYNC_CANCEL is not wrapped",
     ),
-    ("io_uring_recvmsg_out", "multishot RECVMSG is not wrapped"),
     (
         "io_uring_attr_pi",
         "read/write attributes (integrity data) are not used",

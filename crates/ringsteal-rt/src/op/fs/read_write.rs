@@ -12,11 +12,7 @@ use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 /// Reads into `buf` (up to its capacity) from `fd` at `pos` (`u64::MAX`: the file position).
 /// Yields the byte count (0 at end of file) and the buffer, its initialised length extended.
 pub fn read_at<B: IoBufMut>(fd: &SharedFd, buf: B, pos: u64) -> Op<ReadAt<B>> {
-    Op::new(ReadAt {
-        fd: fd.clone(),
-        buf,
-        pos,
-    })
+    Op::new(ReadAt::new(fd, buf, pos))
 }
 
 /// The operation of [`read_at`].
@@ -25,6 +21,18 @@ pub struct ReadAt<B> {
     fd: SharedFd,
     buf: B,
     pos: u64,
+}
+
+impl<B: IoBufMut> ReadAt<B> {
+    /// The operation's data, to wrap (e.g. in [`InLane`](crate::io::InLane)) before
+    /// [`Op::new`]; [`read_at`] is `Op::new(ReadAt::new(..))`.
+    pub fn new(fd: &SharedFd, buf: B, pos: u64) -> Self {
+        ReadAt {
+            fd: fd.clone(),
+            buf,
+            pos,
+        }
+    }
 }
 
 // SAFETY: the SQE points into `buf`, which the op owns (stable storage, IoBufMut contract).
@@ -58,11 +66,7 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
 /// Writes the initialised bytes of `buf` to `fd` at `pos` (`u64::MAX`: the file position,
 /// e.g. for `O_APPEND`). Yields the byte count (possibly short) and the buffer.
 pub fn write_at<B: IoBuf>(fd: &SharedFd, buf: B, pos: u64) -> Op<WriteAt<B>> {
-    Op::new(WriteAt {
-        fd: fd.clone(),
-        buf,
-        pos,
-    })
+    Op::new(WriteAt::new(fd, buf, pos))
 }
 
 /// The operation of [`write_at`].
@@ -71,6 +75,17 @@ pub struct WriteAt<B> {
     fd: SharedFd,
     buf: B,
     pos: u64,
+}
+
+impl<B: IoBuf> WriteAt<B> {
+    /// The operation's data, to wrap before [`Op::new`].
+    pub fn new(fd: &SharedFd, buf: B, pos: u64) -> Self {
+        WriteAt {
+            fd: fd.clone(),
+            buf,
+            pos,
+        }
+    }
 }
 
 // SAFETY: the SQE points into `buf`, which the op owns.

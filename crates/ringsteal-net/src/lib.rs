@@ -1,0 +1,68 @@
+//! # ringsteal-net
+//!
+//! TCP, UDP and Unix-domain sockets for the [ringsteal](https://github.com/ringsteal/ringsteal)
+//! runtime, re-exported as `ringsteal::net`. Names and behaviour follow `tokio::net`; the
+//! difference is the buffers: every read and write takes an owned buffer and gives it back
+//! with the result, because the kernel fills or sends it after the call returned.
+//!
+//! Every I/O call is one io_uring request on the shard that polls it: `SOCKET`, `CONNECT`,
+//! `ACCEPT`, `RECV`, `SEND` (always with `MSG_NOSIGNAL`), `RECVMSG`/`SENDMSG`, `SHUTDOWN`.
+//! There are no readiness loops. Setting options, binding and listening are plain system
+//! calls (they never block); host names are resolved on the blocking pool.
+//!
+//! ```
+//! use ringsteal_net::{TcpListener, TcpStream};
+//!
+//! let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+//! rt.block_on(async {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?;
+//!     let addr = listener.local_addr()?;
+//!     // An echo server: one task per connection.
+//!     ringsteal_rt::spawn(async move {
+//!         loop {
+//!             let Ok((stream, _)) = listener.accept().await else { break };
+//!             ringsteal_rt::spawn(async move {
+//!                 let mut buf = Vec::with_capacity(4096);
+//!                 loop {
+//!                     let (res, b) = stream.read(buf).await;
+//!                     match res {
+//!                         Ok(0) | Err(_) => break,
+//!                         Ok(_) => {}
+//!                     }
+//!                     let (res, mut b) = stream.write_all(b).await;
+//!                     if res.is_err() {
+//!                         break;
+//!                     }
+//!                     b.clear();
+//!                     buf = b;
+//!                 }
+//!             });
+//!         }
+//!     });
+//!     let client = TcpStream::connect(addr).await?;
+//!     client.write_all(b"ring".to_vec()).await.0?;
+//!     let (res, echo) = client.read_exact(vec![0; 4]).await;
+//!     res?;
+//!     assert_eq!(echo, b"ring");
+//!     Ok::<(), std::io::Error>(())
+//! })
+//! .unwrap();
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+#[macro_use]
+mod stream_api;
+
+mod resolve;
+mod sockopt;
+mod stream;
+pub mod tcp;
+mod udp;
+pub mod unix;
+
+pub use resolve::{lookup_host, ToSocketAddrs};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
+pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -1,0 +1,256 @@
+//! [`StreamCore`]: what a connected byte-stream socket (TCP, Unix) is made of — its
+//! descriptor and one [`Lane`] per direction — and its I/O, each call one io_uring request.
+//!
+//! Every read holds the read lane from before it is submitted to its last completion, and
+//! every write the write lane (see `ringsteal_rt::io::Lane`): a read or write whose future is
+//! dropped keeps its lane until the kernel is done with it, so the next one cannot overtake
+//! it, and the bytes an abandoned read received are returned by the next read. `read_exact`,
+//! `write_all` and `write_all_vectored` hold their lane for the whole call, so two tasks
+//! using them on one stream never interleave their bytes.
+//!
+//! May not: know the address family (the TCP and Unix types wrap it).
+
+use std::io;
+use std::net::Shutdown;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use ringsteal_rt::io::{InLane, Lane, LaneGuard, SpliceEnd};
+use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SharedFd};
+
+/// A connected stream socket: its descriptor and its read and write lanes. Clones (for the
+/// halves of a split) share all three.
+#[derive(Clone, Debug)]
+pub(crate) struct StreamCore {
+    fd: SharedFd,
+    read: Lane,
+    write: Lane,
+}
+
+impl StreamCore {
+    pub(crate) fn new(fd: OwnedFd) -> Self {
+        Self::from_shared(SharedFd::new(fd))
+    }
+
+    pub(crate) fn from_shared(fd: SharedFd) -> Self {
+        Self {
+            fd,
+            read: Lane::new(),
+            write: Lane::new(),
+        }
+    }
+
+    pub(crate) fn fd(&self) -> &SharedFd {
+        &self.fd
+    }
+
+    /// True if both are handles to the same stream (the halves of one split).
+    pub(crate) fn same_stream(&self, other: &StreamCore) -> bool {
+        self.fd.as_raw_fd() == other.fd.as_raw_fd()
+    }
+
+    pub(crate) fn splice_source(&self) -> SpliceEnd<'_> {
+        SpliceEnd::new(&self.fd, &self.read)
+    }
+
+    pub(crate) fn splice_sink(&self) -> SpliceEnd<'_> {
+        SpliceEnd::new(&self.fd, &self.write)
+    }
+
+    /// One read with the lane held: leftover bytes first, else a `RECV`.
+    async fn read_with<B: IoBufMut>(
+        &self,
+        mut guard: LaneGuard,
+        buf: B,
+    ) -> (BufResult<usize, B>, LaneGuard) {
+        if guard.has_leftover() {
+            let (n, buf) = guard.take_leftover(buf);
+            return ((Ok(n), buf), guard);
+        }
+        InLane::read(RecvOp::new(&self.fd, buf, 0), guard)
+            .await
+            .into_parts()
+    }
+
+    pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        let guard = self.read.acquire().await;
+        self.read_with(guard, buf).await.0
+    }
+
+    /// Holds the read lane throughout; if dropped, every byte it took goes back to the
+    /// stream (`InLane::read_rest`), so a dropped `read_exact` loses nothing either.
+    pub(crate) async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
+        let want = buf.bytes_total();
+        let mut guard = self.read.acquire().await;
+        let mut buf = buf;
+        let mut filled = 0;
+        while filled < want {
+            let ((res, slice), g) = if guard.has_leftover() {
+                let (n, slice) = guard.take_leftover(buf.slice(filled..));
+                ((Ok(n), slice), guard)
+            } else {
+                InLane::read_rest(RecvOp::new(&self.fd, buf.slice(filled..), 0), guard)
+                    .await
+                    .into_parts()
+            };
+            guard = g;
+            buf = slice.into_inner();
+            match res {
+                Ok(0) => return (Err(unexpected_eof()), buf),
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    pub(crate) async fn readv<B: IoVecBufMut>(&self, bufs: B) -> BufResult<usize, B> {
+        let mut guard = self.read.acquire().await;
+        if guard.has_leftover() {
+            let (n, bufs) = guard.take_leftover_vectored(bufs);
+            return (Ok(n), bufs);
+        }
+        InLane::readv(RecvVectored::new(&self.fd, bufs, 0), guard)
+            .await
+            .into_parts()
+            .0
+    }
+
+    pub(crate) async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        let mut guard = self.read.acquire().await;
+        if guard.has_leftover() {
+            let (n, buf) = guard.peek_leftover(buf);
+            return (Ok(n), buf);
+        }
+        // A peek consumes nothing: an abandoned one has nothing to give back.
+        InLane::other(RecvOp::new(&self.fd, buf, libc::MSG_PEEK), guard)
+            .await
+            .into_parts()
+            .0
+    }
+
+    async fn write_with<B: IoBuf>(
+        &self,
+        guard: LaneGuard,
+        buf: B,
+    ) -> (BufResult<usize, B>, LaneGuard) {
+        InLane::other(SendOp::new(&self.fd, buf, 0), guard)
+            .await
+            .into_parts()
+    }
+
+    pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        let guard = self.write.acquire().await;
+        self.write_with(guard, buf).await.0
+    }
+
+    pub(crate) async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
+        let want = buf.bytes_init();
+        let mut guard = self.write.acquire().await;
+        let mut buf = buf;
+        let mut done = 0;
+        while done < want {
+            let ((res, slice), g) = self.write_with(guard, buf.slice(done..want)).await;
+            guard = g;
+            buf = slice.into_inner();
+            match res {
+                Ok(0) => return (Err(write_zero()), buf),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    async fn writev_with<B: IoVecBuf>(
+        &self,
+        guard: LaneGuard,
+        bufs: B,
+    ) -> (BufResult<usize, B>, LaneGuard) {
+        InLane::other(SendVectored::new(&self.fd, bufs), guard)
+            .await
+            .into_parts()
+    }
+
+    pub(crate) async fn writev<B: IoVecBuf>(&self, bufs: B) -> BufResult<usize, B> {
+        let guard = self.write.acquire().await;
+        self.writev_with(guard, bufs).await.0
+    }
+
+    pub(crate) async fn write_all_vectored<B: IoVecBuf>(&self, bufs: B) -> BufResult<(), B> {
+        let mut guard = self.write.acquire().await;
+        let mut rest = Advance::new(bufs);
+        while rest.remaining() > 0 {
+            let ((res, back), g) = self.writev_with(guard, rest).await;
+            guard = g;
+            rest = back;
+            match res {
+                Ok(0) => return (Err(write_zero()), rest.into_inner()),
+                Ok(n) => rest.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), rest.into_inner()),
+            }
+        }
+        (Ok(()), rest.into_inner())
+    }
+
+    /// `shutdown(how)` through the ring. Shutting down the write side waits for the write
+    /// lane, so the FIN goes after every byte of earlier writes (abandoned ones included).
+    pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        match how {
+            Shutdown::Read => op::shutdown(&self.fd, how).await,
+            Shutdown::Write | Shutdown::Both => {
+                let guard = self.write.acquire().await;
+                InLane::other(op::Shutdown::new(&self.fd, how), guard)
+                    .await
+                    .into_parts()
+                    .0
+            }
+        }
+    }
+
+    /// The descriptor, for `into_std`: refused if bytes of a cancelled read are buffered
+    /// (std could not return them); duplicated if an abandoned request still holds it.
+    pub(crate) fn into_owned_fd(self) -> io::Result<OwnedFd> {
+        if self.read.has_leftover() {
+            return Err(io::Error::other(
+                "bytes received by a cancelled read are buffered in this stream; read them \
+                 before converting it into a std stream",
+            ));
+        }
+        into_owned(self.fd)
+    }
+}
+
+/// The descriptor of `fd`, for an `into_std`: itself if nothing else holds it, a duplicate
+/// if a cancelled request still does (it is closed when that request completes).
+pub(crate) fn into_owned(fd: SharedFd) -> io::Result<OwnedFd> {
+    match fd.try_unwrap() {
+        Ok(fd) => Ok(fd),
+        Err(shared) => dup(&shared),
+    }
+}
+
+/// `dup(fd)`, close-on-exec.
+fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
+    // SAFETY: plain system call; a non-negative result is a new descriptor nobody owns.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+fn unexpected_eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the stream ended before the buffer was full",
+    )
+}
+
+fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the socket accepted no bytes")
+}

@@ -1,0 +1,361 @@
+//! The owned-buffer methods and I/O trait impls every stream type shares (TCP and Unix
+//! streams, their owned and borrowed halves), written once as macros over a `core()`
+//! accessor that returns the type's [`StreamCore`](crate::stream::StreamCore).
+//!
+//! May not: hold logic; each method forwards to the core.
+
+/// `AsRawFd` and `AsFd` for `$t`, whose descriptor `$raw` (a `fn(&$t) -> RawFd`) names.
+macro_rules! impl_as_fd {
+    ($t:ty, $raw:expr) => {
+        impl ::std::os::fd::AsRawFd for $t {
+            fn as_raw_fd(&self) -> ::std::os::fd::RawFd {
+                let raw: fn(&$t) -> ::std::os::fd::RawFd = $raw;
+                raw(self)
+            }
+        }
+
+        impl ::std::os::fd::AsFd for $t {
+            fn as_fd(&self) -> ::std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the descriptor stays open while this value, which holds it, lives.
+                unsafe {
+                    ::std::os::fd::BorrowedFd::borrow_raw(::std::os::fd::AsRawFd::as_raw_fd(self))
+                }
+            }
+        }
+    };
+}
+
+/// What TCP and Unix streams share besides reads and writes: `shutdown`, `into_split`,
+/// `split`, `shared_fd`.
+macro_rules! stream_common_methods {
+    () => {
+        /// Shuts down the read side, the write side (the peer reads end of stream, after
+        /// every byte of earlier writes) or both, with `IORING_OP_SHUTDOWN`.
+        pub async fn shutdown(&self, how: ::std::net::Shutdown) -> ::std::io::Result<()> {
+            self.core.shutdown(how).await
+        }
+
+        /// Splits into owned halves, each usable from its own task on any shard.
+        pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+            split_owned(self.core)
+        }
+
+        /// Borrowed halves (the methods take `&self` anyway; this mirrors tokio's API).
+        pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+            split_borrowed(&self.core)
+        }
+
+        /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+        pub fn shared_fd(&self) -> &::ringsteal_rt::op::SharedFd {
+            self.core.fd()
+        }
+    };
+}
+
+/// Inherent read methods: `read`, `read_exact`, `readv`, `peek`.
+macro_rules! stream_read_methods {
+    () => {
+        /// Reads into `buf` (from its start, up to its capacity): one `IORING_OP_RECV`, or
+        /// the bytes a cancelled read left behind. Yields the byte count (0: the peer shut
+        /// down its sending side) and the buffer, on success and on error alike.
+        ///
+        /// Cancel-safe: if the future is dropped and the kernel still delivers bytes to
+        /// this read, the next read returns them, in order.
+        pub async fn read<B: ::ringsteal_rt::buf::IoBufMut>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().read(buf).await
+        }
+
+        /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends
+        /// first. Other reads of this stream wait until it is done.
+        pub async fn read_exact<B: ::ringsteal_rt::buf::IoBufMut>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<(), B> {
+            self.core().read_exact(buf).await
+        }
+
+        /// Reads into several buffers in order (`IORING_OP_RECVMSG`).
+        pub async fn readv<B: ::ringsteal_rt::buf::IoVecBufMut>(
+            &self,
+            bufs: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().readv(bufs).await
+        }
+
+        /// Reads into `buf` without consuming: the next read returns the same bytes
+        /// (`MSG_PEEK`).
+        pub async fn peek<B: ::ringsteal_rt::buf::IoBufMut>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().peek(buf).await
+        }
+    };
+}
+
+/// Inherent write methods: `write`, `write_all`, `writev`, `write_all_vectored`.
+macro_rules! stream_write_methods {
+    () => {
+        /// Writes the initialised bytes of `buf` (one `IORING_OP_SEND`, with `MSG_NOSIGNAL`:
+        /// a peer that went away is an `EPIPE`/`ECONNRESET` error, never a `SIGPIPE`).
+        /// Yields the byte count, possibly short, and the buffer.
+        ///
+        /// If the future is dropped, the kernel may still send any prefix of the buffer;
+        /// the next write waits until it has, so bytes of two writes never interleave.
+        pub async fn write<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().write(buf).await
+        }
+
+        /// Writes all initialised bytes of `buf`. Other writes of this stream wait until it
+        /// is done, so its bytes go out contiguously.
+        pub async fn write_all<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<(), B> {
+            self.core().write_all(buf).await
+        }
+
+        /// Writes several buffers in order, in one `IORING_OP_SENDMSG`; may be short.
+        pub async fn writev<B: ::ringsteal_rt::buf::IoVecBuf>(
+            &self,
+            bufs: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().writev(bufs).await
+        }
+
+        /// Writes every byte of several buffers in order, contiguously.
+        pub async fn write_all_vectored<B: ::ringsteal_rt::buf::IoVecBuf>(
+            &self,
+            bufs: B,
+        ) -> ::ringsteal_rt::buf::BufResult<(), B> {
+            self.core().write_all_vectored(bufs).await
+        }
+    };
+}
+
+/// `AsyncReadOwned` for `$t`, forwarding to its core.
+macro_rules! impl_async_read {
+    ($t:ty) => {
+        impl ::ringsteal_rt::io::AsyncReadOwned for $t {
+            fn read<B: ::ringsteal_rt::buf::IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<usize, B>>
+                   + Send {
+                self.core().read(buf)
+            }
+            fn read_exact<B: ::ringsteal_rt::buf::IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<(), B>> + Send
+            {
+                self.core().read_exact(buf)
+            }
+            fn splice_source(&self) -> Option<::ringsteal_rt::io::SpliceEnd<'_>> {
+                Some(self.core().splice_source())
+            }
+        }
+    };
+}
+
+/// `AsyncWriteOwned` for `$t`, forwarding to its core; `shutdown` shuts the write side.
+macro_rules! impl_async_write {
+    ($t:ty) => {
+        impl ::ringsteal_rt::io::AsyncWriteOwned for $t {
+            fn write<B: ::ringsteal_rt::buf::IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<usize, B>>
+                   + Send {
+                self.core().write(buf)
+            }
+            fn writev<B: ::ringsteal_rt::buf::IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<usize, B>>
+                   + Send {
+                self.core().writev(bufs)
+            }
+            fn write_all<B: ::ringsteal_rt::buf::IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<(), B>> + Send
+            {
+                self.core().write_all(buf)
+            }
+            fn write_all_vectored<B: ::ringsteal_rt::buf::IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<(), B>> + Send
+            {
+                self.core().write_all_vectored(bufs)
+            }
+            fn shutdown(
+                &mut self,
+            ) -> impl ::std::future::Future<Output = ::std::io::Result<()>> + Send {
+                self.core().shutdown(::std::net::Shutdown::Write)
+            }
+            fn splice_sink(&self) -> Option<::ringsteal_rt::io::SpliceEnd<'_>> {
+                Some(self.core().splice_sink())
+            }
+        }
+    };
+}
+
+/// The owned and borrowed halves of a stream type, in the calling module: `OwnedReadHalf`,
+/// `OwnedWriteHalf` (shuts the write side down when dropped, unless `forget`), `ReadHalf`,
+/// `WriteHalf`, `ReuniteError`.
+macro_rules! stream_halves {
+    ($stream:ident, $doc_stream:literal, $example:literal) => {
+        use ::std::os::fd::AsRawFd;
+
+        use crate::stream::StreamCore;
+
+        #[doc = concat!("The reading half of a [`", $doc_stream, "`], from [`into_split`](", $doc_stream, "::into_split).")]
+        ///
+        /// It may be used from another task, on another shard, while the write half is in
+        /// use: each read is submitted on the ring of the shard that polls it.
+        ///
+        #[doc = $example]
+        #[derive(Debug)]
+        pub struct OwnedReadHalf {
+            core: StreamCore,
+        }
+
+        #[doc = concat!("The writing half of a [`", $doc_stream, "`], from [`into_split`](", $doc_stream, "::into_split).")]
+        ///
+        /// Dropping it shuts down the write side of the connection (the peer reads end of
+        /// stream), as in tokio; [`forget`](Self::forget) drops it without.
+        ///
+        #[doc = $example]
+        #[derive(Debug)]
+        pub struct OwnedWriteHalf {
+            core: StreamCore,
+            shutdown_on_drop: bool,
+        }
+
+        #[doc = concat!("The reading half of a borrowed [`", $doc_stream, "`], from [`split`](", $doc_stream, "::split).")]
+        ///
+        #[doc = $example]
+        #[derive(Debug)]
+        pub struct ReadHalf<'a> {
+            core: &'a StreamCore,
+        }
+
+        #[doc = concat!("The writing half of a borrowed [`", $doc_stream, "`], from [`split`](", $doc_stream, "::split).")]
+        ///
+        #[doc = $example]
+        #[derive(Debug)]
+        pub struct WriteHalf<'a> {
+            core: &'a StreamCore,
+        }
+
+        /// Two halves that came from different streams: [`OwnedReadHalf::reunite`] gives
+        /// them back.
+        ///
+        #[doc = $example]
+        #[derive(Debug)]
+        pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+        impl ::std::fmt::Display for ReuniteError {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str("tried to reunite halves that are not from the same stream")
+            }
+        }
+
+        impl ::std::error::Error for ReuniteError {}
+
+        pub(crate) fn split_owned(core: StreamCore) -> (OwnedReadHalf, OwnedWriteHalf) {
+            (
+                OwnedReadHalf { core: core.clone() },
+                OwnedWriteHalf {
+                    core,
+                    shutdown_on_drop: true,
+                },
+            )
+        }
+
+        pub(crate) fn split_borrowed(core: &StreamCore) -> (ReadHalf<'_>, WriteHalf<'_>) {
+            (ReadHalf { core }, WriteHalf { core })
+        }
+
+        impl OwnedReadHalf {
+            fn core(&self) -> &StreamCore {
+                &self.core
+            }
+
+            /// Joins the halves back into a stream.
+            ///
+            /// # Errors
+            /// [`ReuniteError`] (holding both halves) if they are from different streams.
+            pub fn reunite(self, other: OwnedWriteHalf) -> Result<$stream, ReuniteError> {
+                if !self.core.same_stream(&other.core) {
+                    return Err(ReuniteError(self, other));
+                }
+                let mut other = other;
+                other.shutdown_on_drop = false;
+                drop(other);
+                Ok($stream::from_core(self.core))
+            }
+
+            stream_read_methods!();
+        }
+
+        impl OwnedWriteHalf {
+            fn core(&self) -> &StreamCore {
+                &self.core
+            }
+
+            /// Drops the half without shutting down the write side.
+            pub fn forget(mut self) {
+                self.shutdown_on_drop = false;
+            }
+
+            /// Shuts down the write side now (`IORING_OP_SHUTDOWN`), after every earlier
+            /// write: the peer reads end of stream.
+            pub async fn shutdown(&self) -> ::std::io::Result<()> {
+                self.core.shutdown(::std::net::Shutdown::Write).await
+            }
+
+            stream_write_methods!();
+        }
+
+        impl Drop for OwnedWriteHalf {
+            fn drop(&mut self) {
+                if self.shutdown_on_drop {
+                    // SAFETY: plain system call on a descriptor this half holds open. Errors
+                    // (already shut down, not connected) mean there is nothing to do.
+                    unsafe { libc::shutdown(self.core.fd().as_raw_fd(), libc::SHUT_WR) };
+                }
+            }
+        }
+
+        impl ReadHalf<'_> {
+            fn core(&self) -> &StreamCore {
+                self.core
+            }
+            stream_read_methods!();
+        }
+
+        impl WriteHalf<'_> {
+            fn core(&self) -> &StreamCore {
+                self.core
+            }
+            stream_write_methods!();
+        }
+
+        impl_async_read!(OwnedReadHalf);
+        impl_async_read!(ReadHalf<'_>);
+        impl_async_write!(OwnedWriteHalf);
+        impl_async_write!(WriteHalf<'_>);
+
+        impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
+        impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());
+    };
+}

@@ -1,0 +1,122 @@
+//! [`TcpListener`]: a listening TCP socket; each accept is an `IORING_OP_ACCEPT`.
+
+use std::io;
+use std::net::SocketAddr;
+
+use ringsteal_rt::op::{self, SharedFd};
+
+use super::{TcpSocket, TcpStream};
+use crate::resolve::{each_addr, ToSocketAddrs};
+use crate::sockopt;
+use crate::stream::{into_owned, StreamCore};
+
+/// Backlog of [`TcpListener::bind`] (as tokio's).
+const DEFAULT_BACKLOG: u32 = 1024;
+
+/// A TCP socket listening for connections.
+///
+/// [`bind`](Self::bind) sets `SO_REUSEADDR` and a backlog of 1024 (use [`TcpSocket`] for
+/// other settings). [`accept`](Self::accept) takes `&self`, so several tasks may accept on
+/// one listener. A connection accepted after its `accept` future was dropped is closed,
+/// never leaked. Running out of descriptors (`EMFILE`) is an error of that one `accept`:
+/// the listener keeps working once descriptors are free again.
+///
+/// ```
+/// use ringsteal_net::{TcpListener, TcpStream};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let addr = listener.local_addr()?;
+///     let client = ringsteal_rt::spawn(async move { TcpStream::connect(addr).await });
+///     let (stream, peer) = listener.accept().await?;
+///     let client = client.await.unwrap()?;
+///     assert_eq!(peer, client.local_addr()?);
+///     assert_eq!(stream.peer_addr()?, peer);
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct TcpListener {
+    fd: SharedFd,
+}
+
+impl TcpListener {
+    pub(crate) fn from_fd(fd: SharedFd) -> Self {
+        Self { fd }
+    }
+
+    /// Binds to `addr` (each address it resolves to in turn, until one binds) and listens.
+    /// Port 0 picks a free port ([`local_addr`](Self::local_addr) tells which).
+    ///
+    /// # Errors
+    /// `AddrInUse` if another socket holds the address, the resolver's error for a host name
+    /// that does not resolve, and so on: the error of the last address tried.
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        each_addr(&addr, |a| async move { Self::bind_addr(a) }).await
+    }
+
+    fn bind_addr(addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = TcpSocket::for_addr(addr)?;
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(DEFAULT_BACKLOG)
+    }
+
+    /// Accepts a connection: the stream and the peer's address.
+    ///
+    /// # Errors
+    /// The kernel's, for this accept only: `EMFILE`/`ENFILE` when out of descriptors,
+    /// `ECONNABORTED` for a connection reset before it was accepted, and so on.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (fd, addr) = op::accept(&self.fd).await?;
+        let stream = TcpStream::from_core(StreamCore::new(fd));
+        let peer = match addr.as_std() {
+            Some(a) => a,
+            None => stream.peer_addr()?,
+        };
+        Ok((stream, peer))
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::ip(sockopt::local(self)?)
+    }
+
+    /// Sets the IP time-to-live of accepted connections' packets.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        sockopt::with_std(self, |s: &std::net::TcpListener| s.set_ttl(ttl))
+    }
+
+    /// The IP time-to-live.
+    pub fn ttl(&self) -> io::Result<u32> {
+        sockopt::with_std(self, |s: &std::net::TcpListener| s.ttl())
+    }
+
+    /// Adopts a listening std socket. Never fails today; returns `io::Result` as tokio's
+    /// does.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        Ok(Self::from_fd(SharedFd::new(listener.into())))
+    }
+
+    /// The std listener. If a cancelled accept still holds the socket, the std listener
+    /// gets a duplicate of the descriptor.
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        into_owned(self.fd).map(Into::into)
+    }
+
+    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+    pub fn shared_fd(&self) -> &SharedFd {
+        &self.fd
+    }
+}
+
+impl_as_fd!(TcpListener, |s| s.fd.as_raw_fd());
+
+impl TryFrom<std::net::TcpListener> for TcpListener {
+    type Error = io::Error;
+    fn try_from(listener: std::net::TcpListener) -> io::Result<Self> {
+        Self::from_std(listener)
+    }
+}

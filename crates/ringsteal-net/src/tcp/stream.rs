@@ -1,0 +1,177 @@
+//! [`TcpStream`]: a TCP connection; every read and write is an io_uring request.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ringsteal_rt::op::{self, SharedFd, SockAddr};
+
+use super::split::{
+    split_borrowed, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf,
+};
+use crate::resolve::{each_addr, ToSocketAddrs};
+use crate::sockopt;
+use crate::stream::StreamCore;
+
+/// A TCP connection. Reads and writes take owned buffers and give them back with the result
+/// (`(io::Result<usize>, B)`); each is one io_uring request (`RECV`, `SEND` with
+/// `MSG_NOSIGNAL`, `RECVMSG`/`SENDMSG` for the vectored forms).
+///
+/// All methods take `&self`: one task can read while another writes, and
+/// [`into_split`](Self::into_split) gives owned halves for tasks on different shards.
+/// Reads are ordered among themselves, and so are writes: a read (or write) whose future is
+/// dropped keeps the stream's read (or write) side until the kernel is done with it, and
+/// bytes it still received are returned by the next read. Nothing is lost or reordered on a
+/// stream that is still used after a cancelled read; see the book's networking chapter.
+///
+/// ```
+/// use ringsteal_net::{TcpListener, TcpStream};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let addr = listener.local_addr()?;
+///     let server = ringsteal_rt::spawn(async move {
+///         let (stream, _peer) = listener.accept().await?;
+///         let (res, buf) = stream.read(Vec::with_capacity(64)).await;
+///         let n = res?;
+///         stream.write_all(buf).await.0?; // echo it back
+///         Ok::<usize, std::io::Error>(n)
+///     });
+///     let client = TcpStream::connect(addr).await?;
+///     client.set_nodelay(true)?;
+///     client.write_all(b"hello".to_vec()).await.0?;
+///     let (res, echo) = client.read_exact(vec![0u8; 5]).await;
+///     res?;
+///     assert_eq!(echo, b"hello");
+///     assert_eq!(server.await.unwrap()?, 5);
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct TcpStream {
+    core: StreamCore,
+}
+
+impl TcpStream {
+    pub(crate) fn from_core(core: StreamCore) -> Self {
+        Self { core }
+    }
+
+    fn core(&self) -> &StreamCore {
+        &self.core
+    }
+
+    /// Connects to `addr` (each address it resolves to in turn, until one accepts): the
+    /// socket is created with `IORING_OP_SOCKET` (or `socket(2)` where the kernel lacks it)
+    /// and connected with `IORING_OP_CONNECT`. Dropping the future closes the socket once
+    /// the kernel is done with it.
+    ///
+    /// # Errors
+    /// `ConnectionRefused` if nobody listens, the resolver's error for a host name that does
+    /// not resolve, and so on: the error of the last address tried.
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        each_addr(&addr, Self::connect_addr).await
+    }
+
+    pub(crate) async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
+        let domain = if addr.is_ipv4() {
+            libc::AF_INET
+        } else {
+            libc::AF_INET6
+        };
+        let fd = SharedFd::new(op::socket(domain, libc::SOCK_STREAM, 0).await?);
+        Self::connect_fd(fd, addr).await
+    }
+
+    pub(crate) async fn connect_fd(fd: SharedFd, addr: SocketAddr) -> io::Result<TcpStream> {
+        op::connect(&fd, SockAddr::from_std(&addr)).await?;
+        Ok(Self::from_core(StreamCore::from_shared(fd)))
+    }
+
+    /// Adopts a connected std stream (blocking or not: io_uring handles both).
+    /// Never fails today; returns `io::Result` as tokio's does.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        Ok(Self::from_core(StreamCore::new(stream.into())))
+    }
+
+    /// The std stream (in whatever blocking mode it was). If a cancelled request still holds
+    /// the socket, the std stream gets a duplicate of the descriptor.
+    ///
+    /// # Errors
+    /// If bytes received by a cancelled read are buffered here (read them first), or the
+    /// descriptor could not be duplicated.
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        self.core.into_owned_fd().map(Into::into)
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::ip(sockopt::local(self)?)
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::ip(sockopt::peer(self)?)
+    }
+
+    /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        sockopt::set_flag(self, libc::IPPROTO_TCP, libc::TCP_NODELAY, nodelay)
+    }
+
+    /// `TCP_NODELAY`.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        sockopt::flag(self, libc::IPPROTO_TCP, libc::TCP_NODELAY)
+    }
+
+    /// Sets the IP time-to-live of outgoing packets.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        sockopt::with_std(self, |s: &std::net::TcpStream| s.set_ttl(ttl))
+    }
+
+    /// The IP time-to-live.
+    pub fn ttl(&self) -> io::Result<u32> {
+        sockopt::with_std(self, |s: &std::net::TcpStream| s.ttl())
+    }
+
+    /// Sets `SO_LINGER`: `Some(d)` makes closing wait up to `d` for unsent data, and
+    /// `Some(Duration::ZERO)` resets the connection on close.
+    pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        sockopt::set_linger(self, linger)
+    }
+
+    /// `SO_LINGER`.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        sockopt::linger(self)
+    }
+
+    /// Sets `SO_KEEPALIVE`.
+    pub fn set_keepalive(&self, keepalive: bool) -> io::Result<()> {
+        sockopt::set_flag(self, libc::SOL_SOCKET, libc::SO_KEEPALIVE, keepalive)
+    }
+
+    /// `SO_KEEPALIVE`.
+    pub fn keepalive(&self) -> io::Result<bool> {
+        sockopt::flag(self, libc::SOL_SOCKET, libc::SO_KEEPALIVE)
+    }
+
+    stream_common_methods!();
+    stream_read_methods!();
+    stream_write_methods!();
+}
+
+impl_async_read!(TcpStream);
+impl_async_read!(&TcpStream);
+impl_async_write!(TcpStream);
+impl_async_write!(&TcpStream);
+
+impl_as_fd!(TcpStream, |s| s.core.fd().as_raw_fd());
+
+impl TryFrom<std::net::TcpStream> for TcpStream {
+    type Error = io::Error;
+    fn try_from(stream: std::net::TcpStream) -> io::Result<Self> {
+        Self::from_std(stream)
+    }
+}

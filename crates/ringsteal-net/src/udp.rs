@@ -1,0 +1,209 @@
+//! [`UdpSocket`]: datagrams over IP; every send and receive is an io_uring request.
+
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::op::{self, SharedFd, SockAddr};
+
+use crate::resolve::{each_addr, resolve_one, ToSocketAddrs};
+use crate::sockopt;
+use crate::stream::into_owned;
+
+/// A UDP socket. `send`/`recv` (after [`connect`](Self::connect)) are `IORING_OP_SEND` and
+/// `RECV`; `send_to`/`recv_from` are `SENDMSG`/`RECVMSG` with the address in the op. All take
+/// `&self`, so several tasks (on any shards) may receive or send on one socket at once.
+///
+/// A datagram is received whole or not at all; a receive whose future is dropped may still
+/// take one datagram, which is then lost, as a datagram can be in the network (streams keep
+/// such bytes; datagram sockets do not, so that concurrent receives are not serialised).
+///
+/// ```
+/// use ringsteal_net::UdpSocket;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+///     a.send_to(b"ping".to_vec(), b.local_addr()?).await.0?;
+///     let (res, buf) = b.recv_from(Vec::with_capacity(64)).await;
+///     let (n, from) = res?;
+///     assert_eq!((&buf[..n], from), (&b"ping"[..], a.local_addr()?));
+///
+///     b.connect(from).await?;
+///     b.send(b"pong".to_vec()).await.0?;
+///     let (res, buf) = a.recv(Vec::with_capacity(64)).await;
+///     assert_eq!(&buf[..res?], b"pong");
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct UdpSocket {
+    fd: SharedFd,
+}
+
+impl UdpSocket {
+    /// Binds to `addr` (each address it resolves to in turn, until one binds). Port 0 picks
+    /// a free port.
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
+        each_addr(&addr, |a| async move { Self::bind_addr(a) }).await
+    }
+
+    fn bind_addr(addr: SocketAddr) -> io::Result<UdpSocket> {
+        let domain = if addr.is_ipv4() {
+            libc::AF_INET
+        } else {
+            libc::AF_INET6
+        };
+        let fd = op::socket_now(domain, libc::SOCK_DGRAM, 0)?;
+        sockopt::bind(&fd, &SockAddr::from_std(&addr))?;
+        Ok(Self {
+            fd: SharedFd::new(fd),
+        })
+    }
+
+    /// Sets the default destination (and the only accepted source) of datagrams, with
+    /// `IORING_OP_CONNECT`.
+    pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        each_addr(&addr, |a| op::connect(&self.fd, SockAddr::from_std(&a))).await
+    }
+
+    /// Sends `buf` to the connected address.
+    pub async fn send<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        op::send(&self.fd, buf, 0).await
+    }
+
+    /// Receives one datagram from the connected address into `buf` (from its start; the
+    /// rest of a longer datagram is discarded).
+    pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        op::recv(&self.fd, buf, 0).await
+    }
+
+    /// Sends `buf` to `target` (the first address it resolves to).
+    pub async fn send_to<B: IoBuf>(
+        &self,
+        buf: B,
+        target: impl ToSocketAddrs,
+    ) -> BufResult<usize, B> {
+        match resolve_one(&target).await {
+            Ok(addr) => op::send_to(&self.fd, buf, SockAddr::from_std(&addr)).await,
+            Err(e) => (Err(e), buf),
+        }
+    }
+
+    /// Receives one datagram into `buf` and the address it came from.
+    pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
+        let (res, buf) = op::recv_from(&self.fd, buf).await;
+        (res.and_then(|(n, a)| Ok((n, sockopt::ip(a)?))), buf)
+    }
+
+    /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
+    pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        op::recv(&self.fd, buf, libc::MSG_PEEK).await
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::ip(sockopt::local(self)?)
+    }
+
+    /// The connected address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::ip(sockopt::peer(self)?)
+    }
+
+    /// Sets `SO_BROADCAST` (allow sending to a broadcast address).
+    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
+        self.with_std(|s| s.set_broadcast(on))
+    }
+
+    /// `SO_BROADCAST`.
+    pub fn broadcast(&self) -> io::Result<bool> {
+        self.with_std(|s| s.broadcast())
+    }
+
+    /// Sets `IP_MULTICAST_LOOP` (multicast sent here is looped back to local listeners).
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.with_std(|s| s.set_multicast_loop_v4(on))
+    }
+
+    /// `IP_MULTICAST_LOOP`.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.with_std(|s| s.multicast_loop_v4())
+    }
+
+    /// Sets `IP_MULTICAST_TTL`.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.with_std(|s| s.set_multicast_ttl_v4(ttl))
+    }
+
+    /// `IP_MULTICAST_TTL`.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.with_std(|s| s.multicast_ttl_v4())
+    }
+
+    /// Sets `IPV6_MULTICAST_LOOP`.
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.with_std(|s| s.set_multicast_loop_v6(on))
+    }
+
+    /// `IPV6_MULTICAST_LOOP`.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.with_std(|s| s.multicast_loop_v6())
+    }
+
+    /// Joins the IPv4 multicast group `multiaddr` on the interface with address `interface`
+    /// (`UNSPECIFIED`: the default one).
+    pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.with_std(|s| s.join_multicast_v4(&multiaddr, &interface))
+    }
+
+    /// Leaves an IPv4 multicast group.
+    pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.with_std(|s| s.leave_multicast_v4(&multiaddr, &interface))
+    }
+
+    /// Joins the IPv6 multicast group `multiaddr` on interface index `interface` (0: any).
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.with_std(|s| s.join_multicast_v6(multiaddr, interface))
+    }
+
+    /// Leaves an IPv6 multicast group.
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.with_std(|s| s.leave_multicast_v6(multiaddr, interface))
+    }
+
+    /// Sets the IP time-to-live of outgoing datagrams.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.with_std(|s| s.set_ttl(ttl))
+    }
+
+    /// The IP time-to-live.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.with_std(|s| s.ttl())
+    }
+
+    fn with_std<R>(&self, f: impl FnOnce(&std::net::UdpSocket) -> R) -> R {
+        sockopt::with_std(self, f)
+    }
+
+    /// Adopts a bound std socket. Never fails today; returns `io::Result` as tokio's does.
+    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
+        Ok(Self {
+            fd: SharedFd::new(socket.into()),
+        })
+    }
+
+    /// The std socket; a duplicate descriptor if a cancelled request still holds it.
+    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
+        into_owned(self.fd).map(Into::into)
+    }
+
+    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+    pub fn shared_fd(&self) -> &SharedFd {
+        &self.fd
+    }
+}
+
+impl_as_fd!(UdpSocket, |s| s.fd.as_raw_fd());

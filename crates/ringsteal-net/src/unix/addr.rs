@@ -1,0 +1,57 @@
+//! [`SocketAddr`]: the address of a Unix-domain socket (a path, an abstract name, or none).
+
+use std::fmt;
+use std::path::Path;
+
+use ringsteal_rt::op::SockAddr;
+
+/// The address of a Unix-domain socket: a path in the file system, an abstract name
+/// (Linux), or unnamed (an unbound socket, either end of a `pair()`).
+///
+/// ```
+/// use ringsteal_net::UnixDatagram;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let named = UnixDatagram::bind(format!("\0ringsteal-doc-addr-{}", std::process::id()))?;
+///     let addr = named.local_addr()?;
+///     assert!(addr.as_abstract_name().unwrap().starts_with(b"ringsteal-doc-addr-"));
+///     assert_eq!(addr.as_pathname(), None);
+///     assert!(UnixDatagram::unbound()?.local_addr()?.is_unnamed());
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SocketAddr(SockAddr);
+
+impl SocketAddr {
+    pub(crate) fn from_raw(addr: SockAddr) -> Self {
+        Self(addr)
+    }
+
+    /// The path, for an address in the file system.
+    pub fn as_pathname(&self) -> Option<&Path> {
+        self.0.as_unix_path()
+    }
+
+    /// The name (without its leading NUL), for an abstract address.
+    pub fn as_abstract_name(&self) -> Option<&[u8]> {
+        self.0.as_abstract_name()
+    }
+
+    /// True for an unnamed socket. (The kernel reports an unnamed sender of a datagram with
+    /// an empty address, not even a family.)
+    pub fn is_unnamed(&self) -> bool {
+        self.as_pathname().is_none() && self.as_abstract_name().is_none()
+    }
+}
+
+impl fmt::Debug for SocketAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_unnamed() {
+            return f.write_str("(unnamed)");
+        }
+        fmt::Debug::fmt(&self.0, f)
+    }
+}

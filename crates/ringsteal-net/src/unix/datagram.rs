@@ -1,0 +1,133 @@
+//! [`UnixDatagram`]: a Unix-domain datagram socket.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::op::{self, SharedFd, SockAddr};
+
+use super::SocketAddr;
+use crate::sockopt;
+use crate::stream::into_owned;
+
+/// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`/`RECV`,
+/// `SENDMSG`/`RECVMSG` for the addressed forms) and take `&self`. As for
+/// [`UdpSocket`](crate::UdpSocket), a receive whose future is dropped may still take one
+/// datagram, which is then lost.
+///
+/// ```
+/// use ringsteal_net::UnixDatagram;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = UnixDatagram::pair()?;
+///     a.send(b"datagram".to_vec()).await.0?;
+///     let (res, buf) = b.recv(Vec::with_capacity(64)).await;
+///     assert_eq!(&buf[..res?], b"datagram");
+///
+///     let name = format!("\0ringsteal-doc-dgram-{}", std::process::id());
+///     let server = UnixDatagram::bind(&name)?;
+///     let client = UnixDatagram::unbound()?;
+///     client.send_to(b"hi".to_vec(), &name).await.0?;
+///     let (res, buf) = server.recv_from(Vec::with_capacity(8)).await;
+///     let (n, from) = res?;
+///     assert_eq!(&buf[..n], b"hi");
+///     assert!(from.is_unnamed());
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct UnixDatagram {
+    fd: SharedFd,
+}
+
+impl UnixDatagram {
+    fn from_fd(fd: std::os::fd::OwnedFd) -> Self {
+        Self {
+            fd: SharedFd::new(fd),
+        }
+    }
+
+    /// A socket bound to `path` (a leading NUL byte names an abstract socket).
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
+        let addr = SockAddr::unix(path)?;
+        let fd = op::socket_now(libc::AF_UNIX, libc::SOCK_DGRAM, 0)?;
+        sockopt::bind(&fd, &addr)?;
+        Ok(Self::from_fd(fd))
+    }
+
+    /// A socket with no address (it can still send, and receive replies if connected).
+    pub fn unbound() -> io::Result<UnixDatagram> {
+        Ok(Self::from_fd(op::socket_now(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM,
+            0,
+        )?))
+    }
+
+    /// Two connected, unnamed sockets (`socketpair`).
+    pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
+        let (a, b) = sockopt::unix_pair(libc::SOCK_DGRAM)?;
+        Ok((Self::from_fd(a), Self::from_fd(b)))
+    }
+
+    /// Sets the default destination (`connect(2)`: it never blocks for a datagram socket).
+    pub fn connect(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let addr = SockAddr::unix(path)?;
+        // SAFETY: the kernel reads `len` bytes of the address storage.
+        if unsafe { libc::connect(self.fd.as_raw_fd(), addr.as_ptr(), addr.len()) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Sends `buf` to the connected address.
+    pub async fn send<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        op::send(&self.fd, buf, 0).await
+    }
+
+    /// Receives one datagram into `buf` (from its start; the rest of a longer datagram is
+    /// discarded).
+    pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        op::recv(&self.fd, buf, 0).await
+    }
+
+    /// Sends `buf` to the socket at `path`.
+    pub async fn send_to<B: IoBuf>(&self, buf: B, path: impl AsRef<Path>) -> BufResult<usize, B> {
+        match SockAddr::unix(path) {
+            Ok(addr) => op::send_to(&self.fd, buf, addr).await,
+            Err(e) => (Err(e), buf),
+        }
+    }
+
+    /// Receives one datagram into `buf` and the sender's address.
+    pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
+        let (res, buf) = op::recv_from(&self.fd, buf).await;
+        (res.map(|(n, a)| (n, SocketAddr::from_raw(a))), buf)
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::local(self).map(SocketAddr::from_raw)
+    }
+
+    /// The connected address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::peer(self).map(SocketAddr::from_raw)
+    }
+
+    /// Adopts a std socket. Never fails today; returns `io::Result` as tokio's does.
+    pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        Ok(Self::from_fd(socket.into()))
+    }
+
+    /// The std socket; a duplicate descriptor if a cancelled request still holds it.
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
+        into_owned(self.fd).map(Into::into)
+    }
+}
+
+impl_as_fd!(UnixDatagram, |s| s.fd.as_raw_fd());

@@ -1,0 +1,85 @@
+//! [`UnixListener`]: a listening Unix-domain stream socket.
+
+use std::io;
+use std::path::Path;
+
+use ringsteal_rt::op::{self, SharedFd, SockAddr};
+
+use super::{SocketAddr, UnixStream};
+use crate::sockopt;
+use crate::stream::{into_owned, StreamCore};
+
+/// Backlog of [`UnixListener::bind`].
+const DEFAULT_BACKLOG: u32 = 1024;
+
+/// A Unix-domain socket listening for connections; each accept is an `IORING_OP_ACCEPT`.
+/// As with [`TcpListener`](crate::TcpListener), a connection accepted after its `accept`
+/// future was dropped is closed, never leaked.
+///
+/// ```
+/// use ringsteal_net::{UnixListener, UnixStream};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = std::env::temp_dir().join(format!("ringsteal-doc-ul-{}", std::process::id()));
+///     std::fs::create_dir_all(&dir)?;
+///     let path = dir.join("sock");
+///     let listener = UnixListener::bind(&path)?;
+///     assert_eq!(listener.local_addr()?.as_pathname(), Some(path.as_path()));
+///     let _client = UnixStream::connect(&path).await?;
+///     let (_server, peer) = listener.accept().await?;
+///     assert!(peer.is_unnamed());
+///     std::fs::remove_dir_all(&dir)
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct UnixListener {
+    fd: SharedFd,
+}
+
+impl UnixListener {
+    /// Binds to `path` (a leading NUL byte names an abstract socket) and listens.
+    ///
+    /// # Errors
+    /// `AddrInUse` if the path exists (remove a stale socket file first) or the abstract
+    /// name is taken; `InvalidInput` for a path too long for a socket address.
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+        let addr = SockAddr::unix(path)?;
+        let fd = op::socket_now(libc::AF_UNIX, libc::SOCK_STREAM, 0)?;
+        sockopt::bind(&fd, &addr)?;
+        sockopt::listen(&fd, DEFAULT_BACKLOG)?;
+        Ok(Self {
+            fd: SharedFd::new(fd),
+        })
+    }
+
+    /// Accepts a connection: the stream and the peer's address (usually unnamed).
+    pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
+        let (fd, addr) = op::accept(&self.fd).await?;
+        Ok((
+            UnixStream::from_core(StreamCore::new(fd)),
+            SocketAddr::from_raw(addr),
+        ))
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::local(self).map(SocketAddr::from_raw)
+    }
+
+    /// Adopts a listening std socket. Never fails today; returns `io::Result` as tokio's
+    /// does.
+    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        Ok(Self {
+            fd: SharedFd::new(listener.into()),
+        })
+    }
+
+    /// The std listener; a duplicate descriptor if a cancelled accept still holds it.
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
+        into_owned(self.fd).map(Into::into)
+    }
+}
+
+impl_as_fd!(UnixListener, |s| s.fd.as_raw_fd());

@@ -1,0 +1,15 @@
+//! Unix-domain sockets: [`UnixListener`], [`UnixStream`] and its halves, [`UnixDatagram`],
+//! and their [`SocketAddr`]. A path whose first byte is NUL names an abstract socket
+//! (Linux), as in tokio.
+
+mod addr;
+mod datagram;
+mod listener;
+mod split;
+mod stream;
+
+pub use addr::SocketAddr;
+pub use datagram::UnixDatagram;
+pub use listener::UnixListener;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub use stream::UnixStream;

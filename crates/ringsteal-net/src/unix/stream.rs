@@ -1,0 +1,99 @@
+//! [`UnixStream`]: a connected Unix-domain stream socket.
+
+use std::io;
+use std::path::Path;
+
+use ringsteal_rt::op::{self, SharedFd, SockAddr};
+
+use super::split::{
+    split_borrowed, split_owned, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf,
+};
+use super::SocketAddr;
+use crate::sockopt;
+use crate::stream::StreamCore;
+
+/// A connected Unix-domain stream socket, with the same owned-buffer API and guarantees as
+/// [`TcpStream`](crate::TcpStream): `&self` methods, ordered reads and writes, and the bytes
+/// of a cancelled read kept for the next one.
+///
+/// ```
+/// use ringsteal_net::{UnixListener, UnixStream};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let name = format!("\0ringsteal-doc-unix-stream-{}", std::process::id());
+///     let listener = UnixListener::bind(&name)?;
+///     let client = UnixStream::connect(&name).await?;
+///     let (server, _) = listener.accept().await?;
+///     client.write_all(b"over a unix socket".to_vec()).await.0?;
+///     let (res, got) = server.read_exact(vec![0u8; 18]).await;
+///     res?;
+///     assert_eq!(got, b"over a unix socket");
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct UnixStream {
+    core: StreamCore,
+}
+
+impl UnixStream {
+    pub(crate) fn from_core(core: StreamCore) -> Self {
+        Self { core }
+    }
+
+    fn core(&self) -> &StreamCore {
+        &self.core
+    }
+
+    /// Connects to the socket at `path` (a leading NUL byte names an abstract socket), with
+    /// `IORING_OP_SOCKET` and `IORING_OP_CONNECT`.
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        let addr = SockAddr::unix(path)?;
+        let fd = SharedFd::new(op::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0).await?);
+        op::connect(&fd, addr).await?;
+        Ok(Self::from_core(StreamCore::from_shared(fd)))
+    }
+
+    /// Two connected, unnamed sockets (`socketpair`).
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = sockopt::unix_pair(libc::SOCK_STREAM)?;
+        Ok((
+            Self::from_core(StreamCore::new(a)),
+            Self::from_core(StreamCore::new(b)),
+        ))
+    }
+
+    /// Adopts a connected std stream. Never fails today; returns `io::Result` as tokio's
+    /// does.
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(Self::from_core(StreamCore::new(stream.into())))
+    }
+
+    /// The std stream (see [`TcpStream::into_std`](crate::TcpStream::into_std)).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        self.core.into_owned_fd().map(Into::into)
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::local(self).map(SocketAddr::from_raw)
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        sockopt::peer(self).map(SocketAddr::from_raw)
+    }
+
+    stream_common_methods!();
+    stream_read_methods!();
+    stream_write_methods!();
+}
+
+impl_async_read!(UnixStream);
+impl_async_read!(&UnixStream);
+impl_async_write!(UnixStream);
+impl_async_write!(&UnixStream);
+
+impl_as_fd!(UnixStream, |s| s.core.fd().as_raw_fd());

@@ -1,0 +1,77 @@
+//! `EMFILE` on accept: the accept fails with the error, the listener keeps working once
+//! descriptors are free again. `RLIMIT_NOFILE` is process-wide, so this binary holds this
+//! one test.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::{Read, Write};
+
+use common::{hang_guard, Config, HANG_LIMIT};
+use support::*;
+
+/// Sets the soft `RLIMIT_NOFILE`; returns the old one.
+fn set_nofile(soft: u64) -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write a local struct.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        let old = lim.rlim_cur;
+        lim.rlim_cur = soft;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        old
+    }
+}
+
+#[test]
+fn accept_out_of_descriptors_fails_and_the_listener_recovers() {
+    for config in Config::ALL {
+        hang_guard(
+            &format!("EMFILE on accept [{config:?}]"),
+            HANG_LIMIT,
+            move || {
+                let rt = config.runtime(1);
+                rt.block_on(async {
+                    let (listener, addr) = listener().await;
+                    // Connections complete in the kernel's backlog before anyone accepts.
+                    let mut clients: Vec<_> = (0..2)
+                        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+                        .collect();
+                    // Leave no descriptor number free under a lowered limit.
+                    let highest = std::fs::read_dir("/proc/self/fd")
+                        .unwrap()
+                        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
+                        .max()
+                        .unwrap();
+                    let old = set_nofile(highest + 8);
+                    let mut fillers = Vec::new();
+                    while let Ok(f) = std::fs::File::open("/dev/null") {
+                        fillers.push(f);
+                    }
+                    let err = listener.accept().await.unwrap_err();
+                    assert_eq!(err.raw_os_error(), Some(libc::EMFILE), "{err}");
+                    // And again: the error is per accept, the listener is fine.
+                    let err = listener.accept().await.unwrap_err();
+                    assert_eq!(err.raw_os_error(), Some(libc::EMFILE), "{err}");
+                    drop(fillers);
+                    set_nofile(old);
+                    for client in &mut clients {
+                        let (stream, peer) = listener.accept().await.expect("accept after EMFILE");
+                        assert_eq!(peer, client.local_addr().unwrap());
+                        stream.write_all(b"ok".to_vec()).await.0.unwrap();
+                        let mut buf = [0u8; 2];
+                        client.read_exact(&mut buf).unwrap();
+                        assert_eq!(&buf, b"ok");
+                        client.write_all(b"!").unwrap();
+                        let (res, got) = stream.read(Vec::with_capacity(1)).await;
+                        assert_eq!(&got[..res.unwrap()], b"!");
+                    }
+                });
+            },
+        );
+    }
+}

@@ -1,0 +1,291 @@
+//! Dropped reads and writes on a stream that is still used: the request may complete after
+//! its future is gone (the cancel loses the race), and the stream must neither lose nor
+//! reorder bytes. Deterministic cases first (the completion has provably arrived before the
+//! drop), then stress runs with real races under every wake mechanism and ring mode, where
+//! every byte is checked against its position in the stream.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use common::{with_every_runtime, Rng};
+use ringsteal_net::{TcpStream, UnixStream};
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+use support::*;
+
+#[test]
+fn a_read_dropped_after_its_bytes_arrived_gives_them_to_the_next_read() {
+    with_every_runtime("dropped completed read", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+            let before = ops_completed();
+            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
+            // The send and the recv have both completed in the kernel and been reaped.
+            until_ops_completed(before, 2).await;
+            drop(read);
+            let (res, buf) = timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                .await
+                .expect("the bytes of the dropped read were lost");
+            assert_eq!(&buf[..res.unwrap()], b"late bytes");
+            // And the stream goes on.
+            client.write_all(b"next".to_vec()).await.0.unwrap();
+            let (res, buf) = server.read_exact(vec![0; 4]).await;
+            res.unwrap();
+            assert_eq!(buf, b"next");
+        })
+    });
+}
+
+#[test]
+fn kept_bytes_come_before_newer_ones_for_read_peek_and_readv() {
+    with_every_runtime("kept bytes first", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut read).await.is_none());
+            let before = ops_completed();
+            client.write_all(b"first".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(read);
+            client.write_all(b"second".to_vec()).await.0.unwrap();
+            let (res, peeked) = server.peek(Vec::with_capacity(64)).await;
+            assert_eq!(
+                &peeked[..res.unwrap()],
+                b"first",
+                "peek sees the kept bytes"
+            );
+            let (res, parts) = server
+                .readv(vec![Vec::with_capacity(2), Vec::with_capacity(2)])
+                .await;
+            assert_eq!(res.unwrap(), 4);
+            assert_eq!(parts.concat(), b"firs");
+            let (res, rest) = server.read_exact(vec![0; 7]).await;
+            res.unwrap();
+            assert_eq!(rest, b"tsecond");
+        })
+    });
+}
+
+#[test]
+fn a_dropped_read_exact_gives_back_every_byte_it_took() {
+    with_every_runtime("dropped read_exact", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            client.write_all(b"abc".to_vec()).await.0.unwrap();
+            let mut exact = Box::pin(server.read_exact(vec![0u8; 8]));
+            // It takes "abc" and waits for more.
+            let before = ops_completed();
+            assert!(poll_once(&mut exact).await.is_none());
+            until_ops_completed(before, 1).await;
+            assert!(
+                poll_once(&mut exact).await.is_none(),
+                "5 bytes still missing"
+            );
+            let before = ops_completed();
+            client.write_all(b"de".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(exact);
+            client.write_all(b"fgh".to_vec()).await.0.unwrap();
+            let (res, all) = server.read_exact(vec![0u8; 8]).await;
+            res.unwrap();
+            assert_eq!(all, b"abcdefgh");
+        })
+    });
+}
+
+#[test]
+fn a_unix_stream_keeps_the_bytes_of_a_dropped_read_too() {
+    with_every_runtime("dropped unix read", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut read = Box::pin(b.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut read).await.is_none());
+            let before = ops_completed();
+            a.write_all(b"unix".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(read);
+            let (res, buf) = timeout(OP_GUARD, b.read(Vec::with_capacity(64)))
+                .await
+                .unwrap();
+            assert_eq!(&buf[..res.unwrap()], b"unix");
+        })
+    });
+}
+
+/// Sends `len` bytes of stream `seed` in random chunks, yielding now and then so the reader
+/// catches data in flight.
+async fn send_stream(w: ringsteal_net::tcp::OwnedWriteHalf, seed: u64, len: u64) {
+    let mut rng = Rng::new(seed);
+    let mut pos = 0;
+    while pos < len {
+        let n = (1 + rng.below(3000)).min(len - pos);
+        w.write_all(stream_bytes(seed, pos, n as usize))
+            .await
+            .0
+            .unwrap();
+        pos += n;
+        if rng.below(4) == 0 {
+            ringsteal_rt::yield_now().await;
+        }
+    }
+}
+
+#[test]
+fn reads_dropped_while_bytes_arrive_lose_and_reorder_nothing() {
+    const LEN: u64 = 1 << 20;
+    with_every_runtime("dropped reads race", 2, |config, rt| {
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            let (_c_rd, c_wr) = client.into_split();
+            let seed = 7 + config as u64;
+            let writer =
+                ringsteal_rt::spawn_with(Placement::Pinned(1), send_stream(c_wr, seed, LEN));
+            let mut rng = Rng::new(seed);
+            let (mut got, mut dropped) = (0u64, 0u32);
+            while got < LEN {
+                let cap = 1 + rng.below(2048) as usize;
+                // Drop the read at a random moment: before it was submitted, right after,
+                // or after a few microseconds, while the other shard keeps sending.
+                let out = match rng.below(4) {
+                    0 => {
+                        let mut read = Box::pin(server.read(Vec::with_capacity(cap)));
+                        poll_once(&mut read).await
+                    }
+                    1 => timeout(Duration::ZERO, server.read(Vec::with_capacity(cap)))
+                        .await
+                        .ok(),
+                    2 => {
+                        let wait = Duration::from_micros(rng.below(40));
+                        timeout(wait, server.read(Vec::with_capacity(cap)))
+                            .await
+                            .ok()
+                    }
+                    _ => Some(server.read(Vec::with_capacity(cap)).await),
+                };
+                let Some((res, buf)) = out else {
+                    dropped += 1;
+                    continue;
+                };
+                let n = res.unwrap();
+                assert!(n > 0, "end of stream at {got} of {LEN}");
+                check_stream(seed, got, &buf[..n]);
+                got += n as u64;
+            }
+            writer.await.unwrap();
+            assert!(
+                dropped > 100,
+                "only {dropped} reads were dropped: the race was not exercised"
+            );
+        })
+    });
+}
+
+#[test]
+fn a_write_dropped_mid_flight_finishes_before_the_next_write_starts() {
+    const CHUNK: usize = 256 * 1024;
+    const ROUNDS: u8 = 120;
+    with_every_runtime("dropped writes race", 2, |config, rt| {
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            set_small_buffers(&client, &server);
+            // A plain thread drains the server side, whatever the shards are doing.
+            let mut std_server = server.into_std().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut all = Vec::new();
+                std::io::Read::read_to_end(&mut std_server, &mut all).unwrap();
+                all
+            });
+            let client = std::sync::Arc::new(client);
+            let mut rng = Rng::new(config as u64 + 1);
+            let mut whole = Vec::new();
+            for round in 0..ROUNDS {
+                // Shard 0 starts write `first`, drops it mid-flight and then keeps its
+                // thread busy (its cancel waits in its ring); shard 1 writes `second` at
+                // that very moment.
+                let (first, second) = (2 * round + 1, 2 * round + 2);
+                let go = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let wait = Duration::from_micros(rng.below(200));
+                let (c, g) = (client.clone(), go.clone());
+                let dropper = ringsteal_rt::spawn_with(Placement::Pinned(0), async move {
+                    let done = timeout(wait, c.write_all(vec![first; CHUNK])).await.is_ok();
+                    g.store(true, std::sync::atomic::Ordering::SeqCst);
+                    common::spin_for(20_000);
+                    done
+                });
+                let (c, g) = (client.clone(), go.clone());
+                let follower = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    common::yield_until(|| g.load(std::sync::atomic::Ordering::SeqCst)).await;
+                    c.write_all(vec![second; CHUNK]).await.0.unwrap();
+                });
+                if dropper.await.unwrap() {
+                    whole.push(first);
+                }
+                follower.await.unwrap();
+                whole.push(second);
+            }
+            let client = std::sync::Arc::into_inner(client).expect("every task is done");
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            let all = reader.join().unwrap();
+            // The stream is runs of one id each, ids strictly increasing; every write that
+            // completed is there whole, every dropped one as a prefix (maybe empty).
+            let mut runs: Vec<(u8, usize)> = Vec::new();
+            for &b in &all {
+                match runs.last_mut() {
+                    Some((id, n)) if *id == b => *n += 1,
+                    _ => runs.push((b, 1)),
+                }
+            }
+            for pair in runs.windows(2) {
+                assert!(
+                    pair[0].0 < pair[1].0,
+                    "bytes of write {} after bytes of write {}: writes interleaved",
+                    pair[1].0,
+                    pair[0].0
+                );
+            }
+            for (id, n) in &runs {
+                assert!(*n <= CHUNK, "write {id} appears {n} bytes long");
+                if whole.contains(id) {
+                    assert_eq!(*n, CHUNK, "completed write {id} is not whole");
+                }
+            }
+            for id in &whole {
+                assert!(
+                    runs.iter().any(|(r, _)| r == id),
+                    "completed write {id} missing"
+                );
+            }
+            let dropped = ROUNDS as usize * 2 - whole.len();
+            assert!(
+                dropped > 10,
+                "only {dropped} writes were dropped: the race was not exercised"
+            );
+        })
+    });
+}
+
+fn set_small_buffers(client: &TcpStream, server: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    for (s, opt) in [
+        (client.as_raw_fd(), libc::SO_SNDBUF),
+        (server.as_raw_fd(), libc::SO_RCVBUF),
+    ] {
+        let v: libc::c_int = 64 * 1024;
+        // SAFETY: setsockopt reads an int from a live local.
+        let rc = unsafe {
+            libc::setsockopt(
+                s,
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                4,
+            )
+        };
+        assert_eq!(rc, 0);
+    }
+}

@@ -1,0 +1,181 @@
+//! An accept, socket or connect that completes after its future was dropped must close the
+//! descriptor the kernel made (the bug class of tokio #7979), a dropped connect must close
+//! its socket once the kernel is done with it, and a runtime dropped with socket I/O in
+//! flight must close everything. Counted in `/proc/self/fd`, so this
+//! binary holds one test that runs its cases in sequence: nothing else opens descriptors
+//! meanwhile.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::Read;
+
+use common::{hang_guard, Config, Rng, HANG_LIMIT};
+use ringsteal_net::TcpStream;
+use support::*;
+
+const ROUNDS: usize = 150;
+
+/// Descriptors may exceed the count before a case by this many while requests are still in
+/// flight; a leak grows with the rounds instead.
+const IN_FLIGHT_SLACK: usize = 24;
+
+fn accept_completing_after_its_future_was_dropped(config: Config) {
+    let rt = config.runtime(1);
+    rt.block_on(async {
+        let (listener, addr) = listener().await;
+        let start = open_fds();
+        for _ in 0..ROUNDS {
+            let mut accept = Box::pin(listener.accept());
+            assert!(
+                poll_once(&mut accept).await.is_none(),
+                "nobody connected yet"
+            );
+            let before = ops_completed();
+            let mut client = std::net::TcpStream::connect(addr).unwrap();
+            // The kernel accepted and the shard reaped it: the connection is the op's now.
+            until_ops_completed(before, 1).await;
+            drop(accept);
+            // The accepted socket was closed: the client reads end of stream.
+            let mut byte = [0u8; 1];
+            assert_eq!(
+                client.read(&mut byte).unwrap(),
+                0,
+                "the accepted socket is still open"
+            );
+        }
+        assert!(
+            open_fds() <= start + IN_FLIGHT_SLACK,
+            "{} descriptors, {start} at start",
+            open_fds()
+        );
+    });
+}
+
+fn accept_dropped_while_a_connection_arrives(config: Config) {
+    let rt = config.runtime(2);
+    rt.block_on(async {
+        let (listener, addr) = listener().await;
+        let start = open_fds();
+        for _ in 0..ROUNDS {
+            let mut accept = Box::pin(listener.accept());
+            assert!(poll_once(&mut accept).await.is_none());
+            let client = std::thread::spawn(move || std::net::TcpStream::connect(addr).unwrap());
+            drop(accept); // races the connection: the cancel or the accept wins
+            let client = client.join().unwrap();
+            // If the cancel won, the connection waits in the backlog: take it.
+            let _ =
+                ringsteal_rt::time::timeout(std::time::Duration::from_millis(1), listener.accept())
+                    .await;
+            drop(client);
+        }
+        assert!(
+            open_fds() <= start + IN_FLIGHT_SLACK,
+            "{} descriptors, {start} at start",
+            open_fds()
+        );
+    });
+}
+
+fn connect_dropped_at_any_point(config: Config) {
+    let rt = config.runtime(2);
+    rt.block_on(async {
+        let (listener, addr) = listener().await;
+        let listener = std::sync::Arc::new(listener);
+        let drain = {
+            let l = listener.clone();
+            ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+                loop {
+                    let Ok((s, _)) = l.accept().await else { break };
+                    drop(s);
+                }
+            })
+        };
+        let start = open_fds();
+        let mut rng = Rng::new(config as u64);
+        for _ in 0..ROUNDS {
+            let mut connect = Box::pin(TcpStream::connect(addr));
+            // Drop it before the socket exists, between socket and connect, or during the
+            // connect.
+            for _ in 0..rng.below(4) {
+                if poll_once(&mut connect).await.is_some() {
+                    break;
+                }
+                ringsteal_rt::yield_now().await;
+            }
+            drop(connect);
+        }
+        assert!(
+            open_fds() <= start + IN_FLIGHT_SLACK,
+            "{} descriptors, {start} at start",
+            open_fds()
+        );
+        drain.abort();
+    });
+}
+
+/// The runtime is dropped while tasks wait in accepts, reads, a write to a peer that does not
+/// read, and connects: shutdown cancels them all, waits for their completions and frees
+/// their buffers (ASan checks the memory), and every socket is closed.
+fn runtime_dropped_with_socket_io_in_flight(config: Config) {
+    let rt = config.runtime(2);
+    let (listener, addr) = rt.block_on(listener());
+    let listener = std::sync::Arc::new(listener);
+    rt.block_on(async {
+        for shard in 0..2 {
+            let l = listener.clone();
+            ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(shard), async move {
+                let _ = l.accept().await;
+                std::future::pending::<()>().await
+            });
+        }
+        // Taken by the accepts above; then one more pair whose server end nobody reads.
+        let _a = TcpStream::connect(addr).await.unwrap();
+        let _b = TcpStream::connect(addr).await.unwrap();
+        let (writer, _reader) = tcp_pair().await;
+        ringsteal_rt::spawn(async move {
+            let _ = writer.write_all(vec![1u8; 64 << 20]).await;
+        });
+        let (idle, _other) = tcp_pair().await;
+        ringsteal_rt::spawn(async move {
+            let _ = idle.read(Vec::with_capacity(4096)).await;
+        });
+        // Let every task reach its operation.
+        for _ in 0..10 {
+            ringsteal_rt::yield_now().await;
+        }
+    });
+    drop(rt);
+}
+
+#[test]
+fn descriptors_made_for_dropped_futures_are_closed() {
+    let base = open_fds();
+    type Case = fn(Config);
+    let cases: [(&str, Case); 4] = [
+        (
+            "accept completing after drop",
+            accept_completing_after_its_future_was_dropped,
+        ),
+        (
+            "accept dropped during a connection",
+            accept_dropped_while_a_connection_arrives,
+        ),
+        ("connect dropped at any point", connect_dropped_at_any_point),
+        (
+            "runtime dropped with I/O in flight",
+            runtime_dropped_with_socket_io_in_flight,
+        ),
+    ];
+    for (name, case) in cases {
+        for config in Config::ALL {
+            hang_guard(&format!("{name} [{config:?}]"), HANG_LIMIT, move || {
+                case(config)
+            });
+            // Every runtime is gone and every request it had has completed: the count is
+            // back where it started.
+            assert_eq!(open_fds(), base, "{name} [{config:?}] leaked descriptors");
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The owned-buffer I/O traits and helpers over real sockets and files, under every wake
+//! mechanism and ring mode: `BufReader`, `BufWriter`, length-delimited frames (cancel-safe),
+//! `copy` (spliced and buffered, with a source's kept bytes first) and files read and
+//! written at their position.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use common::{unique, with_every_runtime, Rng};
+use ringsteal_fs::File;
+use ringsteal_net::TcpStream;
+use ringsteal_rt::io::{
+    self, AsyncReadOwned, AsyncWriteOwned, BufReader, BufWriter, LengthDelimited,
+};
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+use support::*;
+
+#[test]
+fn a_buf_reader_reads_lines_from_a_socket() {
+    with_every_runtime("buf reader lines", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            client
+                .write_all(b"GET /index HTTP/1.1\r\nHost: example\r\n\r\nbody".to_vec())
+                .await
+                .0
+                .unwrap();
+            drop(client);
+            let mut reader = BufReader::with_capacity(16, server);
+            let mut lines = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).await.unwrap() == 0 {
+                    break;
+                }
+                lines.push(line);
+            }
+            assert_eq!(
+                lines,
+                [
+                    "GET /index HTTP/1.1\r\n",
+                    "Host: example\r\n",
+                    "\r\n",
+                    "body"
+                ]
+            );
+        })
+    });
+}
+
+#[test]
+fn a_buf_writer_sends_many_small_writes_as_one() {
+    with_every_runtime("buf writer batching", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut writer = BufWriter::new(client);
+            let before = ops_completed();
+            for i in 0..100u8 {
+                writer.write_all(vec![i; 10]).await.0.unwrap();
+            }
+            assert_eq!(ops_completed(), before, "nothing sent before the flush");
+            writer.flush().await.unwrap();
+            assert_eq!(ops_completed(), before + 1, "one send for the whole buffer");
+            // A write larger than the buffer goes straight out, after what is buffered.
+            writer.write_all(b"tail".to_vec()).await.0.unwrap();
+            writer.write_all(vec![0xee; 20_000]).await.0.unwrap();
+            AsyncWriteOwned::shutdown(&mut writer).await.unwrap();
+            let all = read_to_eof(&server).await;
+            assert_eq!(all.len(), 1000 + 4 + 20_000);
+            assert!((0..100).all(|i| all[i * 10..i * 10 + 10].iter().all(|&b| b == i as u8)));
+            assert_eq!(&all[1000..1004], b"tail");
+        })
+    });
+}
+
+#[test]
+fn frames_cross_the_wire_whole_even_when_reads_are_dropped() {
+    const FRAMES: u64 = 300;
+    with_every_runtime("length-delimited frames", 2, |config, rt| {
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut out = LengthDelimited::new(client);
+                let mut rng = Rng::new(1);
+                for i in 0..FRAMES {
+                    let len = rng.below(if i % 50 == 0 { 300_000 } else { 3_000 }) as usize;
+                    out.write_frame(stream_bytes(i, 0, len)).await.0.unwrap();
+                    // Let the reader catch up, so it often waits for the next frame.
+                    ringsteal_rt::yield_now().await;
+                }
+            });
+            let mut input = LengthDelimited::new(server);
+            let mut rng = Rng::new(config as u64);
+            let (mut i, mut dropped) = (0, 0);
+            while i < FRAMES {
+                // Sometimes give up on a frame right after starting it, or after a few
+                // microseconds, and ask again.
+                let frame = match rng.below(3) {
+                    0 => {
+                        let mut read = Box::pin(input.read_frame());
+                        match poll_once(&mut read).await {
+                            Some(f) => f,
+                            None => {
+                                dropped += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    1 => match timeout(Duration::from_micros(rng.below(50)), input.read_frame())
+                        .await
+                    {
+                        Ok(f) => f,
+                        Err(_) => {
+                            dropped += 1;
+                            continue;
+                        }
+                    },
+                    _ => input.read_frame().await,
+                };
+                let frame = frame.unwrap().expect("a frame, not the end");
+                check_stream(i, 0, &frame);
+                i += 1;
+            }
+            writer.await.unwrap();
+            assert!(
+                input.read_frame().await.unwrap().is_none(),
+                "clean end after the last frame"
+            );
+            assert!(dropped > 0);
+        })
+    });
+}
+
+/// Sends `len` bytes of stream `seed` on `w`, then ends the stream.
+async fn feed(mut w: impl AsyncWriteOwned, seed: u64, len: usize) {
+    let mut pos = 0;
+    while pos < len {
+        let n = 70_001.min(len - pos);
+        w.write_all(stream_bytes(seed, pos as u64, n))
+            .await
+            .0
+            .unwrap();
+        pos += n;
+    }
+    w.shutdown().await.unwrap();
+}
+
+#[test]
+fn copy_moves_one_socket_into_another_spliced_or_buffered() {
+    const LEN: usize = 3 << 20;
+    with_every_runtime("copy socket to socket", 2, |_, rt| {
+        rt.block_on(async {
+            for spliced in [true, false] {
+                // `copy` itself copies from sockets through a buffer; `copy_spliced` splices.
+                let (src_client, mut src) = tcp_pair().await;
+                let (mut dst, dst_server) = tcp_pair().await;
+                let feeder =
+                    ringsteal_rt::spawn_with(Placement::Pinned(1), feed(src_client, 21, LEN));
+                let copier = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let n = if spliced {
+                        io::copy_spliced(&mut src, &mut dst).await
+                    } else {
+                        io::copy(&mut src, &mut dst).await
+                    };
+                    dst.shutdown(std::net::Shutdown::Write).await.unwrap();
+                    n
+                });
+                let all = read_to_eof(&dst_server).await;
+                assert_eq!(copier.await.unwrap().unwrap(), LEN as u64);
+                feeder.await.unwrap();
+                assert_eq!(all.len(), LEN);
+                check_stream(21, 0, &all);
+            }
+        })
+    });
+}
+
+#[test]
+fn copy_sends_the_bytes_a_dropped_read_kept_before_the_rest() {
+    with_every_runtime("copy after a dropped read", 1, |_, rt| {
+        rt.block_on(async {
+            let (src_client, mut src) = tcp_pair().await;
+            let (mut dst, dst_server) = tcp_pair().await;
+            let mut read = Box::pin(src.read(Vec::with_capacity(100)));
+            assert!(poll_once(&mut read).await.is_none());
+            let before = ops_completed();
+            src_client
+                .write_all(stream_bytes(4, 0, 100))
+                .await
+                .0
+                .unwrap();
+            until_ops_completed(before, 2).await;
+            drop(read); // its 100 bytes are kept by `src`
+            let feeder = ringsteal_rt::spawn(async move {
+                src_client
+                    .write_all(stream_bytes(4, 100, 200_000))
+                    .await
+                    .0
+                    .unwrap();
+            });
+            let copier = ringsteal_rt::spawn(async move {
+                feeder.await.unwrap();
+                // Ends the source: the client is gone once the feeder is done. Spliced, so
+                // the kept bytes must go into the pipe ahead of the spliced ones.
+                let n = io::copy_spliced(&mut src, &mut dst).await.unwrap();
+                dst.shutdown(std::net::Shutdown::Write).await.unwrap();
+                n
+            });
+            let all = read_to_eof(&dst_server).await;
+            assert_eq!(copier.await.unwrap(), 200_100);
+            check_stream(4, 0, &all);
+            assert_eq!(all.len(), 200_100);
+        })
+    });
+}
+
+#[test]
+fn copy_splices_a_file_into_a_socket_and_buffers_a_socket_into_a_file() {
+    const LEN: usize = 2 << 20;
+    with_every_runtime("copy file and socket", 1, |_, rt| {
+        rt.block_on(async {
+            let dir = std::env::temp_dir().join(format!(
+                "ringsteal-net-copy-{}-{}",
+                std::process::id(),
+                unique()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("src"), stream_bytes(8, 0, LEN)).unwrap();
+
+            // File to socket: spliced. A plain thread drains the socket, so every op counted
+            // is the copy's own: a handful of megabyte splices, not 64 KiB reads and writes.
+            let (mut client, server) = tcp_pair().await;
+            let mut std_server = server.into_std().unwrap();
+            let receiver = std::thread::spawn(move || {
+                let mut all = Vec::new();
+                std::io::Read::read_to_end(&mut std_server, &mut all).unwrap();
+                all
+            });
+            let mut file = File::open(dir.join("src")).await.unwrap();
+            let before = ops_completed();
+            assert_eq!(io::copy(&mut file, &mut client).await.unwrap(), LEN as u64);
+            let ops = ops_completed() - before;
+            assert!(ops <= 16, "{ops} ops: the file was not spliced");
+            drop(client);
+            let sent = receiver.join().unwrap();
+            assert_eq!(sent.len(), LEN);
+            check_stream(8, 0, &sent);
+
+            // Socket to file: through a buffer.
+            let (client, mut server) = tcp_pair().await;
+            let mut std_client = client.into_std().unwrap();
+            let sender = std::thread::spawn(move || {
+                std::io::Write::write_all(&mut std_client, &stream_bytes(9, 0, LEN)).unwrap();
+            });
+            let mut out = File::create(dir.join("dst")).await.unwrap();
+            assert_eq!(io::copy(&mut server, &mut out).await.unwrap(), LEN as u64);
+            sender.join().unwrap();
+            let copied = std::fs::read(dir.join("dst")).unwrap();
+            assert_eq!(copied.len(), LEN);
+            check_stream(9, 0, &copied);
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
+fn a_file_reads_and_writes_at_its_position_through_the_traits() {
+    with_every_runtime("file cursor", 1, |_, rt| {
+        rt.block_on(async {
+            let path = std::env::temp_dir().join(format!(
+                "ringsteal-net-cursor-{}-{}",
+                std::process::id(),
+                unique()
+            ));
+            let mut f = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .await
+                .unwrap();
+            f.write_all(b"line one\nline two\n".to_vec())
+                .await
+                .0
+                .unwrap();
+            f.write_all_vectored((b"line ".to_vec(), b"three\n".to_vec()))
+                .await
+                .0
+                .unwrap();
+            // Positional reads neither use nor move the position.
+            let (res, head) = f.read_at(Vec::with_capacity(4), 0).await;
+            assert_eq!(&head[..res.unwrap()], b"line");
+            let (res, rest) = f.read_to_end(Vec::new()).await;
+            assert_eq!(res.unwrap(), 0, "the position is at the end");
+            drop(rest);
+            let mut reader = BufReader::new(File::open(&path).await.unwrap());
+            let mut lines = Vec::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).await.unwrap() > 0 {
+                lines.push(std::mem::take(&mut line));
+            }
+            assert_eq!(lines, ["line one\n", "line two\n", "line three\n"]);
+            std::fs::remove_file(&path).unwrap();
+        })
+    });
+}
+
+#[test]
+fn read_to_end_and_read_exact_work_through_trait_objects_of_every_stream() {
+    with_every_runtime("trait helpers", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut server: TcpStream = server;
+            client.write_all(b"0123456789".to_vec()).await.0.unwrap();
+            drop(client);
+            let (res, head) = AsyncReadOwned::read_exact(&mut server, vec![0u8; 3]).await;
+            res.unwrap();
+            assert_eq!(head, b"012");
+            let (res, all) = server.read_to_end(b"prefix:".to_vec()).await;
+            assert_eq!(res.unwrap(), 7);
+            assert_eq!(all, b"prefix:3456789");
+        })
+    });
+}

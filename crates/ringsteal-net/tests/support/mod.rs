@@ -1,0 +1,146 @@
+//! Helpers for the net tests, next to the runtime's own (`common`, shared with
+//! `ringsteal-rt/tests` through a `#[path]` module, not copied): connected pairs over
+//! loopback, self-checking byte streams, descriptor counts.
+//!
+//! No helper sleeps to synchronise; every wait is on an event or an op, bounded by the
+//! hang guard.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ringsteal_net::{TcpListener, TcpStream};
+
+/// A bound for single operations inside tests: far above anything healthy on a loaded
+/// 2-core machine, far below the hang guard, so a stuck op fails with a clear message.
+pub const OP_GUARD: Duration = Duration::from_secs(20);
+
+/// A listener on an ephemeral loopback port.
+pub async fn listener() -> (TcpListener, SocketAddr) {
+    let l = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = l.local_addr().unwrap();
+    (l, addr)
+}
+
+/// A connected pair over loopback: (client, server).
+pub async fn tcp_pair() -> (TcpStream, TcpStream) {
+    let (l, addr) = listener().await;
+    let connect = ringsteal_rt::spawn(async move { TcpStream::connect(addr).await });
+    let (server, _) = l.accept().await.expect("accept");
+    let client = connect.await.unwrap().expect("connect");
+    (client, server)
+}
+
+/// Byte `pos` of the self-checking stream `seed`: a reader can check every byte it gets
+/// against its absolute position, so a lost, duplicated or reordered byte is caught where it
+/// happens.
+pub fn stream_byte(seed: u64, pos: u64) -> u8 {
+    let mut x = pos
+        .wrapping_add(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x >> 56) as u8
+}
+
+/// `len` bytes of stream `seed` from position `pos`.
+pub fn stream_bytes(seed: u64, pos: u64, len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| stream_byte(seed, pos + i))
+        .collect()
+}
+
+/// Panics at the first byte of `got` that is not stream `seed` at `pos..`.
+pub fn check_stream(seed: u64, pos: u64, got: &[u8]) {
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != stream_byte(seed, pos + i as u64)) {
+        panic!(
+            "stream {seed}: byte {} is {:#04x}, expected {:#04x} (lost, duplicated or reordered bytes)",
+            pos + i as u64,
+            got[i],
+            stream_byte(seed, pos + i as u64)
+        );
+    }
+}
+
+/// Open descriptors of this process.
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Reads from `s` until end of stream; returns everything read.
+pub async fn read_to_eof(s: &TcpStream) -> Vec<u8> {
+    let mut all = Vec::new();
+    loop {
+        let (res, buf) =
+            ringsteal_rt::time::timeout(OP_GUARD, s.read(Vec::with_capacity(64 * 1024)))
+                .await
+                .expect("read timed out");
+        match res.expect("read") {
+            0 => return all,
+            n => all.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Polls `fut` once from the current task: `Some` if it completed. Used to start an
+/// operation (its SQE goes out on the first poll) and then drop it at a chosen moment.
+pub async fn poll_once<F: std::future::Future + Unpin>(fut: &mut F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut *fut).poll(cx) {
+            std::task::Poll::Ready(v) => Some(v),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}
+
+/// Operations completed so far on the current runtime (all shards).
+pub fn ops_completed() -> u64 {
+    ringsteal_rt::RuntimeHandle::current()
+        .stats()
+        .total()
+        .ops_completed
+}
+
+/// Yields until `n` more operations than `since` have completed on the current runtime: the
+/// kernel has answered them and the shard has reaped their completions.
+pub async fn until_ops_completed(since: u64, n: u64) {
+    let deadline = std::time::Instant::now() + OP_GUARD;
+    while ops_completed() < since + n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "operations never completed"
+        );
+        ringsteal_rt::yield_now().await;
+    }
+}
+
+/// Runs two futures concurrently on the current task; yields both outputs.
+pub async fn join<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() {
+            std::task::Poll::Ready((ra.take().unwrap(), rb.take().unwrap()))
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}

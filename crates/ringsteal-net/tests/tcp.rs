@@ -1,0 +1,424 @@
+//! TCP over loopback, each behaviour under every wake mechanism and ring mode: connect and
+//! accept with every address form, reads and writes of every shape, peek, shutdown, options,
+//! std conversions, and halves used from two shards at once.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::net::Shutdown;
+use std::time::Duration;
+
+use common::with_every_runtime;
+use ringsteal_net::{TcpListener, TcpSocket, TcpStream};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
+use ringsteal_rt::Placement;
+use support::*;
+
+#[test]
+fn bytes_written_on_one_end_are_read_on_the_other() {
+    with_every_runtime("tcp round trip", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (res, _) = client.write_all(b"hello, server".to_vec()).await;
+            res.unwrap();
+            let (res, buf) = server.read_exact(vec![0u8; 13]).await;
+            res.unwrap();
+            assert_eq!(buf, b"hello, server");
+            let (res, _) = server.write(b"hi".to_vec()).await;
+            assert_eq!(res.unwrap(), 2);
+            let (res, buf) = client.read(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"hi");
+        })
+    });
+}
+
+#[test]
+fn accept_reports_the_peer_address_and_both_ends_agree() {
+    with_every_runtime("tcp addresses", 1, |_, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let connect = ringsteal_rt::spawn(async move { TcpStream::connect(addr).await });
+            let (server, peer) = listener.accept().await.unwrap();
+            let client = connect.await.unwrap().unwrap();
+            assert_eq!(peer, client.local_addr().unwrap());
+            assert_eq!(server.peer_addr().unwrap(), peer);
+            assert_eq!(client.peer_addr().unwrap(), addr);
+            assert_eq!(server.local_addr().unwrap(), addr);
+        })
+    });
+}
+
+#[test]
+fn bind_and_connect_take_every_address_form() {
+    with_every_runtime("tcp address forms", 1, |_, rt| {
+        rt.block_on(async {
+            let ip: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+            let l1 = TcpListener::bind((ip, 0)).await.unwrap();
+            let l2 = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+            let l3 = TcpListener::bind(String::from("127.0.0.1:0"))
+                .await
+                .unwrap();
+            // A host name: resolved on the blocking pool.
+            let l4 = TcpListener::bind("localhost:0").await.unwrap();
+            assert!(l4.local_addr().unwrap().ip().is_loopback());
+            let (a1, a2, a3, a4) = (
+                l1.local_addr().unwrap(),
+                l2.local_addr().unwrap(),
+                l3.local_addr().unwrap(),
+                l4.local_addr().unwrap(),
+            );
+            let clients = [
+                ringsteal_rt::spawn(TcpStream::connect(a1)),
+                ringsteal_rt::spawn(TcpStream::connect(("127.0.0.1", a2.port()))),
+                ringsteal_rt::spawn(async move { TcpStream::connect(a3.to_string()).await }),
+                ringsteal_rt::spawn(TcpStream::connect(("localhost", a4.port()))),
+                ringsteal_rt::spawn(async move { TcpStream::connect(&[a1][..]).await }),
+            ];
+            for (client, listener) in clients.into_iter().zip([&l1, &l2, &l3, &l4, &l1]) {
+                let (_, peer) = listener.accept().await.unwrap();
+                assert_eq!(peer, client.await.unwrap().unwrap().local_addr().unwrap());
+            }
+        })
+    });
+}
+
+#[test]
+fn ipv6_loopback_works_where_the_host_has_it() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback on this host: skipped");
+        return;
+    }
+    with_every_runtime("tcp ipv6", 1, |_, rt| {
+        rt.block_on(async {
+            let l = TcpListener::bind("[::1]:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            assert!(addr.is_ipv6());
+            let c = ringsteal_rt::spawn(async move { TcpStream::connect(addr).await });
+            let (s, _) = l.accept().await.unwrap();
+            let c = c.await.unwrap().unwrap();
+            c.write_all(b"v6".to_vec()).await.0.unwrap();
+            let (res, buf) = s.read_exact(vec![0; 2]).await;
+            res.unwrap();
+            assert_eq!(buf, b"v6");
+        })
+    });
+}
+
+#[test]
+fn a_peek_shows_the_bytes_the_next_read_returns() {
+    with_every_runtime("tcp peek", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            client.write_all(b"peekaboo".to_vec()).await.0.unwrap();
+            let (res, peeked) = server.peek(Vec::with_capacity(4)).await;
+            assert_eq!(&peeked[..res.unwrap()], b"peek");
+            let (res, read) = server.read_exact(vec![0u8; 8]).await;
+            res.unwrap();
+            assert_eq!(read, b"peekaboo");
+        })
+    });
+}
+
+#[test]
+fn vectored_reads_and_writes_keep_buffer_order() {
+    with_every_runtime("tcp vectored", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let bufs = vec![b"one ".to_vec(), b"two ".to_vec(), b"three".to_vec()];
+            let (res, bufs) = client.writev(bufs).await;
+            assert_eq!(res.unwrap(), 13);
+            assert_eq!(bufs.len(), 3, "the buffers come back");
+            // Fill exactly: a vectored read may return early.
+            let mut got = Vec::new();
+            while got.len() < 13 {
+                let (res, parts) = server
+                    .readv(vec![Vec::with_capacity(5), Vec::with_capacity(20)])
+                    .await;
+                let n = res.unwrap();
+                let flat: Vec<u8> = parts.concat();
+                assert_eq!(flat.len(), n);
+                got.extend(flat);
+            }
+            assert_eq!(got, b"one two three");
+            let (res, _) = client
+                .write_all_vectored((b"len:".to_vec(), vec![7u8; 100_000]))
+                .await;
+            res.unwrap();
+            let (res, all) = server.read_exact(vec![0u8; 100_004]).await;
+            res.unwrap();
+            assert_eq!(&all[..4], b"len:");
+            assert!(all[4..].iter().all(|&b| b == 7));
+        })
+    });
+}
+
+#[test]
+fn shutting_down_the_write_side_gives_the_peer_end_of_stream_after_the_data() {
+    with_every_runtime("tcp shutdown", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            client.write_all(vec![1u8; 300_000]).await.0.unwrap();
+            client.shutdown(Shutdown::Write).await.unwrap();
+            let all = read_to_eof(&server).await;
+            assert_eq!(all.len(), 300_000);
+            // The other direction still works.
+            server.write_all(b"after".to_vec()).await.0.unwrap();
+            let (res, buf) = client.read_exact(vec![0; 5]).await;
+            res.unwrap();
+            assert_eq!(buf, b"after");
+            // AsyncWriteOwned::shutdown is the same for the server's side.
+            let mut s = &server;
+            AsyncWriteOwned::shutdown(&mut s).await.unwrap();
+            let (res, _) = client.read(Vec::with_capacity(8)).await;
+            assert_eq!(res.unwrap(), 0);
+        })
+    });
+}
+
+#[test]
+fn socket_options_read_back_what_was_set() {
+    with_every_runtime("tcp options", 1, |_, rt| {
+        rt.block_on(async {
+            let socket = TcpSocket::new_v4().unwrap();
+            socket.set_reuseaddr(true).unwrap();
+            assert!(socket.reuseaddr().unwrap());
+            socket.set_reuseport(true).unwrap();
+            assert!(socket.reuseport().unwrap());
+            socket.set_send_buffer_size(64 * 1024).unwrap();
+            assert!(socket.send_buffer_size().unwrap() >= 64 * 1024);
+            socket.set_recv_buffer_size(32 * 1024).unwrap();
+            assert!(socket.recv_buffer_size().unwrap() >= 32 * 1024);
+            socket.set_keepalive(true).unwrap();
+            assert!(socket.keepalive().unwrap());
+            socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = socket.local_addr().unwrap();
+            let listener = socket.listen(16).unwrap();
+            assert_eq!(listener.local_addr().unwrap(), addr);
+            listener.set_ttl(42).unwrap();
+            assert_eq!(listener.ttl().unwrap(), 42);
+
+            let client = TcpSocket::new_v4().unwrap();
+            client.set_nodelay(true).unwrap();
+            client.set_linger(Some(Duration::from_secs(3))).unwrap();
+            assert_eq!(client.linger().unwrap(), Some(Duration::from_secs(3)));
+            let stream = client.connect(addr).await.unwrap();
+            assert!(stream.nodelay().unwrap());
+            stream.set_nodelay(false).unwrap();
+            assert!(!stream.nodelay().unwrap());
+            stream.set_ttl(7).unwrap();
+            assert_eq!(stream.ttl().unwrap(), 7);
+            stream.set_linger(None).unwrap();
+            assert_eq!(stream.linger().unwrap(), None);
+            stream.set_keepalive(true).unwrap();
+            assert!(stream.keepalive().unwrap());
+            let _ = listener.accept().await.unwrap();
+        })
+    });
+}
+
+#[test]
+fn two_sockets_with_reuseport_share_a_port_and_one_without_is_refused() {
+    with_every_runtime("tcp reuseport", 1, |_, rt| {
+        rt.block_on(async {
+            let first = TcpSocket::new_v4().unwrap();
+            first.set_reuseport(true).unwrap();
+            first.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = first.local_addr().unwrap();
+            let _l1 = first.listen(8).unwrap();
+            let second = TcpSocket::new_v4().unwrap();
+            second.set_reuseport(true).unwrap();
+            second.bind(addr).unwrap();
+            let _l2 = second.listen(8).unwrap();
+            let third = TcpSocket::new_v4().unwrap();
+            let err = third.bind(addr).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+        })
+    });
+}
+
+#[test]
+fn std_streams_convert_both_ways_and_keep_the_connection() {
+    with_every_runtime("tcp std conversions", 1, |_, rt| {
+        rt.block_on(async {
+            let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = std_listener.local_addr().unwrap();
+            let listener = TcpListener::from_std(std_listener).unwrap();
+            let std_client = std::net::TcpStream::connect(addr).unwrap();
+            let client = TcpStream::from_std(std_client).unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            client.write_all(b"via ring".to_vec()).await.0.unwrap();
+            let mut std_server = server.into_std().unwrap();
+            let mut buf = [0u8; 8];
+            std::io::Read::read_exact(&mut std_server, &mut buf).unwrap();
+            assert_eq!(&buf, b"via ring");
+            std::io::Write::write_all(&mut std_server, b"via std").unwrap();
+            let (res, got) = client.read_exact(vec![0; 7]).await;
+            res.unwrap();
+            assert_eq!(got, b"via std");
+            let back = listener.into_std().unwrap();
+            assert_eq!(back.local_addr().unwrap(), addr);
+        })
+    });
+}
+
+#[test]
+fn owned_halves_read_and_write_at_once_from_two_shards() {
+    const LEN: usize = 4 << 20;
+    /// Writes stream `seed` on `w` in uneven chunks, then drops `w` (end of stream).
+    async fn send<W: AsyncWriteOwned>(mut w: W, seed: u64) {
+        let mut pos = 0;
+        while pos < LEN {
+            let chunk = stream_bytes(seed, pos as u64, 99_991.min(LEN - pos));
+            pos += chunk.len();
+            w.write_all(chunk).await.0.unwrap();
+        }
+    }
+    /// Reads stream `seed` from `r` to its end, checking every byte; yields the shard.
+    async fn receive<R: AsyncReadOwned>(mut r: R, seed: u64) -> Option<usize> {
+        let mut got = 0u64;
+        loop {
+            let (res, buf) = r.read(Vec::with_capacity(64 * 1024)).await;
+            let n = res.unwrap();
+            if n == 0 {
+                assert_eq!(got, LEN as u64, "stream {seed} ended early");
+                return ringsteal_rt::current_shard();
+            }
+            check_stream(seed, got, &buf[..n]);
+            got += n as u64;
+        }
+    }
+    with_every_runtime("tcp halves on two shards", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (s_rd, s_wr) = server.into_split();
+            let (c_rd, c_wr) = client.into_split();
+            // Both directions at once; each stream's two halves on different shards.
+            let tasks = [
+                ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    send(c_wr, 1).await;
+                    ringsteal_rt::current_shard()
+                }),
+                ringsteal_rt::spawn_with(Placement::Pinned(0), receive(s_rd, 1)),
+                ringsteal_rt::spawn_with(Placement::Pinned(0), async move {
+                    send(s_wr, 2).await;
+                    ringsteal_rt::current_shard()
+                }),
+                ringsteal_rt::spawn_with(Placement::Pinned(1), receive(c_rd, 2)),
+            ];
+            let mut shards = Vec::new();
+            for t in tasks {
+                shards.push(t.await.unwrap());
+            }
+            assert_eq!(shards, [Some(1), Some(0), Some(0), Some(1)]);
+        })
+    });
+}
+
+#[test]
+fn halves_reunite_only_with_their_own_stream() {
+    with_every_runtime("tcp reunite", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = tcp_pair().await;
+            let (a_rd, a_wr) = a.into_split();
+            let (b_rd, b_wr) = b.into_split();
+            let err = a_rd.reunite(b_wr).unwrap_err();
+            let (a_rd, b_wr) = (err.0, err.1);
+            let a = a_rd.reunite(a_wr).unwrap();
+            let b = b_rd.reunite(b_wr).unwrap();
+            // Reuniting did not shut anything down.
+            a.write_all(b"still open".to_vec()).await.0.unwrap();
+            let (res, buf) = b.read_exact(vec![0; 10]).await;
+            res.unwrap();
+            assert_eq!(buf, b"still open");
+        })
+    });
+}
+
+#[test]
+fn dropping_the_owned_write_half_shuts_down_only_the_write_side() {
+    with_every_runtime("tcp write half drop", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = tcp_pair().await;
+            let (a_rd, a_wr) = a.into_split();
+            a_wr.write_all(b"bye".to_vec()).await.0.unwrap();
+            drop(a_wr);
+            assert_eq!(read_to_eof(&b).await, b"bye");
+            b.write_all(b"reply".to_vec()).await.0.unwrap();
+            let (res, buf) = a_rd.read_exact(vec![0; 5]).await;
+            res.unwrap();
+            assert_eq!(buf, b"reply");
+            // forget() leaves the write side open.
+            let (c, d) = tcp_pair().await;
+            let (_c_rd, c_wr) = c.into_split();
+            c_wr.forget();
+            d.write_all(b"x".to_vec()).await.0.unwrap();
+            let r = ringsteal_rt::time::timeout(
+                Duration::from_millis(50),
+                d.read(Vec::with_capacity(1)),
+            )
+            .await;
+            assert!(r.is_err(), "no end of stream after forget");
+        })
+    });
+}
+
+#[test]
+fn the_io_traits_work_on_streams_references_and_halves() {
+    async fn echo_once<S: AsyncReadOwned + AsyncWriteOwned>(mut s: S) -> usize {
+        let (res, buf) = s.read(Vec::with_capacity(64)).await;
+        let n = res.unwrap();
+        s.write_all(buf).await.0.unwrap();
+        n
+    }
+    with_every_runtime("tcp traits", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // Generic code over the traits can be spawned: its future is Send.
+            let task = ringsteal_rt::spawn(async move { echo_once(server).await });
+            client.write_all(b"generic".to_vec()).await.0.unwrap();
+            let mut c = &client;
+            let (res, buf) = AsyncReadOwned::read_exact(&mut c, vec![0; 7]).await;
+            res.unwrap();
+            assert_eq!(buf, b"generic");
+            assert_eq!(task.await.unwrap(), 7);
+            let (mut rd, wr) = client.into_split();
+            wr.write_all(b"!".to_vec()).await.0.unwrap();
+            drop(wr);
+            let (res, rest) = rd.read_to_end(Vec::new()).await;
+            assert_eq!((res.unwrap(), rest.len()), (0, 0), "the server closed");
+        })
+    });
+}
+
+#[test]
+fn many_tasks_accept_on_one_listener() {
+    with_every_runtime("tcp concurrent accepts", 2, |_, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let listener = std::sync::Arc::new(listener);
+            let acceptors: Vec<_> = (0..8)
+                .map(|_| {
+                    let l = listener.clone();
+                    ringsteal_rt::spawn_with(Placement::RoundRobin, async move {
+                        let (s, _) = l.accept().await.unwrap();
+                        let (res, buf) = s.read(Vec::with_capacity(8)).await;
+                        buf[..res.unwrap()].to_vec()
+                    })
+                })
+                .collect();
+            let mut clients = Vec::new();
+            for i in 0..8u8 {
+                let c = TcpStream::connect(addr).await.unwrap();
+                c.write_all(vec![i]).await.0.unwrap();
+                clients.push(c);
+            }
+            let mut seen: Vec<u8> = Vec::new();
+            for a in acceptors {
+                seen.extend(a.await.unwrap());
+            }
+            seen.sort();
+            assert_eq!(seen, (0..8).collect::<Vec<u8>>());
+        })
+    });
+}

@@ -1,0 +1,173 @@
+//! UDP over loopback under every wake mechanism and ring mode: addressed and connected
+//! datagrams, truncation, peek, concurrent receivers, and the broadcast and multicast
+//! setters.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::net::Ipv4Addr;
+
+use common::with_every_runtime;
+use ringsteal_net::UdpSocket;
+use ringsteal_rt::Placement;
+
+#[test]
+fn datagrams_arrive_whole_with_their_sender() {
+    with_every_runtime("udp send_to/recv_from", 1, |_, rt| {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind(("127.0.0.1", 0)).await.unwrap();
+            let b_addr = b.local_addr().unwrap();
+            for msg in [&b"one"[..], b"", b"three"] {
+                let (res, _) = a.send_to(msg.to_vec(), b_addr).await;
+                assert_eq!(res.unwrap(), msg.len());
+                let (res, buf) = b.recv_from(Vec::with_capacity(64)).await;
+                let (n, from) = res.unwrap();
+                assert_eq!((&buf[..n], from), (msg, a.local_addr().unwrap()));
+            }
+            // A host name as the target.
+            let (res, _) = a
+                .send_to(b"named".to_vec(), ("localhost", b_addr.port()))
+                .await;
+            res.unwrap();
+            let (res, buf) = b.recv(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"named");
+        })
+    });
+}
+
+#[test]
+fn connected_sockets_send_and_receive_without_addresses() {
+    with_every_runtime("udp connected", 1, |_, rt| {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            a.connect(b.local_addr().unwrap()).await.unwrap();
+            b.connect(a.local_addr().unwrap()).await.unwrap();
+            assert_eq!(a.peer_addr().unwrap(), b.local_addr().unwrap());
+            a.send(b"ping".to_vec()).await.0.unwrap();
+            let (res, buf) = b.recv(Vec::with_capacity(16)).await;
+            assert_eq!(&buf[..res.unwrap()], b"ping");
+            b.send(b"pong".to_vec()).await.0.unwrap();
+            let (res, buf) = a.recv(Vec::with_capacity(16)).await;
+            assert_eq!(&buf[..res.unwrap()], b"pong");
+        })
+    });
+}
+
+#[test]
+fn a_short_buffer_truncates_and_peek_leaves_the_datagram_queued() {
+    with_every_runtime("udp truncate and peek", 1, |_, rt| {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let to = b.local_addr().unwrap();
+            a.send_to(b"abcdefgh".to_vec(), to).await.0.unwrap();
+            a.send_to(b"next".to_vec(), to).await.0.unwrap();
+            let (res, buf) = b.peek(Vec::with_capacity(3)).await;
+            assert_eq!(&buf[..res.unwrap()], b"abc");
+            let (res, buf) = b.recv_from(Vec::with_capacity(3)).await;
+            assert_eq!(
+                &buf[..res.unwrap().0],
+                b"abc",
+                "the rest of the datagram is discarded"
+            );
+            let (res, buf) = b.recv(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"next");
+        })
+    });
+}
+
+#[test]
+fn many_tasks_on_both_shards_receive_from_one_socket_at_once() {
+    with_every_runtime("udp concurrent receivers", 2, |_, rt| {
+        rt.block_on(async {
+            let server = std::sync::Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+            let to = server.local_addr().unwrap();
+            let receivers: Vec<_> = (0..8)
+                .map(|_| {
+                    let s = server.clone();
+                    ringsteal_rt::spawn_with(Placement::RoundRobin, async move {
+                        let (res, buf) = s.recv(Vec::with_capacity(8)).await;
+                        buf[..res.unwrap()].to_vec()
+                    })
+                })
+                .collect();
+            let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            for i in 0..8u8 {
+                client.send_to(vec![i], to).await.0.unwrap();
+            }
+            let mut got: Vec<u8> = Vec::new();
+            for r in receivers {
+                got.extend(r.await.unwrap());
+            }
+            got.sort();
+            assert_eq!(got, (0..8).collect::<Vec<_>>());
+        })
+    });
+}
+
+#[test]
+fn broadcast_multicast_and_ttl_setters_read_back() {
+    with_every_runtime("udp options", 1, |_, rt| {
+        rt.block_on(async {
+            let s = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            s.set_broadcast(true).unwrap();
+            assert!(s.broadcast().unwrap());
+            s.set_multicast_loop_v4(false).unwrap();
+            assert!(!s.multicast_loop_v4().unwrap());
+            s.set_multicast_ttl_v4(4).unwrap();
+            assert_eq!(s.multicast_ttl_v4().unwrap(), 4);
+            s.set_ttl(33).unwrap();
+            assert_eq!(s.ttl().unwrap(), 33);
+            let group = Ipv4Addr::new(239, 255, 42, 99);
+            match s.join_multicast_v4(group, Ipv4Addr::UNSPECIFIED) {
+                // A host without a multicast route refuses to join; that is the host's call.
+                Err(e) if e.raw_os_error() == Some(libc::ENODEV) => {}
+                res => {
+                    res.unwrap();
+                    s.leave_multicast_v4(group, Ipv4Addr::UNSPECIFIED).unwrap();
+                }
+            }
+            let std_socket = s.into_std().unwrap();
+            assert!(std_socket.broadcast().unwrap());
+        })
+    });
+}
+
+#[test]
+fn a_multicast_datagram_reaches_a_member_on_loopback() {
+    let group = Ipv4Addr::new(239, 255, 42, 98);
+    // Only where the host routes multicast over loopback.
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    if probe
+        .join_multicast_v4(&group, &Ipv4Addr::LOCALHOST)
+        .is_err()
+    {
+        eprintln!("no multicast on loopback here: skipped");
+        return;
+    }
+    with_every_runtime("udp multicast", 1, move |_, rt| {
+        rt.block_on(async move {
+            let member = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            member
+                .join_multicast_v4(group, Ipv4Addr::LOCALHOST)
+                .unwrap();
+            let port = member.local_addr().unwrap().port();
+            let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            sender.set_multicast_loop_v4(true).unwrap();
+            // IP_MULTICAST_IF is not wrapped: send through loopback by binding to it.
+            sender
+                .send_to(b"to the group".to_vec(), (group, port))
+                .await
+                .0
+                .unwrap();
+            let (res, buf) =
+                ringsteal_rt::time::timeout(support::OP_GUARD, member.recv(Vec::with_capacity(64)))
+                    .await
+                    .expect("the multicast datagram never arrived");
+            assert_eq!(&buf[..res.unwrap()], b"to the group");
+        })
+    });
+}

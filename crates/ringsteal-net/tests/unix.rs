@@ -1,0 +1,190 @@
+//! Unix-domain sockets under every wake mechanism and ring mode: path and abstract names,
+//! pairs, datagrams, halves, and the errors of bad paths.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use common::{unique, with_every_runtime};
+use ringsteal_net::{UnixDatagram, UnixListener, UnixStream};
+
+fn temp_socket_path() -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "ringsteal-net-unix-{}-{}",
+        std::process::id(),
+        unique()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    (dir.join("sock"), dir)
+}
+
+#[test]
+fn a_stream_connects_to_a_path_and_carries_bytes_both_ways() {
+    with_every_runtime("unix path stream", 1, |_, rt| {
+        rt.block_on(async {
+            let (path, dir) = temp_socket_path();
+            let listener = UnixListener::bind(&path).unwrap();
+            assert_eq!(
+                listener.local_addr().unwrap().as_pathname(),
+                Some(path.as_path())
+            );
+            let client = UnixStream::connect(&path).await.unwrap();
+            let (server, peer) = listener.accept().await.unwrap();
+            assert!(peer.is_unnamed());
+            assert_eq!(
+                client.peer_addr().unwrap().as_pathname(),
+                Some(path.as_path())
+            );
+            // More than the socket buffer holds: the write completes as the server reads.
+            let ((w, _), (r, got)) = support::join(
+                client.write_all(vec![9u8; 500_000]),
+                server.read_exact(vec![0u8; 500_000]),
+            )
+            .await;
+            w.unwrap();
+            r.unwrap();
+            assert!(got.iter().all(|&b| b == 9));
+            server.write_all(b"back".to_vec()).await.0.unwrap();
+            let (res, buf) = client.read_exact(vec![0; 4]).await;
+            res.unwrap();
+            assert_eq!(buf, b"back");
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
+fn abstract_names_need_no_file_and_are_exclusive() {
+    with_every_runtime("unix abstract", 1, |_, rt| {
+        rt.block_on(async {
+            let name = format!(
+                "\0ringsteal-test-abstract-{}-{}",
+                std::process::id(),
+                unique()
+            );
+            let listener = UnixListener::bind(&name).unwrap();
+            let addr = listener.local_addr().unwrap();
+            assert_eq!(addr.as_abstract_name(), Some(name.as_bytes()[1..].as_ref()));
+            assert_eq!(addr.as_pathname(), None);
+            let err = UnixListener::bind(&name).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::AddrInUse);
+            let client = UnixStream::connect(&name).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            client.write_all(b"abstract".to_vec()).await.0.unwrap();
+            let (res, buf) = server.read_exact(vec![0; 8]).await;
+            res.unwrap();
+            assert_eq!(buf, b"abstract");
+        })
+    });
+}
+
+#[test]
+fn bad_paths_fail_with_clear_errors() {
+    with_every_runtime("unix bad paths", 1, |_, rt| {
+        rt.block_on(async {
+            let long = "/tmp/".to_string() + &"x".repeat(200);
+            assert_eq!(
+                UnixListener::bind(&long).unwrap_err().kind(),
+                ErrorKind::InvalidInput
+            );
+            assert_eq!(
+                UnixStream::connect(&long).await.unwrap_err().kind(),
+                ErrorKind::InvalidInput
+            );
+            let (path, dir) = temp_socket_path();
+            assert_eq!(
+                UnixStream::connect(&path).await.unwrap_err().kind(),
+                ErrorKind::NotFound
+            );
+            let _l = UnixListener::bind(&path).unwrap();
+            assert_eq!(
+                UnixListener::bind(&path).unwrap_err().kind(),
+                ErrorKind::AddrInUse
+            );
+            let (res, buf) = UnixDatagram::unbound()
+                .unwrap()
+                .send_to(b"x".to_vec(), "a\0b")
+                .await;
+            assert_eq!(res.unwrap_err().kind(), ErrorKind::InvalidInput);
+            assert_eq!(buf, b"x");
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
+fn a_stream_pair_is_connected_and_unnamed() {
+    with_every_runtime("unix pair", 2, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            assert!(a.local_addr().unwrap().is_unnamed());
+            assert!(b.peer_addr().unwrap().is_unnamed());
+            let (b_rd, b_wr) = b.into_split();
+            // Echo from shard 1.
+            let echo = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+                let (res, buf) = b_rd.read(Vec::with_capacity(64)).await;
+                let n = res.unwrap();
+                b_wr.write_all(buf).await.0.unwrap();
+                n
+            });
+            a.write_all(b"pair".to_vec()).await.0.unwrap();
+            let (res, buf) = a.read_exact(vec![0; 4]).await;
+            res.unwrap();
+            assert_eq!(buf, b"pair");
+            assert_eq!(echo.await.unwrap(), 4);
+            let std_a = a.into_std().unwrap();
+            assert!(std_a.peer_addr().is_ok());
+        })
+    });
+}
+
+#[test]
+fn datagrams_go_to_paths_abstract_names_and_connected_peers() {
+    with_every_runtime("unix datagrams", 1, |_, rt| {
+        rt.block_on(async {
+            let (path, dir) = temp_socket_path();
+            let server = UnixDatagram::bind(&path).unwrap();
+            let client_name = format!("\0ringsteal-test-dgram-{}-{}", std::process::id(), unique());
+            let client = UnixDatagram::bind(&client_name).unwrap();
+            client
+                .send_to(b"to a path".to_vec(), &path)
+                .await
+                .0
+                .unwrap();
+            let (res, buf) = server.recv_from(Vec::with_capacity(64)).await;
+            let (n, from) = res.unwrap();
+            assert_eq!(&buf[..n], b"to a path");
+            assert_eq!(
+                from.as_abstract_name(),
+                Some(client_name.as_bytes()[1..].as_ref())
+            );
+            server
+                .send_to(b"to a name".to_vec(), &client_name)
+                .await
+                .0
+                .unwrap();
+            let (res, buf) = client.recv(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"to a name");
+
+            client.connect(&path).unwrap();
+            assert_eq!(
+                client.peer_addr().unwrap().as_pathname(),
+                Some(path.as_path())
+            );
+            client.send(b"connected".to_vec()).await.0.unwrap();
+            let (res, buf) = server.recv(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"connected");
+
+            let (a, b) = UnixDatagram::pair().unwrap();
+            a.send(Vec::new()).await.0.unwrap();
+            let (res, _) = b.recv(Vec::with_capacity(8)).await;
+            assert_eq!(res.unwrap(), 0, "an empty datagram is a datagram");
+            let std_b = b.into_std().unwrap();
+            assert!(std_b.local_addr().is_ok());
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}

@@ -1,0 +1,264 @@
+//! [`Command`]: `std::process::Command` with an async child, plus `kill_on_drop`.
+//!
+//! Spawning is std's (so the program search, the environment, the working directory, user and
+//! group, process group, `pre_exec` and every error are std's); what comes back is turned at
+//! once into a [`Child`] named by a pidfd.
+
+use std::ffi::OsStr;
+use std::future::Future;
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Output, Stdio};
+
+use ringsteal_rt::op::SharedFd;
+
+use crate::pipe::{ChildStderr, ChildStdin, ChildStdout};
+use crate::{pidfd, Child};
+
+/// A process builder, as `std::process::Command`: program, arguments, environment, working
+/// directory, stdio and credentials, then [`spawn`](Self::spawn), [`output`](Self::output) or
+/// [`status`](Self::status).
+///
+/// ```
+/// use ringsteal_process::{Command, Stdio};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let out = Command::new("sh")
+///         .args(["-c", "echo \"$GREETING from $(pwd)\"; echo oops >&2; exit 4"])
+///         .env("GREETING", "hello")
+///         .current_dir("/")
+///         .stdin(Stdio::null())
+///         .output()
+///         .await?;
+///     assert_eq!(out.stdout, b"hello from /\n");
+///     assert_eq!(out.stderr, b"oops\n");
+///     assert_eq!(out.status.code(), Some(4));
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Command {
+    std: std::process::Command,
+    kill_on_drop: bool,
+    /// Which streams the caller configured (`output` fills in the others).
+    stdin_set: bool,
+    stdout_set: bool,
+    stderr_set: bool,
+}
+
+impl Command {
+    /// A command that runs `program` (searched in `PATH` if it has no slash), inheriting this
+    /// process's environment, working directory and stdio.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        std::process::Command::new(program).into()
+    }
+
+    /// Adds an argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.std.arg(arg);
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.std.args(args);
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(&mut self, key: impl AsRef<OsStr>, val: impl AsRef<OsStr>) -> &mut Self {
+        self.std.env(key, val);
+        self
+    }
+
+    /// Sets environment variables.
+    pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.std.envs(vars);
+        self
+    }
+
+    /// Removes an environment variable (inherited or set).
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Self {
+        self.std.env_remove(key);
+        self
+    }
+
+    /// Starts from an empty environment.
+    pub fn env_clear(&mut self) -> &mut Self {
+        self.std.env_clear();
+        self
+    }
+
+    /// The child's working directory (a relative program path is resolved against it only on
+    /// some platforms: give an absolute one to be sure).
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.std.current_dir(dir);
+        self
+    }
+
+    /// The child's stdin: `Stdio::piped()` (then [`Child::stdin`]), `null()`, `inherit()`
+    /// (the default), or a descriptor (`Stdio::from(OwnedFd)`, a `File`, another child's
+    /// pipe).
+    pub fn stdin(&mut self, cfg: impl Into<Stdio>) -> &mut Self {
+        self.std.stdin(cfg);
+        self.stdin_set = true;
+        self
+    }
+
+    /// The child's stdout, as [`stdin`](Self::stdin).
+    pub fn stdout(&mut self, cfg: impl Into<Stdio>) -> &mut Self {
+        self.std.stdout(cfg);
+        self.stdout_set = true;
+        self
+    }
+
+    /// The child's stderr, as [`stdin`](Self::stdin).
+    pub fn stderr(&mut self, cfg: impl Into<Stdio>) -> &mut Self {
+        self.std.stderr(cfg);
+        self.stderr_set = true;
+        self
+    }
+
+    /// Runs the child as user `id` (`setuid`; needs the privilege to).
+    pub fn uid(&mut self, id: u32) -> &mut Self {
+        std::os::unix::process::CommandExt::uid(&mut self.std, id);
+        self
+    }
+
+    /// Runs the child as group `id` (`setgid`; needs the privilege to).
+    pub fn gid(&mut self, id: u32) -> &mut Self {
+        std::os::unix::process::CommandExt::gid(&mut self.std, id);
+        self
+    }
+
+    /// Puts the child in process group `pgroup` (`0`: a new group led by the child), so that
+    /// a terminal's Ctrl-C (sent to the foreground group) does not reach it.
+    pub fn process_group(&mut self, pgroup: i32) -> &mut Self {
+        std::os::unix::process::CommandExt::process_group(&mut self.std, pgroup);
+        self
+    }
+
+    /// The child's `argv[0]` (default: the program).
+    pub fn arg0(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        std::os::unix::process::CommandExt::arg0(&mut self.std, arg);
+        self
+    }
+
+    /// Runs `f` in the child between fork and exec.
+    ///
+    /// # Safety
+    /// As `std::os::unix::process::CommandExt::pre_exec`: `f` runs in a copy of this
+    /// multi-threaded process in which only the calling thread exists, so it may only do
+    /// what is async-signal-safe (no allocation, no locks).
+    pub unsafe fn pre_exec<F>(&mut self, f: F) -> &mut Self
+    where
+        F: FnMut() -> io::Result<()> + Send + Sync + 'static,
+    {
+        // SAFETY: the caller upholds pre_exec's contract.
+        unsafe { std::os::unix::process::CommandExt::pre_exec(&mut self.std, f) };
+        self
+    }
+
+    /// Whether dropping the [`Child`] (before it was waited for) sends it `SIGKILL`. Default
+    /// `false`: the child runs on, and is reaped when it exits.
+    pub fn kill_on_drop(&mut self, kill: bool) -> &mut Self {
+        self.kill_on_drop = kill;
+        self
+    }
+
+    /// The program.
+    pub fn get_program(&self) -> &OsStr {
+        self.std.get_program()
+    }
+
+    /// The arguments (without the program).
+    pub fn get_args(&self) -> std::process::CommandArgs<'_> {
+        self.std.get_args()
+    }
+
+    /// The std command inside, to read or set what this type does not wrap.
+    pub fn as_std(&self) -> &std::process::Command {
+        &self.std
+    }
+
+    /// The std command inside, mutably.
+    pub fn as_std_mut(&mut self) -> &mut std::process::Command {
+        &mut self.std
+    }
+
+    /// Starts the child. Fails with std's errors (`NotFound` for a missing program or working
+    /// directory, `PermissionDenied` for one that is not executable, ...).
+    ///
+    /// Spawning itself is a blocking system call (`posix_spawn` or `fork`/`exec` as std
+    /// chooses; tens of microseconds), done on the calling thread, as tokio does.
+    pub fn spawn(&mut self) -> io::Result<Child> {
+        let mut child = self.std.spawn()?;
+        let pid = child.id();
+        // Nothing in ringsteal reaps a child before it has a pidfd, so `pid` still names this
+        // child here (ADR-0012).
+        let pidfd = match pidfd::open(pid) {
+            Ok(fd) => SharedFd::new(fd),
+            Err(e) => {
+                // A child we cannot track must not run on unsupervised.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+        let pipes = (
+            child.stdin.take().map(ChildStdin::from_std),
+            child.stdout.take().map(ChildStdout::from_std),
+            child.stderr.take().map(ChildStderr::from_std),
+        );
+        // std's handle owns nothing else (dropping it neither waits nor kills).
+        drop(child);
+        Ok(Child::new(pid, pidfd, pipes, self.kill_on_drop))
+    }
+
+    /// Runs the child to completion, collecting its stdout and stderr. Streams not configured
+    /// get `output`'s defaults, as with std: stdin null, stdout and stderr piped (and stay so
+    /// on this `Command` for later spawns). Spawns at once; the future waits.
+    pub fn output(&mut self) -> impl Future<Output = io::Result<Output>> + Send + 'static {
+        if !self.stdin_set {
+            self.std.stdin(Stdio::null());
+        }
+        if !self.stdout_set {
+            self.std.stdout(Stdio::piped());
+        }
+        if !self.stderr_set {
+            self.std.stderr(Stdio::piped());
+        }
+        let child = self.spawn();
+        async move { child?.wait_with_output().await }
+    }
+
+    /// Runs the child to completion (stdio inherited unless configured); yields its status.
+    /// Spawns at once; the future waits.
+    pub fn status(&mut self) -> impl Future<Output = io::Result<ExitStatus>> + Send + 'static {
+        let child = self.spawn();
+        async move { child?.wait().await }
+    }
+}
+
+impl From<std::process::Command> for Command {
+    fn from(std: std::process::Command) -> Self {
+        Self {
+            std,
+            kill_on_drop: false,
+            stdin_set: false,
+            stdout_set: false,
+            stderr_set: false,
+        }
+    }
+}

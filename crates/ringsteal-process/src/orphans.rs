@@ -1,0 +1,136 @@
+//! Reaping children whose [`Child`](crate::Child) was dropped before they were waited for, so
+//! that none is left a zombie, without a thread per child.
+//!
+//! A dropped child that has already exited is reaped on the spot. One still running goes to
+//! the orphan reaper: one process-wide thread, started on the first orphan, that waits in
+//! `epoll_wait` on every orphan's pidfd, reaps each child as it exits and ends once it has
+//! none left. It works whatever the runtimes do (shard 0 runs only inside `block_on`, and a
+//! runtime may shut down before its children exit), which a wait left on a ring would not
+//! (ADR-0012). It costs no CPU while it waits.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Mutex, OnceLock};
+
+use ringsteal_rt::op::{self, SharedFd};
+
+use crate::wait::PendingWait;
+
+/// Makes sure the child `pidfd` names is reaped once it exits. `pending` (the wait a dropped
+/// `wait()` left in flight) is cancelled: a child it has already reaped is simply gone.
+pub(crate) fn detach(pidfd: SharedFd, pending: Option<PendingWait>) {
+    drop(pending);
+    if still_running(&pidfd) {
+        adopt(pidfd);
+    }
+}
+
+/// Reaps the child if it has exited; true if it is still running. A child that is already
+/// reaped (`ECHILD`) or whose state cannot be read is not running for our purposes.
+fn still_running(pidfd: &SharedFd) -> bool {
+    matches!(op::try_reap_pidfd(pidfd), Ok(None))
+}
+
+/// The orphans, by pidfd number, and whether the thread runs.
+struct Orphans {
+    children: HashMap<RawFd, SharedFd>,
+    running: bool,
+}
+
+static ORPHANS: OnceLock<Mutex<Orphans>> = OnceLock::new();
+/// The epoll instance the thread waits on. Created once, never closed.
+static EPOLL: OnceLock<io::Result<OwnedFd>> = OnceLock::new();
+
+fn orphans() -> std::sync::MutexGuard<'static, Orphans> {
+    ORPHANS
+        .get_or_init(|| {
+            Mutex::new(Orphans {
+                children: HashMap::new(),
+                running: false,
+            })
+        })
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+fn epoll() -> Option<RawFd> {
+    EPOLL
+        .get_or_init(|| {
+            // SAFETY: epoll_create1 returns a new descriptor or -1.
+            let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: the descriptor is new and ours.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        })
+        .as_ref()
+        .ok()
+        .map(AsRawFd::as_raw_fd)
+}
+
+/// Hands a running child to the reaper thread (starting it if needed).
+fn adopt(pidfd: SharedFd) {
+    let Some(ep) = epoll() else {
+        return; // No epoll (out of descriptors): the child stays a zombie; nothing else to do.
+    };
+    let mut orphans = orphans();
+    let fd = pidfd.as_raw_fd();
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: fd as u64,
+    };
+    // SAFETY: registers an open pidfd (held in the map until it is removed from the set).
+    if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+        return;
+    }
+    orphans.children.insert(fd, pidfd);
+    if !orphans.running {
+        let started = std::thread::Builder::new()
+            .name("ringsteal-orphan-reaper".into())
+            .spawn(move || run(ep));
+        orphans.running = started.is_ok();
+    }
+}
+
+/// Whether the orphan reaper thread is running, and how many children it waits for (tests).
+#[doc(hidden)]
+pub fn orphan_reaper_state() -> (bool, usize) {
+    let o = orphans();
+    (o.running, o.children.len())
+}
+
+fn run(ep: RawFd) {
+    // SAFETY: all-zero is a valid epoll_event.
+    let mut events = [unsafe { std::mem::zeroed::<libc::epoll_event>() }; 64];
+    loop {
+        {
+            let mut orphans = orphans();
+            if orphans.children.is_empty() {
+                orphans.running = false;
+                return;
+            }
+        }
+        // An orphan adopted meanwhile is in the set already: its pidfd wakes this wait when
+        // the child exits (or at once, if it has).
+        // SAFETY: `events` is a valid array of its length; `ep` is never closed.
+        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, -1) };
+        if n <= 0 {
+            continue; // EINTR
+        }
+        let mut orphans = orphans();
+        for ev in &events[..n as usize] {
+            let fd = ev.u64 as RawFd;
+            let Some(pidfd) = orphans.children.get(&fd) else {
+                continue;
+            };
+            if still_running(pidfd) {
+                continue;
+            }
+            // SAFETY: removes an fd we registered and still hold open.
+            unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+            orphans.children.remove(&fd);
+        }
+    }
+}

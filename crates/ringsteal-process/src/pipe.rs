@@ -1,0 +1,222 @@
+//! [`ChildStdin`], [`ChildStdout`], [`ChildStderr`]: the parent's ends of a child's pipes, read
+//! and written with owned buffers through the ring (`IORING_OP_READ`/`WRITE` at the pipe's
+//! position, `u64::MAX`).
+//!
+//! The pipes stay in blocking mode, as std creates them: io_uring never blocks a shard on one
+//! (it retries a read or write when the pipe is ready, or on a kernel worker), while a
+//! non-blocking pipe would make it fail them with `EAGAIN` instead. The child gets the other
+//! ends in the mode it expects. A write to a pipe whose reader is gone fails with
+//! `BrokenPipe` and never kills the process with `SIGPIPE` (`sigpipe.rs` says how).
+//!
+//! Every method takes `&self`: one task may read stdout while another writes stdin.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::process::Stdio;
+
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::op::{self, Op, ReadAt, SharedFd};
+
+use crate::sigpipe;
+
+/// The pipe's position: pipes have no offset, so every transfer is "at the current position".
+const STREAM: u64 = u64::MAX;
+
+/// How much `read_to_end` asks for at a time (a pipe holds 64 KiB by default).
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The writing end of a child's stdin (set up with `Stdio::piped()`). Dropping it closes the
+/// pipe (once no write is in flight), which the child reads as end of file.
+///
+/// ```
+/// use ringsteal_process::{Command, Stdio};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+///     let stdin = child.stdin.take().unwrap();
+///     let (res, _) = stdin.write_all(b"through cat".to_vec()).await;
+///     res?;
+///     drop(stdin); // end of file for cat
+///     let out = child.wait_with_output().await?;
+///     assert_eq!(out.stdout, b"through cat");
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+#[derive(Debug)]
+pub struct ChildStdin {
+    fd: SharedFd,
+}
+
+impl ChildStdin {
+    pub(crate) fn from_owned(fd: OwnedFd) -> Self {
+        Self {
+            fd: SharedFd::new(fd),
+        }
+    }
+
+    /// Adopts std's handle (e.g. from a child spawned by `std::process::Command`).
+    pub fn from_std(stdin: std::process::ChildStdin) -> Self {
+        Self::from_owned(stdin.into())
+    }
+
+    /// Writes the initialised bytes of `buf` (possibly fewer); yields the count and the
+    /// buffer. `BrokenPipe` once the child has closed its end, even in a program that restored
+    /// `SIGPIPE`'s default action (see the module docs).
+    pub async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        sigpipe::block_on_this_thread();
+        let (res, buf) = op::write_at(&self.fd, buf, STREAM).await;
+        if matches!(&res, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
+            sigpipe::discard_pending();
+        }
+        (res, buf)
+    }
+
+    /// Writes every initialised byte of `buf`, or fails (`BrokenPipe` once the child has
+    /// closed its end, `WriteZero` if the kernel accepts nothing).
+    pub async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
+        let want = buf.bytes_init();
+        let mut buf = buf;
+        let mut done = 0;
+        while done < want {
+            let (res, slice) = self.write(buf.slice(done..want)).await;
+            buf = slice.into_inner();
+            match res {
+                Ok(0) => return (Err(io::ErrorKind::WriteZero.into()), buf),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
+        (Ok(()), buf)
+    }
+
+    /// The shared descriptor, for the low-level op API.
+    pub fn shared_fd(&self) -> &SharedFd {
+        &self.fd
+    }
+
+    /// The descriptor, if no write is in flight on it (otherwise the handle comes back).
+    pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
+        self.fd.try_unwrap().map_err(|fd| Self { fd })
+    }
+}
+
+macro_rules! reader {
+    ($name:ident, $stream:literal, $std:ty, $fd_doc:literal) => {
+        #[doc = concat!("The reading end of a child's ", $stream, " (set up with `Stdio::piped()`).")]
+        /// Reads end (`Ok(0)`) once the child, and every process it passed the pipe to, has
+        /// closed it.
+        ///
+        /// ```
+        /// use ringsteal_process::{Command, Stdio};
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        #[doc = concat!("    let mut child = Command::new(\"sh\").args([\"-c\", \"echo hi >&", $fd_doc, "\"])")]
+        #[doc = concat!("        .", $stream, "(Stdio::piped()).spawn()?;")]
+        #[doc = concat!("    let pipe = child.", $stream, ".take().unwrap();")]
+        ///     let (res, text) = pipe.read_to_end(Vec::new()).await;
+        ///     assert_eq!(res?, 3);
+        ///     assert_eq!(text, b"hi\n");
+        ///     assert!(child.wait().await?.success());
+        ///     Ok::<_, std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        #[derive(Debug)]
+        pub struct $name {
+            fd: SharedFd,
+        }
+
+        impl $name {
+            pub(crate) fn from_owned(fd: OwnedFd) -> Self {
+                Self {
+                    fd: SharedFd::new(fd),
+                }
+            }
+
+            /// Adopts std's handle (e.g. from a child spawned by `std::process::Command`).
+            pub fn from_std(pipe: $std) -> Self {
+                Self::from_owned(pipe.into())
+            }
+
+            /// Reads into `buf` (up to its capacity); yields the count (0 at end) and the
+            /// buffer, its initialised length extended.
+            pub fn read<B: IoBufMut>(&self, buf: B) -> Op<ReadAt<B>> {
+                op::read_at(&self.fd, buf, STREAM)
+            }
+
+            /// Appends everything up to end of file to `buf`; yields the count appended.
+            pub async fn read_to_end(&self, buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
+                read_to_end(&self.fd, buf).await
+            }
+
+            /// The shared descriptor, for the low-level op API.
+            pub fn shared_fd(&self) -> &SharedFd {
+                &self.fd
+            }
+
+            /// The descriptor, if no read is in flight on it (otherwise the handle comes
+            /// back).
+            pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
+                self.fd.try_unwrap().map_err(|fd| Self { fd })
+            }
+        }
+    };
+}
+
+reader!(ChildStdout, "stdout", std::process::ChildStdout, "1");
+reader!(ChildStderr, "stderr", std::process::ChildStderr, "2");
+
+pub(crate) async fn read_to_end(fd: &SharedFd, mut buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
+    let start = buf.len();
+    loop {
+        if buf.capacity() - buf.len() < READ_CHUNK / 2 {
+            if let Err(e) = buf.try_reserve(READ_CHUNK) {
+                return (Err(io::Error::new(io::ErrorKind::OutOfMemory, e)), buf);
+            }
+        }
+        let len = buf.len();
+        let (res, slice) = op::read_at(fd, buf.slice(len..), STREAM).await;
+        buf = slice.into_inner();
+        match res {
+            Ok(0) => return (Ok(buf.len() - start), buf),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), buf),
+        }
+    }
+}
+
+macro_rules! fd_traits {
+    ($($name:ident),*) => {$(
+        impl AsRawFd for $name {
+            fn as_raw_fd(&self) -> RawFd {
+                self.fd.as_raw_fd()
+            }
+        }
+
+        impl AsFd for $name {
+            fn as_fd(&self) -> BorrowedFd<'_> {
+                // SAFETY: the descriptor is open while `self` (which holds it) is borrowed.
+                unsafe { BorrowedFd::borrow_raw(self.fd.as_raw_fd()) }
+            }
+        }
+
+        /// Passes the pipe on to another child (`Command::stdin(...)`), if no op is in flight
+        /// on it.
+        impl TryFrom<$name> for Stdio {
+            type Error = io::Error;
+
+            fn try_from(pipe: $name) -> io::Result<Stdio> {
+                pipe.into_owned_fd()
+                    .map(Stdio::from)
+                    .map_err(|_| io::Error::other("an operation is still in flight on this pipe"))
+            }
+        }
+    )*};
+}
+
+fd_traits!(ChildStdin, ChildStdout, ChildStderr);

@@ -1,0 +1,52 @@
+//! Keeping `SIGPIPE` from killing the process when a write to a child's stdin finds the child
+//! gone. The kernel sends `SIGPIPE` to the thread that performs the write, and a write through
+//! the ring is performed by the shard thread that submitted it (inline, or in task work on
+//! it; kernel worker threads block every signal). Rust programs ignore `SIGPIPE`, but one that
+//! restored the default action would die instead of seeing `BrokenPipe`.
+//!
+//! So a thread that submits a pipe write first blocks `SIGPIPE` for itself (once per thread);
+//! the signal a failed write then raises stays pending on that thread and is discarded when
+//! the `EPIPE` comes back. The disposition is never changed, and only that thread's mask is.
+
+use std::cell::Cell;
+
+thread_local! {
+    static BLOCKED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn sigpipe_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a local sigset_t.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        set
+    }
+}
+
+/// Blocks `SIGPIPE` for the calling thread (a syscall the first time, nothing after).
+pub(crate) fn block_on_this_thread() {
+    BLOCKED.with(|b| {
+        if !b.get() {
+            let set = sigpipe_set();
+            // SAFETY: adds SIGPIPE to this thread's mask; `set` is initialised.
+            unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+            b.set(true);
+        }
+    });
+}
+
+/// Discards a `SIGPIPE` pending on this thread (raised by a write that failed with `EPIPE`).
+pub(crate) fn discard_pending() {
+    if !BLOCKED.with(Cell::get) {
+        return;
+    }
+    let set = sigpipe_set();
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a non-blocking sigtimedwait for SIGPIPE, which this thread blocks; `set` and
+    // `zero` are initialised, and a null siginfo is allowed.
+    unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
+}

@@ -1,0 +1,184 @@
+//! Helpers shared by the process tests: the runtimes every behaviour is checked under (both
+//! wake mechanisms, each with the WAITID wait and the pidfd-poll fallback), a hang guard (a
+//! bound on a hung test, never synchronisation) and a look at a pid's state in `/proc`.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ringsteal_rt::{Builder, Feature, Runtime, WakeMechanism};
+
+/// How long one test body may run before it is declared hung.
+pub const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+/// One way to build a runtime.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub wake: WakeMechanism,
+    /// Waits use `IORING_OP_WAITID` (where the kernel has it) or the pidfd poll.
+    pub waitid: bool,
+}
+
+impl Config {
+    /// Both wake mechanisms, each with both ways of waiting.
+    pub const ALL: [Config; 4] = [
+        Config {
+            wake: WakeMechanism::Auto,
+            waitid: true,
+        },
+        Config {
+            wake: WakeMechanism::Auto,
+            waitid: false,
+        },
+        Config {
+            wake: WakeMechanism::EventFd,
+            waitid: true,
+        },
+        Config {
+            wake: WakeMechanism::EventFd,
+            waitid: false,
+        },
+    ];
+
+    pub fn builder(self, shards: usize) -> Builder {
+        let b = Runtime::builder().shards(shards).wake(self.wake);
+        if self.waitid {
+            b
+        } else {
+            b.without_feature(Feature::Waitid)
+        }
+    }
+
+    pub fn runtime(self, shards: usize) -> Runtime {
+        self.builder(shards)
+            .build()
+            .unwrap_or_else(|e| panic!("building a {self:?} runtime: {e}"))
+    }
+}
+
+/// Runs `body` on its own thread; fails if it has not finished within [`HANG_LIMIT`].
+pub fn hang_guard<R: Send + 'static>(what: &str, body: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name(format!("guarded {what}"))
+        .spawn(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(body)));
+        })
+        .expect("starting the guarded thread");
+    match rx.recv_timeout(HANG_LIMIT) {
+        Ok(Ok(v)) => {
+            let _ = thread.join();
+            v
+        }
+        Ok(Err(panic)) => {
+            let _ = thread.join();
+            eprintln!("{what}: the test body panicked");
+            resume_unwind(panic)
+        }
+        Err(_) => panic!("{what}: HUNG: not finished within {HANG_LIMIT:?}"),
+    }
+}
+
+/// Runs `body` with a runtime of `shards` shards in every configuration, each hang-guarded.
+pub fn with_every_runtime(
+    name: &str,
+    shards: usize,
+    body: impl Fn(Config, Runtime) + Send + Sync + Clone + 'static,
+) {
+    for config in Config::ALL {
+        let body = body.clone();
+        hang_guard(&format!("{name} [{config:?}]"), move || {
+            body(config, config.runtime(shards))
+        });
+    }
+}
+
+/// What `/proc` says about `pid` as a child of this process.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ChildState {
+    /// Exited and not reaped.
+    Zombie,
+    /// Still running (any state but zombie).
+    Alive,
+    /// Reaped: the pid is gone, or names a process that is not our child.
+    Gone,
+}
+
+pub fn child_state(pid: u32) -> ChildState {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return ChildState::Gone;
+    };
+    // "pid (comm) S ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("?");
+    let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    if ppid != std::process::id() {
+        ChildState::Gone
+    } else if state == "Z" {
+        ChildState::Zombie
+    } else {
+        ChildState::Alive
+    }
+}
+
+/// Waits (bounded by `limit`, checking every millisecond) until every pid is `Gone`; returns
+/// the ones that are not. A condition wait: it never assumes how long reaping takes.
+pub fn wait_until_reaped(pids: &[u32], limit: Duration) -> Vec<(u32, ChildState)> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left: Vec<_> = pids
+            .iter()
+            .map(|&p| (p, child_state(p)))
+            .filter(|(_, s)| *s != ChildState::Gone)
+            .collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The environment variable that tells a re-executed test binary it is the child.
+pub const CHILD_ROLE: &str = "RINGSTEAL_TEST_CHILD_ROLE";
+
+/// Runs this test binary again as a child process, running only the test `test` with
+/// `CHILD_ROLE=role`; yields its output. The test checks `child_role()` to know which side
+/// it is on.
+pub fn run_self_as_child(test: &str, role: &str) -> std::process::Output {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ROLE, role)
+        .output()
+        .expect("re-running the test binary")
+}
+
+/// The role this process was started with by [`run_self_as_child`], if any.
+pub fn child_role() -> Option<String> {
+    std::env::var(CHILD_ROLE).ok()
+}
+
+/// `cat` with its stdin piped, and that stdin taken out of the `Child`: the child runs until
+/// the returned `ChildStdin` is dropped (or it is killed), whatever happens to the `Child`.
+/// Its stdout is piped too if `echo`, else discarded.
+pub fn cat_held_open(
+    echo: bool,
+) -> (
+    ringsteal_process::Child,
+    ringsteal_process::ChildStdin,
+    Option<ringsteal_process::ChildStdout>,
+) {
+    use ringsteal_process::{Command, Stdio};
+    let out = if echo { Stdio::piped() } else { Stdio::null() };
+    let mut child = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .spawn()
+        .expect("spawning cat");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take();
+    (child, stdin, stdout)
+}

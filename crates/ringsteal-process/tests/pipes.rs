@@ -1,0 +1,206 @@
+//! A child's pipes through the ring: a 10 MiB stream through `cat` with checksums, stdout and
+//! stderr read at once, a child that closes its pipes early, a reader that is gone
+//! (`BrokenPipe`, not death by SIGPIPE), and a read that waits on an empty blocking pipe
+//! without holding up its shard.
+
+mod common;
+
+use std::io;
+use std::time::Duration;
+
+use common::with_every_runtime;
+use ringsteal_process::{Command, Stdio};
+use ringsteal_rt::Placement;
+
+/// FNV-1a over `bytes`, continuing from `hash`.
+fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+#[test]
+fn ten_mib_through_cat_arrive_intact() {
+    const TOTAL: usize = 10 << 20;
+    with_every_runtime("10 MiB through cat", 2, |config, rt| {
+        rt.block_on(async move {
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.unwrap();
+            // The writer on another shard, in uneven chunks; the reader here.
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut hash = FNV_START;
+                let mut sent = 0usize;
+                let mut chunk = 1usize;
+                while sent < TOTAL {
+                    let n = (chunk * 7919 % 200_000 + 1).min(TOTAL - sent);
+                    let data: Vec<u8> = (sent..sent + n).map(|i| (i * 31 % 251) as u8).collect();
+                    hash = fnv1a(hash, &data);
+                    let (res, _) = stdin.write_all(data).await;
+                    res.expect("write to cat");
+                    sent += n;
+                    chunk += 1;
+                }
+                hash // stdin drops here: cat sees end of file
+            });
+            let mut hash = FNV_START;
+            let mut received = 0usize;
+            let mut buf = Vec::with_capacity(100_000);
+            loop {
+                buf.clear();
+                let (res, b) = stdout.read(buf).await;
+                buf = b;
+                match res.expect("read from cat") {
+                    0 => break,
+                    n => {
+                        hash = fnv1a(hash, &buf[..n]);
+                        received += n;
+                    }
+                }
+            }
+            let sent_hash = writer.await.unwrap();
+            assert_eq!(received, TOTAL, "{config:?}");
+            assert_eq!(hash, sent_hash, "{config:?}: checksum");
+            assert!(child.wait().await.unwrap().success());
+        });
+    });
+}
+
+#[test]
+fn stdout_and_stderr_are_read_at_once_so_neither_fills_up() {
+    with_every_runtime("both streams", 1, |config, rt| {
+        // 256 KiB on each stream, interleaved: reading one after the other would deadlock
+        // once the unread pipe (64 KiB) is full.
+        let script = "i=0; while [ $i -lt 64 ]; do \
+                      head -c 4096 /dev/zero; head -c 4096 /dev/zero >&2; i=$((i+1)); done";
+        let out = rt.block_on(async {
+            Command::new("sh")
+                .args(["-c", script])
+                .output()
+                .await
+                .unwrap()
+        });
+        assert!(out.status.success(), "{config:?}");
+        assert_eq!((out.stdout.len(), out.stderr.len()), (256 << 10, 256 << 10));
+    });
+}
+
+#[test]
+fn a_child_that_closes_its_pipes_early_gives_end_of_file_and_broken_pipe() {
+    with_every_runtime("early close", 1, |config, rt| {
+        rt.block_on(async {
+            // Closes its stdin and stdout at once, then runs on (until we kill it).
+            let mut child = Command::new("sh")
+                .args(["-c", "exec 0<&- 1>&- sleep 1000"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let stdout = child.stdout.take().unwrap();
+            // stdout: end of file although the child still runs.
+            let (res, _) = stdout.read(Vec::with_capacity(16)).await;
+            assert_eq!(res.unwrap(), 0, "{config:?}");
+            // stdin: nobody reads any more.
+            let (res, _) = stdin.write_all(vec![7u8; 1 << 20]).await;
+            let err = res.expect_err("the reader is gone");
+            assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{config:?}: {err}");
+            child.kill().await.unwrap();
+        });
+    });
+}
+
+#[test]
+fn writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death() {
+    // Rust ignores SIGPIPE, so a plain test run cannot die of it: the check that counts runs
+    // in a child process that restored SIGPIPE's default action (die) first.
+    if common::child_role().as_deref() == Some("sigpipe-default") {
+        // SAFETY: sets SIGPIPE's disposition before any thread of this check exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        write_to_an_exited_child();
+        println!("survived");
+        return;
+    }
+    write_to_an_exited_child();
+    let out = common::run_self_as_child(
+        "writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death",
+        "sigpipe-default",
+    );
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("survived"),
+        "the child with SIGPIPE at its default died: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write_to_an_exited_child() {
+    with_every_runtime("exited reader", 2, |config, rt| {
+        rt.block_on(async {
+            let mut child = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
+            let stdin = child.stdin.take().unwrap();
+            assert!(child.wait().await.unwrap().success());
+            let (res, buf) = stdin.write(b"anyone there?".to_vec()).await;
+            assert_eq!(
+                res.unwrap_err().kind(),
+                io::ErrorKind::BrokenPipe,
+                "{config:?}"
+            );
+            assert_eq!(buf, b"anyone there?", "the buffer comes back");
+            // Again from the other shard, with write_all.
+            let (res, _) = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                stdin.write_all(vec![1u8; 100_000]).await
+            })
+            .await
+            .unwrap();
+            assert_eq!(
+                res.unwrap_err().kind(),
+                io::ErrorKind::BrokenPipe,
+                "{config:?}"
+            );
+        });
+    });
+}
+
+#[test]
+fn a_read_on_an_empty_blocking_pipe_waits_without_holding_up_its_shard() {
+    with_every_runtime("waiting read", 1, |config, rt| {
+        rt.block_on(async {
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.unwrap();
+            let reader =
+                ringsteal_rt::spawn(async move { stdout.read(Vec::with_capacity(64)).await });
+            // The one shard keeps running other tasks (and timers) while the read waits.
+            ringsteal_rt::time::sleep(Duration::from_millis(5)).await;
+            assert!(!reader.is_finished(), "{config:?}: nothing was written yet");
+            let (res, _) = stdin.write_all(&b"late"[..]).await;
+            res.unwrap();
+            let (res, buf) = reader.await.unwrap();
+            assert_eq!(res.unwrap(), 4, "{config:?}");
+            assert_eq!(buf, b"late");
+            drop(stdin);
+            assert!(child.wait().await.unwrap().success());
+        });
+    });
+}
+
+#[test]
+fn a_pipe_can_be_handed_to_another_child() {
+    let rt = common::Config::ALL[0].runtime(1);
+    rt.block_on(async {
+        let mut first = Command::new("echo")
+            .arg("relayed")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pipe: Stdio = first.stdout.take().unwrap().try_into().unwrap();
+        let out = Command::new("tr")
+            .args(["a-z", "A-Z"])
+            .stdin(pipe)
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.stdout, b"RELAYED\n");
+        assert!(first.wait().await.unwrap().success());
+    });
+}

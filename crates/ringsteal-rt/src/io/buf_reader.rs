@@ -1,0 +1,220 @@
+//! [`BufReader`]: a user-space read buffer over an [`AsyncReadOwned`], for many small reads
+//! and for line- or delimiter-based protocols.
+//!
+//! May not: hold bytes it cannot give back. It refills only when empty, so dropping a
+//! refill loses nothing it held; the bytes of the dropped read itself are the inner
+//! reader's to keep (ringsteal's streams do).
+
+use std::future::Future;
+use std::io;
+
+use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
+use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
+
+/// Default capacity of [`BufReader`] and [`BufWriter`](super::BufWriter).
+pub(crate) const DEFAULT_CAPACITY: usize = 8 * 1024;
+
+/// Adds a read buffer to a reader: reads smaller than the buffer are served from memory, one
+/// kernel read refills it. Reads at least as large as the buffer bypass it when it is empty.
+/// Writes pass through to the inner value (a `BufReader<TcpStream>` can answer requests).
+///
+/// ```
+/// use ringsteal_rt::io::BufReader;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut reader = BufReader::new(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..]);
+///     let mut line = String::new();
+///     reader.read_line(&mut line).await.unwrap();
+///     assert_eq!(line, "GET / HTTP/1.1\r\n");
+///     line.clear();
+///     reader.read_line(&mut line).await.unwrap();
+///     assert_eq!(line, "Host: x\r\n");
+/// });
+/// ```
+#[derive(Debug)]
+pub struct BufReader<R> {
+    inner: R,
+    /// `buf[pos..]` is unread.
+    buf: Vec<u8>,
+    pos: usize,
+    capacity: usize,
+}
+
+impl<R> BufReader<R> {
+    /// A reader with an 8 KiB buffer (allocated at the first read).
+    pub fn new(inner: R) -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY, inner)
+    }
+
+    /// A reader with a buffer of `capacity` bytes (at least 1).
+    pub fn with_capacity(capacity: usize, inner: R) -> Self {
+        Self {
+            inner,
+            buf: Vec::new(),
+            pos: 0,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The inner reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The inner reader, mutably. Reading from it directly skips what is buffered here.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// The inner reader; buffered bytes are lost (read them with [`buffer`](Self::buffer)
+    /// first).
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// The bytes buffered and not yet read.
+    pub fn buffer(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// The buffer's capacity.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Marks `amt` buffered bytes as read (at most what is buffered).
+    pub fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.buf.len());
+    }
+}
+
+impl<R: AsyncReadOwned> BufReader<R> {
+    /// The buffered bytes, refilling from the inner reader (one read) if there are none.
+    /// Empty at end of stream. Call [`consume`](Self::consume) for what you used.
+    pub async fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.buf.len() {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            if buf.capacity() == 0 {
+                // The first fill, or the buffer went with a refill whose future was dropped.
+                buf = Vec::with_capacity(self.capacity);
+            }
+            self.pos = 0;
+            let (res, buf) = self.inner.read(buf).await;
+            self.buf = buf;
+            if let Err(e) = res {
+                self.buf.clear();
+                return Err(e);
+            }
+        }
+        Ok(&self.buf[self.pos..])
+    }
+
+    /// Appends bytes to `out` up to and including `byte`, or to the end of the stream.
+    /// Yields the number of bytes appended (0 at end of stream).
+    pub async fn read_until(&mut self, byte: u8, out: &mut Vec<u8>) -> io::Result<usize> {
+        let start = out.len();
+        loop {
+            let avail = match self.fill_buf().await {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok(out.len() - start);
+            }
+            match avail.iter().position(|&b| b == byte) {
+                Some(i) => {
+                    out.extend_from_slice(&avail[..=i]);
+                    self.consume(i + 1);
+                    return Ok(out.len() - start);
+                }
+                None => {
+                    let n = avail.len();
+                    out.extend_from_slice(avail);
+                    self.consume(n);
+                }
+            }
+        }
+    }
+
+    /// Appends one line (up to and including `\n`, or to the end of the stream) to `out`.
+    /// Yields the number of bytes appended (0 at end of stream).
+    ///
+    /// # Errors
+    /// `InvalidData` if the line is not UTF-8; `out` is then left as it was (the line's
+    /// bytes are consumed).
+    pub async fn read_line(&mut self, out: &mut String) -> io::Result<usize> {
+        let mut bytes = Vec::new();
+        let n = self.read_until(b'\n', &mut bytes).await?;
+        match String::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(&s);
+                Ok(n)
+            }
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the line is not valid UTF-8",
+            )),
+        }
+    }
+}
+
+impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
+    async fn read<B: IoBufMut>(&mut self, buf: B) -> BufResult<usize, B> {
+        if self.pos == self.buf.len() && buf.bytes_total() >= self.capacity {
+            return self.inner.read(buf).await;
+        }
+        if let Err(e) = self.fill_buf().await {
+            return (Err(e), buf);
+        }
+        let mut buf = buf;
+        let avail = &self.buf[self.pos..];
+        let n = avail.len().min(buf.bytes_total());
+        // SAFETY: `buf` is owned (no overlap with our buffer) and valid for bytes_total()
+        // >= n bytes of writes; the n bytes are then initialised.
+        unsafe {
+            std::ptr::copy_nonoverlapping(avail.as_ptr(), buf.stable_mut_ptr(), n);
+            buf.set_init(n);
+        }
+        self.consume(n);
+        (Ok(n), buf)
+    }
+
+    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+        // Bytes buffered here would be skipped by a splice from the descriptor.
+        if self.buffer().is_empty() {
+            self.inner.splice_source()
+        } else {
+            None
+        }
+    }
+}
+
+impl<R: AsyncWriteOwned> AsyncWriteOwned for BufReader<R> {
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        self.inner.write(buf)
+    }
+    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        self.inner.writev(bufs)
+    }
+    fn write_all<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        self.inner.write_all(buf)
+    }
+    fn write_all_vectored<B: IoVecBuf>(
+        &mut self,
+        bufs: B,
+    ) -> impl Future<Output = BufResult<(), B>> + Send {
+        self.inner.write_all_vectored(bufs)
+    }
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        self.inner.flush()
+    }
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        self.inner.shutdown()
+    }
+    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+        self.inner.splice_sink()
+    }
+}

@@ -1,0 +1,163 @@
+//! [`BufWriter`]: a user-space write buffer over an [`AsyncWriteOwned`], so many small writes
+//! become one kernel write.
+//!
+//! May not: reorder bytes: buffered bytes always go out before a write that bypasses the
+//! buffer.
+
+use std::future::Future;
+use std::io;
+
+use super::buf_reader::DEFAULT_CAPACITY;
+use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
+use crate::buf::{BufResult, IoBuf, IoBufMut};
+
+/// Adds a write buffer to a writer: writes that fit are copied into it; it goes out (one
+/// `write_all`) when the next write would not fit, on [`flush`](AsyncWriteOwned::flush) and
+/// on [`shutdown`](AsyncWriteOwned::shutdown). Writes at least as large as the buffer skip
+/// it (after flushing it). Reads pass through to the inner value.
+///
+/// Dropping the value loses what is buffered: flush first. Dropping a flush's future
+/// loses the buffered bytes the kernel had not taken yet (as a dropped write does).
+///
+/// ```
+/// use ringsteal_rt::io::{AsyncWriteOwned, BufWriter};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut w = BufWriter::new(Vec::new());
+///     for word in ["a", "b", "c"] {
+///         w.write_all(word).await.0.unwrap();
+///     }
+///     assert!(w.get_ref().is_empty(), "still buffered");
+///     w.flush().await.unwrap();
+///     assert_eq!(w.get_ref(), b"abc");
+/// });
+/// ```
+#[derive(Debug)]
+pub struct BufWriter<W> {
+    inner: W,
+    buf: Vec<u8>,
+    capacity: usize,
+}
+
+impl<W> BufWriter<W> {
+    /// A writer with an 8 KiB buffer.
+    pub fn new(inner: W) -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY, inner)
+    }
+
+    /// A writer with a buffer of `capacity` bytes (at least 1).
+    pub fn with_capacity(capacity: usize, inner: W) -> Self {
+        Self {
+            inner,
+            buf: Vec::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The inner writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The inner writer, mutably. Writing to it directly puts bytes before what is buffered.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// The inner writer; buffered bytes are lost (flush first).
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+
+    /// The bytes buffered and not yet written.
+    pub fn buffer(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The buffer's capacity.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+impl<W: AsyncWriteOwned> BufWriter<W> {
+    /// Writes out the buffer (not flushing the inner writer).
+    async fn flush_buf(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let (res, mut buf) = self.inner.write_all(buf).await;
+        buf.clear();
+        self.buf = buf;
+        res
+    }
+
+    fn copy_in<B: IoBuf>(&mut self, buf: &B) {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(self.capacity);
+        }
+        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+        self.buf.extend_from_slice(bytes);
+    }
+}
+
+impl<W: AsyncWriteOwned> AsyncWriteOwned for BufWriter<W> {
+    async fn write<B: IoBuf>(&mut self, buf: B) -> BufResult<usize, B> {
+        let n = buf.bytes_init();
+        if self.buf.len() + n > self.capacity {
+            if let Err(e) = self.flush_buf().await {
+                return (Err(e), buf);
+            }
+        }
+        if n >= self.capacity {
+            return self.inner.write(buf).await;
+        }
+        self.copy_in(&buf);
+        (Ok(n), buf)
+    }
+
+    async fn write_all<B: IoBuf>(&mut self, buf: B) -> BufResult<(), B> {
+        let n = buf.bytes_init();
+        if self.buf.len() + n > self.capacity {
+            if let Err(e) = self.flush_buf().await {
+                return (Err(e), buf);
+            }
+        }
+        if n >= self.capacity {
+            return self.inner.write_all(buf).await;
+        }
+        self.copy_in(&buf);
+        (Ok(()), buf)
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        self.flush_buf().await?;
+        self.inner.flush().await
+    }
+
+    async fn shutdown(&mut self) -> io::Result<()> {
+        self.flush_buf().await?;
+        self.inner.shutdown().await
+    }
+
+    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+        // A splice would put its bytes before the buffered ones.
+        if self.buf.is_empty() {
+            self.inner.splice_sink()
+        } else {
+            None
+        }
+    }
+}
+
+impl<W: AsyncReadOwned> AsyncReadOwned for BufWriter<W> {
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        self.inner.read(buf)
+    }
+    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+        self.inner.splice_source()
+    }
+}

@@ -1,0 +1,339 @@
+//! [`Lane`]: orders the reads (or the writes) of one byte stream and keeps the bytes of a
+//! read whose future was dropped.
+//!
+//! A read or write of a stream is an io_uring request that outlives its future when the
+//! future is dropped: the cancel may lose the race, and the request then completes anyway,
+//! with data. Two rules keep a stream that is still used intact:
+//!
+//! * **One request per direction at a time.** A read (or write) holds its direction's
+//!   [`LaneGuard`] from before it is submitted until its last completion has arrived, even
+//!   if its future is gone (the guard travels inside the op, see [`InLane`](super::InLane)).
+//!   The next request of that direction waits for the guard, so it can never overtake the
+//!   rest of an abandoned one.
+//! * **Nothing read is dropped.** When an abandoned read completes with data, its bytes go
+//!   into the lane's *leftover*; the next read is served from there before it asks the
+//!   kernel again.
+//!
+//! Owns: the lane's state (held flag, waiters, leftover bytes) behind one lock.
+//! May not: submit anything (the stream types and `InLane` do); it is plain memory and runs
+//! under Miri.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use parking_lot::Mutex;
+
+use crate::buf::{IoBufMut, IoVecBufMut};
+
+/// One direction of a stream: who may submit next, and bytes an abandoned read left behind.
+/// Cloning shares the lane (the halves of a split stream share their stream's lanes).
+///
+/// ```
+/// use ringsteal_rt::io::Lane;
+///
+/// let lane = Lane::new();
+/// let mut guard = lane.try_acquire().expect("a new lane is free");
+/// assert!(lane.try_acquire().is_none(), "one holder at a time");
+/// guard.unread(b"kept");
+/// let (n, buf) = guard.take_leftover(Vec::with_capacity(8));
+/// assert_eq!(&buf[..n], b"kept");
+/// drop(guard);
+/// assert!(lane.try_acquire().is_some());
+/// ```
+#[derive(Clone, Default)]
+pub struct Lane {
+    inner: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    held: bool,
+    waiters: Vec<Waker>,
+    /// Bytes read by an abandoned request, not yet delivered: `leftover[start..]`.
+    leftover: Vec<u8>,
+    start: usize,
+}
+
+impl State {
+    fn pending(&self) -> &[u8] {
+        &self.leftover[self.start..]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.leftover.len() {
+            self.leftover = Vec::new();
+            self.start = 0;
+        }
+    }
+}
+
+impl Lane {
+    /// A free lane with no leftover.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Waits until no other request of this direction is in flight, then holds the lane.
+    pub fn acquire(&self) -> Acquire<'_> {
+        Acquire { lane: self }
+    }
+
+    /// Holds the lane if it is free.
+    pub fn try_acquire(&self) -> Option<LaneGuard> {
+        let mut st = self.inner.lock();
+        if st.held {
+            return None;
+        }
+        st.held = true;
+        Some(LaneGuard {
+            lane: self.inner.clone(),
+        })
+    }
+
+    /// True if an abandoned read left bytes that the next read will return.
+    pub fn has_leftover(&self) -> bool {
+        !self.inner.lock().pending().is_empty()
+    }
+
+    /// True if a request holds the lane.
+    pub fn is_held(&self) -> bool {
+        self.inner.lock().held
+    }
+}
+
+impl std::fmt::Debug for Lane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.inner.lock();
+        f.debug_struct("Lane")
+            .field("held", &st.held)
+            .field("leftover", &st.pending().len())
+            .finish()
+    }
+}
+
+/// The future of [`Lane::acquire`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let lane = ringsteal_rt::io::Lane::new();
+///     let first = lane.acquire().await;
+///     let waiter = {
+///         let lane = lane.clone();
+///         ringsteal_rt::spawn(async move { drop(lane.acquire().await) })
+///     };
+///     ringsteal_rt::yield_now().await;
+///     drop(first); // lets the waiter in
+///     waiter.await.unwrap();
+/// });
+/// ```
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct Acquire<'a> {
+    lane: &'a Lane,
+}
+
+impl Future for Acquire<'_> {
+    type Output = LaneGuard;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+        let mut st = self.lane.inner.lock();
+        if !st.held {
+            st.held = true;
+            return Poll::Ready(LaneGuard {
+                lane: self.lane.inner.clone(),
+            });
+        }
+        if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            st.waiters.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// The right to submit the next request of a lane's direction, and access to its leftover.
+/// Dropping it frees the lane and wakes every task waiting for it (a waiter whose future was
+/// dropped meanwhile costs one spurious wake).
+///
+/// ```
+/// let lane = ringsteal_rt::io::Lane::new();
+/// let mut guard = lane.try_acquire().unwrap();
+/// guard.unread(b"abc");
+/// let (n, peeked) = guard.peek_leftover(vec![0u8; 2]);
+/// assert_eq!(&peeked[..n], b"ab");
+/// assert!(guard.has_leftover(), "a peek consumes nothing");
+/// ```
+pub struct LaneGuard {
+    lane: Arc<Mutex<State>>,
+}
+
+impl LaneGuard {
+    /// True if there are leftover bytes to deliver before reading from the kernel again.
+    pub fn has_leftover(&self) -> bool {
+        !self.lane.lock().pending().is_empty()
+    }
+
+    /// Moves leftover bytes into `buf` (from its start, up to its capacity), as a read would.
+    pub fn take_leftover<B: IoBufMut>(&mut self, buf: B) -> (usize, B) {
+        self.copy_leftover(buf, true)
+    }
+
+    /// Copies leftover bytes into `buf` without consuming them, as a peek would.
+    pub fn peek_leftover<B: IoBufMut>(&mut self, buf: B) -> (usize, B) {
+        self.copy_leftover(buf, false)
+    }
+
+    fn copy_leftover<B: IoBufMut>(&mut self, mut buf: B, consume: bool) -> (usize, B) {
+        let mut st = self.lane.lock();
+        let n = st.pending().len().min(buf.bytes_total());
+        // SAFETY: `buf` is valid for writes of bytes_total() >= n bytes (IoBufMut contract)
+        // and cannot overlap the lane's own Vec; the n bytes are then initialised.
+        unsafe {
+            std::ptr::copy_nonoverlapping(st.pending().as_ptr(), buf.stable_mut_ptr(), n);
+            buf.set_init(n);
+        }
+        if consume {
+            st.consume(n);
+        }
+        (n, buf)
+    }
+
+    /// Moves leftover bytes into `bufs` in order, as a vectored read would.
+    pub fn take_leftover_vectored<B: IoVecBufMut>(&mut self, mut bufs: B) -> (usize, B) {
+        let mut st = self.lane.lock();
+        let mut done = 0;
+        for iov in bufs.iovecs_mut() {
+            let n = (st.pending().len() - done).min(iov.iov_len);
+            // SAFETY: each iovec describes writable capacity of one of `bufs` (IoVecBufMut
+            // contract); n stays within it and within the leftover.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    st.pending().as_ptr().add(done),
+                    iov.iov_base.cast::<u8>(),
+                    n,
+                )
+            };
+            done += n;
+            if done == st.pending().len() {
+                break;
+            }
+        }
+        // SAFETY: the first `done` bytes across the buffers, in order, were just written.
+        unsafe { bufs.set_init(done) };
+        st.consume(done);
+        (done, bufs)
+    }
+
+    /// Puts `bytes` back in front of the leftover: the next read returns them first.
+    pub fn unread(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let mut st = self.lane.lock();
+        if st.pending().is_empty() {
+            st.leftover = bytes.to_vec();
+            st.start = 0;
+        } else {
+            let mut joined = Vec::with_capacity(bytes.len() + st.pending().len());
+            joined.extend_from_slice(bytes);
+            joined.extend_from_slice(st.pending());
+            st.leftover = joined;
+            st.start = 0;
+        }
+    }
+}
+
+impl Drop for LaneGuard {
+    fn drop(&mut self) {
+        let waiters = {
+            let mut st = self.lane.lock();
+            st.held = false;
+            std::mem::take(&mut st.waiters)
+        };
+        for w in waiters {
+            w.wake();
+        }
+    }
+}
+
+impl std::fmt::Debug for LaneGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneGuard")
+            .field("leftover", &self.lane.lock().pending().len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct CountWakes(AtomicUsize);
+    impl Wake for CountWakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_second_holder_waits_until_the_first_lets_go() {
+        let lane = Lane::new();
+        let first = lane.try_acquire().unwrap();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut second = lane.acquire();
+        assert!(Pin::new(&mut second).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut second).poll(&mut cx).is_pending());
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        drop(first);
+        // At least once (Miri's `will_wake` may not recognise the repeat poll's waker).
+        assert!(wakes.0.load(Ordering::SeqCst) >= 1);
+        assert!(Pin::new(&mut second).poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn leftover_is_served_in_order_across_reads() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.unread(b"world");
+        g.unread(b"hello ");
+        let (n, a) = g.take_leftover(Vec::with_capacity(4));
+        assert_eq!((n, &a[..]), (4, &b"hell"[..]));
+        let (n, p) = g.peek_leftover(vec![0u8; 3]);
+        assert_eq!((n, &p[..]), (3, &b"o w"[..]));
+        let (n, b) = g.take_leftover(Vec::with_capacity(64));
+        assert_eq!((n, &b[..]), (7, &b"o world"[..]));
+        assert!(!g.has_leftover());
+        assert!(!lane.has_leftover());
+    }
+
+    #[test]
+    fn a_vectored_take_fills_buffers_in_order() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.unread(b"abcdefg");
+        let bufs = vec![
+            Vec::with_capacity(2),
+            Vec::with_capacity(3),
+            Vec::with_capacity(4),
+        ];
+        let (n, bufs) = g.take_leftover_vectored(bufs);
+        assert_eq!(n, 7);
+        assert_eq!(bufs, [&b"ab"[..], &b"cde"[..], &b"fg"[..]]);
+    }
+
+    #[test]
+    fn a_take_into_an_initialised_buffer_overwrites_its_start() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.unread(b"xy");
+        let (n, buf) = g.take_leftover(b"abcd".to_vec());
+        assert_eq!((n, &buf[..]), (2, &b"xycd"[..]));
+    }
+}

@@ -1,0 +1,28 @@
+//! Owned-buffer I/O: the traits every ringsteal byte stream implements
+//! ([`AsyncReadOwned`], [`AsyncWriteOwned`]), helpers over them ([`copy`], [`BufReader`],
+//! [`BufWriter`], [`LengthDelimited`]), and the [`Lane`] machinery that keeps a stream's
+//! bytes in order when a read or write future is dropped mid-flight ([`InLane`]).
+//!
+//! Implemented by `ringsteal::net`'s TCP and Unix streams and their halves, `ringsteal::fs`'s
+//! `File` (reading and writing at its position), `&[u8]` (a source) and `Vec<u8>` (a sink);
+//! other crates can implement them too.
+
+mod buf_reader;
+mod buf_writer;
+mod copy;
+mod framed;
+mod in_lane;
+mod lane;
+mod memory;
+mod provided;
+#[cfg(test)]
+mod test_util;
+mod traits;
+
+pub use buf_reader::BufReader;
+pub use buf_writer::BufWriter;
+pub use copy::{copy, copy_buffered, copy_spliced};
+pub use framed::LengthDelimited;
+pub use in_lane::{InLane, LaneOutput};
+pub use lane::{Acquire, Lane, LaneGuard};
+pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

@@ -1,0 +1,126 @@
+//! The provided methods of the I/O traits (`read_exact`, `read_to_end`, `write_all`, ...),
+//! written once over the required ones.
+//!
+//! May not: depend on any implementation; everything here goes through the traits.
+
+use std::io;
+
+use super::traits::{AsyncReadOwned, AsyncWriteOwned};
+use crate::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf};
+
+/// How much a `read_to_end` grows its buffer by at least, when it is full.
+const READ_TO_END_STEP: usize = 8 * 1024;
+
+pub(crate) async fn read_exact<R, B>(r: &mut R, buf: B) -> BufResult<(), B>
+where
+    R: AsyncReadOwned + ?Sized,
+    B: IoBufMut,
+{
+    let want = buf.bytes_total();
+    let mut buf = buf;
+    let mut filled = 0;
+    while filled < want {
+        let (res, slice) = r.read(buf.slice(filled..)).await;
+        buf = slice.into_inner();
+        match res {
+            Ok(0) => return (Err(unexpected_eof()), buf),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), buf),
+        }
+    }
+    (Ok(()), buf)
+}
+
+pub(crate) fn unexpected_eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the stream ended before the buffer was full",
+    )
+}
+
+pub(crate) async fn read_to_end<R>(r: &mut R, buf: Vec<u8>) -> BufResult<usize, Vec<u8>>
+where
+    R: AsyncReadOwned + ?Sized,
+{
+    let start = buf.len();
+    let mut buf = buf;
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(READ_TO_END_STEP.max(buf.len() - start));
+        }
+        let len = buf.len();
+        let (res, slice) = r.read(buf.slice(len..)).await;
+        buf = slice.into_inner();
+        match res {
+            Ok(0) => return (Ok(buf.len() - start), buf),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), buf),
+        }
+    }
+}
+
+pub(crate) async fn write_all<W, B>(w: &mut W, buf: B) -> BufResult<(), B>
+where
+    W: AsyncWriteOwned + ?Sized,
+    B: IoBuf,
+{
+    let want = buf.bytes_init();
+    let mut buf = buf;
+    let mut done = 0;
+    while done < want {
+        let (res, slice) = w.write(buf.slice(done..want)).await;
+        buf = slice.into_inner();
+        match res {
+            Ok(0) => return (Err(write_zero()), buf),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), buf),
+        }
+    }
+    (Ok(()), buf)
+}
+
+pub(crate) fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
+}
+
+pub(crate) async fn write_all_vectored<W, B>(w: &mut W, bufs: B) -> BufResult<(), B>
+where
+    W: AsyncWriteOwned + ?Sized,
+    B: IoVecBuf,
+{
+    let mut rest = Advance::new(bufs);
+    while rest.remaining() > 0 {
+        let (res, back) = w.writev(rest).await;
+        rest = back;
+        match res {
+            Ok(0) => return (Err(write_zero()), rest.into_inner()),
+            Ok(n) => rest.advance(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), rest.into_inner()),
+        }
+    }
+    (Ok(()), rest.into_inner())
+}
+
+pub(crate) async fn writev_by_copy<W, B>(w: &mut W, bufs: B) -> BufResult<usize, B>
+where
+    W: AsyncWriteOwned + ?Sized,
+    B: IoVecBuf,
+{
+    let mut joined = Vec::with_capacity(total_len(&bufs));
+    for iov in bufs.iovecs() {
+        // SAFETY: an IoVecBuf's iovecs describe initialised bytes of buffers it owns.
+        joined.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(iov.iov_base.cast::<u8>(), iov.iov_len)
+        });
+    }
+    let (res, _) = w.write(joined).await;
+    (res, bufs)
+}
+
+fn total_len<B: IoVecBuf>(bufs: &B) -> usize {
+    bufs.iovecs().iter().map(|i| i.iov_len).sum()
+}

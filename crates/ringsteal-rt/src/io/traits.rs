@@ -1,0 +1,228 @@
+//! [`AsyncReadOwned`] and [`AsyncWriteOwned`]: the owned-buffer read and write traits, and
+//! [`SpliceEnd`], what a type offers to [`copy`](super::copy) to move bytes in the kernel.
+//!
+//! May not: hold state; the provided methods are in `provided.rs`.
+
+use std::future::Future;
+use std::io;
+
+use super::lane::Lane;
+use super::provided;
+use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
+use crate::op::SharedFd;
+
+/// A source of bytes read with owned buffers: a read takes the buffer and gives it back with
+/// the result, so the kernel can fill it after the call returned (io_uring).
+///
+/// A read fills `buf` from its start, up to its capacity (`bytes_total`), and extends its
+/// initialised length; `Ok(0)` means end of stream (or an empty buffer). Methods take
+/// `&mut self`, so an implementation may keep state without locks; types that can be read
+/// from several tasks at once (TCP and Unix streams) implement the trait for `&T` too, as
+/// std does for `Read`. Returned futures are `Send`, so generic code over these traits can
+/// be spawned on any shard.
+///
+/// Dropping a read's future cancels the read. ringsteal's streams keep the bytes of a read
+/// that completed anyway and return them from the next read (see [`Lane`]); an
+/// implementation outside ringsteal should say what it does.
+///
+/// ```
+/// use ringsteal_rt::io::AsyncReadOwned;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut src: &[u8] = b"hello world";
+///     let (res, buf) = src.read(Vec::with_capacity(5)).await;
+///     assert_eq!((res.unwrap(), &buf[..]), (5, &b"hello"[..]));
+///     let (res, rest) = src.read_to_end(Vec::new()).await;
+///     assert_eq!((res.unwrap(), &rest[..]), (6, &b" world"[..]));
+/// });
+/// ```
+pub trait AsyncReadOwned: Send {
+    /// Reads into `buf` (from its start, up to its capacity). Yields the byte count and the
+    /// buffer, on success and on error alike.
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send;
+
+    /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends first
+    /// (the bytes read so far are in the buffer, its initialised length says how many).
+    fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        provided::read_exact(self, buf)
+    }
+
+    /// Appends everything up to the end of the stream to `buf`. Yields the number of bytes
+    /// appended and the buffer.
+    fn read_to_end(
+        &mut self,
+        buf: Vec<u8>,
+    ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
+        provided::read_to_end(self, buf)
+    }
+
+    /// The descriptor [`copy`](super::copy) may splice from, if this type reads straight
+    /// from one (no user-space buffer in between). Default: none.
+    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+        None
+    }
+}
+
+/// A sink of bytes written with owned buffers: a write takes the buffer and gives it back
+/// with the byte count, which may be short.
+///
+/// Methods take `&mut self` and return `Send` futures, as for [`AsyncReadOwned`]. Dropping a
+/// write's future cancels the write, but the kernel may have sent any prefix of the buffer
+/// by then; ringsteal's streams make sure the next write starts only after the dropped one
+/// has finished, so bytes of two writes never interleave.
+///
+/// ```
+/// use ringsteal_rt::io::AsyncWriteOwned;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut sink: Vec<u8> = Vec::new();
+///     let (res, _) = sink.write_all(b"hello ".to_vec()).await;
+///     res.unwrap();
+///     let (res, _) = sink.write_all_vectored((b"wor".to_vec(), b"ld".to_vec())).await;
+///     res.unwrap();
+///     assert_eq!(sink, b"hello world");
+/// });
+/// ```
+pub trait AsyncWriteOwned: Send {
+    /// Writes the initialised bytes of `buf`; yields how many were written and the buffer.
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send;
+
+    /// Writes the buffers of `bufs` in order, as one request where the type can (`sendmsg`
+    /// for sockets). The default copies them into one buffer and calls
+    /// [`write`](Self::write).
+    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        provided::writev_by_copy(self, bufs)
+    }
+
+    /// Writes all initialised bytes of `buf`, or fails (`WriteZero` if nothing is accepted).
+    fn write_all<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        provided::write_all(self, buf)
+    }
+
+    /// Writes all bytes of `bufs` in order with as few requests as the type allows (a
+    /// length prefix and its payload in one `sendmsg`, for instance).
+    fn write_all_vectored<B: IoVecBuf>(
+        &mut self,
+        bufs: B,
+    ) -> impl Future<Output = BufResult<(), B>> + Send {
+        provided::write_all_vectored(self, bufs)
+    }
+
+    /// Writes out anything buffered in user space. Default: nothing to do.
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Flushes, then ends the stream for the reader (a socket's `shutdown(SHUT_WR)`).
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// The descriptor [`copy`](super::copy) may splice into, if this type writes straight
+    /// to one. Default: none.
+    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+        None
+    }
+}
+
+/// One end of a kernel-side copy: a descriptor and the [`Lane`] that orders its reads (for a
+/// source) or writes (for a sink), so a splice neither overtakes nor is overtaken by the
+/// type's own reads and writes, and a source's leftover bytes are copied first.
+///
+/// ```
+/// use ringsteal_rt::io::{Lane, SpliceEnd};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let fd = SharedFd::new(std::fs::File::open("/dev/null").unwrap().into());
+/// let lane = Lane::new();
+/// let end = SpliceEnd::new(&fd, &lane);
+/// assert!(!end.lane().is_held());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SpliceEnd<'a> {
+    fd: &'a SharedFd,
+    lane: &'a Lane,
+}
+
+impl<'a> SpliceEnd<'a> {
+    /// `fd`, read or written at its current position, ordered by `lane`.
+    pub fn new(fd: &'a SharedFd, lane: &'a Lane) -> Self {
+        Self { fd, lane }
+    }
+
+    /// The descriptor.
+    pub fn fd(&self) -> &'a SharedFd {
+        self.fd
+    }
+
+    /// The lane that orders its I/O.
+    pub fn lane(&self) -> &'a Lane {
+        self.lane
+    }
+}
+
+impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for &mut T {
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).read(buf)
+    }
+    fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        (**self).read_exact(buf)
+    }
+    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+        (**self).splice_source()
+    }
+}
+
+impl<T: AsyncWriteOwned + ?Sized> AsyncWriteOwned for &mut T {
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).write(buf)
+    }
+    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).writev(bufs)
+    }
+    fn write_all<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        (**self).write_all(buf)
+    }
+    fn write_all_vectored<B: IoVecBuf>(
+        &mut self,
+        bufs: B,
+    ) -> impl Future<Output = BufResult<(), B>> + Send {
+        (**self).write_all_vectored(bufs)
+    }
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).flush()
+    }
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).shutdown()
+    }
+    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+        (**self).splice_sink()
+    }
+}
+
+impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for Box<T> {
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).read(buf)
+    }
+    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+        (**self).splice_source()
+    }
+}
+
+impl<T: AsyncWriteOwned + ?Sized> AsyncWriteOwned for Box<T> {
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).write(buf)
+    }
+    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        (**self).writev(bufs)
+    }
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).flush()
+    }
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        (**self).shutdown()
+    }
+    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+        (**self).splice_sink()
+    }
+}

@@ -1,0 +1,85 @@
+//! `IORING_OP_WAITID` on a pidfd: waits for the child to exit and reaps it, in the kernel.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::process::ExitStatus;
+
+use ringsteal_uring::opcode;
+
+use super::exit_status_from_siginfo;
+use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
+
+/// Waits for the child `pidfd` names to exit and reaps it (`IORING_OP_WAITID`, Linux 6.7:
+/// check [`waitid_available`](super::waitid_available)); yields its exit status. `ECHILD` if
+/// the child was already reaped; a kernel without the opcode fails it with `EINVAL`.
+/// Dropping the op before it completes cancels the wait and leaves the child unreaped.
+///
+/// ```
+/// use std::os::fd::{FromRawFd, OwnedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// if !ringsteal_rt::op::waitid_available() { return; }
+/// let child = std::process::Command::new("sh").args(["-c", "exit 7"]).spawn().unwrap();
+/// // SAFETY: pidfd_open returns a new descriptor or -1. The child is not reaped yet (nothing
+/// // else waits for it), so its pid still names it.
+/// let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+/// assert!(fd >= 0);
+/// // SAFETY: the descriptor is new and ours.
+/// let pidfd = ringsteal_rt::op::SharedFd::new(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+/// let status = rt.block_on(ringsteal_rt::op::waitid_pidfd(&pidfd)).unwrap();
+/// assert_eq!(status.code(), Some(7));
+/// ```
+pub fn waitid_pidfd(pidfd: &SharedFd) -> Op<WaitId> {
+    Op::new(WaitId {
+        pidfd: pidfd.clone(),
+        // SAFETY: all-zero is a valid siginfo_t.
+        info: SigInfo(unsafe { std::mem::zeroed() }),
+    })
+}
+
+/// The operation of [`waitid_pidfd`].
+pub struct WaitId {
+    pidfd: SharedFd,
+    /// Written by the kernel when the child exits; lives in the op cell until the CQE.
+    info: SigInfo,
+}
+
+/// A `siginfo_t` that may move between threads.
+struct SigInfo(libc::siginfo_t);
+
+// SAFETY: plain data written by the kernel; its pointer-typed fields (`si_addr`, `si_value`)
+// are never dereferenced here, and SIGCHLD's are integers anyway.
+unsafe impl Send for SigInfo {}
+
+impl std::fmt::Debug for WaitId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitId")
+            .field("pidfd", &self.pidfd)
+            .finish()
+    }
+}
+
+// SAFETY: the SQE points at `self.info`, which the op owns; the pidfd stays open (the op holds
+// a clone) until the CQE. WAITID posts exactly one CQE.
+unsafe impl Operation for WaitId {
+    type Output = io::Result<ExitStatus>;
+
+    fn prepare(&mut self) -> Sqes {
+        Sqes::One(opcode::waitid(
+            libc::P_PIDFD,
+            self.pidfd.as_raw_fd(),
+            &mut self.info.0,
+            libc::WEXITED,
+        ))
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        cqe_result(results[0].0)?;
+        exit_status_from_siginfo(&self.info.0)
+            .ok_or_else(|| io::Error::other("waitid completed without naming the child"))
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        Err(err)
+    }
+}

@@ -1,0 +1,146 @@
+//! [`Receiver`]: the policy the receive streams share (`recv.rs`, `recvmsg.rs`): one request
+//! in flight at a time; a request the kernel ended with data is re-armed at the next poll;
+//! one that ran out of provided buffers (`ENOBUFS`) waits, yielding nothing, until half of
+//! the group is free again and then re-arms; end of file and errors end the stream.
+//!
+//! No data is lost or reordered across a re-arm: the kernel ends a multishot receive
+//! between two receives (what was not received stays in the socket), the results of one
+//! request are delivered in CQE order, and the next request is submitted only after the
+//! previous one's last CQE was taken.
+//!
+//! May not: know a family's SQE or item layout (its [`ReceiveSource`] does).
+
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use super::cell::Source;
+use super::{not_on_shard, Multishot, Polled};
+use crate::buf::provided::{BufGroup, WaiterKey};
+use crate::op::SharedFd;
+use crate::shard::{context, Shard};
+
+/// What a receive completion means for its stream.
+pub(crate) enum Event<T> {
+    Data(T),
+    Eof,
+    /// The shard's provided buffers ran out (the request ended).
+    NoBuffers,
+    Failed(io::Error),
+}
+
+/// A receive family's request data.
+pub(crate) trait ReceiveSource: Source {
+    /// What the stream yields.
+    type Out;
+    /// The request for the next arming on `shard`.
+    fn for_shard(fd: SharedFd, shard: &Shard) -> Self;
+    /// What a completion means.
+    fn event(item: Self::Item) -> Event<Self::Out>;
+    /// The buffer group the request selected from, if any.
+    fn group(self) -> Option<Arc<BufGroup>>;
+}
+
+/// A receive stream's state.
+pub(crate) struct Receiver<S: ReceiveSource> {
+    fd: SharedFd,
+    request: Multishot<S>,
+    /// The group whose buffers ran out, while the stream waits for them.
+    stalled: Option<Arc<BufGroup>>,
+    waiter: Option<WaiterKey>,
+    ended: bool,
+}
+
+impl<S: ReceiveSource> Receiver<S> {
+    pub(crate) fn new(fd: &SharedFd) -> Self {
+        Self {
+            fd: fd.clone(),
+            request: Multishot::new(),
+            stalled: None,
+            waiter: None,
+            ended: false,
+        }
+    }
+
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<S::Out>>> {
+        loop {
+            if self.request.is_armed() {
+                let shard = self.request.armed_shard();
+                let event = match self.request.poll_next(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Polled::Item(item)) => S::event(item),
+                    Poll::Ready(Polled::Ended(item, source)) => {
+                        let event = S::event(item);
+                        if let Event::NoBuffers = event {
+                            self.stalled = source.group();
+                            if let (Some(rt), Some(i)) = (self.request.runtime(), shard) {
+                                rt.shared().shards[i].counters.enobufs_stalls.incr();
+                            }
+                        }
+                        event
+                    }
+                };
+                match event {
+                    Event::Data(out) => return Poll::Ready(Some(Ok(out))),
+                    Event::Eof => self.ended = true,
+                    // Waits below for buffers, then re-arms.
+                    Event::NoBuffers => {}
+                    Event::Failed(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Event::Failed(e) => {
+                        self.ended = true;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                }
+            }
+            if self.ended {
+                return Poll::Ready(None);
+            }
+            if let Some(group) = &self.stalled {
+                if !group.ready_or_wait(&mut self.waiter, cx.waker()) {
+                    return Poll::Pending;
+                }
+                self.stalled = None;
+            }
+            if let Err(e) = self.arm(cx) {
+                self.ended = true;
+                return Poll::Ready(Some(Err(e)));
+            }
+        }
+    }
+
+    /// Requests submitted so far.
+    pub(crate) fn requests_submitted(&self) -> u64 {
+        self.request.armings()
+    }
+
+    fn arm(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+        context::with_shard(|shard| {
+            let Some(shard) = shard else {
+                return Err(not_on_shard());
+            };
+            let source = S::for_shard(self.fd.clone(), shard);
+            self.request
+                .arm(shard, source, cx.waker())
+                .map_err(|(_, e)| e)
+        })
+    }
+}
+
+impl<S: ReceiveSource> Drop for Receiver<S> {
+    fn drop(&mut self) {
+        if let Some(group) = &self.stalled {
+            group.forget_waiter(&mut self.waiter);
+        }
+    }
+}
+
+impl<S: ReceiveSource> std::fmt::Debug for Receiver<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("armed", &self.request.is_armed())
+            .field("stalled", &self.stalled.is_some())
+            .field("requests_submitted", &self.request.armings())
+            .field("ended", &self.ended)
+            .finish()
+    }
+}

@@ -1,0 +1,177 @@
+//! The process-wide signal handler and the state it may touch.
+//!
+//! Owns: per signal number, the delivery counter, the listener count and the action that was
+//! in place before ringsteal's handler (`SIGNALS`); installing the handler; and the handler
+//! itself. The handler is async-signal-safe by construction: it only loads and updates
+//! atomics, calls `write(2)` on eventfds that are never closed ([`crate::slots`]), and, for a
+//! signal nobody listens to, the async-signal-safe calls that carry out the previous action
+//! (`sigaction`, `pthread_sigmask`, `raise`). No allocation, no lock, `errno` preserved.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+
+use crate::slots;
+
+/// Signal numbers are 1..=64 on Linux.
+pub(crate) const MAX_SIGNAL: i32 = 64;
+
+/// What the handler knows about one signal number.
+pub(crate) struct SignalState {
+    /// Deliveries since the process started (counted from the first registration).
+    pub(crate) deliveries: AtomicU64,
+    /// Live [`Signal`](crate::Signal)s for this number.
+    pub(crate) listeners: AtomicUsize,
+    /// Our handler is installed (set once, under the registry lock).
+    pub(crate) installed: AtomicBool,
+    /// The previous action's `sa_sigaction` (`SIG_DFL`, `SIG_IGN` or a function).
+    prev_action: AtomicUsize,
+    /// The previous action's `sa_flags` (`SA_SIGINFO` says how to call a function).
+    prev_flags: AtomicI32,
+}
+
+impl SignalState {
+    const fn new() -> Self {
+        Self {
+            deliveries: AtomicU64::new(0),
+            listeners: AtomicUsize::new(0),
+            installed: AtomicBool::new(false),
+            prev_action: AtomicUsize::new(libc::SIG_DFL),
+            prev_flags: AtomicI32::new(0),
+        }
+    }
+}
+
+/// Indexed by signal number (0 unused).
+pub(crate) static SIGNALS: [SignalState; MAX_SIGNAL as usize + 1] =
+    [const { SignalState::new() }; MAX_SIGNAL as usize + 1];
+
+/// The state of `signum`, which the caller has checked is in `1..=MAX_SIGNAL`.
+pub(crate) fn state(signum: i32) -> &'static SignalState {
+    &SIGNALS[signum as usize]
+}
+
+/// Installs the handler for `signum` if it is not yet, remembering the previous action.
+/// Called under the registry lock.
+pub(crate) fn install(signum: i32) -> io::Result<()> {
+    let st = state(signum);
+    if st.installed.load(SeqCst) {
+        return Ok(());
+    }
+    // SAFETY: all-zero is a valid sigaction to be filled in.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: reads the current action into `old`.
+    if unsafe { libc::sigaction(signum, std::ptr::null(), &mut old) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Published before the handler can run for this signal.
+    st.prev_action.store(old.sa_sigaction, SeqCst);
+    st.prev_flags.store(old.sa_flags, SeqCst);
+    let ours = our_action();
+    // SAFETY: installs a valid action whose handler is async-signal-safe.
+    if unsafe { libc::sigaction(signum, &ours, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    st.installed.store(true, SeqCst);
+    Ok(())
+}
+
+/// Our action: the handler, with `siginfo` (to pass on to a previous `SA_SIGINFO` handler),
+/// restarting interrupted system calls, no extra signals blocked while it runs.
+fn our_action() -> libc::sigaction {
+    // SAFETY: all-zero is a valid sigaction; sigemptyset initialises the mask. Both are
+    // async-signal-safe (this also runs inside the handler).
+    unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as *const () as usize;
+        act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+        libc::sigemptyset(&mut act.sa_mask);
+        act
+    }
+}
+
+/// The handler. Runs on whatever thread the kernel picked, interrupting it anywhere.
+extern "C" fn handler(signum: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: errno is thread-local; saved and restored so the interrupted code never sees
+    // a value this handler left.
+    let errno = unsafe { *libc::__errno_location() };
+    if (1..=MAX_SIGNAL).contains(&signum) {
+        let st = state(signum);
+        // Decided once, before the count moves: a listener that sees the new count may return
+        // and be dropped while this handler still runs, and must not make it take the default
+        // action (terminate) for a signal it has just received.
+        let listened = st.listeners.load(SeqCst) > 0;
+        st.deliveries.fetch_add(1, SeqCst);
+        if listened {
+            slots::notify(signum);
+        }
+        previous_action(signum, st, listened, info, ctx);
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+/// Does what the action in place before ours would have: calls a handler function always
+/// (ringsteal adds a listener, it does not take a handler away); with nobody listening, also
+/// `SIG_DFL`'s default action (so registering once does not make the process deaf to a
+/// signal for good). `SIG_IGN`: nothing.
+fn previous_action(
+    signum: i32,
+    st: &SignalState,
+    listened: bool,
+    info: *mut libc::siginfo_t,
+    ctx: *mut libc::c_void,
+) {
+    let prev = st.prev_action.load(SeqCst);
+    if prev == libc::SIG_IGN {
+        return;
+    }
+    if prev != libc::SIG_DFL {
+        if st.prev_flags.load(SeqCst) & libc::SA_SIGINFO != 0 {
+            // SAFETY: `prev` was installed as an SA_SIGINFO handler with this signature.
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                unsafe { std::mem::transmute(prev) };
+            f(signum, info, ctx);
+        } else {
+            // SAFETY: `prev` was installed as a plain handler with this signature.
+            let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(prev) };
+            f(signum);
+        }
+        return;
+    }
+    if listened || default_is_ignore(signum) {
+        return;
+    }
+    default_action(signum);
+}
+
+/// Signals whose default action is to do nothing.
+fn default_is_ignore(signum: i32) -> bool {
+    matches!(
+        signum,
+        libc::SIGCHLD | libc::SIGCONT | libc::SIGURG | libc::SIGWINCH
+    )
+}
+
+/// Carries out the default action of `signum` from inside its handler: puts `SIG_DFL` back,
+/// unblocks the signal for this thread and raises it again. Terminating (or core-dumping)
+/// signals end the process here; stopping ones stop it, and once it is continued our handler
+/// is put back.
+fn default_action(signum: i32) {
+    // SAFETY: sigaction, sigemptyset, sigaddset, pthread_sigmask and raise are
+    // async-signal-safe; every struct is a local, initialised before use.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut dfl.sa_mask);
+        libc::sigaction(signum, &dfl, std::ptr::null_mut());
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signum);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signum);
+        // Still here: the signal stopped the process, which has been continued. (The mask is
+        // restored when the handler returns.)
+        let ours = our_action();
+        libc::sigaction(signum, &ours, std::ptr::null_mut());
+    }
+}

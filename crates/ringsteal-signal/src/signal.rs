@@ -1,0 +1,176 @@
+//! [`Signal`]: one listener for one signal, and [`signal`], which registers it.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::SeqCst;
+use std::task::{Context, Poll};
+
+use ringsteal_rt::op::{self, Op, PollReadable};
+
+use crate::handler::{self, MAX_SIGNAL};
+use crate::slots::{self, Taken};
+use crate::SignalKind;
+
+/// Signals that cannot be caught (`SIGKILL`, `SIGSTOP`) or that report a fault in the thread
+/// that raised them, which must not return to the faulting instruction.
+const FORBIDDEN: [i32; 6] = [
+    libc::SIGKILL,
+    libc::SIGSTOP,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+];
+
+/// Starts listening for `kind`: from now on, every delivery of the signal to this process
+/// makes [`Signal::recv`] complete (deliveries between two `recv`s count as one).
+///
+/// Registering installs ringsteal's handler for this signal only (once per process); no other
+/// signal's action changes, no signal is blocked. While at least one listener exists, the
+/// signal's default action (terminating, for most) no longer happens; with none left, it does
+/// again, as before the first registration. A handler function installed before ringsteal's
+/// keeps being called.
+///
+/// Fails with `InvalidInput` for a number outside `1..=64` or a signal that cannot or must
+/// not be caught (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE`), and with the
+/// kernel's error for one it refuses (glibc reserves 32 and 33).
+///
+/// ```
+/// use ringsteal_signal::{signal, SignalKind};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut usr2 = signal(SignalKind::user_defined2())?;
+///     // Sent before anyone waits: not lost.
+///     // SAFETY: raise only sends a signal to this thread.
+///     unsafe { libc::raise(libc::SIGUSR2) };
+///     usr2.recv().await.expect("a delivery");
+///     assert!(signal(SignalKind::from_raw(libc::SIGKILL)).is_err());
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    let signum = kind.as_raw_value();
+    if !(1..=MAX_SIGNAL).contains(&signum) || FORBIDDEN.contains(&signum) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{kind} cannot be listened for"),
+        ));
+    }
+    let mut reg = slots::registry();
+    handler::install(signum)?;
+    let slot = reg.take(signum)?;
+    let st = handler::state(signum);
+    // The baseline first, then the count: a delivery in between is seen by `recv` (it bumped
+    // the counter after this load), so none falls between the default action and us.
+    let seen = st.deliveries.load(SeqCst);
+    st.listeners.fetch_add(1, SeqCst);
+    Ok(Signal {
+        kind,
+        slot: Some(slot),
+        seen,
+        wait: None,
+    })
+}
+
+/// A listener for one signal, created by [`signal`]. `Send`; its `recv` may be awaited on any
+/// shard of any ringsteal runtime (the wait is a poll of the listener's eventfd through that
+/// shard's ring).
+#[derive(Debug)]
+pub struct Signal {
+    kind: SignalKind,
+    slot: Option<Taken>,
+    /// Deliveries counted when this listener last reported one (or was created).
+    seen: u64,
+    /// The eventfd poll in flight, kept across `recv` calls.
+    wait: Option<Op<PollReadable>>,
+}
+
+impl Signal {
+    /// The signal this listener waits for.
+    pub fn kind(&self) -> SignalKind {
+        self.kind
+    }
+
+    /// Waits for the next delivery of the signal (at once if one came since the last `recv`,
+    /// or since [`signal`] for the first). `None` if the listener cannot wait: polled outside
+    /// a ringsteal runtime, or its runtime is shutting down.
+    ///
+    /// Cancel-safe: dropping the future loses no delivery.
+    pub async fn recv(&mut self) -> Option<()> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next delivery; see [`recv`](Self::recv).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        let st = handler::state(self.kind.as_raw_value());
+        loop {
+            let now = st.deliveries.load(SeqCst);
+            if now != self.seen {
+                self.seen = now;
+                return Poll::Ready(Some(()));
+            }
+            let Some(slot) = &self.slot else {
+                return Poll::Ready(None);
+            };
+            // No new delivery: wait for the handler's write to this listener's eventfd. A
+            // delivery after the load above has written to it already, or will.
+            let wait = self.wait.get_or_insert_with(|| op::poll_readable(&slot.fd));
+            match Pin::new(wait).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(res) => {
+                    self.wait = None;
+                    if res.is_err() {
+                        return Poll::Ready(None);
+                    }
+                    // Reset, then look at the counter again: a delivery after the reset has
+                    // bumped the counter first, so it is not missed.
+                    slot.reset();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        // Cancels a poll in flight.
+        drop(self.wait.take());
+        if let Some(slot) = self.slot.take() {
+            let mut reg = slots::registry();
+            handler::state(self.kind.as_raw_value())
+                .listeners
+                .fetch_sub(1, SeqCst);
+            reg.give_back(slot);
+        }
+    }
+}
+
+/// Completes on the first delivery of `SIGINT` (Ctrl-C) after this call; `Err` if the
+/// listener could not be set up or cannot wait (polled outside a ringsteal runtime).
+///
+/// Registration happens when `ctrl_c()` is called, not when it is first polled, so a Ctrl-C
+/// in between is not lost. See [`signal`] for what registering changes.
+///
+/// ```no_run
+/// let rt = ringsteal_rt::Runtime::builder().build().unwrap();
+/// rt.block_on(async {
+///     println!("press Ctrl-C");
+///     ringsteal_signal::ctrl_c().await.unwrap();
+///     println!("bye");
+/// });
+/// ```
+pub fn ctrl_c() -> impl Future<Output = io::Result<()>> + Send + 'static {
+    let listener = signal(SignalKind::interrupt());
+    async move {
+        listener?
+            .recv()
+            .await
+            .ok_or_else(|| io::Error::other(CANNOT_WAIT))
+    }
+}
+
+pub(crate) const CANNOT_WAIT: &str =
+    "cannot wait for a signal here: poll it on a ringsteal runtime that is not shutting down";

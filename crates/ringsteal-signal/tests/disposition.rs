@@ -1,0 +1,178 @@
+//! Registering changes nothing it was not asked to: other signals keep their actions, no
+//! signal mask changes (here or in threads started later), a handler installed before keeps
+//! being called, and once the last listener is gone the signal does what it did before
+//! (checked in a child process, since that means dying).
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+use common::{child_role, raise_here, run_self_as_child};
+use ringsteal_signal::{signal, SignalKind};
+
+fn action_of(signum: i32) -> (usize, i32) {
+    // SAFETY: all-zero is a valid sigaction to fill; reads the current action only.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::sigaction(signum, std::ptr::null(), &mut old) };
+    assert_eq!(r, 0);
+    (old.sa_sigaction, old.sa_flags)
+}
+
+fn blocked_mask() -> Vec<i32> {
+    // SAFETY: all-zero is a valid sigset to fill; reads this thread's mask only.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) };
+    assert_eq!(r, 0);
+    // SAFETY: sigismember reads an initialised set.
+    (1..=64)
+        .filter(|&s| unsafe { libc::sigismember(&set, s) } == 1)
+        .collect()
+}
+
+#[test]
+fn registering_one_signal_changes_no_other_action_and_no_mask() {
+    let others = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGPIPE,
+        libc::SIGCHLD,
+        libc::SIGWINCH,
+    ];
+    let before: Vec<_> = others.iter().map(|&s| action_of(s)).collect();
+    let mask_before = blocked_mask();
+    let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 2);
+    rt.block_on(async {
+        let mut usr2 = signal(SignalKind::user_defined2()).unwrap();
+        raise_here(libc::SIGUSR2);
+        usr2.recv().await.unwrap();
+    });
+    let after: Vec<_> = others.iter().map(|&s| action_of(s)).collect();
+    assert_eq!(before, after, "actions of signals nobody asked for");
+    assert_eq!(blocked_mask(), mask_before, "this thread's mask");
+    let in_new_thread = std::thread::spawn(blocked_mask).join().unwrap();
+    assert!(
+        !in_new_thread.contains(&libc::SIGUSR2),
+        "SIGUSR2 blocked in a new thread"
+    );
+    let in_shard = rt.block_on(async {
+        ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async { blocked_mask() })
+            .await
+            .unwrap()
+    });
+    assert!(
+        !in_shard.contains(&libc::SIGUSR2),
+        "SIGUSR2 blocked on a shard"
+    );
+}
+
+static EARLIER_HANDLER_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn earlier_handler(_: libc::c_int) {
+    EARLIER_HANDLER_CALLS.fetch_add(1, SeqCst);
+}
+
+#[test]
+fn a_handler_installed_before_keeps_being_called() {
+    // SAFETY: installs a handler that only touches an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGALRM,
+            earlier_handler as *const () as libc::sighandler_t,
+        )
+    };
+    let rt = common::runtime(ringsteal_rt::WakeMechanism::EventFd, 1);
+    rt.block_on(async {
+        let mut alarm = signal(SignalKind::alarm()).unwrap();
+        raise_here(libc::SIGALRM);
+        alarm.recv().await.unwrap();
+        assert_eq!(EARLIER_HANDLER_CALLS.load(SeqCst), 1, "with a listener");
+        drop(alarm);
+        raise_here(libc::SIGALRM);
+        assert_eq!(EARLIER_HANDLER_CALLS.load(SeqCst), 2, "with none");
+    });
+}
+
+#[test]
+fn with_no_listener_left_the_default_action_is_back() {
+    if child_role().as_deref() == Some("default-back") {
+        let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+        rt.block_on(async {
+            let mut hup = signal(SignalKind::hangup()).unwrap();
+            raise_here(libc::SIGHUP);
+            hup.recv().await.unwrap();
+            println!("survived the first");
+        });
+        // The listener is gone: SIGHUP terminates, as it did before.
+        raise_here(libc::SIGHUP);
+        println!("survived the second");
+        return;
+    }
+    let out = run_self_as_child(
+        "with_no_listener_left_the_default_action_is_back",
+        "default-back",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGHUP),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("survived the first"));
+    assert!(!stdout.contains("survived the second"));
+}
+
+#[test]
+fn with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back() {
+    if child_role().as_deref() == Some("stop") {
+        let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+        rt.block_on(async {
+            drop(signal(SignalKind::from_raw(libc::SIGTSTP)).unwrap());
+        });
+        // Nobody listens: this stops the process until the parent continues it.
+        raise_here(libc::SIGTSTP);
+        // Continued: listening works again.
+        rt.block_on(async {
+            let mut tstp = signal(SignalKind::from_raw(libc::SIGTSTP)).unwrap();
+            raise_here(libc::SIGTSTP);
+            tstp.recv().await.unwrap();
+        });
+        println!("listened after the stop");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    // In a process group of its own, with this process (in another group of the session) as
+    // its parent: a group that is not orphaned. The kernel discards SIGTSTP sent to an
+    // orphaned group (this test's group is one when the tests run in the background).
+    let child = std::process::Command::new(exe)
+        .process_group(0)
+        .args([
+            "--exact",
+            "with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back",
+            "--nocapture",
+        ])
+        .env(common::CHILD_ROLE, "stop")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: waits for our own child to stop (or end); `status` is a valid out-pointer.
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+    assert_eq!(r, pid);
+    assert!(
+        libc::WIFSTOPPED(status),
+        "the child did not stop: status {status:#x}"
+    );
+    assert_eq!(libc::WSTOPSIG(status), libc::SIGTSTP);
+    // SAFETY: continues our own stopped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("listened after the stop"));
+}

@@ -1,0 +1,147 @@
+//! Listeners for SIGUSR1 (this binary's signal): several on different shards all wake; a
+//! delivery before the first `recv` is not lost; deliveries between two `recv`s coalesce; a
+//! cancelled `recv` loses nothing; listeners come and go without piling up descriptors.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{raise_here, send_to_self, with_each_wake};
+use ringsteal_rt::Placement;
+use ringsteal_signal::{signal, SignalKind};
+
+const USR1: SignalKind = SignalKind::user_defined1();
+
+#[test]
+fn several_listeners_on_different_shards_all_wake_each_time() {
+    let _serial = common::serial();
+    with_each_wake("listeners on every shard", 3, |wake, rt| {
+        rt.block_on(async move {
+            for round in 0..3 {
+                // Two listeners per shard, each waiting in its own task there.
+                let mut waits = Vec::new();
+                for shard in 0..3 {
+                    for _ in 0..2 {
+                        let mut usr1 = signal(USR1).unwrap();
+                        waits.push(ringsteal_rt::spawn_with(
+                            Placement::Pinned(shard),
+                            async move {
+                                let got = usr1.recv().await;
+                                (got, ringsteal_rt::current_shard())
+                            },
+                        ));
+                    }
+                }
+                // Let every task start waiting (some may see the signal before, some after:
+                // both must work). `kill`: any thread of the process may take it, later.
+                ringsteal_rt::time::sleep(Duration::from_millis(round * 2)).await;
+                send_to_self(libc::SIGUSR1);
+                let mut shards = Vec::new();
+                for w in waits {
+                    let (got, shard) = w.await.unwrap();
+                    assert_eq!(got, Some(()), "{wake:?} round {round}");
+                    shards.push(shard.unwrap());
+                }
+                shards.sort();
+                assert_eq!(shards, [0, 0, 1, 1, 2, 2], "{wake:?}");
+            }
+        });
+    });
+}
+
+#[test]
+fn a_delivery_before_the_first_recv_is_not_lost_and_deliveries_coalesce() {
+    let _serial = common::serial();
+    with_each_wake("early delivery", 1, |wake, rt| {
+        rt.block_on(async move {
+            let mut usr1 = signal(USR1).unwrap();
+            raise_here(libc::SIGUSR1);
+            raise_here(libc::SIGUSR1);
+            assert_eq!(usr1.recv().await, Some(()), "{wake:?}");
+            // Both came before that recv: they count as one.
+            let more = ringsteal_rt::time::timeout(Duration::from_millis(20), usr1.recv()).await;
+            assert!(more.is_err(), "{wake:?}: a second delivery appeared");
+            // A listener created after a delivery does not see it.
+            let mut late = signal(USR1).unwrap();
+            let nothing = ringsteal_rt::time::timeout(Duration::from_millis(5), late.recv()).await;
+            assert!(nothing.is_err(), "{wake:?}");
+            raise_here(libc::SIGUSR1);
+            assert_eq!(usr1.recv().await, Some(()));
+            assert_eq!(late.recv().await, Some(()));
+        });
+    });
+}
+
+#[test]
+fn a_cancelled_recv_loses_no_delivery() {
+    let _serial = common::serial();
+    with_each_wake("cancelled recv", 2, |wake, rt| {
+        rt.block_on(async move {
+            let mut usr1 = signal(USR1).unwrap();
+            // The read is in flight on shard 0 when the future is dropped.
+            let cut = ringsteal_rt::time::timeout(Duration::from_millis(2), usr1.recv()).await;
+            assert!(cut.is_err(), "{wake:?}");
+            raise_here(libc::SIGUSR1);
+            // Picked up on the other shard.
+            let got =
+                ringsteal_rt::spawn_with(Placement::Pinned(1), async move { usr1.recv().await })
+                    .await
+                    .unwrap();
+            assert_eq!(got, Some(()), "{wake:?}");
+        });
+    });
+}
+
+#[test]
+fn listeners_that_come_and_go_reuse_their_eventfds() {
+    let _serial = common::serial();
+    let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+    let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    rt.block_on(async {
+        // Warm up: a few slots exist.
+        let keep: Vec<_> = (0..4).map(|_| signal(USR1).unwrap()).collect();
+        drop(keep);
+        let before = open_fds();
+        for i in 0..2000 {
+            let mut usr1 = signal(USR1).unwrap();
+            if i % 2 == 0 {
+                // Half of them with a read in flight when dropped.
+                let cut = ringsteal_rt::time::timeout(Duration::ZERO, usr1.recv()).await;
+                assert!(cut.is_err());
+            }
+        }
+        let after = open_fds();
+        assert!(
+            after <= before + 8,
+            "2000 short-lived listeners left {} more descriptors open",
+            after - before
+        );
+    });
+}
+
+#[test]
+fn recv_off_a_runtime_is_none_not_a_panic() {
+    let _serial = common::serial();
+    let mut usr1 = signal(USR1).unwrap();
+    let got = block_on_plain_thread(usr1.recv());
+    assert_eq!(got, None);
+}
+
+fn block_on_plain_thread<F: std::future::Future>(fut: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
