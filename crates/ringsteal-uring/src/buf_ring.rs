@@ -221,6 +221,33 @@ impl BufRing {
     }
 }
 
+impl BufRing {
+    /// Lets go of the ring without unregistering the group or unmapping anything: for a
+    /// group whose selecting requests may still be in flight when its owner must give up
+    /// (a shutdown that could not wait for them). The ring and buffer memory stay mapped for
+    /// the rest of the process, since the kernel may still write into it; only this value's
+    /// share of the ring's descriptor is dropped, so that closing the [`Ring`] ends the
+    /// io_uring instance, whose teardown cancels those requests and unregisters the group.
+    ///
+    /// ```
+    /// use ringsteal_uring::{BufRing, Features, Ring};
+    ///
+    /// if Features::get()?.pbuf_ring() {
+    ///     let ring = Ring::new(4)?;
+    ///     let bufs = BufRing::new(&ring, 0, 4, 64)?;
+    ///     bufs.leak(); // 256 bytes of buffers stay mapped; the ring may close
+    ///     drop(ring);
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn leak(self) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again: the descriptor share is moved out
+        // once and dropped; every other field (the mappings, the held bitmap) is leaked.
+        drop(unsafe { std::ptr::read(&this.ring_fd) });
+    }
+}
+
 impl Drop for BufRing {
     fn drop(&mut self) {
         let reg = io_uring_buf_reg {

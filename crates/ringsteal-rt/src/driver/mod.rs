@@ -7,7 +7,7 @@
 //! a deadline), `eventfd.rs` (the fallback doorbell's armed read), `msg_send.rs` (MSG_RING
 //! doorbells and messages to other shards, and the messages awaiting their send's CQE),
 //! `setup.rs` (creating the ring), `backlog.rs` (SQEs waiting for room), `bufs.rs` (the
-//! shard's provided-buffer group, and handing the ring over to it at the end).
+//! shard's provided-buffer group, and retiring it at the end).
 //!
 //! May not: run tasks or wake them itself, or decide when to shut down. Reaping collects
 //! wakers into the caller's [`Reaped`] buffer and the shard wakes them after the driver is no
@@ -34,7 +34,6 @@ pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;
-use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::task::Waker;
 
@@ -61,8 +60,7 @@ pub(crate) struct Reaped {
 
 /// A shard's ring and its bookkeeping.
 pub(crate) struct Driver {
-    /// Taken out only by `Drop` (`bufs.rs`), which may hand it to the buffer group.
-    ring: ManuallyDrop<Ring>,
+    ring: Ring,
     /// The provided-buffer group registered on the ring, if a stream needed one.
     bufs: bufs::GroupSlot,
     mode: RingMode,
@@ -97,7 +95,7 @@ impl Driver {
             None
         };
         let mut d = Self {
-            ring: ManuallyDrop::new(ring),
+            ring,
             bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
