@@ -7,6 +7,11 @@
 //! and the caller falls back to the eventfd; it is never submitted later, when the number may
 //! name another file.
 //!
+//! Never from an SQPOLL ring: its kernel thread reads the SQ on its own time, so a MSG_RING
+//! could be read after the guard ended and could not be withdrawn (the poller may be reading
+//! it at that moment). SQPOLL runtimes send doorbells and messages without a ring (ADR-0018),
+//! so the sends here refuse such a ring outright rather than rely on that plan alone.
+//!
 //! A refusal *after* submission (`-EOVERFLOW`, `-ENOMEM`, `-EBADFD`, `-EOWNERDEAD`, ...) comes
 //! back as a CQE on this ring. A doorbell's names the target (its success CQE is skipped); a
 //! message's names its slot in [`MessagesInFlight`], which holds the payload and sequence
@@ -26,7 +31,7 @@ use super::user_data::{
     doorbell_send, encode_message, message_send, send_completion, SendCompletion, TAG_DOORBELL,
     TAG_IGNORE,
 };
-use super::{Driver, Reaped};
+use super::{Driver, Reaped, RingMode};
 use crate::stats::ShardCounters;
 
 /// A raw message sent by MSG_RING whose sender CQE has not come yet.
@@ -107,6 +112,13 @@ impl Driver {
     /// Pushes `sqe` (a MSG_RING) and submits it; if the kernel did not consume it, withdraws
     /// it from the SQ and fails.
     fn msg_ring_now(&mut self, sqe: io_uring_sqe, counters: &ShardCounters) -> io::Result<()> {
+        if self.mode == RingMode::SqPoll {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "no MSG_RING from an SQPOLL ring: its poller could read it after the target's \
+                 descriptor guard ended",
+            ));
+        }
         #[cfg(test)]
         let sqe = match self.refuse_msg_rings.pop() {
             Some(errno) => super::tests::failing_nop(errno, sqe),
@@ -126,7 +138,8 @@ impl Driver {
             .with_flags(IOSQE_CQE_SKIP_SUCCESS)
             .with_user_data(TAG_IGNORE);
         // SAFETY: a NOP references no memory; only this shard's thread enters this ring, and
-        // it is here. Shard rings have no SQPOLL thread, so the replacement cannot fail.
+        // it is here. The ring has no SQPOLL thread (refused above), so the kernel reads the
+        // SQ only inside our own enters and the replacement cannot fail.
         let replaced = unsafe { self.ring.replace_last_pending(&withdrawn) };
         debug_assert!(
             replaced,

@@ -224,6 +224,51 @@ fn a_cancel_that_misses_aims_again_moves_on_along_the_chain_and_gives_up_in_the_
     }
 }
 
+/// An SQPOLL ring's poller reads the SQ whenever it likes, so a MSG_RING pushed there could
+/// be read after the sender's guard on the target's descriptor ended (a closed, reused
+/// number), and could not be withdrawn: the driver sends none from such a ring, and nothing
+/// reaches its SQ (SQPOLL runtimes ring doorbells and send messages without one, ADR-0018).
+#[test]
+fn an_sqpoll_ring_refuses_to_send_msg_rings() {
+    let (ring, setup) = create_ring(RingOptions {
+        entries: ENTRIES,
+        allow_defer_taskrun: false,
+        allow_coop_taskrun: false,
+        sqpoll: SqPoll::Try {
+            idle_ms: 10,
+            refused_for_testing: false,
+        },
+    })
+    .expect("an io_uring");
+    if setup.mode != RingMode::SqPoll {
+        eprintln!("skipped: no SQPOLL ring here ({setup})");
+        return;
+    }
+    let counters = ShardCounters::default();
+    let mut d = Driver::new(ring, setup.mode, false).expect("a driver");
+    let target = driver();
+    let err = d
+        .send_doorbell(target.ring_fd(), 1, &counters)
+        .expect_err("a doorbell from an SQPOLL ring");
+    assert_eq!(err.kind(), io::ErrorKind::Unsupported, "{err}");
+    let message = SentMessage {
+        target: 1,
+        seq: 0,
+        payload: 7,
+    };
+    let err = d
+        .send_message(target.ring_fd(), message, &counters)
+        .expect_err("a message from an SQPOLL ring");
+    assert_eq!(err.kind(), io::ErrorKind::Unsupported, "{err}");
+    assert_eq!(d.sq_pending(), 0, "nothing left for the poller");
+    assert_eq!(
+        counters.sqes_submitted.get(),
+        0,
+        "nothing went to the poller"
+    );
+    assert_eq!(d.in_flight, 0);
+}
+
 /// An SQE left in the backlog (the submission that would have made room was refused) must go
 /// to the kernel when the shard parks, once the kernel accepts again: parking with it still
 /// queued would sleep on work nothing submits (here, with no timeout, for ever).
