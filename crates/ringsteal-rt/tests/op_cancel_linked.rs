@@ -153,7 +153,11 @@ fn dropping_a_linked_copy_whose_read_completed_cancels_its_write() {
 fn without_cancel_any_shutdown_cancels_a_linked_write_promptly_and_frees_its_buffer() {
     const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
     const PROMPT: Duration = Duration::from_secs(5);
-    for config in [Config::new(2), Config::new(2).eventfd()] {
+    for config in [
+        Config::new(2),
+        Config::new(2).eventfd(),
+        Config::new(2).sqpoll(),
+    ] {
         watchdog(&format!("{config:?}"), move || {
             let rt = config
                 .builder()

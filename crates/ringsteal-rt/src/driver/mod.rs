@@ -17,6 +17,8 @@
 mod backlog;
 mod bufs;
 mod cancel;
+#[cfg(test)]
+mod cancel_tests;
 mod eventfd;
 mod msg_send;
 mod park;

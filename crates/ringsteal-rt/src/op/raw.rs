@@ -382,3 +382,17 @@ impl<T> OpCell<T> {
         unsafe { (*(*cell.as_ptr()).data.get()).take() }.expect("op data is taken once")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header every cell starts with stays at the size ADR-0008's instruction counts were
+    /// taken with: what cancelling a linked op records (`shape`, `done`, `cancel`) sits in what
+    /// was padding before the table pointer.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_op_header_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<OpHeader>(), 72);
+    }
+}
