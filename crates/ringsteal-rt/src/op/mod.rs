@@ -231,7 +231,8 @@ impl<T: Operation> Op<T> {
                     (*cell.as_ptr()).timeout.get() as *const __kernel_timespec
                 }
             });
-            let (mut sqes, n) = assemble(prepared, self.force_async, timespec);
+            let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+            let n = assemble(&mut sqes, prepared, self.force_async, timespec);
             if timespec.is_some() {
                 // SAFETY: the cell is not shared yet.
                 unsafe { (*cell.as_ptr()).header.set_link_timeout() };
@@ -318,24 +319,20 @@ impl<T: Operation> Drop for Op<T> {
     }
 }
 
-/// The SQEs of an op, in submission order, and how many: its own (see
-/// [`runtime_flags_only`]), linked as [`Sqes`] says, with `IOSQE_ASYNC` on each of them if
-/// `force_async`, and a `LINK_TIMEOUT` on `timespec` behind the first if given (at
-/// [`TIMEOUT_SLOT`]). `user_data` is left for the caller.
+/// Writes the SQEs of an op into `sqes`, in submission order, and returns how many: its own
+/// (see [`runtime_flags_only`]), linked as [`Sqes`] says, with `IOSQE_ASYNC` on each of them
+/// if `force_async`, and a `LINK_TIMEOUT` on `timespec` behind the first if given (at
+/// [`TIMEOUT_SLOT`]). `user_data` is left for the caller. (Written in place: returning the
+/// array by value cost the single-shot op path a copy of it.)
+#[inline]
 fn assemble(
+    sqes: &mut [io_uring_sqe; MAX_SQES],
     prepared: Sqes,
     force_async: bool,
     timespec: Option<*const __kernel_timespec>,
-) -> ([io_uring_sqe; MAX_SQES], usize) {
-    let own = |sqe| {
-        let sqe = runtime_flags_only(sqe);
-        if force_async {
-            sqe.with_flags(IOSQE_ASYNC)
-        } else {
-            sqe
-        }
-    };
-    let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+) -> usize {
+    let async_flag = if force_async { IOSQE_ASYNC } else { 0 };
+    let own = |sqe| runtime_flags_only(sqe).with_flags(async_flag);
     let mut n = match prepared {
         Sqes::One(a) => {
             sqes[0] = own(a);
@@ -362,7 +359,7 @@ fn assemble(
         sqes[TIMEOUT_SLOT] = timer;
         n += 1;
     }
-    (sqes, n)
+    n
 }
 
 /// `sqe` without the link and skip flags an [`Operation`] may not set (see its `# Safety`):
@@ -478,19 +475,29 @@ pub(crate) mod tests {
         }
     }
 
+    fn assembled(
+        prepared: Sqes,
+        force_async: bool,
+        timespec: Option<*const __kernel_timespec>,
+    ) -> ([io_uring_sqe; MAX_SQES], usize) {
+        let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+        let n = assemble(&mut sqes, prepared, force_async, timespec);
+        (sqes, n)
+    }
+
     fn flags(sqes: &[io_uring_sqe]) -> Vec<u8> {
         sqes.iter().map(|s| s.flags).collect()
     }
 
     #[test]
     fn force_async_marks_a_single_request() {
-        let (sqes, n) = assemble(Sqes::One(opcode::nop()), true, None);
+        let (sqes, n) = assembled(Sqes::One(opcode::nop()), true, None);
         assert_eq!(flags(&sqes[..n]), [IOSQE_ASYNC]);
     }
 
     #[test]
     fn force_async_marks_every_request_of_a_linked_op() {
-        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), true, None);
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), true, None);
         assert_eq!(
             flags(&sqes[..n]),
             [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_ASYNC]
@@ -500,7 +507,7 @@ pub(crate) mod tests {
     #[test]
     fn force_async_leaves_the_link_timeout_alone() {
         let ts = __kernel_timespec::default();
-        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), true, Some(&ts));
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), true, Some(&ts));
         assert_eq!(
             flags(&sqes[..n]),
             [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_IO_LINK, IOSQE_ASYNC]
@@ -514,9 +521,9 @@ pub(crate) mod tests {
     #[test]
     fn without_force_async_no_request_is_marked() {
         let ts = __kernel_timespec::default();
-        let (sqes, n) = assemble(Sqes::Linked(opcode::nop(), opcode::nop()), false, Some(&ts));
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), false, Some(&ts));
         assert_eq!(flags(&sqes[..n]), [IOSQE_IO_LINK, IOSQE_IO_LINK, 0]);
-        let (sqes, n) = assemble(Sqes::One(opcode::nop()), false, None);
+        let (sqes, n) = assembled(Sqes::One(opcode::nop()), false, None);
         assert_eq!(flags(&sqes[..n]), [0]);
     }
 }
