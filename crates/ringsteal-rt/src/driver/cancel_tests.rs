@@ -12,6 +12,7 @@ use std::task::Waker;
 use ringsteal_uring::opcode;
 
 use super::cancel::MAX_MISSES;
+use super::tests::driver;
 use super::user_data::{pointer, TAG_OP};
 use super::*;
 use crate::op::raw::{release, OpHeader, OpVTable};
@@ -63,17 +64,6 @@ fn fd_cell(fd: RawFd) -> (NonNull<OpHeader>, Arc<AtomicUsize>) {
 fn socket_pair() -> (OwnedFd, OwnedFd) {
     let (rx, tx) = std::os::unix::net::UnixStream::pair().unwrap();
     (rx.into(), tx.into())
-}
-
-fn driver() -> Driver {
-    let (ring, setup) = create_ring(RingOptions {
-        entries: 8,
-        allow_defer_taskrun: true,
-        allow_coop_taskrun: true,
-        sqpoll: SqPoll::Off,
-    })
-    .expect("an io_uring");
-    Driver::new(ring, setup.mode, false).expect("a driver")
 }
 
 /// Submits and reaps until nothing is in flight; returns the CQEs reaped. Never more than

@@ -81,7 +81,8 @@ fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
 
 const ENTRIES: u32 = 4;
 
-fn driver() -> Driver {
+/// A driver on a small ring of this thread, with the kernel's best plain mode.
+pub(crate) fn driver() -> Driver {
     let (ring, setup) = create_ring(RingOptions {
         entries: ENTRIES,
         allow_defer_taskrun: true,
