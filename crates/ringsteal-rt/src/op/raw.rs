@@ -78,7 +78,9 @@ pub(crate) struct OpVTable {
     /// follow): records it, and pushes any waker to wake into the vector.
     pub(crate) more: unsafe fn(NonNull<OpHeader>, usize, i32, u32, &mut Vec<Waker>),
     /// The descriptor the request is on, if a cancel should also look for it by descriptor
-    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests.
+    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests. Each aim at such a cell's request is
+    /// then a pair of cancels judged as one attempt (`driver/cancel.rs`); the kinds that
+    /// answer it have one request, SQE 0.
     pub(crate) cancel_fd: unsafe fn(NonNull<OpHeader>) -> Option<RawFd>,
 }
 
