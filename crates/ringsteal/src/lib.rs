@@ -86,10 +86,11 @@
 #![warn(missing_docs)]
 
 pub use ringsteal_rt::{
-    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
-    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature, IdleStrategy,
-    JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, RingRefusal, RingSetup,
-    Runtime, RuntimeHandle, RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
+    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, spread_next_spawn,
+    try_recv_msg, try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature,
+    IdleStrategy, JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, RingRefusal,
+    RingSetup, Runtime, RuntimeHandle, RuntimeStats, ShardStats, SpawnError, WakeMechanism,
+    YieldNow,
 };
 
 /// Timers: `sleep`, `timeout`, `interval`, and the paused clock for tests: `pause`,

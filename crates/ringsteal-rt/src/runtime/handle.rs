@@ -91,7 +91,8 @@ impl RuntimeHandle {
         self.shared.shards.len()
     }
 
-    /// Spawns a stealable task (see [`Placement::Stealable`]).
+    /// Spawns a task with default placement (see [`crate::spawn`]: stealable, or dealt
+    /// round-robin right after an accepted connection).
     ///
     /// # Panics
     /// Never for a stealable task, except when the runtime is shutting down: then the task is
@@ -101,7 +102,12 @@ impl RuntimeHandle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.spawn_with(Placement::Stealable, future)
+        self.spawn_with(self.default_placement(), future)
+    }
+
+    /// The placement [`spawn`](Self::spawn) uses (see [`crate::spawn`]).
+    pub(crate) fn default_placement(&self) -> Placement {
+        spawn::default_placement(&self.shared)
     }
 
     /// Spawns with an explicit placement.

@@ -36,7 +36,9 @@ impl Shard {
         let mut fut = pin!(fut);
         loop {
             if wake.take() {
-                if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                let polled = fut.as_mut().poll(&mut cx);
+                self.end_of_poll();
+                if let Poll::Ready(v) = polled {
                     return v;
                 }
                 self.hand_off_if_idle_shard();
@@ -94,6 +96,7 @@ impl Shard {
     pub(crate) fn run_task(&self, task: Notified) {
         self.counters().polls.incr();
         task.run();
+        self.end_of_poll();
         self.hand_off_if_idle_shard();
     }
 
