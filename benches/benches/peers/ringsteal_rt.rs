@@ -154,3 +154,21 @@ where
         .await
     })
 }
+
+/// How the ops completed so far were shared among the runtime's shards, e.g. `62% 38%`
+/// (the networking suite prints it after each ringsteal benchmark: where the work ran).
+pub(crate) fn ops_per_shard(rt: &Runtime) -> String {
+    let ops: Vec<u64> = rt
+        .handle()
+        .stats()
+        .shards
+        .iter()
+        .map(|s| s.ops_completed)
+        .collect();
+    let total = ops.iter().sum::<u64>().max(1);
+    let shares: Vec<String> = ops
+        .iter()
+        .map(|o| format!("{}%", o * 100 / total))
+        .collect();
+    shares.join(" ")
+}
