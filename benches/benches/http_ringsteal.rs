@@ -24,7 +24,7 @@ use crate::peers::ringsteal_rt;
 pub(crate) struct Server {
     addr: SocketAddr,
     stop: oneshot::Sender<()>,
-    thread: JoinHandle<String>,
+    thread: JoinHandle<Option<String>>,
 }
 
 impl Server {
@@ -60,7 +60,7 @@ impl Server {
     }
 
     /// Stops the server; returns how its shards shared the completed ops (`50% 50%`).
-    pub(crate) fn stop(self) -> String {
+    pub(crate) fn stop(self) -> Option<String> {
         // An error means the server thread is gone already; the join reports why.
         let _ = self.stop.send(());
         match self.thread.join() {

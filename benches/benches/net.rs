@@ -72,10 +72,9 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
                         net_clients::ringsteal(&rt, addr, shape, iters, placement)
                     })
                 });
-                eprintln!(
-                    "{group}/{id}: ops completed per shard {}",
-                    ringsteal_rt::ops_per_shard(&rt)
-                );
+                if let Some(shares) = ringsteal_rt::ops_per_shard(&rt) {
+                    eprintln!("{group}/{id}: ops completed per shard {shares}");
+                }
             }
         }),
         entry("tokio", |g: &mut Group<'_>| {
@@ -268,7 +267,9 @@ fn http_group(c: &mut Criterion, shape: &HttpShape) {
         entries.push(entry(id, move |g: &mut Group<'_>| {
             let s = http_ringsteal::Server::start(n, reads);
             check_and_measure(g, shape, id, s.addr(), with_wrk);
-            eprintln!("{}/{id}: ops completed per shard {}", shape.group, s.stop());
+            if let Some(shares) = s.stop() {
+                eprintln!("{}/{id}: ops completed per shard {shares}", shape.group);
+            }
         }));
     }
     entries.push(entry("tokio", |g: &mut Group<'_>| {
