@@ -2,11 +2,11 @@
 //!
 //! `threads` threads, each with its own ring (`SINGLE_ISSUER | DEFER_TASKRUN` where the
 //! kernel takes them) and its own listening socket on one shared port (`SO_REUSEPORT`: the
-//! kernel spreads the connections over the listeners; backlog 1,024 like every server). Each thread keeps one single-shot
-//! `ACCEPT` armed and, per connection, one request at a time: a `RECV` into the
-//! connection's buffer, then after answering with the shared request handling
-//! (`handle_requests`, the same as every server of the groups) a `SEND` of the answers, then
-//! the next `RECV`. No multishot, no provided buffers, no registered files: the plainest
+//! kernel spreads the connections over the listeners; backlog 1,024 like every server).
+//! Each thread keeps one single-shot `ACCEPT` armed and, per connection, one request at a
+//! time: a `RECV` into the connection's buffer, then after answering with the shared request
+//! step (`app::Requests`: the parser, routes and head writer of `examples/http_server`, as
+//! every server of the groups) a `SEND` of the answers, then the next `RECV`. No multishot, no provided buffers, no registered files: the plainest
 //! io_uring server, and the figure a runtime's overhead is measured against. It reaps every
 //! completion of an `io_uring_enter` before submitting the requests they lead to, so one
 //! enter submits a batch.
@@ -22,9 +22,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::thread::{self, JoinHandle};
 
 use io_uring::{opcode, squeue, types, IoUring};
-use ringsteal_benches::http::parse::handle_requests;
-use ringsteal_benches::http::server::READ_BUF;
+use ringsteal_benches::http::app::Requests;
 use ringsteal_benches::net::listen_loopback;
+use ringsteal_examples::http::MAX_HEAD;
 
 const ACCEPT: u64 = 1 << 32;
 const RECV: u64 = 2 << 32;
@@ -105,6 +105,7 @@ impl Drop for Server {
 struct Conn {
     fd: OwnedFd,
     input: Vec<u8>,
+    requests: Requests,
     out: Vec<u8>,
     sent: usize,
     close_after: bool,
@@ -151,8 +152,9 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
                         set_nodelay(fd.as_raw_fd());
                         let conn = Conn {
                             fd,
-                            input: Vec::with_capacity(READ_BUF),
-                            out: Vec::with_capacity(READ_BUF),
+                            input: Vec::with_capacity(MAX_HEAD),
+                            requests: Requests::default(),
+                            out: Vec::with_capacity(1024),
                             sent: 0,
                             close_after: false,
                         };
@@ -183,7 +185,7 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
                     }
                     // SAFETY: the kernel wrote `res` bytes after the initialised ones.
                     unsafe { c.input.set_len(c.input.len() + res as usize) };
-                    let handled = handle_requests(&c.input, &mut c.out);
+                    let handled = c.requests.handle(&c.input, &mut c.out);
                     c.input.drain(..handled.consumed);
                     c.close_after = handled.close;
                     if !c.out.is_empty() {
@@ -235,8 +237,8 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
 /// Arms a receive into the spare capacity of connection `i`'s input buffer.
 fn submit_recv(ring: &mut IoUring, conns: &mut [Option<Conn>], i: usize) -> io::Result<()> {
     let c = conns[i].as_mut().expect("live connection");
-    if c.input.capacity() - c.input.len() < READ_BUF {
-        c.input.reserve(READ_BUF);
+    if c.input.capacity() == c.input.len() {
+        c.input.reserve(MAX_HEAD);
     }
     let spare = c.input.capacity() - c.input.len();
     let sqe = opcode::Recv::new(

@@ -1,10 +1,10 @@
-//! The ringsteal HTTP/1.1 server of the http groups: `examples/http_server`'s own code
-//! (`ringsteal_benches::http::server`, included from the example) run the way the
-//! example's `main` runs it. A thread of its own builds a runtime of `threads` shards and
-//! runs the accept loop (`server::serve`: `incoming()`, a `ringsteal::spawn` per connection)
-//! in `block_on`, so that thread is shard 0, as `#[ringsteal::main]`'s is; the connections
-//! are dealt to the shards by the runtime (ADR-0009). The bench thread only runs `wrk` and
-//! waits, as it does for every other server.
+//! The ringsteal HTTP/1.1 server of the http groups: `examples/http_server`'s accept loop
+//! and connection code (`ringsteal_benches::http::server`, on the examples' own
+//! `ringsteal_examples::http::serve`) run the way the example's `main` runs it. A thread of
+//! its own builds a runtime of `threads` shards and runs the accept loop in `block_on`, so
+//! that thread is shard 0, as `#[ringsteal::main]`'s is; the connections are dealt to the
+//! shards by the runtime (ADR-0009). The bench thread only runs `wrk` and waits, as it does
+//! for every other server.
 //!
 //! Stopping: a oneshot completed from the bench thread ends `block_on` (the accept loop is
 //! dropped with it) and the runtime is dropped on its thread.

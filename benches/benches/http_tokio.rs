@@ -1,17 +1,19 @@
-//! The tokio HTTP/1.1 server of the http groups: the same code shape as the ringsteal server
-//! (`examples/http_server/server.rs`), written the way a tokio user writes it. An accept
-//! loop spawns a task per connection (`tokio::spawn`); each connection reads into the spare
-//! capacity of one `Vec` (`read_buf`), answers every complete request with the shared
-//! request handling (`handle_requests`) and writes the answers with one `write_all`.
+//! The tokio HTTP/1.1 server of the http groups, with the code shape of
+//! `examples/http_server` (`ringsteal_benches::http::server`) written the way a tokio user
+//! writes it: an accept loop spawns a task per connection (`tokio::spawn`); each connection
+//! reads into the spare room of one buffer (`read_buf`, at most `MAX_HEAD` bytes pending, as
+//! `ringsteal_examples::http::serve` keeps), answers every complete request with the same
+//! parser, routes and head writer (`app::Requests`) and writes the answers with one
+//! `write_all`.
 //!
 //! API read from docs.rs/tokio (net::TcpListener::{bind, accept}, net::TcpStream::
-//! set_nodelay, io::{AsyncReadExt::read_buf, AsyncWriteExt::write_all}).
+//! set_nodelay, io::{AsyncReadExt::read_buf, AsyncWriteExt::{write_all, shutdown}}).
 
 use std::io;
 use std::net::SocketAddr;
 
-use ringsteal_benches::http::parse::handle_requests;
-use ringsteal_benches::http::server::READ_BUF;
+use ringsteal_benches::http::app::Requests;
+use ringsteal_examples::http::MAX_HEAD;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -58,23 +60,23 @@ async fn serve(listener: TcpListener) -> io::Result<()> {
 
 async fn connection(mut stream: TcpStream) -> io::Result<()> {
     stream.set_nodelay(true)?;
-    let mut input = Vec::with_capacity(READ_BUF);
-    let mut out = Vec::with_capacity(READ_BUF);
+    let mut requests = Requests::default();
+    let mut input = Vec::with_capacity(MAX_HEAD);
+    let mut out = Vec::with_capacity(1024);
     loop {
-        if input.capacity() - input.len() < READ_BUF {
-            input.reserve(READ_BUF);
-        }
+        // `read_buf` grows the buffer when it is full; a head over `MAX_HEAD` bytes is
+        // refused by the parser before that matters.
         if stream.read_buf(&mut input).await? == 0 {
             return Ok(());
         }
-        let handled = handle_requests(&input, &mut out);
+        let handled = requests.handle(&input, &mut out);
         input.drain(..handled.consumed);
         if !out.is_empty() {
             stream.write_all(&out).await?;
             out.clear();
         }
         if handled.close {
-            return Ok(());
+            return stream.shutdown().await;
         }
     }
 }

@@ -6,9 +6,9 @@
 //!   `net_pipeline_hotspot_rotation_4k_window32` (shapes in `workloads::net_streams`, client
 //!   loops in `net_clients.rs`);
 //! - HTTP/1.1 servers under `wrk` with 1,000 keep-alive connections: `http_1000_concurrent`
-//!   (`GET /`, 13-byte body), `..._pipelined16` (16 requests per write) and `..._16k`
-//!   (16 KiB bodies), against `examples/http_server` on ringsteal (`http_ringsteal.rs`), a
-//!   tokio server of the same shape (`http_tokio.rs`), a std thread-per-connection server
+//!   (`GET /`, the 14-byte greeting), `..._pipelined16` (16 requests per write) and
+//!   `..._16k` (16 KiB bodies), against `examples/http_server`'s code on ringsteal
+//!   (`http_ringsteal.rs`), a tokio server of the same shape (`http_tokio.rs`), a std thread-per-connection server
 //!   and a raw io_uring floor (`http_floor.rs`). Every server runs on threads of its own; the
 //!   bench thread only runs wrk. Beside each time, server CPU per request (`net::report`).
 //!

@@ -7,8 +7,8 @@
 //! them. This library holds what every runtime shares: workload parameters and
 //! result checks (`workloads`), the warm data files (`files`), the rotated run
 //! order of a group's runtimes (`order`) and a few helpers (`util`); for the networking
-//! suite, `examples/http_server`'s server and request parser (`http`, included from the
-//! example) and the std servers, the wrk driver and the checking client (`net`).
+//! suite, the HTTP application and `examples/http_server`'s server on the examples' HTTP
+//! library (`http`) and the std servers, the wrk driver and the checking client (`net`).
 
 pub mod files;
 pub mod http;

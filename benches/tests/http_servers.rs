@@ -67,3 +67,38 @@ fn the_check_fails_against_a_server_that_answers_wrongly() {
         "{got:?}"
     );
 }
+
+#[test]
+fn a_receive_stream_reader_delivers_every_byte_in_order_into_small_buffers() {
+    use ringsteal::io::AsyncReadOwned;
+    use ringsteal::net::TcpStream;
+    use ringsteal_benches::http::recv_stream_io::RecvStreamIo;
+
+    let rt = Runtime::builder().shards(1).build().expect("runtime");
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let client = TcpStream::connect(listener.local_addr()?).await?;
+        let (server, _) = listener.accept().await?;
+        let sent: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let writer = ringsteal::spawn(async move {
+            let (res, _) = client.write_all(sent).await;
+            res
+        });
+        let mut reader = RecvStreamIo::new(server);
+        let mut got = Vec::new();
+        loop {
+            // 100 bytes at a time: most reads take part of a provided buffer.
+            let (res, buf) = reader.read(Vec::with_capacity(100)).await;
+            if res? == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf);
+        }
+        writer.await.expect("writer task")?;
+        let want: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "bytes lost or reordered");
+        Ok::<(), std::io::Error>(())
+    })
+    .expect("receive stream reader");
+}

@@ -6,8 +6,10 @@
 //! walks every connection through the same script, one step on all of them before the next:
 //! a `GET /`; four pipelined `GET /` in one write; a `GET /bytes/16384`; a request split over
 //! two writes; and a `GET /` with `Connection: close`, after which the server must close.
-//! Every response is compared with what it must be, written out here (not produced by the
-//! server's own code). Reads time out after 10 s (a hang guard, never a wait).
+//! Every response is parsed here (not with the servers' own code) and compared with what it
+//! must be: the status line, a `Date`, a `Content-Length` that frames exactly the expected
+//! body, `Connection: close` exactly when the connection ends. Reads time out after 10 s (a
+//! hang guard, never a wait).
 //!
 //! May not: share response-building code with the servers it checks.
 
@@ -23,10 +25,8 @@ const LARGE: usize = 16384;
 /// Requests every connection sends.
 pub const REQUESTS_PER_CONNECTION: u64 = 8;
 
-const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: ringsteal-example\r\n\
-Content-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, world!";
-const CLOSE_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: ringsteal-example\r\n\
-Content-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\nHello, world!";
+/// The body of `GET /`.
+const HELLO: &[u8] = b"Hello, world!\n";
 
 /// Checks the server at `addr` with `connections` concurrent connections; returns the
 /// number of requests answered correctly, or what went wrong first.
@@ -60,41 +60,36 @@ fn check_connections(addr: SocketAddr, n: usize) -> Result<u64, String> {
         c.send(get)?;
     }
     for c in &mut conns {
-        c.expect(HELLO_RESPONSE, "GET /")?;
+        c.expect(HELLO, false, "GET /")?;
     }
     for c in &mut conns {
         c.send(&get.repeat(4))?;
     }
     for c in &mut conns {
         for i in 0..4 {
-            c.expect(HELLO_RESPONSE, &format!("pipelined GET / #{i}"))?;
+            c.expect(HELLO, false, &format!("pipelined GET / #{i}"))?;
         }
     }
     let large_request = format!("GET /bytes/{LARGE} HTTP/1.1\r\nHost: check\r\n\r\n");
     for c in &mut conns {
         c.send(large_request.as_bytes())?;
     }
-    let mut large = format!(
-        "HTTP/1.1 200 OK\r\nServer: ringsteal-example\r\nContent-Type: text/plain\r\n\
-         Content-Length: {LARGE}\r\n\r\n"
-    )
-    .into_bytes();
-    large.extend((0..LARGE).map(|i| b'a' + (i % 26) as u8));
+    let large: Vec<u8> = (0..LARGE).map(|i| b'a' + (i % 26) as u8).collect();
     for c in &mut conns {
-        c.expect(&large, "GET /bytes/16384")?;
+        c.expect(&large, false, "GET /bytes/16384")?;
     }
     for c in &mut conns {
         c.send(&get[..7])?;
         c.send(&get[7..])?;
     }
     for c in &mut conns {
-        c.expect(HELLO_RESPONSE, "GET / in two writes")?;
+        c.expect(HELLO, false, "GET / in two writes")?;
     }
     for c in &mut conns {
         c.send(b"GET / HTTP/1.1\r\nHost: check\r\nConnection: close\r\n\r\n")?;
     }
     for c in &mut conns {
-        c.expect(CLOSE_RESPONSE, "GET / with Connection: close")?;
+        c.expect(HELLO, true, "GET / with Connection: close")?;
         c.expect_eof()?;
     }
     Ok(n as u64 * REQUESTS_PER_CONNECTION)
@@ -111,30 +106,66 @@ impl Conn {
         self.s.write_all(bytes).map_err(|e| format!("write: {e}"))
     }
 
-    /// Reads until `want.len()` bytes are buffered and compares them with `want`, failing
-    /// as soon as the bytes received so far differ from it.
-    fn expect(&mut self, want: &[u8], what: &str) -> Result<(), String> {
-        let mut chunk = [0u8; 8192];
-        loop {
-            let have = self.buf.len().min(want.len());
-            if self.buf[..have] != want[..have] {
-                let shown = &self.buf[..have.min(200)];
-                return Err(format!(
-                    "{what}: wrong response: {:?}",
-                    String::from_utf8_lossy(shown)
-                ));
+    /// Reads one `200 OK` response and checks it: a `Date`, a `Content-Length` of
+    /// `body.len()` followed by exactly `body`, and `Connection: close` if and only if
+    /// `close`.
+    fn expect(&mut self, body: &[u8], close: bool, what: &str) -> Result<(), String> {
+        let head_len = loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end + 4;
             }
-            if have == want.len() {
-                break;
-            }
-            match self.s.read(&mut chunk) {
-                Ok(0) => return Err(format!("{what}: connection closed early")),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) => return Err(format!("{what}: read: {e}")),
+            self.fill(what)?;
+        };
+        let head = String::from_utf8_lossy(&self.buf[..head_len]).into_owned();
+        let wrong = |why: &str| format!("{what}: wrong response ({why}): {head:?}");
+        let mut lines = head.trim_end().split("\r\n");
+        if lines.next() != Some("HTTP/1.1 200 OK") {
+            return Err(wrong("status line"));
+        }
+        let (mut date, mut length, mut closes) = (false, None, false);
+        for line in lines {
+            let (name, value) = line.split_once(':').ok_or_else(|| wrong("header"))?;
+            let value = value.trim();
+            match name.to_ascii_lowercase().as_str() {
+                "date" => date = value.ends_with(" GMT"),
+                "content-length" if length.is_none() => length = value.parse::<usize>().ok(),
+                "content-length" => return Err(wrong("two Content-Length fields")),
+                "connection" => closes = value.eq_ignore_ascii_case("close"),
+                _ => {}
             }
         }
-        self.buf.drain(..want.len());
+        if !date {
+            return Err(wrong("no Date"));
+        }
+        if length != Some(body.len()) {
+            return Err(wrong(&format!("Content-Length is not {}", body.len())));
+        }
+        if closes != close {
+            return Err(wrong(
+                "Connection: close where it should not be, or missing",
+            ));
+        }
+        while self.buf.len() < head_len + body.len() {
+            self.fill(what)?;
+        }
+        if &self.buf[head_len..head_len + body.len()] != body {
+            return Err(format!("{what}: wrong body"));
+        }
+        self.buf.drain(..head_len + body.len());
         Ok(())
+    }
+
+    /// Reads what the server sent next into the buffer.
+    fn fill(&mut self, what: &str) -> Result<(), String> {
+        let mut chunk = [0u8; 8192];
+        match self.s.read(&mut chunk) {
+            Ok(0) => Err(format!("{what}: connection closed early")),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Ok(())
+            }
+            Err(e) => Err(format!("{what}: read: {e}")),
+        }
     }
 
     /// The server must close the connection, with nothing more to read.

@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
-use crate::http::parse::handle_requests;
-use crate::http::server::READ_BUF;
+use ringsteal_examples::http::MAX_HEAD;
+
+use crate::http::app::Requests;
 
 /// Stack of a connection thread: the handlers keep their buffers on the heap.
 const STACK: usize = 128 * 1024;
@@ -117,29 +118,27 @@ pub fn echo(mut stream: TcpStream) {
     }
 }
 
-/// Serves HTTP/1.1 on one connection with the shared request handling
-/// ([`handle_requests`]): blocking reads of up to [`READ_BUF`] bytes, answered straight from
-/// the read buffer unless a partial request is pending, one `write_all` per read.
+/// Serves HTTP/1.1 on one connection with the shared request step ([`Requests`]): blocking
+/// reads into the spare room of one buffer (grown by `MAX_HEAD` when full), every complete
+/// request answered, one `write_all` per read.
 pub fn http(mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let mut chunk = vec![0u8; READ_BUF];
-    let mut pending = Vec::new();
-    let mut out = Vec::with_capacity(READ_BUF);
+    let mut requests = Requests::default();
+    let mut input = vec![0u8; MAX_HEAD];
+    let mut have = 0;
+    let mut out = Vec::with_capacity(1024);
     loop {
-        let n = match stream.read(&mut chunk) {
+        if have == input.len() {
+            input.resize(input.len() + MAX_HEAD, 0);
+        }
+        let n = match stream.read(&mut input[have..]) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        let handled = if pending.is_empty() {
-            let handled = handle_requests(&chunk[..n], &mut out);
-            pending.extend_from_slice(&chunk[handled.consumed..n]);
-            handled
-        } else {
-            pending.extend_from_slice(&chunk[..n]);
-            let handled = handle_requests(&pending, &mut out);
-            pending.drain(..handled.consumed);
-            handled
-        };
+        have += n;
+        let handled = requests.handle(&input[..have], &mut out);
+        input.copy_within(handled.consumed..have, 0);
+        have -= handled.consumed;
         if !out.is_empty() {
             if stream.write_all(&out).is_err() {
                 return;
@@ -147,6 +146,7 @@ pub fn http(mut stream: TcpStream) {
             out.clear();
         }
         if handled.close {
+            let _ = stream.shutdown(Shutdown::Write);
             return;
         }
     }
