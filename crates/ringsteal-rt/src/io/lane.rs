@@ -201,6 +201,31 @@ impl LaneGuard {
         (n, buf)
     }
 
+    /// Moves leftover bytes into `dst` (a borrowed, possibly uninitialised slice, as a
+    /// poll-based read gets), as a read would; returns how many (0: no leftover). One lock.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    ///
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.unread(b"abc");
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 2];
+    /// assert_eq!(guard.take_leftover_into(&mut dst), 2);
+    /// assert!(guard.has_leftover(), "one byte is still kept");
+    /// ```
+    pub fn take_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+        let mut st = self.lane.lock();
+        let n = st.pending().len().min(dst.len());
+        // SAFETY: `dst` is valid for writes of its length >= n and is a borrow the caller
+        // holds, so it cannot overlap the lane's own Vec; MaybeUninit<u8> has u8's layout.
+        unsafe {
+            std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
+        };
+        st.consume(n);
+        n
+    }
+
     /// Moves leftover bytes into `bufs` in order, as a vectored read would.
     pub fn take_leftover_vectored<B: IoVecBufMut>(&mut self, mut bufs: B) -> (usize, B) {
         let mut st = self.lane.lock();
@@ -326,6 +351,21 @@ mod tests {
         let (n, bufs) = g.take_leftover_vectored(bufs);
         assert_eq!(n, 7);
         assert_eq!(bufs, [&b"ab"[..], &b"cde"[..], &b"fg"[..]]);
+    }
+
+    #[test]
+    fn a_take_into_a_borrowed_slice_consumes_only_what_fits() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 3];
+        assert_eq!(g.take_leftover_into(&mut dst), 0, "nothing kept yet");
+        g.unread(b"hello");
+        assert_eq!(g.take_leftover_into(&mut dst), 3);
+        // SAFETY: the three bytes were just written.
+        let got: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+        assert_eq!(got, b"hel");
+        let (n, rest) = g.take_leftover(Vec::with_capacity(8));
+        assert_eq!(&rest[..n], b"lo");
     }
 
     #[test]
