@@ -11,6 +11,9 @@
 //!   cancel-on-drop, links and deadlines ([`op`]).
 //! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
 //!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
+//! * The ecosystem: `futures-io` and `tokio::io` traits over the streams (`io::compat`,
+//!   features `futures-io`, `tokio-io`), hyper 1.x (`ringsteal::hyper`, feature `hyper`),
+//!   and no tokio runtime anywhere.
 //! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
 //!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
@@ -77,6 +80,23 @@ pub mod net {
 /// [`BufWriter`](io::BufWriter), [`LengthDelimited`](io::LengthDelimited).
 pub mod io {
     pub use ringsteal_rt::io::*;
+
+    /// Poll-based adapters (features `futures-io`, `tokio-io`, `hyper`):
+    /// [`PollIo`](compat::PollIo) gives a stream `futures_io`'s, `tokio::io`'s and
+    /// `hyper::rt`'s read and write traits, on io_uring readiness (see
+    /// [`ringsteal_compat`]).
+    #[cfg(any(feature = "futures-io", feature = "tokio-io", feature = "hyper"))]
+    pub mod compat {
+        pub use ringsteal_compat::PollIo;
+    }
+}
+
+/// hyper 1.x on ringsteal (feature `hyper`): [`Executor`](hyper::Executor),
+/// [`LocalExecutor`](hyper::LocalExecutor), [`Timer`](hyper::Timer) and [`Io`](hyper::Io)
+/// (see [`ringsteal_compat::hyper`]). Always give hyper the timer.
+#[cfg(feature = "hyper")]
+pub mod hyper {
+    pub use ringsteal_compat::hyper::*;
 }
 
 /// Child processes (feature `process`): [`Command`](process::Command) as std's, a
