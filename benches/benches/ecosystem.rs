@@ -50,6 +50,7 @@ const MSG: usize = 256;
 /// reports the count when that request completes. Its flaw (ADR-0014): a caller that
 /// changes its buffer after `Pending` is told that bytes of the *old* buffer were written.
 mod copying {
+    use std::future::Future;
     use std::io;
     use std::os::fd::AsRawFd;
     use std::pin::Pin;

@@ -376,3 +376,29 @@ fn dropping_an_adapter_with_an_armed_poll_closes_the_socket() {
         })
     });
 }
+
+#[test]
+fn shutting_down_a_connection_the_peer_reset_succeeds() {
+    // A client that drops its socket with unread bytes resets the connection; an HTTP/2
+    // server then shuts its side down, and must not fail because it is already closed.
+    with_every_runtime("shutdown after reset", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            server.write_all(b"unread".to_vec()).await.0.unwrap();
+            let before = ops_completed();
+            client.write_all(b"x".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 1).await;
+            drop(client); // unread bytes: the kernel sends a reset
+            let mut io = PollIo::new(server);
+            let mut buf = [0u8; 8];
+            // Drain what arrived, until the reset (or the end) shows.
+            loop {
+                match timeout(OP_GUARD, io.read(&mut buf)).await.expect("stalled") {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            io.shutdown().await.expect("shutdown of a reset connection");
+        })
+    });
+}

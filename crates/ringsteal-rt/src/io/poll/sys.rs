@@ -45,10 +45,17 @@ pub(super) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize
 }
 
 /// `shutdown(fd, SHUT_WR)`: queues the FIN after every byte already sent. Never blocks.
+///
+/// `ENOTCONN` (the connection is already closed, e.g. the peer reset it) is success: the
+/// write side is shut either way, and an HTTP/2 server shutting down a connection its client
+/// already dropped must not fail because of it.
 pub(super) fn shutdown_write(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain system call on a descriptor the caller holds open.
     if unsafe { libc::shutdown(fd, libc::SHUT_WR) } < 0 {
-        return Err(io::Error::last_os_error());
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ENOTCONN) {
+            return Err(err);
+        }
     }
     Ok(())
 }
