@@ -88,7 +88,7 @@ mod copying {
             buf: &mut ReadBuf<'_>,
         ) -> Poll<io::Result<()>> {
             let this = self.get_mut();
-            if this.rpos == this.rbuf.len() {
+            if this.reading.is_some() || this.rpos == this.rbuf.len() {
                 let fd = &this.fd;
                 let rbuf = &mut this.rbuf;
                 let op = this.reading.get_or_insert_with(|| {

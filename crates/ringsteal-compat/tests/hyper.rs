@@ -51,7 +51,10 @@ async fn whoami(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
     Ok(Response::new(Full::new(Bytes::from(body))))
 }
 
-async fn get(sender: &mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>, path: &str) -> String {
+async fn get(
+    sender: &mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    path: &str,
+) -> String {
     let req = Request::get(path)
         .header("host", "test")
         .body(Empty::new())
@@ -97,7 +100,11 @@ fn http1_keep_alive_connections_are_served_on_every_shard() {
             drop(sender);
             driver.await.unwrap().unwrap();
         }
-        assert_eq!(shards.len(), 2, "connections were served on shards {shards:?}");
+        assert_eq!(
+            shards.len(),
+            2,
+            "connections were served on shards {shards:?}"
+        );
         server.await.unwrap();
     });
 }
@@ -177,7 +184,9 @@ fn the_local_executor_serves_http2_with_a_service_that_is_not_send() {
             .unwrap();
         let driver = ringsteal_rt::spawn(conn);
         for expect in 1..=5u32 {
-            let req = Request::get("http://test/").body(Empty::<Bytes>::new()).unwrap();
+            let req = Request::get("http://test/")
+                .body(Empty::<Bytes>::new())
+                .unwrap();
             let res = sender.send_request(req).await.unwrap();
             let body = res.into_body().collect().await.unwrap().to_bytes();
             assert_eq!(body, expect.to_string().as_bytes());
@@ -218,9 +227,15 @@ fn the_header_read_timeout_closes_a_silent_connection() {
         }
         let (failed, took) = server.await.unwrap();
         assert!(failed, "the connection ended with the timeout error");
-        assert!(took >= Duration::from_millis(200), "timed out after {took:?}");
+        assert!(
+            took >= Duration::from_millis(200),
+            "timed out after {took:?}"
+        );
         let text = String::from_utf8_lossy(&all);
-        assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+        assert!(
+            text.is_empty() || text.starts_with("HTTP/1.1 408"),
+            "{text}"
+        );
     });
 }
 
@@ -270,7 +285,10 @@ fn a_sleep_polled_on_another_shard_moves_there_and_still_fires() {
         let mut sleep = timer.sleep(Duration::from_millis(30));
         // Registered on this shard...
         let waker = std::task::Waker::noop();
-        assert!(sleep.as_mut().poll(&mut Context::from_waker(waker)).is_pending());
+        assert!(sleep
+            .as_mut()
+            .poll(&mut Context::from_waker(waker))
+            .is_pending());
         // ...then awaited on shard 1.
         let moved = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
             sleep.await;
@@ -294,7 +312,8 @@ fn axum_router_served_by_hyper_util_auto_over_http1_and_http2() {
             .route(
                 "/count/{name}",
                 route_get(
-                    |State(n): State<Arc<std::sync::atomic::AtomicUsize>>, Path(name): Path<String>| async move {
+                    |State(n): State<Arc<std::sync::atomic::AtomicUsize>>,
+                     Path(name): Path<String>| async move {
                         let n = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                         format!("{name} {n}")
                     },
@@ -334,7 +353,9 @@ fn axum_router_served_by_hyper_util_auto_over_http1_and_http2() {
             .await
             .unwrap();
         let d2 = ringsteal_rt::spawn(conn);
-        let req = Request::get("http://test/count/b").body(Empty::<Bytes>::new()).unwrap();
+        let req = Request::get("http://test/count/b")
+            .body(Empty::<Bytes>::new())
+            .unwrap();
         let res = h2.send_request(req).await.unwrap();
         assert_eq!(res.version(), hyper::Version::HTTP_2);
         let body = res.into_body().collect().await.unwrap().to_bytes();
