@@ -167,7 +167,11 @@ fn tokio_semaphore_bounds_concurrency_and_takes_permits_added_from_threads() {
             for t in tasks {
                 t.await.unwrap();
             }
-            assert!(peak.load(SeqCst) <= 3, "{} holders at once", peak.load(SeqCst));
+            assert!(
+                peak.load(SeqCst) <= 3,
+                "{} holders at once",
+                peak.load(SeqCst)
+            );
             // Permits added by a plain thread wake waiters on the shards.
             let empty = Arc::new(tokio::sync::Semaphore::new(0));
             let waiters: Vec<_> = (0..10)
@@ -241,7 +245,9 @@ fn tokio_notify_waiters_wakes_every_waiting_task() {
                 ringsteal_rt::yield_now().await;
             }
             let n = notify.clone();
-            std::thread::spawn(move || n.notify_waiters()).join().unwrap();
+            std::thread::spawn(move || n.notify_waiters())
+                .join()
+                .unwrap();
             for t in tasks {
                 t.await.unwrap();
             }
@@ -327,11 +333,14 @@ fn futures_channels_cross_shards_and_threads() {
             let mut producers = Vec::new();
             for shard in 0..2 {
                 let mut tx = tx.clone();
-                producers.push(ringsteal_rt::spawn_with(Placement::Pinned(shard), async move {
-                    for i in 0..PER_PRODUCER {
-                        tx.send(i).await.unwrap();
-                    }
-                }));
+                producers.push(ringsteal_rt::spawn_with(
+                    Placement::Pinned(shard),
+                    async move {
+                        for i in 0..PER_PRODUCER {
+                            tx.send(i).await.unwrap();
+                        }
+                    },
+                ));
             }
             let mut ttx = tx.clone();
             let thread = std::thread::spawn(move || {
@@ -406,7 +415,10 @@ fn async_channel_shares_work_between_consumers_on_both_shards_exactly_once() {
                 received += c.await.unwrap();
             }
             assert_eq!(received, 3 * PER_PRODUCER);
-            assert_eq!(total.load(SeqCst), 3 * (PER_PRODUCER * (PER_PRODUCER - 1) / 2));
+            assert_eq!(
+                total.load(SeqCst),
+                3 * (PER_PRODUCER * (PER_PRODUCER - 1) / 2)
+            );
         })
     });
 }

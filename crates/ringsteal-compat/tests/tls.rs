@@ -18,7 +18,9 @@ use ringsteal_rt::time::timeout;
 use ringsteal_rt::Placement;
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use tokio_rustls::rustls::pki_types::{
+    CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName,
+};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
@@ -67,7 +69,10 @@ fn a_rustls_echo_round_trips_a_self_checking_stream_across_shards() {
                 tls.shutdown().await.expect("close_notify and FIN");
             });
             let mut tls = TlsConnector::from(client_cfg)
-                .connect(ServerName::try_from("localhost").unwrap(), PollIo::new(client))
+                .connect(
+                    ServerName::try_from("localhost").unwrap(),
+                    PollIo::new(client),
+                )
                 .await
                 .expect("client handshake");
             let (_, conn) = tls.get_ref();
@@ -88,7 +93,10 @@ fn a_rustls_echo_round_trips_a_self_checking_stream_across_shards() {
             tls.shutdown().await.unwrap();
             let mut rest = Vec::new();
             tls.read_to_end(&mut rest).await.unwrap();
-            assert!(rest.is_empty(), "the server closed cleanly with close_notify");
+            assert!(
+                rest.is_empty(),
+                "the server closed cleanly with close_notify"
+            );
             echo.await.unwrap();
         })
     });
@@ -108,7 +116,10 @@ fn a_client_that_does_not_trust_the_certificate_fails_its_handshake() {
                     .is_err()
             });
             let res = TlsConnector::from(other_client)
-                .connect(ServerName::try_from("localhost").unwrap(), PollIo::new(client))
+                .connect(
+                    ServerName::try_from("localhost").unwrap(),
+                    PollIo::new(client),
+                )
                 .await;
             let err = res.expect_err("an untrusted certificate was accepted");
             assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
