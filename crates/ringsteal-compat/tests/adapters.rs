@@ -402,3 +402,32 @@ fn shutting_down_a_connection_the_peer_reset_succeeds() {
         })
     });
 }
+
+#[test]
+fn an_end_of_stream_reported_before_the_last_data_was_read_still_ends_the_read() {
+    // The read side waits with a multishot poll, which reports the peer's FIN once. Here
+    // that report is queued before the read that drains the data: the next read must see
+    // end of stream, not wait for a report that will never come.
+    with_every_runtime("eof after drained data", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(server);
+            let mut buf = [0u8; 64];
+            assert!(poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf)))
+                .await
+                .is_pending());
+            client.write_all(b"last words".to_vec()).await.0.unwrap();
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            for _ in 0..4 {
+                ringsteal_rt::yield_now().await; // the reports are reaped and queued
+            }
+            let n = timeout(OP_GUARD, io.read(&mut buf)).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"last words", "one short read drains the data");
+            let n = timeout(OP_GUARD, io.read(&mut buf))
+                .await
+                .expect("the end of stream was lost with the stale reports")
+                .unwrap();
+            assert_eq!(n, 0);
+        })
+    });
+}

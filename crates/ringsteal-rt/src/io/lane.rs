@@ -93,6 +93,39 @@ impl Lane {
         })
     }
 
+    /// Holds the lane if it is free and, in the same lock, moves leftover bytes into `dst`
+    /// as [`LaneGuard::take_leftover_into`] would: the guard and how many bytes it moved.
+    /// One lock instead of two for a poll-based read.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    ///
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 4];
+    /// let (guard, n) = lane.try_acquire_taking(&mut dst).expect("free");
+    /// assert_eq!(n, 0, "nothing kept");
+    /// assert!(lane.try_acquire_taking(&mut dst).is_none(), "held");
+    /// drop(guard);
+    /// ```
+    pub fn try_acquire_taking(
+        &self,
+        dst: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Option<(LaneGuard, usize)> {
+        let mut st = self.inner.lock();
+        if st.held {
+            return None;
+        }
+        st.held = true;
+        let n = take_into(&mut st, dst);
+        drop(st);
+        Some((
+            LaneGuard {
+                lane: self.inner.clone(),
+            },
+            n,
+        ))
+    }
+
     /// True if an abandoned read left bytes that the next read will return.
     pub fn has_leftover(&self) -> bool {
         !self.inner.lock().pending().is_empty()
@@ -215,15 +248,7 @@ impl LaneGuard {
     /// assert!(guard.has_leftover(), "one byte is still kept");
     /// ```
     pub fn take_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
-        let mut st = self.lane.lock();
-        let n = st.pending().len().min(dst.len());
-        // SAFETY: `dst` is valid for writes of its length >= n and is a borrow the caller
-        // holds, so it cannot overlap the lane's own Vec; MaybeUninit<u8> has u8's layout.
-        unsafe {
-            std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
-        };
-        st.consume(n);
-        n
+        take_into(&mut self.lane.lock(), dst)
     }
 
     /// Moves leftover bytes into `bufs` in order, as a vectored read would.
@@ -269,6 +294,21 @@ impl LaneGuard {
             st.start = 0;
         }
     }
+}
+
+/// Moves leftover bytes of `st` into `dst`; how many.
+fn take_into(st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+    let n = st.pending().len().min(dst.len());
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: `dst` is valid for writes of its length >= n and is a borrow the caller holds,
+    // so it cannot overlap the lane's own Vec; MaybeUninit<u8> has u8's layout.
+    unsafe {
+        std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
+    };
+    st.consume(n);
+    n
 }
 
 impl Drop for LaneGuard {

@@ -88,10 +88,10 @@ struct Direction {
 }
 
 impl Direction {
-    fn new(fd: &SharedFd, lane: Option<Lane>, events: u32) -> Option<Self> {
+    fn new(lane: Option<Lane>, ready: impl FnOnce() -> Readiness) -> Option<Self> {
         lane.map(|lane| Direction {
             lane,
-            ready: Readiness::new(fd, events),
+            ready: ready(),
         })
     }
 }
@@ -142,9 +142,11 @@ impl PollStream {
     /// Drives `parts` by readiness. Both directions start maybe-ready.
     pub fn new(parts: PollParts) -> Self {
         let PollParts { fd, read, write } = parts;
+        // Reads wait often (every request of a connection): one multishot poll, kept.
+        // Writes wait only when the send buffer is full: a one-shot poll then.
         Self {
-            read: Direction::new(&fd, read, Readiness::READ),
-            write: Direction::new(&fd, write, Readiness::WRITE),
+            read: Direction::new(read, || Readiness::multishot(&fd, Readiness::READ)),
+            write: Direction::new(write, || Readiness::new(&fd, Readiness::WRITE)),
             fd,
         }
     }
@@ -169,8 +171,15 @@ impl PollStream {
             return Poll::Ready(Ok(0));
         }
         loop {
-            let mut guard = ready!(poll_lane(&dir.lane, cx));
-            let kept = guard.take_leftover_into(dst);
+            // The lane and any kept bytes in one lock; waiting only behind an owned read.
+            let (_guard, kept) = match dir.lane.try_acquire_taking(dst) {
+                Some(held) => held,
+                None => {
+                    let mut guard = ready!(Pin::new(&mut dir.lane.acquire()).poll(cx));
+                    let kept = guard.take_leftover_into(dst);
+                    (guard, kept)
+                }
+            };
             if kept > 0 {
                 return Poll::Ready(Ok(kept));
             }
@@ -240,7 +249,10 @@ impl PollStream {
         let Some(dir) = &mut self.write else {
             return Poll::Ready(Err(unsupported("write")));
         };
-        drop(ready!(poll_lane(&dir.lane, cx)));
+        if dir.lane.is_held() {
+            // Registers the waker behind the holder (or takes the lane, if it just let go).
+            drop(ready!(poll_lane(&dir.lane, cx)));
+        }
         Poll::Ready(Ok(()))
     }
 
