@@ -150,6 +150,9 @@ mod book {
     #[cfg(feature = "net")]
     #[doc = include_str!("../../../book/src/net.md")]
     struct Net;
+    #[cfg(all(feature = "hyper", feature = "tokio-io"))]
+    #[doc = include_str!("../../../book/src/coming-from-tokio.md")]
+    struct ComingFromTokio;
     #[doc = include_str!("../../../book/src/requirements.md")]
     struct Requirements;
     #[cfg(all(feature = "process", feature = "signal"))]
