@@ -80,7 +80,7 @@ fn client_runtime() -> ringsteal::Runtime {
 
 #[test]
 fn the_hyper_server_answers_http1_and_http2_on_every_shard_and_the_client_fetches() {
-    let server = start(|a, r, s| hyper_server::run(a, r, s));
+    let server = start(hyper_server::run);
     let shards = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
@@ -130,7 +130,7 @@ fn the_hyper_server_answers_http1_and_http2_on_every_shard_and_the_client_fetche
 
 #[test]
 fn the_axum_server_routes_requests_and_shares_its_state() {
-    let server = start(|a, r, s| axum_server::run(a, r, s));
+    let server = start(axum_server::run);
     let rt = client_runtime();
     rt.block_on(async {
         let (status, body) = hyper_client::fetch(&format!("http://{}/", server.addr))

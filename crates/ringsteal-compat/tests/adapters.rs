@@ -245,8 +245,8 @@ fn flush_and_writes_wait_for_an_owned_write_in_flight() {
 /// True while a write of `s` holds its write lane (the owned write is in the kernel).
 fn client_write_in_flight(s: &TcpStream) -> bool {
     let mut io = PollIo::new(s);
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
+    let waker = noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
     io.poll_flush(&mut cx).is_pending()
 }
 
@@ -430,4 +430,13 @@ fn an_end_of_stream_reported_before_the_last_data_was_read_still_ends_the_read()
             assert_eq!(n, 0);
         })
     });
+}
+
+/// A waker that does nothing (`Waker::noop` needs Rust 1.85; the MSRV is 1.80).
+fn noop_waker() -> std::task::Waker {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    std::task::Waker::from(std::sync::Arc::new(Noop))
 }

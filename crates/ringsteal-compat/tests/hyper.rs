@@ -284,10 +284,10 @@ fn a_sleep_polled_on_another_shard_moves_there_and_still_fires() {
         let timer = Timer::new();
         let mut sleep = timer.sleep(Duration::from_millis(30));
         // Registered on this shard...
-        let waker = std::task::Waker::noop();
+        let waker = noop_waker();
         assert!(sleep
             .as_mut()
-            .poll(&mut Context::from_waker(waker))
+            .poll(&mut Context::from_waker(&waker))
             .is_pending());
         // ...then awaited on shard 1.
         let moved = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
@@ -469,4 +469,13 @@ mod legacy_client {
             );
         });
     }
+}
+
+/// A waker that does nothing (`Waker::noop` needs Rust 1.85; the MSRV is 1.80).
+fn noop_waker() -> std::task::Waker {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    std::task::Waker::from(std::sync::Arc::new(Noop))
 }
