@@ -10,6 +10,14 @@
 //! There are no readiness loops. Setting options, binding and listening are plain system
 //! calls (they never block); host names are resolved on the blocking pool.
 //!
+//! Streams of completions need no request per item: a listener's [`incoming`](TcpListener::incoming)
+//! connections (one multishot accept), a stream's [`recv_stream`](TcpStream::recv_stream)
+//! (one multishot receive into the shard's provided buffers, [`RecvBuf`]) and a datagram
+//! socket's [`recv_stream`](UdpSocket::recv_stream) ([`Datagram`]s). Large writes can skip
+//! the copy into the socket: [`write_all_zc`](TcpStream::write_all_zc) (from
+//! [`SEND_ZC_MIN`] bytes). A `spawn` right after an accept deals the new task to the shards
+//! in turn, so the server below uses every shard (ADR-0009).
+//!
 //! ```
 //! use ringsteal_net::{TcpListener, TcpStream};
 //!
@@ -55,6 +63,8 @@
 #[macro_use]
 mod stream_api;
 
+mod incoming;
+mod recv_stream;
 mod resolve;
 mod sockopt;
 mod stream;
@@ -62,7 +72,12 @@ pub mod tcp;
 mod udp;
 pub mod unix;
 
+pub use incoming::Incoming;
+pub use recv_stream::RecvStream;
 pub use resolve::{lookup_host, ToSocketAddrs};
+pub use ringsteal_rt::buf::RecvBuf;
+pub use ringsteal_rt::op::{Datagram, RecvMsgStream};
+pub use stream::SEND_ZC_MIN;
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

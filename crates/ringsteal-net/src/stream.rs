@@ -16,7 +16,20 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::{InLane, Lane, LaneGuard, PollParts, SpliceEnd};
-use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SharedFd};
+use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
+
+use crate::recv_stream::RecvStream;
+
+/// Smallest write that [`write_all_zc`](crate::TcpStream::write_all_zc) and
+/// [`send_zc`](crate::TcpStream::send_zc) send with `IORING_OP_SEND_ZC`; smaller ones are
+/// plain sends. Zero-copy saves the copy into the socket buffer but pins the pages and
+/// returns the buffer only after the peer acknowledged the data, which costs more than a
+/// copy of a small buffer. Measured: ADR-0008's addendum has the figures.
+///
+/// ```
+/// assert_eq!(ringsteal_net::SEND_ZC_MIN, 64 * 1024);
+/// ```
+pub const SEND_ZC_MIN: usize = 64 * 1024;
 
 /// A connected stream socket: its descriptor and its read and write lanes. Clones (for the
 /// halves of a split) share all three.
@@ -155,12 +168,23 @@ impl StreamCore {
     }
 
     pub(crate) async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
+        self.write_all_by(buf, false).await
+    }
+
+    /// Writes every byte of `buf` holding the write lane throughout, with plain sends or,
+    /// if `zero_copy`, zero-copy ones from [`SEND_ZC_MIN`] bytes up.
+    async fn write_all_by<B: IoBuf>(&self, buf: B, zero_copy: bool) -> BufResult<(), B> {
         let want = buf.bytes_init();
         let mut guard = self.write.acquire().await;
         let mut buf = buf;
         let mut done = 0;
         while done < want {
-            let ((res, slice), g) = self.write_with(guard, buf.slice(done..want)).await;
+            let rest = buf.slice(done..want);
+            let ((res, slice), g) = if zero_copy {
+                self.send_zc_with(guard, rest).await
+            } else {
+                self.write_with(guard, rest).await
+            };
             guard = g;
             buf = slice.into_inner();
             match res {
@@ -203,6 +227,35 @@ impl StreamCore {
             }
         }
         (Ok(()), rest.into_inner())
+    }
+
+    /// The stream's data as owned buffers, from one multishot receive holding the read lane.
+    pub(crate) fn recv_stream(&self) -> RecvStream {
+        RecvStream::new(&self.fd, &self.read)
+    }
+
+    /// One send, holding the write lane until the kernel is done with the buffer: zero-copy
+    /// from [`SEND_ZC_MIN`] bytes up (until the notification), a plain send below.
+    async fn send_zc_with<B: IoBuf>(
+        &self,
+        guard: LaneGuard,
+        buf: B,
+    ) -> (BufResult<usize, B>, LaneGuard) {
+        if buf.bytes_init() < SEND_ZC_MIN {
+            return self.write_with(guard, buf).await;
+        }
+        InLane::other(SendZc::new(&self.fd, buf), guard)
+            .await
+            .into_parts()
+    }
+
+    pub(crate) async fn send_zc<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
+        let guard = self.write.acquire().await;
+        self.send_zc_with(guard, buf).await.0
+    }
+
+    pub(crate) async fn write_all_zc<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
+        self.write_all_by(buf, true).await
     }
 
     /// `shutdown(how)` through the ring. Shutting down the write side waits for the write

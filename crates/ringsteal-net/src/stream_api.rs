@@ -93,6 +93,101 @@ macro_rules! stream_read_methods {
         ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
             self.core().peek(buf).await
         }
+
+        /// The incoming data as owned buffers, from one multishot receive (see
+        /// [`RecvStream`](crate::RecvStream)): no request per read, and buffers from the
+        /// shard's provided-buffer ring. While it lives, other reads of this stream wait;
+        /// dropping it gives back every byte it received and nobody took, for the next
+        /// read.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.write_all(b"data".to_vec()).await.0?;
+        ///     drop(a);
+        ///     let mut data = b.recv_stream();
+        ///     let mut got = Vec::new();
+        ///     while let Some(buf) = data.next().await {
+        ///         got.extend_from_slice(&buf?);
+        ///     }
+        ///     assert_eq!(got, b"data");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub fn recv_stream(&self) -> crate::RecvStream {
+            self.core().recv_stream()
+        }
+    };
+}
+
+/// Zero-copy writes (TCP only: Unix sockets have no zero-copy send).
+macro_rules! stream_zc_methods {
+    () => {
+        /// Writes the initialised bytes of `buf` as [`write`](Self::write) does, but without
+        /// copying them into the socket when there are [`SEND_ZC_MIN`](crate::SEND_ZC_MIN)
+        /// or more (`IORING_OP_SEND_ZC`; a plain send below that, or where the runtime has
+        /// no zero-copy send). The buffer comes back, and the stream's next write may start,
+        /// only once the kernel has let go of its pages: after the peer acknowledged the
+        /// data, not merely after it was queued. May be short.
+        ///
+        /// A peer that stops reading holds the buffer until it reads or the connection
+        /// dies; dropping the future does not hurry that (the kernel keeps the pages).
+        ///
+        /// ```
+        /// use ringsteal_net::{TcpListener, TcpStream};
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+        ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+        ///     let (server, _) = listener.accept().await?;
+        ///     let (res, body) = client.send_zc(vec![1u8; 100_000]).await;
+        ///     let sent = res?; // possibly short, as a plain send
+        ///     let (res, got) = server.read_exact(vec![0; sent]).await;
+        ///     res?;
+        ///     assert_eq!(got, body[..sent]);
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn send_zc<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<usize, B> {
+            self.core().send_zc(buf).await
+        }
+
+        /// Writes every initialised byte of `buf`, as [`write_all`](Self::write_all) does,
+        /// with zero-copy sends for the parts of [`SEND_ZC_MIN`](crate::SEND_ZC_MIN) bytes
+        /// or more (see [`send_zc`](Self::send_zc)). Pays for large buffers (a file's
+        /// contents, a big response body): it saves a copy per byte at the cost of waiting
+        /// for the peer's acknowledgement before the buffer comes back.
+        ///
+        /// ```
+        /// use ringsteal_net::{TcpListener, TcpStream};
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+        ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+        ///     let (server, _) = listener.accept().await?;
+        ///     let reader = ringsteal_rt::spawn(async move { server.read_exact(vec![0; 1 << 20]).await });
+        ///     client.write_all_zc(vec![9u8; 1 << 20]).await.0?;
+        ///     let (res, got) = reader.await.unwrap();
+        ///     res?;
+        ///     assert!(got.iter().all(|&b| b == 9));
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn write_all_zc<B: ::ringsteal_rt::buf::IoBuf>(
+            &self,
+            buf: B,
+        ) -> ::ringsteal_rt::buf::BufResult<(), B> {
+            self.core().write_all_zc(buf).await
+        }
     };
 }
 

@@ -98,6 +98,40 @@ impl UdpSocket {
         (res.and_then(|(n, a)| Ok((n, sockopt::ip(a)?))), buf)
     }
 
+    /// The datagrams arriving on this socket as a stream, from one multishot
+    /// `IORING_OP_RECVMSG` into the polling shard's provided buffers (single-shot `recvmsg`
+    /// into heap buffers where the runtime lacks either): no request per datagram. Each
+    /// item is a [`Datagram`](crate::Datagram): its payload, its
+    /// [`source`](crate::Datagram::source) address, and whether it was truncated (a
+    /// datagram longer than a buffer's payload room, `Builder::recv_buffers` length less
+    /// 144 bytes). An error ends the stream. Other receives on the socket may run at the
+    /// same time (datagram sockets keep no lane); each datagram goes to one of them, and
+    /// the datagrams the stream took but nobody read are lost with it when it is dropped.
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let mut datagrams = rx.recv_stream();
+    ///     for word in ["one", "two"] {
+    ///         tx.send_to(word.as_bytes().to_vec(), rx.local_addr()?).await.0?;
+    ///     }
+    ///     for word in ["one", "two"] {
+    ///         let d = datagrams.next().await.unwrap()?;
+    ///         assert_eq!(d.payload(), word.as_bytes());
+    ///         assert_eq!(d.source(), Some(tx.local_addr()?));
+    ///     }
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn recv_stream(&self) -> crate::RecvMsgStream {
+        op::recvmsg_multishot(&self.fd)
+    }
+
     /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
     pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         op::recv(&self.fd, buf, libc::MSG_PEEK).await

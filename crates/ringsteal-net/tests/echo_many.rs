@@ -1,7 +1,9 @@
-//! 1,000 concurrent connections, each echoing 1 MiB through a server whose connection tasks
-//! are placed round-robin over two shards, under every wake mechanism and ring mode. Every
-//! byte that comes back is compared with what was sent at that position of that connection:
-//! nothing lost, duplicated, reordered or crossed between connections.
+//! 1,000 concurrent connections, each echoing 1 MiB through a two-shard server, under every
+//! wake mechanism and ring mode: once with every task placed round-robin by hand, once with
+//! default placement everywhere (the server written as the book's quick start writes it:
+//! `spawn` for the accept loop and for each connection, and so are the clients). Every
+//! byte that comes back is compared with what was sent at that position of that
+//! connection: nothing lost, duplicated, reordered or crossed between connections.
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
@@ -47,12 +49,25 @@ async fn echo(stream: TcpStream) {
     }
 }
 
+/// Spawns with the test's placement: round-robin by hand, or the default (`spawn`).
+fn spawn_placed<F>(round_robin: bool, task: F) -> ringsteal_rt::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if round_robin {
+        ringsteal_rt::spawn_with(Placement::RoundRobin, task)
+    } else {
+        ringsteal_rt::spawn(task)
+    }
+}
+
 /// Connection `i`: sends its megabyte from one task and checks the echo in another, on
-/// whatever shards round-robin picks.
-async fn client(addr: std::net::SocketAddr, i: usize) {
+/// whatever shards the placement picks.
+async fn client(addr: std::net::SocketAddr, i: usize, round_robin: bool) {
     let stream = TcpStream::connect(addr).await.expect("connect");
     let (rd, wr) = stream.into_split();
-    let sender = ringsteal_rt::spawn_with(Placement::RoundRobin, async move {
+    let sender = spawn_placed(round_robin, async move {
         let start = offset(i);
         let mut pos = 0;
         while pos < PER_CONNECTION {
@@ -84,7 +99,7 @@ async fn client(addr: std::net::SocketAddr, i: usize) {
     sender.await.unwrap();
 }
 
-fn run(config: Config) {
+fn run(config: Config, round_robin: bool) {
     let rt = config.builder(2).build().unwrap();
     let per_shard = rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -92,18 +107,15 @@ fn run(config: Config) {
         let served: Arc<[AtomicUsize; 2]> = Arc::new(Default::default());
         let server = {
             let served = served.clone();
-            ringsteal_rt::spawn_with(Placement::Pinned(0), async move {
+            spawn_placed(round_robin, async move {
                 let mut conns = Vec::with_capacity(CONNECTIONS);
                 for _ in 0..CONNECTIONS {
                     let (stream, _) = listener.accept().await.expect("accept");
                     let served = served.clone();
-                    conns.push(ringsteal_rt::spawn_with(
-                        Placement::RoundRobin,
-                        async move {
-                            served[ringsteal_rt::current_shard().unwrap()].fetch_add(1, Relaxed);
-                            echo(stream).await;
-                        },
-                    ));
+                    conns.push(spawn_placed(round_robin, async move {
+                        served[ringsteal_rt::current_shard().unwrap()].fetch_add(1, Relaxed);
+                        echo(stream).await;
+                    }));
                 }
                 for c in conns {
                     c.await.unwrap();
@@ -111,7 +123,7 @@ fn run(config: Config) {
             })
         };
         let clients: Vec<_> = (0..CONNECTIONS)
-            .map(|i| ringsteal_rt::spawn_with(Placement::RoundRobin, client(addr, i)))
+            .map(|i| spawn_placed(round_robin, client(addr, i, round_robin)))
             .collect();
         for c in clients {
             c.await.unwrap();
@@ -120,20 +132,39 @@ fn run(config: Config) {
         [served[0].load(Relaxed), served[1].load(Relaxed)]
     });
     assert_eq!(per_shard.iter().sum::<usize>(), CONNECTIONS);
-    assert!(
-        per_shard.iter().all(|&n| n >= CONNECTIONS / 4),
-        "connections per shard: {per_shard:?}"
-    );
+    if round_robin {
+        // The clients' spawns share the round-robin cursor with the server's.
+        assert!(
+            per_shard.iter().all(|&n| n >= CONNECTIONS / 4),
+            "connections per shard: {per_shard:?}"
+        );
+    } else {
+        // Each accepted connection's spawn is dealt in turn (ADR-0009).
+        assert_eq!(
+            per_shard,
+            [CONNECTIONS / 2; 2],
+            "{config:?}: connections per shard"
+        );
+    }
 }
 
-#[test]
-fn a_thousand_connections_echo_a_megabyte_each_intact() {
+fn under_every_config(round_robin: bool) {
     base();
     for config in Config::ALL {
         hang_guard(
-            &format!("1000 x 1 MiB echo [{config:?}]"),
+            &format!("1000 x 1 MiB echo, round robin {round_robin} [{config:?}]"),
             Duration::from_secs(300),
-            move || run(config),
+            move || run(config, round_robin),
         );
     }
+}
+
+#[test]
+fn a_thousand_connections_placed_round_robin_echo_a_megabyte_each_intact() {
+    under_every_config(true);
+}
+
+#[test]
+fn a_thousand_connections_placed_by_default_echo_a_megabyte_each_intact() {
+    under_every_config(false);
 }

@@ -171,3 +171,37 @@ fn a_multicast_datagram_reaches_a_member_on_loopback() {
         })
     });
 }
+
+#[test]
+fn a_datagram_stream_delivers_each_datagram_whole_with_its_source() {
+    // Few and small enough that the socket's receive buffer holds them all: UDP drops
+    // what does not fit, on loopback too.
+    const N: u32 = 64;
+    let len = |i: u32| (i as usize * 7) % 400;
+    with_every_runtime("udp recv stream", 2, move |config, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let to = rx.local_addr().unwrap();
+            let mut datagrams = rx.recv_stream();
+            // A sender on the other shard; loopback UDP keeps one sender's order.
+            let from = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                for i in 0..N {
+                    tx.send_to(vec![i as u8; len(i)], to).await.0.unwrap();
+                }
+                tx.local_addr().unwrap()
+            });
+            let mut got = Vec::new();
+            for _ in 0..N {
+                got.push(datagrams.next().await.unwrap().unwrap());
+            }
+            let from = from.await.unwrap();
+            for (i, d) in got.iter().enumerate() {
+                let i = i as u32;
+                assert_eq!(d.source(), Some(from), "{config:?}");
+                assert_eq!(d.payload(), vec![i as u8; len(i)], "{config:?}");
+                assert!(!d.is_truncated(), "{config:?}");
+            }
+        });
+    });
+}

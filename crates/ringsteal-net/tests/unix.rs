@@ -188,3 +188,69 @@ fn datagrams_go_to_paths_abstract_names_and_connected_peers() {
         })
     });
 }
+
+#[test]
+fn incoming_connections_and_recv_streams_on_unix_sockets() {
+    with_every_runtime("unix incoming and recv streams", 2, |config, rt| {
+        rt.block_on(async {
+            let name = format!(
+                "\0ringsteal-test-incoming-{}-{}",
+                std::process::id(),
+                unique()
+            );
+            let listener = UnixListener::bind(&name).unwrap();
+            let server = ringsteal_rt::spawn(async move {
+                let mut incoming = listener.incoming();
+                let mut echoes = Vec::new();
+                for _ in 0..4 {
+                    let stream = incoming.next().await.unwrap().unwrap();
+                    // Dealt to the shards in turn; each echoes what it receives.
+                    echoes.push(ringsteal_rt::spawn(async move {
+                        let mut data = stream.recv_stream();
+                        while let Some(buf) = data.next().await {
+                            stream.write_all(buf.unwrap()).await.0.unwrap();
+                        }
+                        ringsteal_rt::current_shard().unwrap()
+                    }));
+                }
+                let mut shards = Vec::new();
+                for e in echoes {
+                    shards.push(e.await.unwrap());
+                }
+                shards
+            });
+            for i in 0..4u8 {
+                let c = UnixStream::connect(&name).await.unwrap();
+                c.write_all(vec![i; 1000]).await.0.unwrap();
+                let (res, back) = c.read_exact(vec![0; 1000]).await;
+                res.unwrap();
+                assert_eq!(back, vec![i; 1000], "{config:?}");
+            }
+            let mut shards = server.await.unwrap();
+            shards.sort();
+            assert_eq!(shards, [0, 0, 1, 1], "{config:?}");
+        });
+    });
+}
+
+#[test]
+fn a_unix_datagram_stream_delivers_datagrams_with_the_senders_name() {
+    with_every_runtime("unix datagram recv stream", 1, |config, rt| {
+        rt.block_on(async {
+            let (path, dir) = temp_socket_path();
+            let rx = UnixDatagram::bind(&path).unwrap();
+            let tx = UnixDatagram::unbound().unwrap();
+            let mut datagrams = rx.recv_stream();
+            for word in ["alpha", "beta"] {
+                tx.send_to(word.as_bytes().to_vec(), &path).await.0.unwrap();
+            }
+            for word in ["alpha", "beta"] {
+                let d = datagrams.next().await.unwrap().unwrap();
+                assert_eq!(d.payload(), word.as_bytes(), "{config:?}");
+                assert_eq!(d.source(), None, "{config:?}: not an IP address");
+            }
+            drop(datagrams);
+            std::fs::remove_dir_all(dir).unwrap();
+        });
+    });
+}

@@ -51,7 +51,7 @@ mod util;
 
 pub mod task;
 
-pub use driver::RingMode;
+pub use driver::{RingMode, RingRefusal, RingSetup};
 pub use error::{BuildError, SpawnError};
 pub use features::{Feature, KernelFeatures};
 pub use msg::{recv_msg, try_recv_msg, RecvMsg};
@@ -64,7 +64,18 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Spawns a stealable task on the current runtime (see [`Placement::Stealable`]).
+/// Spawns a task on the current runtime, placed by default: [`Placement::Stealable`] (it
+/// runs on this shard unless an idle shard steals it before it starts), except right after
+/// the spawning task accepted a connection (a `ringsteal::net` listener's `accept` or
+/// `incoming`, or anything that calls [`spread_next_spawn`]): then the task is dealt to the
+/// shards in turn ([`Placement::RoundRobin`]), so that a server's connections, which never
+/// move once started, use every shard. An explicit [`spawn_with`] is never changed.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+/// let shard = rt.block_on(async { ringsteal_rt::spawn(async { ringsteal_rt::current_shard() }).await });
+/// assert!(shard.unwrap().is_some());
+/// ```
 ///
 /// # Panics
 /// Outside a ringsteal runtime (a task, a `spawn_blocking` closure or an entered handle).
@@ -73,7 +84,50 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn_with(Placement::Stealable, future)
+    shard::context::with_current_shared(|shared| {
+        let shared = shared.expect(NO_RUNTIME);
+        let placement = runtime::spawn::default_placement(shared);
+        match runtime::spawn::spawn_with(shared, placement, future) {
+            Ok(join) => join,
+            Err(SpawnError::ShuttingDown) => task::cancelled_join_handle(),
+            Err(e) => panic!("{e}"),
+        }
+    })
+}
+
+/// Marks the task being polled as having just taken a new, long-lived piece of work, such
+/// as an accepted connection: the next [`spawn`] it makes during this poll (default
+/// placement only) is dealt to the shards round-robin instead of queued on this shard.
+/// `ringsteal::net` listeners call it for every connection they hand out, so the obvious
+/// server (an accept loop that spawns a task per connection) uses every shard; call it
+/// from a listener of your own for the same effect. Off a shard, it does nothing; a hint
+/// not used by the end of the poll is dropped. See ADR-0009.
+///
+/// ```
+/// use ringsteal_rt::Runtime;
+///
+/// let rt = Runtime::builder().shards(2).build().unwrap();
+/// let shards = rt.block_on(async {
+///     let mut on = Vec::new();
+///     for _ in 0..4 {
+///         ringsteal_rt::spread_next_spawn(); // as a listener does per connection
+///         on.push(ringsteal_rt::spawn(async { ringsteal_rt::current_shard().unwrap() }));
+///     }
+///     let mut shards = Vec::new();
+///     for t in on {
+///         shards.push(t.await.unwrap());
+///     }
+///     shards
+/// });
+/// assert_eq!(shards.iter().filter(|&&s| s == 0).count(), 2);
+/// assert_eq!(shards.iter().filter(|&&s| s == 1).count(), 2);
+/// ```
+pub fn spread_next_spawn() {
+    shard::context::with_shard(|shard| {
+        if let Some(shard) = shard {
+            shard.spread_next_spawn();
+        }
+    });
 }
 
 /// Spawns on the current runtime with an explicit placement.

@@ -90,6 +90,7 @@ pub(crate) struct ShardCounters {
     pub(crate) messages_received: LocalCounter,
     pub(crate) tasks_alive: LocalCounter,
     pub(crate) stream_rearms: LocalCounter,
+    pub(crate) spawns_spread: LocalCounter,
 }
 
 /// A snapshot of one shard's counters.
@@ -118,7 +119,8 @@ pub struct ShardStats {
     pub tasks_stolen: u64,
     /// Queued, unstarted tasks this shard handed to a sleeping shard as it woke it.
     pub tasks_handed_off: u64,
-    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards.
+    /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards (ring-less ones,
+    /// `IORING_REGISTER_SEND_MSG_RING`, when its runtime uses SQPOLL).
     pub msg_ring_doorbells: u64,
     /// eventfd doorbells written to this shard (fallback path and non-shard threads).
     pub eventfd_doorbells: u64,
@@ -155,6 +157,10 @@ pub struct ShardStats {
     /// CQ was full, an error) and the stream went on, or, on the single-shot fallbacks, each
     /// request after the first.
     pub stream_rearms: u64,
+    /// Tasks spawned here with default placement that were dealt round-robin to the shards
+    /// instead of queued here, because the spawning task had just accepted a connection
+    /// ([`spread_next_spawn`](crate::spread_next_spawn)).
+    pub spawns_spread: u64,
     /// Times a multishot receive armed on this shard ended because the shard's provided
     /// buffers had all been taken (`ENOBUFS`), pausing its stream until enough came back.
     pub enobufs_stalls: u64,
@@ -193,6 +199,7 @@ impl ShardCounters {
             messages_received: self.messages_received.get(),
             tasks_alive: self.tasks_alive.get(),
             stream_rearms: self.stream_rearms.get(),
+            spawns_spread: self.spawns_spread.get(),
             enobufs_stalls: self.enobufs_stalls.get(),
             bufs_in_use: self.bufs_in_use.get(),
             idle: false,
@@ -246,6 +253,7 @@ impl RuntimeStats {
             t.messages_received += s.messages_received;
             t.tasks_alive += s.tasks_alive;
             t.stream_rearms += s.stream_rearms;
+            t.spawns_spread += s.spawns_spread;
             t.enobufs_stalls += s.enobufs_stalls;
             t.bufs_in_use += s.bufs_in_use;
             t.idle &= s.idle;

@@ -12,17 +12,6 @@ use ringsteal_rt::{spawn_with, IdleStrategy, Placement};
 /// The limit the issue sets: "an idle runtime uses no measurable CPU".
 const LIMIT: Duration = Duration::from_millis(5);
 
-/// User plus system CPU time of this process so far.
-fn cpu_time() -> Duration {
-    // SAFETY: rusage is plain data, zeroed is a valid value; getrusage writes into it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid out-pointer.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 /// CPU time used while a 2-shard runtime sleeps for one second in `block_on` and its other
 /// shard has nothing to do.
 fn idle_second(config: Config, idle: IdleStrategy) -> (Duration, Duration) {

@@ -3,12 +3,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ringsteal_rt::sync::CancellationToken;
 use ringsteal_rt::task::TaskGroup;
 use ringsteal_rt::time::{
-    interval, interval_at, sleep, sleep_until, timeout, timeout_at, MissedTickBehavior,
+    interval, interval_at, sleep, sleep_until, timeout, timeout_at, Instant, MissedTickBehavior,
 };
 use ringsteal_rt::{Placement, Runtime, RuntimeHandle, WakeMechanism};
 

@@ -8,12 +8,14 @@ use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{block_on_plain, with_every_runtime};
 use ringsteal_rt::sync::CancellationToken;
 use ringsteal_rt::task::TaskGroup;
-use ringsteal_rt::time::{interval, sleep, timeout, timeout_at, MissedTickBehavior, Sleep};
+use ringsteal_rt::time::{
+    interval, sleep, timeout, timeout_at, Instant, MissedTickBehavior, Sleep,
+};
 use ringsteal_rt::Placement;
 
 /// A future that is pending at its first poll (waking itself) and ready with `v` at its

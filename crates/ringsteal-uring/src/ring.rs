@@ -362,8 +362,17 @@ impl Ring {
     fn enter_getevents(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<(u32, Wait)> {
         let to_submit = self.sq.publish();
         let sqpoll = self.params.flags & IORING_SETUP_SQPOLL != 0;
+        if sqpoll {
+            // The SQPOLL thread sets NEED_WAKEUP, then (after a full barrier) looks at the
+            // tail once more before it sleeps. Our side stores the tail, then reads the flag:
+            // without a full fence between, the load may pass the store, each side misses the
+            // other, and the thread sleeps with our SQEs unread while we wait for their CQEs.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        }
         let mut flags = 0;
-        if sqpoll && self.sq.flags() & IORING_SQ_NEED_WAKEUP != 0 {
+        // Wake a sleeping poller only for SQEs it has not read: waking it to find nothing
+        // would cost it a whole idle period of polling.
+        if sqpoll && to_submit > 0 && self.sq.flags() & IORING_SQ_NEED_WAKEUP != 0 {
             flags |= IORING_ENTER_SQ_WAKEUP;
         }
         let must_get_events = want > 0

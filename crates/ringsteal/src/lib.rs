@@ -2,13 +2,52 @@
 //!
 //! A work-stealing, multi-shard async runtime for Rust on Linux io_uring.
 //!
-//! * One io_uring per shard thread; shards wake and feed each other by posting completions
-//!   into each other's rings (`IORING_OP_MSG_RING`), with an eventfd as the fallback.
-//! * Every task is placed by policy ([`Placement`]): `Pinned`, `Sticky`, `Stealable`,
-//!   `StealablePreferred`, `RoundRobin`. Idle shards steal queued work before it starts;
-//!   once polled, a task stays on its shard, where its I/O lives.
-//! * Files on io_uring with owned buffers ([`fs`], [`buf`]), every request a future with
-//!   cancel-on-drop, links and deadlines ([`op`]).
+//! A *shard* is one thread, the io_uring ring it alone submits to, and its run queues. Shards
+//! wake and feed each other by posting completions into each other's rings
+//! (`IORING_OP_MSG_RING`); a [`Placement`] decides where each task first runs, and an idle
+//! shard steals queued work before it starts. Once polled, a task stays on its shard, where
+//! its I/O lives.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ringsteal::{time, Placement};
+//!
+//! #[ringsteal::main(shards = 2)]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Spawn anywhere (stealable by default), or place a task explicitly.
+//!     let answer = ringsteal::spawn(async { 6 * 7 });
+//!     let pinned = ringsteal::spawn_with(Placement::Pinned(1), async { ringsteal::current_shard() });
+//!     assert_eq!(answer.await?, 42);
+//!     assert_eq!(pinned.await?, Some(1));
+//!
+//!     // Files on io_uring: a read takes the buffer and gives it back with the result.
+//!     let path = std::env::temp_dir().join(format!("ringsteal-front-{}", std::process::id()));
+//!     ringsteal::fs::write(&path, "hello").await?;
+//!     let file = ringsteal::fs::File::open(&path).await?;
+//!     let (n, buf) = file.read_at(Vec::with_capacity(16), 0).await;
+//!     assert_eq!(&buf[..n?], b"hello");
+//!     ringsteal::fs::remove_file(&path).await?;
+//!
+//!     // Timers live in each shard's wheel: no system call per timer.
+//!     let late = time::timeout(Duration::from_millis(5), std::future::pending::<()>()).await;
+//!     assert!(late.is_err());
+//!     Ok(())
+//! }
+//! ```
+//!
+// The net feature's server in ten lines goes here, as its own section, once it lands.
+//!
+//! ## What is in it
+//!
+//! * [`Runtime`] and its [`Builder`] (shards, idle spinning, wake mechanism, SQPOLL), or
+//!   [`macro@main`] and [`macro@test`] to skip them; [`spawn`], [`spawn_with`] a
+//!   [`Placement`], [`spawn_local`] for `!Send` futures, [`spawn_blocking`]; a
+//!   [`RuntimeHandle`] to spawn from any thread and read [`stats`](RuntimeHandle::stats).
+//! * [`time`]: `sleep`, `timeout`, `interval` in a per-shard microsecond wheel, and a paused
+//!   clock for tests ([`time::pause`], [`time::advance`]).
+//! * [`fs`]: files and directories with owned buffers; [`op`]: every io_uring request as a
+//!   future that cancels itself in the kernel when dropped, links and deadlines; [`buf`]: the
+//!   buffer traits.
 //! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
 //!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
 //! * The ecosystem: `futures-io` and `tokio::io` traits over the streams (`io::compat`,
@@ -16,39 +55,52 @@
 //!   and no tokio runtime anywhere.
 //! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
 //!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
-//! * Timers in a per-shard wheel ([`time`]), blocking pool ([`spawn_blocking`]), `!Send`
-//!   local tasks ([`spawn_local`]), a [`RuntimeHandle`] to spawn from anywhere, and
-//!   [`stats`](RuntimeHandle::stats).
+//! * [`sync`] (`CancellationToken`), [`task`] (`TaskGroup`, handles), raw cross-shard messages
+//!   ([`RuntimeHandle::send_msg`], [`recv_msg`]), and the io_uring binding itself ([`uring`]).
 //!
-//! ```
-//! use ringsteal::{Placement, Runtime};
+//! ## Features
 //!
-//! let rt = Runtime::builder().shards(2).build()?;
-//! let total = rt.block_on(async {
-//!     let tasks: Vec<_> = (0..8u64)
-//!         .map(|i| ringsteal::spawn_with(Placement::RoundRobin, async move { i * i }))
-//!         .collect();
-//!     let mut sum = 0;
-//!     for t in tasks {
-//!         sum += t.await.unwrap();
-//!     }
-//!     sum
-//! });
-//! assert_eq!(total, 140);
-//! # Ok::<(), ringsteal::BuildError>(())
-//! ```
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `fs` | yes | [`fs`]: files and directories |
+//! | `macros` | yes | [`macro@main`] and [`macro@test`] |
+//! | `net` | yes | [`net`]: TCP, UDP and Unix sockets |
+//! | `process` | no | `ringsteal::process`: child processes |
+//! | `signal` | no | `ringsteal::signal`: Unix signals |
+//! | `bytes` | no | owned-buffer impls for `bytes::Bytes` and `BytesMut` |
+//! | `futures-io` | no | `io::compat::PollIo`: `futures_io::AsyncRead`/`AsyncWrite` over the streams |
+//! | `tokio-io` | no | `io::compat::PollIo`: `tokio::io::AsyncRead`/`AsyncWrite` (tokio's traits, no tokio runtime) |
+//! | `hyper` | no | `ringsteal::hyper`: hyper 1.x's `Executor`, `Timer` and `Io` |
+//! | `full` | no | every feature above |
+//!
+//! The runtime, [`time`], [`sync`], [`task`], [`io`], [`op`], [`buf`] and [`uring`] are always
+//! there.
+//!
+//! ## Where to go next
+//!
+//! * The book (`book/src` in the repository) walks through every part with code the tests
+//!   run: getting started, shards and the runtime, placement and stealing, time and the
+//!   paused clock, files and operations, networking, how shards wake each other, requirements
+//!   and errors.
+//! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
+//!   supports, placement, stealing, timers, files, messages, cancellation, the counters.
+//! * Requirements: Linux 5.15 or newer with io_uring enabled; when it is not (a container's
+//!   seccomp profile, `kernel.io_uring_disabled`, locked-memory limits), building the
+//!   runtime returns an error that names the cause and the fix.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 pub use ringsteal_rt::{
-    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, try_recv_msg,
-    try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature, IdleStrategy,
-    JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, Runtime, RuntimeHandle,
-    RuntimeStats, ShardStats, SpawnError, WakeMechanism, YieldNow,
+    current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, spread_next_spawn,
+    try_recv_msg, try_spawn_with, yield_now, AbortHandle, BuildError, Builder, EnterGuard, Feature,
+    IdleStrategy, JoinError, JoinHandle, KernelFeatures, Placement, RecvMsg, RingMode, RingRefusal,
+    RingSetup, Runtime, RuntimeHandle, RuntimeStats, ShardStats, SpawnError, WakeMechanism,
+    YieldNow,
 };
 
-/// Timers: `sleep`, `timeout`, `interval` (see [`ringsteal_rt::time`]).
+/// Timers: `sleep`, `timeout`, `interval`, and the paused clock for tests: `pause`,
+/// `advance`, `resume` (see [`ringsteal_rt::time`]).
 pub mod time {
     pub use ringsteal_rt::time::*;
 }
@@ -64,6 +116,7 @@ pub mod task {
 }
 
 /// Files and directories on io_uring (see [`ringsteal_fs`]).
+#[cfg(feature = "fs")]
 pub mod fs {
     pub use ringsteal_fs::*;
 }
@@ -131,9 +184,44 @@ pub mod uring {
     pub use ringsteal_uring::*;
 }
 
+#[cfg(feature = "macros")]
+pub use ringsteal_macros::{main, test};
+
+/// What the macros expand to. Not public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    use std::future::Future;
+
+    use crate::{Builder, RuntimeHandle};
+
+    /// `#[ringsteal::main]`: builds the runtime and runs the body on this thread (shard 0). A
+    /// runtime that cannot be built ends the program with its error, which names the cause
+    /// and the fix, and status 1.
+    pub fn run_main<F: Future>(
+        builder: Builder,
+        body: impl FnOnce(RuntimeHandle) -> F,
+    ) -> F::Output {
+        let rt = builder.build().unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        });
+        rt.block_on(body(rt.handle()))
+    }
+
+    /// `#[ringsteal::test]`: as [`run_main`], but a runtime that cannot be built fails the
+    /// test with its error.
+    pub fn run_test<F: Future>(
+        builder: Builder,
+        body: impl FnOnce(RuntimeHandle) -> F,
+    ) -> F::Output {
+        let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
+        rt.block_on(body(rt.handle()))
+    }
+}
+
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
-/// by `cargo test --doc`.
-#[cfg(doctest)]
+/// by `cargo test --doc` (they use the default features: `fs`, `macros` and `net`).
+#[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
     struct Readme;

@@ -47,7 +47,7 @@ impl hyper::rt::Timer for Timer {
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
         Box::pin(Sleep {
-            inner: ringsteal_rt::time::sleep_until(deadline),
+            inner: ringsteal_rt::time::sleep_until(deadline.into()),
         })
     }
 
@@ -55,7 +55,7 @@ impl hyper::rt::Timer for Timer {
     /// `Sleep` is replaced.
     fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: Instant) {
         match sleep.as_mut().downcast_mut_pin::<Sleep>() {
-            Some(ours) => ours.get_mut().inner.reset(new_deadline),
+            Some(ours) => ours.get_mut().inner.reset(new_deadline.into()),
             None => *sleep = self.sleep_until(new_deadline),
         }
     }
@@ -78,7 +78,7 @@ pub struct Sleep {
 impl Sleep {
     /// When it fires.
     pub fn deadline(&self) -> Instant {
-        self.inner.deadline()
+        self.inner.deadline().into_std()
     }
 }
 

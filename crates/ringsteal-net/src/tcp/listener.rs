@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use ringsteal_rt::op::{self, SharedFd};
 
 use super::{TcpSocket, TcpStream};
+use crate::incoming::Incoming;
 use crate::resolve::{each_addr, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
@@ -66,17 +67,48 @@ impl TcpListener {
 
     /// Accepts a connection: the stream and the peer's address.
     ///
+    /// A `ringsteal::spawn` made right after it, in the same poll (as the obvious accept
+    /// loop does), deals the new task to the shards in turn instead of queuing it on this
+    /// shard, so a server's connections use every shard (ADR-0009); an explicit
+    /// `spawn_with` keeps its placement.
+    ///
     /// # Errors
     /// The kernel's, for this accept only: `EMFILE`/`ENFILE` when out of descriptors,
     /// `ECONNABORTED` for a connection reset before it was accepted, and so on.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (fd, addr) = op::accept(&self.fd).await?;
+        // The caller's next default spawn, if it comes in this poll, is dealt round-robin.
+        ringsteal_rt::spread_next_spawn();
         let stream = TcpStream::from_core(StreamCore::new(fd));
         let peer = match addr.as_std() {
             Some(a) => a,
             None => stream.peer_addr()?,
         };
         Ok((stream, peer))
+    }
+
+    /// The connections as a stream, from one multishot accept request re-armed whenever
+    /// the kernel ends it (see [`Incoming`]). `EMFILE` is yielded and the stream goes on.
+    /// No peer address is taken (every completion would overwrite one storage): ask the
+    /// stream ([`TcpStream::peer_addr`]).
+    ///
+    /// ```
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let addr = listener.local_addr()?;
+    ///     let mut incoming = listener.incoming();
+    ///     let client = TcpStream::connect(addr).await?;
+    ///     let server = incoming.next().await.unwrap()?;
+    ///     assert_eq!(server.peer_addr()?, client.local_addr()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn incoming(&self) -> Incoming<TcpStream> {
+        Incoming::new(&self.fd, |fd| TcpStream::from_core(StreamCore::new(fd)))
     }
 
     /// The local address.

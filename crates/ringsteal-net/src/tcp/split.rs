@@ -36,3 +36,11 @@ rt.block_on(async {
 .unwrap();
 ```"#
 );
+
+impl OwnedWriteHalf {
+    stream_zc_methods!();
+}
+
+impl WriteHalf<'_> {
+    stream_zc_methods!();
+}

@@ -160,6 +160,7 @@ impl TcpStream {
     stream_common_methods!();
     stream_read_methods!();
     stream_write_methods!();
+    stream_zc_methods!();
 }
 
 impl_async_read!(TcpStream);

@@ -109,6 +109,28 @@ impl UnixDatagram {
         (res.map(|(n, a)| (n, SocketAddr::from_raw(a))), buf)
     }
 
+    /// The datagrams arriving on this socket as a stream, from one multishot receive (see
+    /// [`UdpSocket::recv_stream`](crate::UdpSocket::recv_stream)). A Unix sender's address
+    /// is in [`Datagram::source_bytes`](crate::Datagram::source_bytes) (a `sockaddr_un`,
+    /// empty for an unnamed sender).
+    ///
+    /// ```
+    /// use ringsteal_net::UnixDatagram;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (a, b) = UnixDatagram::pair()?;
+    ///     let mut datagrams = b.recv_stream();
+    ///     a.send(b"hello".to_vec()).await.0?;
+    ///     assert_eq!(datagrams.next().await.unwrap()?.payload(), b"hello");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn recv_stream(&self) -> crate::RecvMsgStream {
+        op::recvmsg_multishot(&self.fd)
+    }
+
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         sockopt::local(self).map(SocketAddr::from_raw)

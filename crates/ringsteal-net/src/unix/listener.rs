@@ -6,6 +6,7 @@ use std::path::Path;
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::{SocketAddr, UnixStream};
+use crate::incoming::Incoming;
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
 
@@ -54,13 +55,38 @@ impl UnixListener {
         })
     }
 
-    /// Accepts a connection: the stream and the peer's address (usually unnamed).
+    /// Accepts a connection: the stream and the peer's address (usually unnamed). A
+    /// `spawn` right after it deals the new task round-robin, as
+    /// [`TcpListener::accept`](crate::TcpListener::accept) does.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         let (fd, addr) = op::accept(&self.fd).await?;
+        ringsteal_rt::spread_next_spawn();
         Ok((
             UnixStream::from_core(StreamCore::new(fd)),
             SocketAddr::from_raw(addr),
         ))
+    }
+
+    /// The connections as a stream, from one multishot accept request (see [`Incoming`]).
+    ///
+    /// ```
+    /// use ringsteal_net::{UnixListener, UnixStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let name = format!("\0ringsteal-doc-incoming-{}", std::process::id());
+    ///     let listener = UnixListener::bind(&name)?;
+    ///     let mut incoming = listener.incoming();
+    ///     let client = UnixStream::connect(&name).await?;
+    ///     let server = incoming.next().await.unwrap()?;
+    ///     client.write_all(b"hi".to_vec()).await.0?;
+    ///     assert_eq!(server.read_exact(vec![0; 2]).await.1, b"hi");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn incoming(&self) -> Incoming<UnixStream> {
+        Incoming::new(&self.fd, |fd| UnixStream::from_core(StreamCore::new(fd)))
     }
 
     /// The local address.

@@ -24,6 +24,15 @@ impl PoolHost for Shared {
     fn enter(this: Arc<Self>) -> EnterGuard {
         EnterGuard::new(this)
     }
+
+    /// On a paused clock the shard may be asleep waiting for the pool to go idle before it
+    /// auto-advances: ring it (the pool's decrement and this `sleeping` read pair like any
+    /// wake).
+    fn closure_finished(&self) {
+        if self.clock.is_paused() {
+            self.notify(0);
+        }
+    }
 }
 
 /// A closure dressed as a future that is ready on its first (and only) poll.

@@ -3,7 +3,7 @@
 //! pool is at its maximum.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,8 @@ pub(crate) trait PoolHost: Send + Sync + 'static {
     fn pool(&self) -> &BlockingPool;
     /// Makes `this` the current runtime of the calling (pool) thread until the guard drops.
     fn enter(this: Arc<Self>) -> Self::Entered;
+    /// A closure this pool ran has returned (after [`BlockingPool::pending`] counted it out).
+    fn closure_finished(&self);
 }
 
 struct State {
@@ -48,6 +50,8 @@ pub(crate) struct BlockingPool {
     name: String,
     spawned: AtomicU64,
     alive: AtomicUsize,
+    /// Closures queued or running: a paused clock does not auto-advance past them.
+    pending: AtomicUsize,
 }
 
 impl BlockingPool {
@@ -69,6 +73,7 @@ impl BlockingPool {
             name: format!("{}-blocking", config.thread_name),
             spawned: AtomicU64::new(0),
             alive: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
         }
     }
 
@@ -80,6 +85,11 @@ impl BlockingPool {
         self.alive.load(Relaxed)
     }
 
+    /// Closures queued or running (SeqCst: read by a shard after publishing `sleeping`).
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.load(SeqCst)
+    }
+
     /// Queues a blocking task; starts a thread if none is idle and the pool is not full.
     pub(crate) fn push<H: PoolHost>(&self, host: &Arc<H>, task: Notified) {
         self.spawned.fetch_add(1, Relaxed);
@@ -89,6 +99,7 @@ impl BlockingPool {
             drop(task); // never runs: its JoinHandle sees a cancelled error
             return;
         }
+        self.pending.fetch_add(1, SeqCst);
         st.queue.push_back(task);
         if st.idle > 0 {
             // This thread is now spoken for: the next push must not count on it too (two
@@ -136,6 +147,7 @@ impl BlockingPool {
             )
         };
         self.work.notify_all();
+        self.pending.fetch_sub(queued.len(), SeqCst);
         drop(queued);
         let mut st = self.state.lock();
         while st.threads > 0 {
@@ -160,6 +172,15 @@ impl BlockingPool {
     }
 }
 
+impl BlockingPool {
+    /// A closure finished: the host may have been waiting for that (a paused clock does not
+    /// auto-advance past queued or running closures).
+    fn finished_one<H: PoolHost>(&self, host: &H) {
+        self.pending.fetch_sub(1, SeqCst);
+        host.closure_finished();
+    }
+}
+
 fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
     let _enter = H::enter(host.clone());
     let pool = host.pool();
@@ -168,6 +189,7 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
         if let Some(task) = st.queue.pop_front() {
             drop(st);
             task.run();
+            pool.finished_one(&*host);
             st = pool.state.lock();
             continue;
         }

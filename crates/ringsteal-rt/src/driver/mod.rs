@@ -26,8 +26,8 @@ mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
-pub use setup::RingMode;
-pub(crate) use setup::{create_ring, RingOptions};
+pub(crate) use setup::{create_ring, RingOptions, SqPoll};
+pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;

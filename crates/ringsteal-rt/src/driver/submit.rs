@@ -8,10 +8,11 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use ringsteal_uring::abi::IORING_SQ_NEED_WAKEUP;
 use ringsteal_uring::{io_uring_sqe, opcode};
 
 use super::backlog;
-use super::Driver;
+use super::{Driver, RingMode};
 use crate::stats::ShardCounters;
 
 impl Driver {
@@ -123,7 +124,10 @@ impl Driver {
             if before == 0 {
                 return Ok(());
             }
-            counters.enters.incr();
+            // An SQPOLL ring enters the kernel only to wake its sleeping poller thread.
+            if self.mode != RingMode::SqPoll || self.ring.sq_flags() & IORING_SQ_NEED_WAKEUP != 0 {
+                counters.enters.incr();
+            }
             #[cfg(test)]
             if self.refuse_submits > 0 {
                 self.refuse_submits -= 1;

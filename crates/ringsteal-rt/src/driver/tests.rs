@@ -26,10 +26,11 @@ fn a_park_with_a_full_sq_arms_the_eventfd_read_first() {
             entries: 4,
             allow_defer_taskrun: false,
             allow_coop_taskrun: false,
+            sqpoll: SqPoll::Off,
         };
-        let (ring, mode) = create_ring(opts).unwrap();
+        let (ring, setup) = create_ring(opts).unwrap();
         let c = ShardCounters::default();
-        let mut d = Driver::new(ring, mode, true).unwrap();
+        let mut d = Driver::new(ring, setup.mode, true).unwrap();
         let efd = d.eventfd().unwrap();
         let mut out = Reaped::default();
         // The read is in flight; a doorbell completes it.
@@ -81,13 +82,14 @@ fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
 const ENTRIES: u32 = 4;
 
 fn driver() -> Driver {
-    let (ring, mode) = create_ring(RingOptions {
+    let (ring, setup) = create_ring(RingOptions {
         entries: ENTRIES,
         allow_defer_taskrun: true,
         allow_coop_taskrun: true,
+        sqpoll: SqPoll::Off,
     })
     .expect("an io_uring");
-    Driver::new(ring, mode, false).expect("a driver")
+    Driver::new(ring, setup.mode, false).expect("a driver")
 }
 
 /// Submits and reaps until `cqes` CQEs arrived (bounded: each round completes NOPs).

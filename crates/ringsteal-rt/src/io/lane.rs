@@ -277,6 +277,31 @@ impl LaneGuard {
         (done, bufs)
     }
 
+    /// Adds `bytes` at the end of the leftover: the next reads return them after what is
+    /// already there (a receive stream giving back, in order, data it received and nobody
+    /// took).
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.keep(b"first ");
+    /// guard.keep(b"second");
+    /// let (n, buf) = guard.take_leftover(Vec::with_capacity(32));
+    /// assert_eq!(&buf[..n], b"first second");
+    /// ```
+    pub fn keep(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let mut st = self.lane.lock();
+        if st.start > 0 {
+            let start = st.start;
+            st.leftover.drain(..start);
+            st.start = 0;
+        }
+        st.leftover.extend_from_slice(bytes);
+    }
+
     /// Puts `bytes` back in front of the leftover: the next read returns them first.
     pub fn unread(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
@@ -375,6 +400,21 @@ mod tests {
         let (n, b) = g.take_leftover(Vec::with_capacity(64));
         assert_eq!((n, &b[..]), (7, &b"o world"[..]));
         assert!(!g.has_leftover());
+        assert!(!lane.has_leftover());
+    }
+
+    #[test]
+    fn kept_bytes_follow_the_leftover_already_there() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.keep(b"abc");
+        let (n, _) = g.take_leftover(Vec::with_capacity(1));
+        assert_eq!(n, 1);
+        g.keep(b"de");
+        g.keep(b"");
+        g.unread(b"_");
+        let (n, buf) = g.take_leftover(Vec::with_capacity(16));
+        assert_eq!(&buf[..n], b"_bcde");
         assert!(!lane.has_leftover());
     }
 

@@ -23,8 +23,9 @@ use crate::shard::context;
 
 /// Sends the initialised bytes of `buf` on the socket `fd` without copying them
 /// (`IORING_OP_SEND_ZC`, with `MSG_NOSIGNAL`), or with a plain send where the runtime has no
-/// zero-copy send ([`Feature::SendZc`](crate::Feature::SendZc), decided when this is
-/// called). Yields the byte count (possibly short, as `send`'s) and the buffer, which comes
+/// zero-copy send ([`Feature::SendZc`](crate::Feature::SendZc); decided when the op is
+/// submitted, on its first poll, by the runtime of the shard that submits it, so an op made
+/// outside a runtime follows the runtime that runs it). Yields the byte count (possibly short, as `send`'s) and the buffer, which comes
 /// back only once the kernel has let go of its pages: after the transmitted data was
 /// acknowledged, not merely queued. So a zero-copy send completes later than a plain one;
 /// it pays for large buffers (tens of kilobytes and up), where the copy it saves costs more
@@ -52,14 +53,7 @@ use crate::shard::context;
 /// });
 /// ```
 pub fn send_zc<B: IoBuf>(fd: &SharedFd, buf: B) -> Op<SendZc<B>> {
-    let zero_copy = context::with_current_shared(|shared| {
-        shared.map_or(true, |s| s.features.supports(Feature::SendZc))
-    });
-    Op::new(SendZc {
-        fd: fd.clone(),
-        buf,
-        zero_copy,
-    })
+    Op::new(SendZc::new(fd, buf))
 }
 
 /// The operation of [`send_zc`]: an [`Op`] future yielding the byte count and the buffer.
@@ -83,14 +77,36 @@ pub fn send_zc<B: IoBuf>(fd: &SharedFd, buf: B) -> Op<SendZc<B>> {
 pub struct SendZc<B> {
     fd: SharedFd,
     buf: B,
-    zero_copy: bool,
 }
 
-impl<B> SendZc<B> {
-    /// True if this send is zero-copy (false: the plain-send fallback).
-    pub fn is_zero_copy(&self) -> bool {
-        self.zero_copy
+impl<B: IoBuf> SendZc<B> {
+    /// The operation's data, to wrap (in an `io::InLane`, say) before making it an [`Op`];
+    /// [`send_zc`] is `Op::new(SendZc::new(fd, buf))`.
+    ///
+    /// ```
+    /// use std::net::{TcpListener, TcpStream};
+    /// use ringsteal_rt::op::{Op, SendZc, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let tx = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     let _rx = listener.accept().unwrap();
+    ///     let (res, _) = Op::new(SendZc::new(&SharedFd::new(tx.into()), vec![1u8; 3])).await;
+    ///     assert_eq!(res.unwrap(), 3);
+    /// });
+    /// ```
+    pub fn new(fd: &SharedFd, buf: B) -> Self {
+        Self {
+            fd: fd.clone(),
+            buf,
+        }
     }
+}
+
+/// True if the runtime of the shard this thread runs has zero-copy sends.
+fn submitting_shard_has_zero_copy() -> bool {
+    context::with_shard(|shard| shard.is_some_and(|s| s.shared.features.supports(Feature::SendZc)))
 }
 
 // SAFETY: the SQE points into `buf`, which the op owns (IoBuf contract) until the op is
@@ -105,7 +121,8 @@ unsafe impl<B: IoBuf> Operation for SendZc<B> {
             sqe_len(self.buf.bytes_init()),
         );
         let flags = libc::MSG_NOSIGNAL;
-        Sqes::One(if self.zero_copy {
+        // `prepare` runs on the submitting shard: its runtime's feature set decides.
+        Sqes::One(if submitting_shard_has_zero_copy() {
             opcode::send_zc(fd, ptr, len, flags)
         } else {
             opcode::send(fd, ptr, len, flags)
@@ -322,26 +339,51 @@ mod tests {
         });
     }
 
+    /// A plain send of "plain" on a Unix socket (which has no zero-copy send: a SEND_ZC there
+    /// fails with EOPNOTSUPP) by `op`, awaited on `rt`.
+    fn assert_sends_plainly(
+        rt: &Runtime,
+        op: Op<SendZc<Vec<u8>>>,
+        rx: &std::os::unix::net::UnixStream,
+    ) {
+        let (res, _) = rt.block_on(op);
+        assert_eq!(res.expect("a plain send, not a zero-copy one"), 5);
+        let mut got = [0; 5];
+        (&*rx).read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"plain");
+    }
+
     #[test]
+    // The op is made inside the runtime on purpose, and awaited in a later `block_on`.
+    #[allow(clippy::async_yields_async)]
     fn without_zero_copy_the_send_is_a_plain_one() {
         let rt = Runtime::builder()
             .shards(1)
             .without_feature(Feature::SendZc)
             .build()
             .unwrap();
-        rt.block_on(async {
-            let (tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
-            let op = send_zc(&SharedFd::new(tx.into()), b"plain".to_vec());
-            let State::Unsubmitted(ref send) = op.state else {
-                panic!("submitted before its first poll")
-            };
-            assert!(!send.is_zero_copy());
-            // A Unix socket has no zero-copy send; the plain one works.
-            let (res, _) = op.await;
-            assert_eq!(res.unwrap(), 5);
-            let mut got = [0; 5];
-            (&rx).read_exact(&mut got).unwrap();
-            assert_eq!(&got, b"plain");
-        });
+        let (tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let op = rt.block_on(async { send_zc(&SharedFd::new(tx.into()), b"plain".to_vec()) });
+        assert_sends_plainly(&rt, op, &rx);
+    }
+
+    #[test]
+    // Ops are made inside (or outside) one runtime on purpose, and awaited in another.
+    #[allow(clippy::async_yields_async)]
+    fn the_runtime_that_submits_the_send_decides_whether_it_is_zero_copy() {
+        let plain = Runtime::builder()
+            .shards(1)
+            .without_feature(Feature::SendZc)
+            .build()
+            .unwrap();
+        // Made outside any runtime, then run by one without zero-copy sends.
+        let (tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let op = send_zc(&SharedFd::new(tx.into()), b"plain".to_vec());
+        assert_sends_plainly(&plain, op, &rx);
+        // Made inside a runtime that has them, then run by one without.
+        let zc = Runtime::builder().shards(1).build().unwrap();
+        let (tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let op = zc.block_on(async { send_zc(&SharedFd::new(tx.into()), b"plain".to_vec()) });
+        assert_sends_plainly(&plain, op, &rx);
     }
 }

@@ -67,6 +67,9 @@ impl Builder {
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
+                start_paused: false,
+                sqpoll: None,
+                sqpoll_refused: false,
                 without_features: Vec::new(),
                 recv_buf_count: DEFAULT_RECV_BUF_COUNT,
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
@@ -146,6 +149,71 @@ impl Builder {
         self
     }
 
+    /// Asks for `SQPOLL` rings: a kernel thread per shard takes submissions from the ring with
+    /// no system call while it polls, and sleeps after `idle` without work (rounded up to
+    /// whole milliseconds; the shard wakes it with `IORING_SQ_NEED_WAKEUP` and one system call
+    /// when it submits again). It costs a CPU polling for up to `idle` after each submission:
+    /// worth it for a busy shard on a machine with cores to spare.
+    ///
+    /// Where the kernel refuses SQPOLL (`EPERM` for unprivileged users before 5.11, a seccomp
+    /// or container policy), the shard falls back to the best other mode, and
+    /// [`RuntimeHandle::ring_setups`](crate::RuntimeHandle::ring_setups) says which and why.
+    /// SQPOLL is not tried at all where the runtime's
+    /// [`KernelFeatures`](crate::KernelFeatures) lack [`Feature::Sqpoll`] (the kernel refused it
+    /// when probed).
+    /// SQPOLL rings cannot use `DEFER_TASKRUN` or `COOP_TASKRUN` (the kernel refuses the
+    /// combination), so completions are posted asynchronously; and a shard whose ring has
+    /// SQPOLL rings other shards' doorbells with a system call (ring-less `MSG_RING` where the
+    /// kernel has it, the eventfd otherwise), not an SQE its poller would send later.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::{RingMode, Runtime};
+    ///
+    /// let rt = Runtime::builder().shards(2).sqpoll(Duration::from_millis(2)).build()?;
+    /// let answer = rt.block_on(async { ringsteal_rt::spawn(async { 6 * 7 }).await.unwrap() });
+    /// assert_eq!(answer, 42);
+    /// for setup in rt.handle().ring_setups().into_iter().flatten() {
+    ///     assert!(setup.mode == RingMode::SqPoll || !setup.refused.is_empty(), "{setup}");
+    /// }
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn sqpoll(mut self, idle: Duration) -> Self {
+        self.config.sqpoll = Some(idle);
+        self
+    }
+
+    /// Testing aid: with `true` and [`sqpoll`](Self::sqpoll), SQPOLL is asked for with its
+    /// thread pinned to a CPU that does not exist, which every kernel refuses (`EINVAL`), so
+    /// the fallback from a refused ring setup can be tested on a machine that allows SQPOLL.
+    /// (`without_feature(Feature::Sqpoll)` tests the other fallback: SQPOLL not tried.)
+    #[doc(hidden)]
+    pub fn sqpoll_refused_for_testing(mut self, refuse: bool) -> Self {
+        self.config.sqpoll_refused = refuse;
+        self
+    }
+
+    /// Starts the runtime with its clock paused, as if [`time::pause`](crate::time::pause)
+    /// were its first call (default false). For tests of timeouts and retries; needs a
+    /// single shard: `build` fails with any other count.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::time::{sleep, Instant};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build()?;
+    /// rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     sleep(Duration::from_secs(86_400)).await; // a day, at once
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(86_400));
+    /// });
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn start_paused(mut self, paused: bool) -> Self {
+        self.config.start_paused = paused;
+        self
+    }
+
     /// Provided buffers for receive streams (`op::recv_multishot`, `op::recvmsg_multishot`):
     /// each shard registers `count` buffers (a power of two, at most 32768) of `len` bytes
     /// with its ring the first time a stream on it needs them. Default: 256 buffers of
@@ -182,7 +250,8 @@ impl Builder {
     /// ([`KernelFeatures::supports`](crate::KernelFeatures::supports) says false, and every
     /// user of the feature set takes its fallback). `Feature::MsgRing` makes doorbells
     /// eventfd writes (and `WakeMechanism::MsgRing` fail to build); `Feature::SendMsgRing`
-    /// makes threads without a ring write eventfds. May be called several times.
+    /// makes threads without a ring write eventfds; `Feature::Sqpoll` makes
+    /// [`sqpoll`](Self::sqpoll) fall back without trying. May be called several times.
     #[doc(hidden)]
     pub fn without_feature(mut self, feature: Feature) -> Self {
         self.config.without_features.push(feature);
@@ -228,10 +297,27 @@ impl Builder {
                 "max_blocking_threads must be at least 1".into(),
             ));
         }
+        if config.start_paused && config.shards != 1 {
+            return Err(BuildError::Config(format!(
+                "start_paused needs a single shard (a paused clock is single-shard only), got {} shards",
+                config.shards
+            )));
+        }
         let features =
             KernelFeatures::probe(&config.without_features).map_err(BuildError::Unavailable)?;
-        let wake = plan_wakes(config.wake, &features)?;
+        let mut wake = plan_wakes(config.wake, &features)?;
+        if config.tries_sqpoll(&features) {
+            // An SQE on an SQPOLL ring is taken by its kernel thread later, after the sender
+            // has let go of the guard that keeps the target's ring fd open (shared/remote.rs):
+            // the MSG_RING could then name a closed, reused fd. Ring doorbells synchronously
+            // (ADR-0018).
+            wake.shard_to_shard = wake.foreign;
+        }
         let shared = Arc::new(Shared::new(config, wake, features));
+        if shared.config.start_paused {
+            // A fresh clock, never paused: this cannot fail.
+            let _ = shared.clock.pause();
+        }
         let shard0 = create_shard(0, &shared)?;
         let mut threads = Vec::new();
         let (tx, rx) = mpsc::channel::<Ready>();

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::spawn;
+use crate::driver::{RingMode, RingSetup};
 use crate::error::SpawnError;
 use crate::features::KernelFeatures;
 use crate::msg;
@@ -90,7 +91,8 @@ impl RuntimeHandle {
         self.shared.shards.len()
     }
 
-    /// Spawns a stealable task (see [`Placement::Stealable`]).
+    /// Spawns a task with default placement (see [`crate::spawn`]: stealable, or dealt
+    /// round-robin right after an accepted connection).
     ///
     /// # Panics
     /// Never for a stealable task, except when the runtime is shutting down: then the task is
@@ -100,7 +102,12 @@ impl RuntimeHandle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.spawn_with(Placement::Stealable, future)
+        self.spawn_with(self.default_placement(), future)
+    }
+
+    /// The placement [`spawn`](Self::spawn) uses (see [`crate::spawn`]).
+    pub(crate) fn default_placement(&self) -> Placement {
+        spawn::default_placement(&self.shared)
     }
 
     /// Spawns with an explicit placement.
@@ -166,6 +173,30 @@ impl RuntimeHandle {
     /// from one sender arrive in the order sent.
     pub fn send_msg(&self, shard: usize, payload: u64) -> Result<(), SpawnError> {
         msg::send(&self.shared, shard, payload)
+    }
+
+    /// The mode each shard's ring ended up with, by shard (`None` only for a shard whose
+    /// ring is not created yet, which a built runtime does not have).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::{RingMode, Runtime};
+    ///
+    /// let rt = Runtime::builder().shards(2).sqpoll(Duration::from_millis(5)).build()?;
+    /// for mode in rt.handle().ring_modes() {
+    ///     // SQPOLL where the kernel allowed it; the best other mode where it did not.
+    ///     println!("{:?}", mode.expect("built"));
+    /// }
+    /// # Ok::<(), ringsteal_rt::BuildError>(())
+    /// ```
+    pub fn ring_modes(&self) -> Vec<Option<RingMode>> {
+        self.shared.ring_modes()
+    }
+
+    /// Each shard's ring mode and, for every better mode the kernel refused, its answer: why
+    /// a shard runs without SQPOLL, or without `DEFER_TASKRUN` (see [`RingSetup`]).
+    pub fn ring_setups(&self) -> Vec<Option<RingSetup>> {
+        self.shared.ring_setups()
     }
 
     /// A snapshot of the runtime's counters.

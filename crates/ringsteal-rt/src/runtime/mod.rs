@@ -98,9 +98,16 @@ impl Runtime {
         &self.shared.features
     }
 
-    /// The completion mode each shard's ring ended up with (probe-dependent).
+    /// The mode each shard's ring ended up with (probe-dependent); see
+    /// [`RuntimeHandle::ring_modes`].
     pub fn ring_modes(&self) -> Vec<Option<RingMode>> {
         self.shared.ring_modes()
+    }
+
+    /// Each shard's ring mode and why better ones were refused; see
+    /// [`RuntimeHandle::ring_setups`].
+    pub fn ring_setups(&self) -> Vec<Option<crate::RingSetup>> {
+        self.shared.ring_setups()
     }
 
     /// Runs `future` to completion on this thread, which serves as shard 0 meanwhile.

@@ -49,6 +49,18 @@ fn resolve(shared: &Shared, placement: Placement) -> Result<Target, SpawnError> 
     })
 }
 
+/// The placement of a spawn that names none ([`spawn`](crate::spawn)): `Stealable`, unless
+/// the spawning task has just accepted a connection ([`spread_next_spawn`](crate::spread_next_spawn)
+/// during this poll, on a runtime of two shards or more): then `RoundRobin`, so that the
+/// connection's task, which never moves once started, is dealt to the shards in turn
+/// (ADR-0009).
+pub(crate) fn default_placement(shared: &Shared) -> Placement {
+    context::with_shard_of(shared, |cur| match cur {
+        Some(shard) if shared.shards.len() > 1 && shard.take_spread_hint() => Placement::RoundRobin,
+        _ => Placement::Stealable,
+    })
+}
+
 /// Spawns a `Send` future with `placement`.
 pub(crate) fn spawn_with<F>(
     shared: &Arc<Shared>,

@@ -43,6 +43,22 @@ pub(crate) fn with_current_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) 
     f(entered.as_ref())
 }
 
+/// Now on the clock of the current thread's runtime (paused time while a test has paused
+/// it), or `std::time::Instant::now()` on a thread of no runtime.
+#[inline]
+pub(crate) fn clock_now() -> std::time::Instant {
+    let ptr = CURRENT.with(Cell::get);
+    // SAFETY: as in `with_shard`.
+    if let Some(shard) = unsafe { ptr.as_ref() } {
+        return shard.shared.clock.now();
+    }
+    ENTERED.with(|e| {
+        e.borrow()
+            .as_ref()
+            .map_or_else(std::time::Instant::now, |shared| shared.clock.now())
+    })
+}
+
 /// Marks this thread as running `shard` until dropped.
 pub(crate) struct ShardGuard {
     prev: *const Shard,

@@ -69,6 +69,9 @@ pub(crate) struct Shard {
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
     queued_stealable: Cell<bool>,
+    /// Set by [`spread_next_spawn`](crate::spread_next_spawn) during the current poll: the
+    /// next spawn with default placement goes round-robin. Cleared after every poll.
+    spread_next: Cell<bool>,
     pub(crate) rng: FastRand,
     tick: Cell<u32>,
 }
@@ -93,6 +96,7 @@ impl Shard {
             pending_doorbells: RefCell::new(Vec::new()),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
+            spread_next: Cell::new(false),
             rng: FastRand::new(
                 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491),
             ),
@@ -187,6 +191,27 @@ impl Shard {
         if !remote.driven.load(std::sync::atomic::Ordering::SeqCst) {
             self.shared.notify_idle(Some(target));
         }
+    }
+
+    /// The task being polled has just taken a new long-lived piece of work (a connection):
+    /// its next spawn with default placement is spread (see `spawn::default_placement`).
+    pub(crate) fn spread_next_spawn(&self) {
+        self.spread_next.set(true);
+    }
+
+    /// Takes the hint [`spread_next_spawn`](Self::spread_next_spawn) left, counting it.
+    pub(crate) fn take_spread_hint(&self) -> bool {
+        let spread = self.spread_next.replace(false);
+        if spread {
+            self.counters().spawns_spread.incr();
+        }
+        spread
+    }
+
+    /// A poll ended: a hint it left unused does not reach the next task.
+    #[inline]
+    pub(crate) fn end_of_poll(&self) {
+        self.spread_next.set(false);
     }
 
     /// Marks this shard as out of work (a hint for [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard)).

@@ -3,7 +3,8 @@
 //!
 //! The sleep follows the protocol in `shared/remote.rs`: publish `sleeping`, re-check every source
 //! of work, and only then block. An idle runtime blocks every shard in the kernel and uses no
-//! CPU.
+//! CPU. On a paused clock (ADR-0013) the shard auto-advances the clock to its next timer
+//! instead of sleeping until it.
 
 use std::time::{Duration, Instant};
 
@@ -19,13 +20,23 @@ impl Shard {
             self.run_task(task);
             return;
         }
-        if let IdleStrategy::SpinThenPark(limit) = self.shared.config.idle {
+        // A paused clock does not pass while spinning: go straight to auto-advance.
+        let spin = match self.shared.config.idle {
+            IdleStrategy::SpinThenPark(limit) if !self.shared.clock.is_paused() => Some(limit),
+            _ => None,
+        };
+        if let Some(limit) = spin {
             // SQEs queued by the last tick (a doorbell, a reply) must not wait for the park.
             self.submit();
             let start = Instant::now();
             // The spin ends at the next timer too: the wheel fires in the run loop, and a
             // spinning shard is the most precise timer there is.
-            let timer_due = self.wheel.borrow().next_timeout().map(|t| start + t);
+            let clock_now = self.shared.clock.now();
+            let timer_due = self
+                .wheel
+                .borrow()
+                .next_timeout(clock_now)
+                .map(|t| start + t);
             let mut round = 0u32;
             loop {
                 // Cheap signals every round; other shards' queues (their cache lines) and the
@@ -64,10 +75,20 @@ impl Shard {
         self.flush_pending_doorbells();
         let remote = self.remote();
         remote.prepare_sleep();
-        let timeout = self.wheel.borrow().next_timeout();
+        let mut timeout = self.wheel.borrow().next_timeout(self.shared.clock.now());
         if self.has_work(main) || timeout == Some(Duration::ZERO) {
             remote.wake_up();
             return;
+        }
+        if self.shared.clock.is_paused() {
+            match self.auto_advance(timeout) {
+                Paused::Ran => {
+                    remote.wake_up();
+                    return;
+                }
+                // Until woken: by a completion, a doorbell, or the blocking pool going idle.
+                Paused::Sleep => timeout = None,
+            }
         }
         let counters = self.counters();
         let started = Instant::now();
@@ -92,5 +113,45 @@ impl Shard {
             || self.driver.borrow().has_completions()
             || main.is_some_and(MainWake::is_set)
             || (main.is_none() && self.shared.is_shutdown())
+    }
+}
+
+/// What a shard with a paused clock does instead of sleeping until its next timer.
+enum Paused {
+    /// It took completions, or moved the clock to the next timer: back to the run loop.
+    Ran,
+    /// Nothing can move the clock now: sleep until woken.
+    Sleep,
+}
+
+impl Shard {
+    /// Auto-advance (called by an idle shard that has published `sleeping` and found no work,
+    /// no completion included): with a timer pending in `timeout`, no blocking closure queued
+    /// or running, and every SQE taken by the kernel, moves the clock to the timer's deadline.
+    /// Single shard only (`try_pause` ensures it), so this shard being idle means the runtime
+    /// is.
+    fn auto_advance(&self, timeout: Option<Duration>) -> Paused {
+        let Some(timeout) = timeout else {
+            return Paused::Sleep;
+        };
+        if self.shared.blocking.pending() > 0 {
+            // Its completion rings this shard (`BlockingPool` notifies a paused runtime).
+            return Paused::Sleep;
+        }
+        {
+            let mut driver = self.driver.borrow_mut();
+            if driver.sq_pending() > 0 {
+                // Requests the kernel has not taken yet (an SQPOLL thread picks them up on its
+                // own time; a backlog waits for room) may complete at once when it does: give
+                // them that chance before time jumps.
+                let _ = driver.submit(self.counters());
+                return Paused::Ran;
+            }
+        }
+        let now = self.shared.clock.now();
+        if let Some(to) = now.checked_add(timeout) {
+            self.shared.clock.advance_to(to);
+        }
+        Paused::Ran
     }
 }

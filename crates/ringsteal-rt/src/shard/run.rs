@@ -36,7 +36,9 @@ impl Shard {
         let mut fut = pin!(fut);
         loop {
             if wake.take() {
-                if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                let polled = fut.as_mut().poll(&mut cx);
+                self.end_of_poll();
+                if let Poll::Ready(v) = polled {
                     return v;
                 }
                 self.hand_off_if_idle_shard();
@@ -92,6 +94,7 @@ impl Shard {
     pub(crate) fn run_task(&self, task: Notified) {
         self.counters().polls.incr();
         task.run();
+        self.end_of_poll();
         self.hand_off_if_idle_shard();
     }
 
@@ -131,9 +134,13 @@ impl Shard {
         if !reaped.failed_doorbells.is_empty() {
             self.ring_failed_doorbells(&mut reaped.failed_doorbells);
         }
-        self.wheel
-            .borrow_mut()
-            .fire(&mut reaped.wakers, self.counters());
+        {
+            let mut wheel = self.wheel.borrow_mut();
+            if !wheel.is_empty() {
+                let now = self.shared.clock.now();
+                wheel.fire(now, &mut reaped.wakers, self.counters());
+            }
+        }
         // Raw messages from both paths; the inbox puts them in sequence order.
         if !reaped.messages.is_empty() || !remote.messages.is_empty() {
             let mut inbox = self.messages.borrow_mut();

@@ -15,7 +15,7 @@ use crate::shared::Shared;
 
 /// Creates shard `index` on the calling thread.
 pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, BuildError> {
-    let (ring, mode) = create_ring(shared.config.ring_options()).map_err(|e| {
+    let (ring, setup) = create_ring(shared.config.ring_options(&shared.features)).map_err(|e| {
         if e.is_invalid_arguments() {
             BuildError::Ring {
                 shard: index,
@@ -25,7 +25,7 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
             BuildError::Unavailable(e)
         }
     })?;
-    let driver = Driver::new(ring, mode, shared.wake.needs_eventfd()).map_err(|source| {
+    let driver = Driver::new(ring, setup.mode, shared.wake.needs_eventfd()).map_err(|source| {
         BuildError::Ring {
             shard: index,
             source,
@@ -37,7 +37,7 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();
     let _ = remote.stealer.set(worker.stealer());
-    shared.record_ring_mode(index, driver.mode());
+    shared.record_ring_setup(index, setup);
     Ok(Shard::new(index, shared.clone(), driver, worker))
 }
 

@@ -46,17 +46,17 @@ impl Shared {
     /// Rings `target`'s doorbell by the best path from this thread. The caller claimed it.
     pub(crate) fn ring_doorbell(&self, target: usize) {
         let via_shard = self.wake.shard_to_shard == Doorbell::MsgRing;
-        let sent = context::with_shard_of(self, |cur| match cur {
-            Some(shard) if via_shard => {
-                shard.msg_ring_doorbell(target);
-                true
+        context::with_shard_of(self, |cur| match cur {
+            Some(shard) if via_shard => shard.msg_ring_doorbell(target),
+            _ => {
+                let by_msg_ring = self.shards[target].ring_from_any_thread(self.wake.foreign);
+                // A ring-less MSG_RING sent by a shard of this runtime (an SQPOLL runtime's
+                // shards ring doorbells this way) counts like one sent from its ring.
+                if let (true, Some(shard)) = (by_msg_ring, cur) {
+                    shard.counters().msg_ring_doorbells.incr();
+                }
             }
-            _ => false,
         });
-        if sent {
-            return;
-        }
-        self.shards[target].ring_from_any_thread(self.wake.foreign);
     }
 
     /// Queues a woken task on its home shard, if the current thread is one of this runtime's

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use crate::driver::RingOptions;
-use crate::features::Feature;
+use crate::driver::{RingOptions, SqPoll};
+use crate::features::{Feature, KernelFeatures};
 
 /// What an idle shard does before it blocks in the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -53,6 +53,12 @@ pub(crate) struct Config {
     pub(crate) cancel_any: bool,
     /// Capabilities the runtime must behave as if the kernel lacked (testing fallbacks).
     pub(crate) without_features: Vec<Feature>,
+    /// The clock starts paused (tests; single shard only).
+    pub(crate) start_paused: bool,
+    /// `Some(idle)`: ask for SQPOLL rings whose kernel thread sleeps after `idle`.
+    pub(crate) sqpoll: Option<Duration>,
+    /// Testing aid: SQPOLL is asked for in a way the kernel refuses.
+    pub(crate) sqpoll_refused: bool,
     /// Provided buffers per shard (a power of two) for receive streams.
     pub(crate) recv_buf_count: u16,
     /// Bytes per provided buffer (and per heap buffer of the receive fallback).
@@ -60,11 +66,33 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    pub(crate) fn ring_options(&self) -> RingOptions {
+    /// True if shards try SQPOLL rings: asked for, and in the runtime's feature set. The one
+    /// answer both ring setup and the wake plan (synchronous doorbells) go by (ADR-0018).
+    pub(crate) fn tries_sqpoll(&self, features: &KernelFeatures) -> bool {
+        self.sqpoll.is_some() && features.supports(Feature::Sqpoll)
+    }
+
+    pub(crate) fn ring_options(&self, features: &KernelFeatures) -> RingOptions {
+        let sqpoll = match self.sqpoll {
+            None => SqPoll::Off,
+            Some(_) if !self.tries_sqpoll(features) => SqPoll::Unavailable,
+            Some(idle) => SqPoll::Try {
+                idle_ms: sqpoll_idle_ms(idle),
+                refused_for_testing: self.sqpoll_refused,
+            },
+        };
         RingOptions {
             entries: self.ring_entries,
             allow_defer_taskrun: self.defer_taskrun,
             allow_coop_taskrun: self.coop_taskrun,
+            sqpoll,
         }
     }
+}
+
+/// SQPOLL's idle time in whole milliseconds, rounded up (zero would mean the kernel's default
+/// of one second).
+fn sqpoll_idle_ms(idle: Duration) -> u32 {
+    let ms = idle.as_nanos().div_ceil(1_000_000).max(1);
+    u32::try_from(ms).unwrap_or(u32::MAX)
 }

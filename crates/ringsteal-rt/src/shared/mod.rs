@@ -1,6 +1,6 @@
 //! [`Shared`]: the state of one runtime that every thread may reach: the shards' shared
 //! halves ([`RemoteShard`]), the global queue for spawns from outside, the configuration,
-//! the wake plan and the blocking pool.
+//! the wake plan, the clock and the blocking pool.
 //!
 //! This layer sits below both `shard/` and `runtime/` (ADR-0016): a shard reaches the others
 //! through it, and the runtime builds it and hands it to the shards. It knows nothing of a
@@ -12,6 +12,7 @@
 //! May not: import `shard/` or `runtime/`, run tasks, touch a ring, or pick a doorbell path
 //! (that needs the current thread's shard: `shard/wake.rs` does it, as methods of `Shared`).
 
+pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod remote;
 mod sleep_flag;
@@ -23,7 +24,7 @@ use crossbeam_deque::Injector;
 use parking_lot::Mutex;
 
 use crate::blocking::pool::BlockingPool;
-use crate::driver::RingMode;
+use crate::driver::{RingMode, RingSetup};
 use crate::features::KernelFeatures;
 use crate::stats::SharedCounter;
 use crate::task::Notified;
@@ -61,6 +62,8 @@ pub(crate) struct Shared {
     pub(crate) spawned_external: SharedCounter,
     /// The instant timer ticks count from.
     pub(crate) clock_origin: Instant,
+    /// The runtime's clock (pausable in tests, ADR-0013).
+    pub(crate) clock: clock::Clock,
     /// The CPUs shards are pinned to with `pin_shards` (the building thread's mask).
     pub(crate) cpus: Vec<usize>,
     rr: AtomicUsize,
@@ -69,12 +72,13 @@ pub(crate) struct Shared {
     /// that queues a task must drop it itself (see `sweep_if_shut_down`).
     swept: AtomicBool,
     shutdown_timeout_ns: AtomicU64,
-    ring_modes: Mutex<Vec<Option<RingMode>>>,
+    ring_setups: Mutex<Vec<Option<RingSetup>>>,
 }
 
 impl Shared {
     pub(crate) fn new(config: Config, wake: WakePlan, features: KernelFeatures) -> Self {
         let n = config.shards;
+        let origin = Instant::now();
         Self {
             shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
             injector: Injector::new(),
@@ -82,7 +86,8 @@ impl Shared {
             wake,
             features,
             spawned_external: SharedCounter::default(),
-            clock_origin: Instant::now(),
+            clock_origin: origin,
+            clock: clock::Clock::new(origin),
             cpus: if config.pin_shards {
                 crate::util::affinity::allowed_cpus()
             } else {
@@ -92,7 +97,7 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             swept: AtomicBool::new(false),
             shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
-            ring_modes: Mutex::new(vec![None; n]),
+            ring_setups: Mutex::new(vec![None; n]),
             config,
         }
     }
@@ -110,12 +115,17 @@ impl Shared {
         Duration::from_nanos(self.shutdown_timeout_ns.load(Relaxed))
     }
 
-    pub(crate) fn record_ring_mode(&self, shard: usize, mode: RingMode) {
-        self.ring_modes.lock()[shard] = Some(mode);
+    pub(crate) fn record_ring_setup(&self, shard: usize, setup: RingSetup) {
+        self.ring_setups.lock()[shard] = Some(setup);
     }
 
     pub(crate) fn ring_modes(&self) -> Vec<Option<RingMode>> {
-        self.ring_modes.lock().clone()
+        let setups = self.ring_setups.lock();
+        setups.iter().map(|s| s.as_ref().map(|s| s.mode)).collect()
+    }
+
+    pub(crate) fn ring_setups(&self) -> Vec<Option<RingSetup>> {
+        self.ring_setups.lock().clone()
     }
 
     /// Stops new work (the caller then wakes every shard so it notices: see

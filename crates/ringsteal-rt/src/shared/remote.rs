@@ -153,15 +153,19 @@ impl RemoteShard {
     /// Rings this shard's doorbell from a thread that has no ring of its own (or may not use
     /// it): ring-less MSG_RING if `foreign` says the kernel has it, the eventfd otherwise or
     /// if that fails. Nothing once the shard is closed. The caller claimed the doorbell.
-    pub(crate) fn ring_from_any_thread(&self, foreign: Doorbell) {
+    /// Returns true if it went by ring-less MSG_RING (which the sender's counters count).
+    pub(crate) fn ring_from_any_thread(&self, foreign: Doorbell) -> bool {
+        let mut by_msg_ring = false;
         self.with_open_fds(|ring_fd, eventfd| {
             if foreign == Doorbell::SendMsgRing
                 && ringsteal_uring::send_msg_ring(ring_fd, 0, TAG_DOORBELL).is_ok()
             {
+                by_msg_ring = true;
                 return;
             }
             self.write_eventfd(eventfd);
         });
+        by_msg_ring
     }
 
     /// Rings this shard's eventfd (the doorbell every thread can use; ADR-0006), unless the

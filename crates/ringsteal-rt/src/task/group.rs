@@ -86,7 +86,8 @@ impl<T: Send + 'static> TaskGroup<T> {
         &self.token
     }
 
-    /// Spawns a stealable task into the group on the current runtime.
+    /// Spawns into the group on the current runtime, with default placement (see
+    /// [`crate::spawn`]).
     ///
     /// # Panics
     /// Outside a ringsteal runtime.
@@ -94,7 +95,11 @@ impl<T: Send + 'static> TaskGroup<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.spawn_with(Placement::Stealable, future);
+        let runtime = RuntimeHandle::current();
+        let placement = runtime.default_placement();
+        let (id, future) = self.announced_future(future);
+        self.handles
+            .insert(id, runtime.spawn_with(placement, future));
     }
 
     /// Spawns with a placement into the group on the current runtime.

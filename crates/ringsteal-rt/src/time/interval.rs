@@ -2,9 +2,10 @@
 
 use std::future::poll_fn;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::sleep::{far_future, Sleep};
+use super::Instant;
 
 /// What an [`Interval`] does when ticks were missed (the task was busy past a tick). A tick
 /// counts as missed when it is seen more than 1 ms after the instant it was scheduled for.
@@ -64,7 +65,20 @@ pub fn interval(period: Duration) -> Interval {
     interval_at(Instant::now(), period)
 }
 
-/// Ticks every `period`, the first time at `start`.
+/// Ticks every `period`, the first time at `start` (on the runtime's clock, see [`Instant`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{interval_at, Instant};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let start = Instant::now() + Duration::from_micros(200);
+///     let mut every = interval_at(start, Duration::from_micros(300));
+///     assert_eq!(every.tick().await, start);
+///     assert_eq!(every.tick().await, start + Duration::from_micros(300));
+/// });
+/// ```
 ///
 /// # Panics
 /// If `period` is zero.

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::shard::context;
 use crate::shard::sched::SchedHandle;
@@ -12,6 +12,7 @@ use crate::shard::{run_here_or_send, Shard};
 use crate::shared::remote::RemoteCmd;
 
 use super::wheel::TimerKey;
+use super::Instant;
 
 /// Completes at [`deadline`](Self::deadline). Created by [`sleep`](super::sleep) and
 /// [`sleep_until`](super::sleep_until).
@@ -21,8 +22,8 @@ use super::wheel::TimerKey;
 /// there moves its entry with it.
 ///
 /// ```
-/// use std::time::{Duration, Instant};
-/// use ringsteal_rt::time::sleep;
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{sleep, Instant};
 ///
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
 /// rt.block_on(async {
@@ -100,7 +101,7 @@ impl Sleep {
         let Some(reg) = &self.registration else {
             return;
         };
-        let key = reg.key;
+        let (key, deadline) = (reg.key, deadline.into_std());
         run_here_or_send(
             reg.runtime.shared(),
             reg.shard,
@@ -131,11 +132,11 @@ impl Sleep {
             if let Some(old) = self.registration.take() {
                 old.cancel();
             }
-            if Instant::now() >= self.deadline {
+            if Instant::from_std(shard.shared.clock.now()) >= self.deadline {
                 return Poll::Ready(());
             }
             let mut wheel = shard.wheel.borrow_mut();
-            let tick = wheel.deadline_tick(self.deadline);
+            let tick = wheel.deadline_tick(self.deadline.into_std());
             match wheel.insert(tick, cx.waker().clone(), shard.counters()) {
                 Ok(key) => {
                     drop(wheel);
@@ -191,14 +192,16 @@ pub fn sleep(duration: Duration) -> Sleep {
     )
 }
 
-/// Sleeps until `deadline`.
+/// Sleeps until `deadline` on the runtime's clock (see [`Instant`]).
 ///
 /// ```
 /// # let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
 /// # rt.block_on(async {
-/// let at = std::time::Instant::now() + std::time::Duration::from_micros(200);
-/// ringsteal_rt::time::sleep_until(at).await;
-/// assert!(std::time::Instant::now() >= at);
+/// use ringsteal_rt::time::{sleep_until, Instant};
+///
+/// let at = Instant::now() + std::time::Duration::from_micros(200);
+/// sleep_until(at).await;
+/// assert!(Instant::now() >= at);
 /// # });
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {

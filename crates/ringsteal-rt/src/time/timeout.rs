@@ -4,9 +4,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::sleep::{far_future, Sleep};
+use super::Instant;
 
 /// The deadline passed before the future completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +52,19 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     )
 }
 
-/// Runs `future` until `deadline` at most.
+/// Runs `future` until `deadline` at most (on the runtime's clock, see [`Instant`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{timeout_at, Instant};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let deadline = Instant::now() + Duration::from_millis(1);
+///     assert!(timeout_at(deadline, std::future::pending::<()>()).await.is_err());
+///     assert!(Instant::now() >= deadline);
+/// });
+/// ```
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,

@@ -320,24 +320,27 @@ impl Wheel {
         (self.overflow != NIL).then_some(self.overflow_floor)
     }
 
-    /// How long the shard may sleep: `None` without timers, zero if one is due.
-    pub(crate) fn next_timeout(&self) -> Option<Duration> {
+    /// How long from `now` the shard may sleep: `None` without timers, zero if one is due.
+    pub(crate) fn next_timeout(&self, now: Instant) -> Option<Duration> {
         if self.len == 0 {
             return None;
         }
         let tick = self.next_tick()?;
-        Some(
-            self.tick_instant(tick)
-                .saturating_duration_since(Instant::now()),
-        )
+        Some(self.tick_instant(tick).saturating_duration_since(now))
     }
 
-    /// Fires every entry due by now: their wakers go into `wakers`.
-    pub(crate) fn fire(&mut self, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+    /// True if no timer is registered.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fires every entry due by `now` (the runtime clock's time): their wakers go into
+    /// `wakers`.
+    pub(crate) fn fire(&mut self, now: Instant, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
         if self.len == 0 {
             return;
         }
-        let now = self.now_tick(Instant::now());
+        let now = self.now_tick(now);
         self.advance(now, wakers, counters);
     }
 

@@ -31,15 +31,18 @@ pub enum Config {
     CoopTaskrun,
     /// `Auto` with neither `DEFER_TASKRUN` nor `COOP_TASKRUN`: plain rings.
     Plain,
+    /// SQPOLL rings (a kernel poller per shard, idle after 1 ms).
+    SqPoll,
 }
 
 impl Config {
     /// Every configuration, in the order the helpers run them.
-    pub const ALL: [Config; 4] = [
+    pub const ALL: [Config; 5] = [
         Config::MsgRing,
         Config::EventFd,
         Config::CoopTaskrun,
         Config::Plain,
+        Config::SqPoll,
     ];
 
     /// A builder with `shards` shards in this configuration.
@@ -55,6 +58,7 @@ impl Config {
                 .wake(WakeMechanism::Auto)
                 .defer_taskrun(false)
                 .coop_taskrun(false),
+            Config::SqPoll => b.wake(WakeMechanism::Auto).sqpoll(Duration::from_millis(1)),
         }
     }
 
@@ -69,6 +73,11 @@ impl Config {
 /// True if this kernel has `IORING_OP_MSG_RING`, so `Config::MsgRing` really uses it.
 pub fn kernel_has_msg_ring() -> bool {
     ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring())
+}
+
+/// True if this kernel has ring-less MSG_RING (`IORING_REGISTER_SEND_MSG_RING`, 6.13).
+pub fn kernel_has_send_msg_ring() -> bool {
+    ringsteal_uring::Features::get().is_ok_and(|f| f.send_msg_ring())
 }
 
 /// Runs `body` on its own thread and fails with a clear message if it has not finished
@@ -343,4 +352,16 @@ pub const INTENTIONAL: &str = "INTENTIONAL test panic";
 pub fn unique() -> usize {
     static N: AtomicUsize = AtomicUsize::new(0);
     N.fetch_add(1, SeqCst)
+}
+
+/// User plus system CPU time of this process so far, every thread of it included (the
+/// kernel's SQPOLL threads too). Meaningful only in a test binary with a single test.
+pub fn cpu_time() -> Duration {
+    // SAFETY: rusage is plain data, zeroed is a valid value; getrusage writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid out-pointer.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }

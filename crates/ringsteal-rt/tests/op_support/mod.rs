@@ -34,6 +34,7 @@ pub(crate) struct Config {
     pub(crate) shards: usize,
     pub(crate) wake: WakeMechanism,
     pub(crate) defer_taskrun: bool,
+    pub(crate) sqpoll: bool,
 }
 
 impl Config {
@@ -42,7 +43,14 @@ impl Config {
             shards,
             wake: WakeMechanism::Auto,
             defer_taskrun: true,
+            sqpoll: false,
         }
+    }
+
+    /// This configuration with SQPOLL rings (a kernel poller per shard, idle after 1 ms).
+    pub(crate) const fn sqpoll(mut self) -> Self {
+        self.sqpoll = true;
+        self
     }
 
     /// This configuration with every doorbell forced through the eventfd.
@@ -65,11 +73,16 @@ impl Config {
 
     /// The builder [`build`](Self::build) uses, to adjust further.
     pub(crate) fn builder(&self) -> ringsteal_rt::Builder {
-        Runtime::builder()
+        let b = Runtime::builder()
             .shards(self.shards)
             .wake(self.wake)
             .defer_taskrun(self.defer_taskrun)
-            .shutdown_timeout(Duration::from_secs(20))
+            .shutdown_timeout(Duration::from_secs(20));
+        if self.sqpoll {
+            b.sqpoll(Duration::from_millis(1))
+        } else {
+            b
+        }
     }
 }
 
@@ -77,20 +90,23 @@ impl Config {
 pub(crate) const ONE_AND_TWO_SHARDS: [Config; 2] = [Config::new(1), Config::new(2)];
 
 /// Two shards, with every wake and completion mode the runtime has.
-pub(crate) const TWO_SHARD_MODES: [Config; 3] = [
+pub(crate) const TWO_SHARD_MODES: [Config; 4] = [
     Config::new(2),
     Config::new(2).eventfd(),
     Config::new(2).no_defer_taskrun(),
+    Config::new(2).sqpoll(),
 ];
 
-/// One and two shards, and the eventfd and no-DEFER_TASKRUN fallbacks (alone and together).
-pub(crate) const ALL_MODES: [Config; 6] = [
+/// One and two shards, the eventfd and no-DEFER_TASKRUN fallbacks (alone and together), and
+/// SQPOLL rings.
+pub(crate) const ALL_MODES: [Config; 7] = [
     Config::new(1),
     Config::new(2),
     Config::new(1).eventfd(),
     Config::new(2).eventfd(),
     Config::new(2).no_defer_taskrun(),
     Config::new(2).eventfd().no_defer_taskrun(),
+    Config::new(2).sqpoll(),
 ];
 
 /// Runs `f` on a fresh thread and fails the test if it has not returned within

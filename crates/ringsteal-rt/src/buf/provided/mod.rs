@@ -144,6 +144,20 @@ impl Deref for RecvBuf {
     }
 }
 
+/// Data that did not come from a receive (bytes kept from an earlier read, say) in the
+/// same form as received data: a heap buffer.
+///
+/// ```
+/// let buf = ringsteal_rt::buf::RecvBuf::from(b"kept".to_vec());
+/// assert_eq!(&buf[..], b"kept");
+/// assert!(!buf.is_provided());
+/// ```
+impl From<Vec<u8>> for RecvBuf {
+    fn from(data: Vec<u8>) -> Self {
+        Self::heap(data)
+    }
+}
+
 impl AsRef<[u8]> for RecvBuf {
     fn as_ref(&self) -> &[u8] {
         self

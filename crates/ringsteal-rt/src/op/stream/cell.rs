@@ -24,7 +24,7 @@ use std::task::Waker;
 
 use ringsteal_uring::io_uring_sqe;
 
-use super::queue::ItemQueue;
+use super::queue::{ItemQueue, Pushed};
 use crate::op::raw::{OpHeader, OpVTable};
 use crate::util::{block_cache, contain_panic};
 
@@ -146,9 +146,10 @@ unsafe fn more<S: Source>(
     };
     // SAFETY: a CQE of this cell's request, delivered once by the driver.
     let item = unsafe { source.item(res, flags) };
-    match cell.queue.push(item) {
-        Ok(()) => wakers.extend(cell.header.take_waker()),
-        Err(item) => item.release(wakers),
+    match cell.queue.push(item, wakers) {
+        Pushed::Queued => wakers.extend(cell.header.take_waker()),
+        Pushed::Sunk => {}
+        Pushed::Refused(item) => item.release(wakers),
     }
 }
 
@@ -158,8 +159,9 @@ unsafe fn cancel_fd<S: Source>(op: NonNull<OpHeader>) -> Option<RawFd> {
     Some(unsafe { op.cast::<StreamCell<S>>().as_ref() }.fd)
 }
 
-/// `OpVTable::free`: the last reference is gone. What the consumer left behind is released:
-/// the queued items and, if the request ended, its last result.
+/// `OpVTable::free`: the last reference is gone. What the consumer left behind, the queued
+/// items and, if the request ended, its last result, goes to the sink the consumer left, or
+/// is released; then the sink is dropped.
 unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
     let cell = op.cast::<StreamCell<S>>();
     // SAFETY: made by `allocate`; no references remain, so its contents may move out.
@@ -177,15 +179,21 @@ unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
         let last = header.is_complete().then(|| header.first_result());
         drop(header);
         let mut wakers = Vec::new();
-        for item in queue.close() {
-            item.release(&mut wakers);
+        let (items, mut sink) = queue.finish();
+        let mut give_up = |item: S::Item, wakers: &mut Vec<Waker>| match &mut sink {
+            Some(sink) => sink(item, wakers),
+            None => item.release(wakers),
+        };
+        for item in items {
+            give_up(item, &mut wakers);
         }
         if let Some(mut source) = source.into_inner() {
             if let Some((res, flags)) = last {
                 // SAFETY: the request's last CQE, which nobody took.
-                unsafe { source.last(res, flags) }.release(&mut wakers);
+                give_up(unsafe { source.last(res, flags) }, &mut wakers);
             }
         }
+        drop(sink);
         wakers.into_iter().for_each(Waker::wake);
     });
 }

@@ -44,6 +44,7 @@ use crate::op::raw::{release, release_many, OpHeader};
 use crate::shard::sched::SchedHandle;
 use crate::shard::Shard;
 use cell::{Release, Source, StreamCell};
+use queue::Sink;
 
 /// What [`Multishot::poll_next`] yields.
 pub(crate) enum Polled<S: Source> {
@@ -193,14 +194,23 @@ impl<S: Source> Multishot<S> {
     }
 }
 
-impl<S: Source> Drop for Multishot<S> {
-    fn drop(&mut self) {
+impl<S: Source> Multishot<S> {
+    /// Lets go of the armed request, if any: cancels it if it is still armed, and gives what
+    /// it delivered and nobody took (queued now, or delivered until its last CQE) to `sink`
+    /// in order, or releases it if there is no sink. The sink is dropped after the request's
+    /// last CQE (at once if nothing is armed).
+    pub(crate) fn abandon(&mut self, sink: Option<Sink<S::Item>>) {
         let Some(cell) = self.cell.take() else { return };
         // SAFETY: our reference keeps the cell alive.
         let c = unsafe { cell.as_ref() };
         let mut wakers = Vec::new();
-        for item in c.queue.close() {
-            item.release(&mut wakers);
+        match sink {
+            Some(sink) => c.queue.close_into(sink, &mut wakers),
+            None => {
+                for item in c.queue.close() {
+                    item.release(&mut wakers);
+                }
+            }
         }
         let header = cell.cast::<OpHeader>();
         if !c.header.is_complete() {
@@ -210,6 +220,12 @@ impl<S: Source> Drop for Multishot<S> {
         // request still delivers) at its last CQE if that has not arrived yet.
         unsafe { release(header) };
         wakers.into_iter().for_each(Waker::wake);
+    }
+}
+
+impl<S: Source> Drop for Multishot<S> {
+    fn drop(&mut self) {
+        self.abandon(None);
     }
 }
 

@@ -1,7 +1,8 @@
 //! [`Receiver`]: the policy the receive streams share (`recv.rs`, `recvmsg.rs`): one request
 //! in flight at a time; a request the kernel ended with data is re-armed at the next poll;
 //! one that ran out of provided buffers (`ENOBUFS`) waits, yielding nothing, until half of
-//! the group is free again and then re-arms; end of file and errors end the stream.
+//! the group is free again and then re-arms (at once, if it is next polled on another shard,
+//! which selects from its own group); end of file and errors end the stream.
 //!
 //! No data is lost or reordered across a re-arm: the kernel ends a multishot receive
 //! between two receives (what was not received stays in the socket), the results of one
@@ -15,7 +16,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::cell::Source;
-use super::{not_on_shard, Multishot, Polled};
+use super::queue::Sink;
+use super::{not_on_shard, recv_group, Multishot, Polled};
 use crate::buf::provided::{BufGroup, WaiterKey};
 use crate::op::SharedFd;
 use crate::shard::{context, Shard};
@@ -96,7 +98,13 @@ impl<S: ReceiveSource> Receiver<S> {
                 return Poll::Ready(None);
             }
             if let Some(group) = &self.stalled {
-                if !group.ready_or_wait(&mut self.waiter, cx.waker()) {
+                // Polled on another shard than the one whose buffers ran out (the stream
+                // moved to a task there): waiting for that shard's buffers would stall on
+                // a group this shard does not select from. Re-arm here instead: nothing is
+                // armed, so nothing can be reordered.
+                if !is_current_shards_group(group) {
+                    group.forget_waiter(&mut self.waiter);
+                } else if !group.ready_or_wait(&mut self.waiter, cx.waker()) {
                     return Poll::Pending;
                 }
                 self.stalled = None;
@@ -106,6 +114,13 @@ impl<S: ReceiveSource> Receiver<S> {
                 return Poll::Ready(Some(Err(e)));
             }
         }
+    }
+
+    /// Lets go of the armed request, giving what it delivered and nobody took to `sink`
+    /// (see `Multishot::abandon`); the stream yields nothing more.
+    pub(crate) fn abandon(&mut self, sink: Sink<S::Item>) {
+        self.request.abandon(Some(sink));
+        self.ended = true;
     }
 
     /// Requests submitted so far.
@@ -124,6 +139,15 @@ impl<S: ReceiveSource> Receiver<S> {
                 .map_err(|(_, e)| e)
         })
     }
+}
+
+/// True if `group` is the provided-buffer group of the shard this thread runs.
+fn is_current_shards_group(group: &Arc<BufGroup>) -> bool {
+    context::with_shard(|shard| {
+        shard
+            .and_then(recv_group)
+            .is_some_and(|own| Arc::ptr_eq(&own, group))
+    })
 }
 
 impl<S: ReceiveSource> Drop for Receiver<S> {

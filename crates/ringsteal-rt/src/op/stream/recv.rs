@@ -29,6 +29,13 @@ use crate::shard::Shard;
 /// the first poll, on the polling shard's ring; dropping the stream cancels it, and buffers
 /// received but not yet taken go back to their ring.
 ///
+/// A stream may move to another task, on another shard: its armed request stays on the
+/// ring that armed it (that shard reaps its completions and wakes the new task) until the
+/// kernel ends it, and the next request goes to the new shard's ring (at once if the stream
+/// was waiting for buffers). So a stream armed inside `Runtime::block_on` and handed to a
+/// worker shard's task delivers only while shard 0 runs, inside a `block_on`, until its
+/// request ends.
+///
 /// ```
 /// use std::io::Write;
 /// use ringsteal_rt::op::{self, SharedFd};
@@ -84,6 +91,52 @@ impl RecvStream {
     /// one per receive on the single-shot fallback.
     pub fn requests_submitted(&self) -> u64 {
         self.0.requests_submitted()
+    }
+
+    /// Drops the stream but keeps its data: the bytes of every receive the kernel delivered
+    /// and nobody took, those queued now and those the cancelled request still delivers
+    /// before its last completion, are passed to `keep` in order (each buffer goes back to
+    /// its ring right after). `keep` is dropped after that last completion (at once if
+    /// nothing is armed), on whichever thread sees it, so a guard it owns is held until the
+    /// kernel can deliver nothing more. Dropping the stream instead discards that data.
+    ///
+    /// This is how `ringsteal::net`'s receive streams give undelivered bytes back to their
+    /// stream's next `read`.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use std::sync::{Arc, Mutex};
+    /// use ringsteal_rt::op::{self, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// let kept = Arc::new(Mutex::new(Vec::new()));
+    /// rt.block_on(async {
+    ///     let (rx, mut tx) = std::os::unix::net::UnixStream::pair().unwrap();
+    ///     let mut stream = op::recv_multishot(&SharedFd::new(rx.into()));
+    ///     tx.write_all(b"taken").unwrap();
+    ///     assert_eq!(&stream.next().await.unwrap().unwrap()[..], b"taken");
+    ///     tx.write_all(b"kept").unwrap();
+    ///     let k = kept.clone();
+    ///     stream.abandon_into(move |bytes| k.lock().unwrap().extend_from_slice(bytes));
+    ///     // Once the cancelled request has ended, whatever it received was kept.
+    ///     while Arc::strong_count(&kept) > 1 {
+    ///         ringsteal_rt::op::nop().await.unwrap();
+    ///     }
+    /// });
+    /// // "kept" was either received (and kept) or is still in the socket: never lost.
+    /// assert!(kept.lock().unwrap().is_empty() || &kept.lock().unwrap()[..] == b"kept");
+    /// ```
+    pub fn abandon_into(mut self, mut keep: impl FnMut(&[u8]) + Send + 'static) {
+        self.0
+            .abandon(Box::new(move |item: Received, wakers: &mut Vec<Waker>| {
+                let (res, buf) = item.into_parts();
+                if let Some(buf) = buf {
+                    if res > 0 {
+                        keep(&buf);
+                    }
+                    buf.release_into(wakers);
+                }
+            }));
     }
 }
 

@@ -1,0 +1,94 @@
+//! What the attribute accepts as its function: an `async fn`, not generic, taking nothing or
+//! one `RuntimeHandle`. Every error points at the offending token and says what is allowed.
+//!
+//! May not: parse the attribute's arguments (`args.rs`) or emit code (`expand.rs`).
+
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, Type};
+
+use crate::args::Kind;
+
+/// Whether the function takes the runtime's handle.
+pub(crate) enum Handle {
+    None,
+    Taken,
+}
+
+/// Checks `f` for `kind`; returns whether it takes a `RuntimeHandle`.
+pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
+    let attr = kind.attr();
+    let sig = &f.sig;
+    if sig.asyncness.is_none() {
+        return Err(syn::Error::new(
+            sig.fn_token.span,
+            format!("{attr} goes on an `async fn`: add `async` before `fn`"),
+        ));
+    }
+    if let Some(c) = &sig.constness {
+        return Err(syn::Error::new(
+            c.span,
+            format!("{attr} cannot be used on a `const fn`"),
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        let first = sig.generics.params.first().map(Spanned::span);
+        return Err(syn::Error::new(
+            first.unwrap_or_else(|| sig.generics.span()),
+            format!(
+                "{attr} cannot be used on a generic function: it has no caller to choose the types"
+            ),
+        ));
+    }
+    if let Some(v) = &sig.variadic {
+        return Err(syn::Error::new(
+            v.span(),
+            format!("{attr} cannot be used on a variadic function"),
+        ));
+    }
+    if kind == Kind::Test {
+        if let Some(a) = f.attrs.iter().find(|a| a.path().is_ident("test")) {
+            return Err(syn::Error::new(
+                a.path().span(),
+                "#[ringsteal::test] already makes this a #[test]: remove this attribute",
+            ));
+        }
+    }
+    let what = match kind {
+        Kind::Main => "`main`",
+        Kind::Test => "a test",
+    };
+    let only_handle = format!(
+        "{what} may take no parameter or one `RuntimeHandle` (the runtime it runs on), nothing else"
+    );
+    let mut params = sig.inputs.iter();
+    let handle = match params.next() {
+        None => Handle::None,
+        Some(FnArg::Receiver(r)) => return Err(syn::Error::new(r.span(), only_handle)),
+        Some(FnArg::Typed(p)) => {
+            if !is_runtime_handle(&p.ty) {
+                return Err(syn::Error::new(p.ty.span(), only_handle));
+            }
+            Handle::Taken
+        }
+    };
+    if let Some(extra) = params.next() {
+        return Err(syn::Error::new(extra.span(), only_handle));
+    }
+    Ok(handle)
+}
+
+/// True for `RuntimeHandle` and any path ending in it (`ringsteal::RuntimeHandle`). The
+/// generated call passes a real `RuntimeHandle`, so an alias naming another type still fails,
+/// as a type error.
+fn is_runtime_handle(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "RuntimeHandle" && s.arguments.is_empty()),
+        Type::Group(g) => is_runtime_handle(&g.elem),
+        Type::Paren(p) => is_runtime_handle(&p.elem),
+        _ => false,
+    }
+}

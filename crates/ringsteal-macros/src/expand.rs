@@ -1,0 +1,83 @@
+//! The code the attributes emit: the `async fn` becomes an inner function of a plain one that
+//! builds the runtime from the arguments and runs it with `block_on`.
+//!
+//! May not: decide what is allowed (`args.rs`, `check.rs`).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{parse_quote, ItemFn, Path};
+
+use crate::args::{Args, Idle, Kind, Wake};
+use crate::check::Handle;
+
+/// The plain function that replaces `f`.
+pub(crate) fn expand(args: &Args, f: ItemFn, handle: Handle) -> TokenStream {
+    let krate: Path = args
+        .krate
+        .clone()
+        .unwrap_or_else(|| parse_quote!(::ringsteal));
+    let builder = builder(&krate, args);
+    let ItemFn {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = f;
+    let name = sig.ident.clone();
+    let inner = sig.clone();
+    let mut outer = sig;
+    outer.asyncness = None;
+    outer.inputs.clear();
+    let call = match handle {
+        Handle::None => quote!(|_| #name()),
+        Handle::Taken => quote!(|__ringsteal_handle| #name(__ringsteal_handle)),
+    };
+    let (run, test_attr) = match args.kind {
+        Kind::Main => (quote!(#krate::__private::run_main), quote!()),
+        Kind::Test => (
+            quote!(#krate::__private::run_test),
+            quote!(#[::core::prelude::v1::test]),
+        ),
+    };
+    quote! {
+        #test_attr
+        #(#attrs)*
+        #vis #outer {
+            #inner #block
+            #run(#builder, #call)
+        }
+    }
+}
+
+/// `Runtime::builder()` with the arguments applied.
+fn builder(krate: &Path, args: &Args) -> TokenStream {
+    let mut b = quote!(#krate::Runtime::builder());
+    let paused = matches!(args.start_paused, Some((true, _)));
+    match args.shards {
+        Some((n, _)) => b.extend(quote!(.shards(#n))),
+        // A paused clock needs a single shard; otherwise the builder's default applies: one
+        // shard per available CPU.
+        None if paused => b.extend(quote!(.shards(1))),
+        None => {}
+    }
+    match args.idle {
+        Some(Idle::Park) => b.extend(quote!(.idle(#krate::IdleStrategy::Park))),
+        Some(Idle::Spin(nanos)) => b.extend(quote!(
+            .idle(#krate::IdleStrategy::SpinThenPark(::core::time::Duration::from_nanos(#nanos)))
+        )),
+        None => {}
+    }
+    let wake = match args.wake {
+        Some(Wake::Auto) => Some(quote!(Auto)),
+        Some(Wake::MsgRing) => Some(quote!(MsgRing)),
+        Some(Wake::EventFd) => Some(quote!(EventFd)),
+        None => None,
+    };
+    if let Some(w) = wake {
+        b.extend(quote!(.wake(#krate::WakeMechanism::#w)));
+    }
+    if paused {
+        b.extend(quote!(.start_paused(true)));
+    }
+    b
+}

@@ -1,0 +1,151 @@
+//! # ringsteal-macros
+//!
+//! `#[ringsteal::main]` and `#[ringsteal::test]`: run an `async fn` on a
+//! [ringsteal](https://github.com/ringsteal/ringsteal) runtime. Use them through the
+//! `ringsteal` crate (its `macros` feature, on by default), not from this crate.
+//!
+//! Files: `args.rs` (the attribute's arguments), `check.rs` (what functions are accepted),
+//! `expand.rs` (the code emitted).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod args;
+mod check;
+mod expand;
+
+use proc_macro::TokenStream;
+use syn::ItemFn;
+
+use args::{Args, Kind};
+
+/// Runs an `async fn` (usually `main`) on a ringsteal runtime.
+///
+/// ```
+/// #[ringsteal::main]
+/// async fn main() {
+///     let answer = ringsteal::spawn(async { 6 * 7 }).await.unwrap();
+///     assert_eq!(answer, 42);
+/// }
+/// ```
+///
+/// The function returns `()` or any `Result<(), E>` with `E: Debug` (as a plain `main` may),
+/// and may take the [`RuntimeHandle`] of the runtime it runs on as its one parameter:
+///
+/// ```
+/// use ringsteal::RuntimeHandle;
+///
+/// #[ringsteal::main(shards = 2, idle = "spin(100us)", wake = "auto")]
+/// async fn main(runtime: RuntimeHandle) -> Result<(), ringsteal::JoinError> {
+///     assert_eq!(runtime.shards(), 2);
+///     let on = runtime.spawn_with(ringsteal::Placement::Pinned(1), async { ringsteal::current_shard() });
+///     assert_eq!(on.await?, Some(1));
+///     Ok(())
+/// }
+/// ```
+///
+/// # Arguments
+///
+/// | argument | values | default | builder call |
+/// |---|---|---|---|
+/// | `shards = N` | 1 to 4096 | one shard per available CPU | `shards(N)` |
+/// | `idle = "..."` | `"park"`, `"spin"` (a 50 µs budget), `"spin(BUDGET)"` with `BUDGET` like `200us`, `2ms`, `500ns`, `1s` | `"park"` | `idle(IdleStrategy::Park)` or `idle(IdleStrategy::SpinThenPark(BUDGET))` |
+/// | `wake = "..."` | `"auto"`, `"msg_ring"`, `"eventfd"` | `"auto"` | `wake(WakeMechanism::Auto / MsgRing / EventFd)` |
+/// | `crate = path` | the path of the `ringsteal` crate, for crates that re-export it (`crate = my_lib::ringsteal`; a string `"my_lib::ringsteal"` works too) | `::ringsteal` | |
+///
+/// The thread that runs `main` is shard 0; the others are threads the runtime starts. If the
+/// runtime cannot be built (io_uring refused, a bad setting), the program prints the error,
+/// which names the cause and the fix, and exits with status 1.
+///
+/// # Compile errors
+///
+/// Misuse is a compile error at the offending token that says what is allowed: a function
+/// that is not `async`, an unknown or repeated argument, a bad value, a generic function, or
+/// parameters other than one `RuntimeHandle`.
+///
+/// [`RuntimeHandle`]: https://docs.rs/ringsteal/latest/ringsteal/struct.RuntimeHandle.html
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Main, args, item)
+}
+
+/// Makes an `async fn` a `#[test]` that runs on its own ringsteal runtime.
+///
+/// ```
+/// #[ringsteal::test(shards = 2)]
+/// async fn spawned_tasks_complete() {
+///     let task = ringsteal::spawn(async { 1 + 1 });
+///     assert_eq!(task.await.unwrap(), 2);
+/// }
+/// # fn main() {}
+/// ```
+///
+/// It takes the arguments of [`macro@main`] and `start_paused = true`, which starts the
+/// runtime's clock paused ([`ringsteal::time::pause`]): timers then complete as soon as the
+/// runtime has nothing else to do, so hours of timeouts and retries take milliseconds. A
+/// paused clock needs a single shard, so `start_paused = true` defaults to `shards = 1`, and
+/// any other count is a compile error.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal::time::{sleep, Instant};
+///
+/// #[ringsteal::test(start_paused = true)]
+/// async fn an_hour_passes_at_once() {
+///     let start = Instant::now();
+///     sleep(Duration::from_secs(3600)).await;
+///     assert_eq!(start.elapsed(), Duration::from_secs(3600));
+/// }
+/// # fn main() {}
+/// ```
+///
+/// The function may return `()` or a `Result<(), E: Debug>` (an `Err` fails the test) and
+/// may take a `RuntimeHandle`. Other attributes (`#[ignore]`, `#[should_panic]`) go after
+/// this one. If the runtime cannot be built, the test fails with the build error.
+///
+/// [`ringsteal::time::pause`]: https://docs.rs/ringsteal/latest/ringsteal/time/fn.pause.html
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Test, args, item)
+}
+
+fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
+    let f: ItemFn = match syn::parse(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            // Not a function: the error, and the item as it was.
+            let what = format!("{} goes on an `async fn`, not on this item", kind.attr());
+            let e = syn::Error::new(e.span(), what);
+            let mut out: TokenStream = e.into_compile_error().into();
+            out.extend(item);
+            return out;
+        }
+    };
+    let mut parsed = Args::new(kind);
+    let parser = syn::meta::parser(|meta| parsed.parse_one(meta));
+    let checked = syn::parse::Parser::parse(parser, args)
+        .and_then(|()| parsed.validate())
+        .and_then(|()| check::check(kind, &f));
+    match checked {
+        Ok(handle) => expand::expand(&parsed, f, handle).into(),
+        Err(e) => with_error(e, &f),
+    }
+}
+
+/// The error, and in place of the function a stub with its name and return type: the
+/// compiler then reports this error alone, not a cascade (an `async fn main`, a missing
+/// `main`, `.await` outside `async`).
+fn with_error(e: syn::Error, f: &ItemFn) -> TokenStream {
+    let ItemFn {
+        attrs, vis, sig, ..
+    } = f;
+    let (name, output) = (&sig.ident, &sig.output);
+    let error = e.into_compile_error();
+    quote::quote! {
+        #error
+        #(#attrs)*
+        #[allow(dead_code)]
+        #vis fn #name() #output { ::core::unreachable!() }
+    }
+    .into()
+}

@@ -1,0 +1,2 @@
+#[ringsteal::main(crate = 5)]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[ringsteal::main(wake = "doorbell")]
+async fn main() {}

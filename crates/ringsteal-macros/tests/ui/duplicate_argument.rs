@@ -1,0 +1,2 @@
+#[ringsteal::main(shards = 2, shards = 4)]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[ringsteal::main]
+fn main() {}

@@ -1,0 +1,4 @@
+#[ringsteal::main]
+async fn main(handle: ringsteal::RuntimeHandle, extra: u32) {
+    let _ = (handle, extra);
+}

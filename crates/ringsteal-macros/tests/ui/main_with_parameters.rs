@@ -1,0 +1,4 @@
+#[ringsteal::main]
+async fn main(port: u16) {
+    let _ = port;
+}

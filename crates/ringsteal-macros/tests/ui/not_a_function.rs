@@ -1,0 +1,4 @@
+#[ringsteal::main]
+struct Main;
+
+fn main() {}

@@ -1,0 +1,2 @@
+#[ringsteal::main(start_paused = true)]
+async fn main() {}

@@ -1,0 +1,5 @@
+#[ringsteal::test]
+#[test]
+async fn twice() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[ringsteal::test]
+fn plain() {}
+
+fn main() {}

@@ -1,0 +1,2 @@
+#[ringsteal::main(threads = 4)]
+async fn main() {}

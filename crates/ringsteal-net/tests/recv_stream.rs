@@ -1,0 +1,264 @@
+//! `recv_stream()` on TCP and Unix streams: data in order across provided-buffer exhaustion
+//! on real TCP; the stream's read side held while a receive stream lives; and the bytes a
+//! dropped receive stream was delivered and nobody took given back to the next read, both
+//! deterministically (they provably left the socket) and in a stress run that alternates
+//! receive streams and reads at random moments while another shard writes a self-checking
+//! stream. Under every wake mechanism and ring mode, and on the single-shot fallbacks.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::time::Duration;
+
+use common::{under_every_config, Rng};
+use ringsteal_net::UnixStream;
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::{Builder, Feature, Placement, RuntimeHandle};
+use support::*;
+
+/// The receive paths a runtime can take: multishot into provided buffers, or the
+/// single-shot heap fallbacks the builder can force.
+const PATHS: [Option<Feature>; 3] = [
+    None,
+    Some(Feature::MultishotRecv),
+    Some(Feature::ProvidedBufferRing),
+];
+
+fn on_path(b: Builder, without: Option<Feature>) -> Builder {
+    match without {
+        Some(f) => b.without_feature(f),
+        None => b,
+    }
+}
+
+fn multishot(rt: &ringsteal_rt::Runtime) -> bool {
+    let f = rt.features();
+    f.supports(Feature::MultishotRecv) && f.supports(Feature::ProvidedBufferRing)
+}
+
+#[test]
+fn a_tcp_recv_stream_keeps_order_while_its_shard_runs_out_of_buffers() {
+    const TOTAL: u64 = 8 << 20;
+    under_every_config("tcp recv stream, tiny group", 2, |config, b| {
+        for path in PATHS {
+            let rt = on_path(b.clone().recv_buffers(4, 4096), path)
+                .build()
+                .unwrap();
+            let native = multishot(&rt);
+            let stats = rt.block_on(async {
+                let (client, server) = tcp_pair().await;
+                let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let mut pos = 0;
+                    while pos < TOTAL {
+                        let chunk = stream_bytes(7, pos, 64 * 1024);
+                        client.write_all(chunk).await.0.unwrap();
+                        pos += 64 * 1024;
+                    }
+                });
+                let mut data = server.recv_stream();
+                // Hold two buffers at a time, as a parser waiting for the rest of a message.
+                let mut held = std::collections::VecDeque::new();
+                let mut pos = 0u64;
+                while pos
+                    + held
+                        .iter()
+                        .map(|b: &ringsteal_net::RecvBuf| b.len() as u64)
+                        .sum::<u64>()
+                    < TOTAL
+                {
+                    let buf = timeout(OP_GUARD, data.next())
+                        .await
+                        .expect("the stream stalled")
+                        .expect("data before the end")
+                        .unwrap();
+                    assert_eq!(buf.is_provided(), native, "{config:?} {path:?}");
+                    held.push_back(buf);
+                    if held.len() > 2 {
+                        let buf = held.pop_front().unwrap();
+                        check_stream(7, pos, &buf);
+                        pos += buf.len() as u64;
+                    }
+                }
+                for buf in held {
+                    check_stream(7, pos, &buf);
+                    pos += buf.len() as u64;
+                }
+                assert_eq!(pos, TOTAL, "{config:?} {path:?}");
+                writer.await.unwrap();
+                RuntimeHandle::current().stats().shards[0].clone()
+            });
+            assert_eq!(stats.bufs_in_use, 0, "{config:?} {path:?}");
+            if native {
+                assert!(
+                    stats.enobufs_stalls > 0,
+                    "{config:?}: never ran dry: {stats:?}"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn bytes_a_dropped_recv_stream_took_from_the_socket_go_to_the_next_read() {
+    under_every_config("dropped recv stream gives back", 1, |config, b| {
+        for path in PATHS {
+            // Buffers of four bytes: one arming takes "abcd" and "efgh" as two buffers.
+            let rt = on_path(b.clone().recv_buffers(8, 4), path).build().unwrap();
+            rt.block_on(async {
+                let (a, b) = UnixStream::pair().unwrap();
+                a.write_all(b"abcdefgh".to_vec()).await.0.unwrap();
+                let mut data = b.recv_stream();
+                let first = data.next().await.unwrap().unwrap();
+                assert_eq!(&first[..], b"abcd", "{config:?} {path:?}");
+                // On the multishot path "efgh" is in the stream's queue now, out of the
+                // socket: dropping the stream must hand it back, or it is gone.
+                drop(data);
+                a.write_all(b"ij".to_vec()).await.0.unwrap();
+                let (res, rest) = timeout(OP_GUARD, b.read_exact(vec![0; 6]))
+                    .await
+                    .unwrap_or_else(|_| panic!("{config:?} {path:?}: bytes were lost"));
+                res.unwrap();
+                assert_eq!(rest, b"efghij", "{config:?} {path:?}");
+                // A receive stream made later starts with what a read left behind.
+                let mut read = Box::pin(b.read(Vec::with_capacity(8)));
+                assert!(poll_once(&mut read).await.is_none());
+                let before = ops_completed();
+                a.write_all(b"kl".to_vec()).await.0.unwrap();
+                until_ops_completed(before, 2).await;
+                drop(read); // its "kl" is kept by the stream
+                let mut data = b.recv_stream();
+                let kept = data.next().await.unwrap().unwrap();
+                assert_eq!(&kept[..], b"kl", "{config:?} {path:?}");
+            });
+        }
+    });
+}
+
+#[test]
+fn other_reads_wait_while_a_recv_stream_lives() {
+    under_every_config("recv stream holds the read side", 1, |config, b| {
+        let rt = b.build().unwrap();
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut data = b.recv_stream();
+            a.write_all(b"one".to_vec()).await.0.unwrap();
+            assert_eq!(&data.next().await.unwrap().unwrap()[..], b"one");
+            let mut read = Box::pin(b.read(Vec::with_capacity(8)));
+            a.write_all(b"two".to_vec()).await.0.unwrap();
+            for _ in 0..100 {
+                assert!(
+                    poll_once(&mut read).await.is_none(),
+                    "{config:?}: a read ran while the receive stream held the read side"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            drop(data);
+            let (res, got) = timeout(OP_GUARD, read).await.expect("the read never ran");
+            assert_eq!(&got[..res.unwrap()], b"two", "{config:?}");
+        });
+    });
+}
+
+#[test]
+fn receive_streams_and_reads_taking_turns_at_random_lose_and_reorder_nothing() {
+    const TOTAL: u64 = 2 << 20;
+    under_every_config("recv streams and reads in turns", 2, |config, b| {
+        for path in PATHS {
+            let rt = on_path(b.clone().recv_buffers(16, 4096), path)
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let (client, server) = tcp_pair().await;
+                // Another shard writes in small pieces, so data keeps arriving throughout.
+                let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let mut pos = 0;
+                    let mut rng = Rng::new(3);
+                    while pos < TOTAL {
+                        let n = (1 + rng.below(8192)).min(TOTAL - pos);
+                        client
+                            .write_all(stream_bytes(9, pos, n as usize))
+                            .await
+                            .0
+                            .unwrap();
+                        pos += n;
+                    }
+                });
+                let mut rng = Rng::new(config as u64 * 31 + path.is_some() as u64);
+                let mut pos = 0u64;
+                while pos < TOTAL {
+                    if rng.below(2) == 0 {
+                        // A receive stream that takes a few buffers (maybe none) and is
+                        // dropped, maybe while more is on its way.
+                        let mut data = server.recv_stream();
+                        let mut next = Box::pin(data.next());
+                        if rng.below(4) == 0 {
+                            // Polled once, then dropped at once: armed, maybe delivered.
+                            if let Some(Some(buf)) = poll_once(&mut next).await {
+                                let buf = buf.unwrap();
+                                check_stream(9, pos, &buf);
+                                pos += buf.len() as u64;
+                            }
+                            drop(next);
+                        } else {
+                            drop(next);
+                            for _ in 0..1 + rng.below(3) {
+                                if pos >= TOTAL {
+                                    break;
+                                }
+                                let buf = timeout(OP_GUARD, data.next())
+                                    .await
+                                    .expect("the stream stalled")
+                                    .unwrap()
+                                    .unwrap();
+                                check_stream(9, pos, &buf);
+                                pos += buf.len() as u64;
+                            }
+                        }
+                    } else {
+                        let cap = 1 + rng.below(6000) as usize;
+                        let (res, buf) = timeout(OP_GUARD, server.read(Vec::with_capacity(cap)))
+                            .await
+                            .expect("a read stalled");
+                        let n = res.unwrap();
+                        check_stream(9, pos, &buf[..n]);
+                        pos += n as u64;
+                    }
+                }
+                assert_eq!(pos, TOTAL, "{config:?} {path:?}");
+                writer.await.unwrap();
+            });
+        }
+    });
+}
+
+#[test]
+fn a_recv_stream_of_a_read_half_ends_at_end_of_stream() {
+    under_every_config("recv stream of a read half", 2, |config, b| {
+        let rt = b.build().unwrap();
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (rd, _wr) = server.into_split();
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut data = rd.recv_stream();
+                let mut got = Vec::new();
+                while let Some(buf) = data.next().await {
+                    got.extend_from_slice(&buf.unwrap());
+                }
+                got
+            });
+            client
+                .write_all(stream_bytes(1, 0, 100_000))
+                .await
+                .0
+                .unwrap();
+            drop(client);
+            let got = timeout(Duration::from_secs(20), reader)
+                .await
+                .unwrap()
+                .unwrap();
+            check_stream(1, 0, &got);
+            assert_eq!(got.len(), 100_000, "{config:?}");
+        });
+    });
+}

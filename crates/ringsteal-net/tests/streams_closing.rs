@@ -1,0 +1,237 @@
+//! Sockets closed under armed streams of completions, and runtimes shut down with them
+//! armed: a socket whose handle is dropped while a multishot receive or accept is armed
+//! stays open for that request (it names the descriptor) and is closed when the stream
+//! goes; a peer closing or resetting ends a receive stream after every byte it sent; and
+//! a runtime dropped with multishot accepts and receives armed on both shards, buffers
+//! held and a receive stalled for want of buffers, closes every descriptor and frees
+//! everything (`scripts/asan.sh` runs this binary under AddressSanitizer with leak
+//! detection). Descriptors are counted in `/proc/self/fd`, so this binary holds one test
+//! that runs its cases in sequence, under every wake mechanism and ring mode.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::{hang_guard, Config, HANG_LIMIT};
+use ringsteal_net::{TcpListener, TcpStream, UdpSocket};
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+use support::*;
+
+/// Reads from `s` until end of stream (a hang-guarded blocking read on a std socket).
+fn std_read_to_eof(s: &mut std::net::TcpStream) -> Vec<u8> {
+    s.set_read_timeout(Some(OP_GUARD)).unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all)
+        .expect("end of stream within the guard");
+    all
+}
+
+fn a_stream_dropped_with_a_receive_armed_keeps_its_socket_until_the_receive_goes(config: Config) {
+    let rt = config.runtime(2);
+    rt.block_on(async {
+        let (l, addr) = listener().await;
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        let mut data = server.recv_stream();
+        client.write_all(b"one").unwrap();
+        assert_eq!(&data.next().await.unwrap().unwrap()[..], b"one");
+        // The handle goes; the armed receive still names the socket, which stays open.
+        drop(server);
+        client.write_all(b"two").unwrap();
+        let two = timeout(OP_GUARD, data.next())
+            .await
+            .expect("the receive died");
+        assert_eq!(&two.unwrap().unwrap()[..], b"two", "{config:?}");
+        // The stream goes, and with it the last use of the socket: the peer sees the end.
+        // (Read on another thread: the shard must run to cancel the receive.)
+        drop(data);
+        let rest = ringsteal_rt::spawn_blocking(move || std_read_to_eof(&mut client));
+        assert_eq!(rest.await.unwrap(), b"", "{config:?}");
+    });
+}
+
+fn a_peer_closing_or_resetting_ends_the_receive_stream_after_its_data(config: Config) {
+    let rt = config.runtime(1);
+    rt.block_on(async {
+        let (client, server) = tcp_pair().await;
+        let mut data = server.recv_stream();
+        let mut first = Box::pin(data.next());
+        assert!(poll_once(&mut first).await.is_none(), "armed, nothing sent");
+        drop(first);
+        client
+            .write_all(stream_bytes(4, 0, 300_000))
+            .await
+            .0
+            .unwrap();
+        drop(client);
+        let mut got = Vec::new();
+        while let Some(buf) = timeout(OP_GUARD, data.next()).await.expect("stalled") {
+            got.extend_from_slice(&buf.unwrap());
+        }
+        check_stream(4, 0, &got);
+        assert_eq!(got.len(), 300_000, "{config:?}");
+        assert!(data.next().await.is_none(), "{config:?}: stays ended");
+
+        let (client, server) = tcp_pair().await;
+        let mut data = server.recv_stream();
+        let mut first = Box::pin(data.next());
+        assert!(poll_once(&mut first).await.is_none());
+        drop(first);
+        client.set_linger(Some(Duration::ZERO)).unwrap();
+        drop(client); // a reset
+        let err = timeout(OP_GUARD, data.next())
+            .await
+            .expect("stalled")
+            .expect("an error, not the end")
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            std::io::ErrorKind::ConnectionReset,
+            "{config:?}"
+        );
+        assert!(data.next().await.is_none(), "{config:?}");
+        // Its read side is free again: a read sees the connection's state, not a hang.
+        let (res, _) = timeout(OP_GUARD, server.read(Vec::with_capacity(8)))
+            .await
+            .expect("the read side stayed held");
+        assert!(matches!(res, Ok(0) | Err(_)), "{config:?}: {res:?}");
+    });
+}
+
+fn a_listener_dropped_with_its_accepts_armed_is_closed_when_they_go(config: Config) {
+    let rt = config.runtime(1);
+    rt.block_on(async {
+        let (listener, addr) = listener().await;
+        let mut incoming = listener.incoming();
+        drop(listener);
+        let _c = std::net::TcpStream::connect(addr).unwrap();
+        let conn = timeout(OP_GUARD, incoming.next())
+            .await
+            .expect("no connection");
+        drop(conn.unwrap().unwrap());
+        drop(incoming);
+        // Nothing listens any more once the cancelled accept is done with the socket.
+        let refused = timeout(OP_GUARD, async {
+            loop {
+                match TcpStream::connect(addr).await {
+                    Err(e) => return e,
+                    Ok(s) => {
+                        drop(s);
+                        ringsteal_rt::yield_now().await;
+                    }
+                }
+            }
+        })
+        .await
+        .expect("the listener stayed open");
+        assert_eq!(
+            refused.kind(),
+            std::io::ErrorKind::ConnectionRefused,
+            "{config:?}"
+        );
+    });
+}
+
+/// A runtime left with, on both shards: an armed multishot accept, receive streams armed
+/// with data queued and buffers held, one stalled for want of buffers, and a datagram
+/// stream; then dropped from outside `block_on`.
+fn a_runtime_dropped_with_streams_armed_closes_every_socket(config: Config) {
+    let mut clients = Vec::new();
+    {
+        let rt = config.builder(2).recv_buffers(4, 4096).build().unwrap();
+        rt.block_on(async {
+            let (tx, rx) = std::sync::mpsc::channel::<std::net::TcpStream>();
+            let mut ready = Vec::new();
+            for shard in 0..2 {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let addr = listener.local_addr().unwrap();
+                let tx = tx.clone();
+                let (armed_tx, armed_rx) = std::sync::mpsc::channel::<()>();
+                ringsteal_rt::spawn_with(Placement::Pinned(shard), async move {
+                    let mut incoming = listener.incoming();
+                    let mut first = Box::pin(incoming.next());
+                    assert!(poll_once(&mut first).await.is_none());
+                    drop(first);
+                    let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                    let mut datagrams = udp.recv_stream();
+                    let mut d = Box::pin(datagrams.next());
+                    assert!(poll_once(&mut d).await.is_none());
+                    drop(d);
+                    // Three connections: one idle, one holding a buffer with more queued
+                    // (its request ended when the group of four ran dry), one stalled for
+                    // want of buffers. Small writes: this task must not block its shard.
+                    let mut conns = Vec::new();
+                    let mut held = Vec::new();
+                    for i in 0..3u64 {
+                        let client = std::net::TcpStream::connect(addr).unwrap();
+                        let mut c = client.try_clone().unwrap();
+                        tx.send(client).unwrap();
+                        let server = incoming.next().await.unwrap().unwrap();
+                        let mut data = server.recv_stream();
+                        if i > 0 {
+                            c.write_all(&stream_bytes(i, 0, 12 * 1024)).unwrap();
+                        }
+                        if i == 1 {
+                            held.push(data.next().await.unwrap().unwrap());
+                        } else {
+                            let mut n = Box::pin(data.next());
+                            let _ = poll_once(&mut n).await;
+                        }
+                        conns.push((server, data));
+                    }
+                    armed_tx.send(()).unwrap();
+                    // Waits forever: the runtime is dropped with all of it in flight.
+                    std::future::pending::<()>().await;
+                    drop((conns, held, incoming, datagrams, udp));
+                });
+                ready.push(armed_rx);
+            }
+            drop(tx);
+            for r in ready {
+                // A worker shard's task gets there on its own; shard 0's needs this loop
+                // to run it.
+                while r.try_recv().is_err() {
+                    ringsteal_rt::yield_now().await;
+                }
+            }
+            clients.extend(rx.try_iter());
+        });
+    }
+    // Every accepted socket was closed with the runtime: each client sees the end.
+    assert_eq!(clients.len(), 6);
+    for c in &mut clients {
+        let mut rest = Vec::new();
+        c.set_read_timeout(Some(OP_GUARD)).unwrap();
+        let _ = c.read_to_end(&mut rest);
+        let _ = c.write_all(b"x");
+        let mut byte = [0u8; 1];
+        assert!(
+            !matches!(c.read(&mut byte), Ok(1..)),
+            "{config:?}: an accepted socket outlived its runtime"
+        );
+    }
+}
+
+#[test]
+fn sockets_closed_under_armed_streams_and_runtimes_dropped_with_them() {
+    for config in Config::ALL {
+        hang_guard(
+            &format!("streams closing [{config:?}]"),
+            HANG_LIMIT,
+            move || {
+                let start = open_fds();
+                a_stream_dropped_with_a_receive_armed_keeps_its_socket_until_the_receive_goes(
+                    config,
+                );
+                a_peer_closing_or_resetting_ends_the_receive_stream_after_its_data(config);
+                a_listener_dropped_with_its_accepts_armed_is_closed_when_they_go(config);
+                a_runtime_dropped_with_streams_armed_closes_every_socket(config);
+                assert_eq!(open_fds(), start, "{config:?}: descriptors left open");
+            },
+        );
+    }
+}

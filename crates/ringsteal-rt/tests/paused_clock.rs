@@ -1,0 +1,345 @@
+//! The paused clock (`time::pause`, `advance`, `resume`, `Builder::start_paused`): hours of
+//! timeouts and retries in milliseconds of real time, tokio's auto-advance, misuse reported as
+//! errors. Every body runs under the hang guard: a clock that fails to advance hangs.
+
+mod common;
+
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{hang_guard, HANG_LIMIT};
+use ringsteal_rt::time::{self, interval, sleep, sleep_until, timeout, ClockError, Instant};
+use ringsteal_rt::{BuildError, Runtime, WakeMechanism};
+
+/// A single-shard runtime with its clock paused from the start, for each wake mechanism.
+fn each_paused(name: &str, body: impl Fn(&Runtime) + Send + Sync + 'static) {
+    let body = Arc::new(body);
+    for wake in [WakeMechanism::Auto, WakeMechanism::EventFd] {
+        let body = body.clone();
+        hang_guard(&format!("{name} [{wake:?}]"), HANG_LIMIT, move || {
+            let rt = Runtime::builder()
+                .shards(1)
+                .wake(wake)
+                .start_paused(true)
+                .build()
+                .unwrap();
+            body(&rt);
+        });
+    }
+}
+
+#[test]
+fn a_retry_loop_with_hours_of_backoff_runs_in_milliseconds() {
+    each_paused("retry", |rt| {
+        let real = std::time::Instant::now();
+        let attempts = rt.block_on(async {
+            let start = Instant::now();
+            let mut attempts = Vec::new();
+            let mut backoff = Duration::from_secs(60);
+            // A flaky call that fails until the clock says three hours have passed; each try
+            // is bounded by a 30 s timeout, and the call itself takes 45 s when it fails.
+            loop {
+                let at = start.elapsed();
+                attempts.push(at);
+                let call = async {
+                    if at < Duration::from_secs(3 * 3600) {
+                        sleep(Duration::from_secs(45)).await;
+                    }
+                    "ok"
+                };
+                match timeout(Duration::from_secs(30), call).await {
+                    Ok(reply) => break (reply, attempts),
+                    Err(_) => {
+                        sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(3600));
+                    }
+                }
+            }
+        });
+        let (reply, attempts) = attempts;
+        assert_eq!(reply, "ok");
+        // Each failed attempt: 30 s of timeout, then 1, 2, 4, 8, 16, 32, 60, 60... minutes.
+        let mut expected = vec![Duration::ZERO];
+        let mut backoff = 60;
+        while *expected.last().unwrap() < Duration::from_secs(3 * 3600) {
+            let next = *expected.last().unwrap() + Duration::from_secs(30 + backoff);
+            expected.push(next);
+            backoff = (backoff * 2).min(3600);
+        }
+        assert_eq!(
+            attempts, expected,
+            "every timer fired exactly at its deadline"
+        );
+        assert!(
+            real.elapsed() < Duration::from_secs(10),
+            "{:?} of virtual time took {:?} of real time",
+            attempts.last().unwrap(),
+            real.elapsed()
+        );
+    });
+}
+
+#[test]
+fn timers_fire_in_deadline_order_on_a_paused_clock() {
+    each_paused("order", |rt| {
+        let order = rt.block_on(async {
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let start = Instant::now();
+            let tasks: Vec<_> = [50u64, 10, 40, 20, 30]
+                .into_iter()
+                .map(|secs| {
+                    let order = order.clone();
+                    ringsteal_rt::spawn(async move {
+                        sleep_until(start + Duration::from_secs(secs)).await;
+                        order.lock().unwrap().push((secs, start.elapsed()));
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            Arc::try_unwrap(order).unwrap().into_inner().unwrap()
+        });
+        let expected: Vec<_> = [10, 20, 30, 40, 50]
+            .into_iter()
+            .map(|s| (s, Duration::from_secs(s)))
+            .collect();
+        assert_eq!(order, expected);
+    });
+}
+
+#[test]
+fn advance_fires_what_is_due_and_runs_the_woken_tasks_before_returning() {
+    each_paused("advance", |rt| {
+        rt.block_on(async {
+            let start = Instant::now();
+            let fired = Arc::new(AtomicU32::new(0));
+            let mut tasks = Vec::new();
+            for secs in [1u64, 2, 3] {
+                let fired = fired.clone();
+                tasks.push(ringsteal_rt::spawn(async move {
+                    sleep(Duration::from_secs(secs)).await;
+                    fired.fetch_add(1, SeqCst);
+                }));
+            }
+            // Let the tasks register their timers.
+            ringsteal_rt::yield_now().await;
+            assert_eq!(fired.load(SeqCst), 0);
+            time::advance(Duration::from_millis(1999)).await;
+            assert_eq!(
+                fired.load(SeqCst),
+                1,
+                "only the 1 s timer is due at 1.999 s"
+            );
+            assert_eq!(start.elapsed(), Duration::from_millis(1999));
+            time::advance(Duration::from_millis(1)).await;
+            assert_eq!(fired.load(SeqCst), 2, "the 2 s timer fires exactly at 2 s");
+            time::advance(Duration::from_secs(10)).await;
+            assert_eq!(fired.load(SeqCst), 3);
+            assert_eq!(start.elapsed(), Duration::from_secs(12));
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+    });
+}
+
+#[test]
+fn the_paused_clock_stands_still_without_timers_and_for_every_thread_of_the_runtime() {
+    each_paused("still", |rt| {
+        rt.block_on(async {
+            let frozen = Instant::now();
+            // Real time passes on a blocking thread; the runtime's clock does not.
+            let seen = ringsteal_rt::spawn_blocking(move || {
+                std::thread::sleep(Duration::from_millis(5));
+                Instant::now()
+            })
+            .await
+            .unwrap();
+            assert_eq!(
+                seen, frozen,
+                "a blocking thread of the runtime sees the paused clock"
+            );
+            ringsteal_rt::yield_now().await;
+            assert_eq!(Instant::now(), frozen);
+            // A thread of no runtime sees std's clock.
+            let outside = std::thread::spawn(Instant::now).join().unwrap();
+            assert!(outside > frozen);
+        });
+    });
+}
+
+#[test]
+fn auto_advance_waits_for_a_blocking_closure() {
+    each_paused("blocking", |rt| {
+        rt.block_on(async {
+            // A blocking closure that takes real time and then wakes a task: had the clock
+            // jumped to the 1 h timeout meanwhile, the timeout would win.
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let work = ringsteal_rt::spawn_blocking(move || {
+                rx.recv_timeout(Duration::from_millis(20)).ok();
+                "done"
+            });
+            let result = timeout(Duration::from_secs(3600), work).await;
+            drop(tx);
+            assert_eq!(result.unwrap().unwrap(), "done");
+        });
+    });
+}
+
+#[test]
+fn auto_advance_wakes_when_a_detached_blocking_closure_finishes() {
+    each_paused("detached", |rt| {
+        rt.block_on(async {
+            let start = Instant::now();
+            // Nobody awaits the closure: only its end can tell the parked shard to advance.
+            drop(ringsteal_rt::spawn_blocking(|| {
+                std::thread::sleep(Duration::from_millis(10))
+            }));
+            sleep(Duration::from_secs(600)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(600));
+        });
+    });
+}
+
+#[test]
+fn completions_already_in_the_ring_are_taken_before_the_clock_jumps() {
+    each_paused("io", |rt| {
+        rt.block_on(async {
+            for _ in 0..50 {
+                let res = timeout(Duration::from_secs(3600), ringsteal_rt::op::nop()).await;
+                assert!(matches!(res, Ok(Ok(_))), "{res:?}");
+            }
+            // A read of a pipe that already holds data completes when submitted.
+            let (r, w) = pipe();
+            write_to(&w, b"ready");
+            let fd = ringsteal_rt::op::SharedFd::new(r);
+            let start = Instant::now();
+            let read = timeout(
+                Duration::from_secs(3600),
+                ringsteal_rt::op::read_at(&fd, Vec::with_capacity(16), u64::MAX),
+            )
+            .await
+            .expect("the read completed before the clock could move");
+            let (n, buf) = read;
+            assert_eq!(&buf[..n.unwrap()], b"ready");
+            assert_eq!(start.elapsed(), Duration::ZERO);
+        });
+    });
+}
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 succeeded: both descriptors are open and owned by nothing else.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+fn write_to(w: &OwnedFd, data: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::File::from(w.try_clone().unwrap());
+    f.write_all(data).unwrap();
+}
+
+#[test]
+fn an_interval_ticks_on_schedule_on_a_paused_clock() {
+    each_paused("interval", |rt| {
+        rt.block_on(async {
+            let start = Instant::now();
+            let mut every = interval(Duration::from_secs(90));
+            for n in 0..10u32 {
+                let at = every.tick().await;
+                assert_eq!(at - start, Duration::from_secs(90) * n);
+                assert_eq!(Instant::now(), at);
+            }
+        });
+    });
+}
+
+#[test]
+fn resume_runs_the_clock_at_the_real_rate_again() {
+    each_paused("resume", |rt| {
+        rt.block_on(async {
+            let start = Instant::now();
+            sleep(Duration::from_secs(3600)).await;
+            time::resume();
+            let real = std::time::Instant::now();
+            sleep(Duration::from_millis(20)).await;
+            assert!(
+                real.elapsed() >= Duration::from_millis(20),
+                "a sleep on a resumed clock takes real time"
+            );
+            let elapsed = start.elapsed();
+            assert!(elapsed >= Duration::from_secs(3600) + Duration::from_millis(20));
+            assert!(elapsed < Duration::from_secs(3600 + 30), "{elapsed:?}");
+            // Paused again from where it was: no jump.
+            time::pause();
+            let frozen = Instant::now();
+            assert!(frozen >= start + elapsed);
+            time::advance(Duration::from_secs(5)).await;
+            assert_eq!(Instant::now() - frozen, Duration::from_secs(5));
+        });
+    });
+}
+
+#[test]
+fn misuse_is_an_error_that_says_what_to_do() {
+    hang_guard("misuse", HANG_LIMIT, || {
+        assert_eq!(time::try_pause(), Err(ClockError::NoRuntime));
+        assert_eq!(time::try_resume(), Err(ClockError::NoRuntime));
+
+        let two = Runtime::builder().shards(2).build().unwrap();
+        two.block_on(async {
+            let err = time::try_pause().unwrap_err();
+            assert_eq!(err, ClockError::MultiShard { shards: 2 });
+            assert!(err.to_string().contains("single-shard"), "{err}");
+            assert!(err.to_string().contains(".shards(1)"), "{err}");
+            assert_eq!(
+                time::try_advance(Duration::from_secs(1)).await,
+                Err(ClockError::NotPaused)
+            );
+        });
+        drop(two);
+
+        match Runtime::builder().shards(2).start_paused(true).build() {
+            Err(BuildError::Config(msg)) => assert!(msg.contains("single shard"), "{msg}"),
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+
+        let one = Runtime::builder().shards(1).build().unwrap();
+        one.block_on(async {
+            assert_eq!(time::try_resume(), Err(ClockError::NotPaused));
+            time::try_pause().unwrap();
+            assert_eq!(time::try_pause(), Err(ClockError::AlreadyPaused));
+            assert_eq!(
+                time::try_advance(Duration::MAX).await,
+                Err(ClockError::Overflow)
+            );
+            time::try_resume().unwrap();
+            assert_eq!(time::try_resume(), Err(ClockError::NotPaused));
+        });
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            one.block_on(async { time::advance(Duration::from_secs(1)).await })
+        }))
+        .unwrap_err();
+        let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("not paused"), "{msg}");
+    });
+}
+
+#[test]
+fn the_pause_holds_across_block_on_calls() {
+    each_paused("across", |rt| {
+        let first = rt.block_on(async { Instant::now() });
+        std::thread::sleep(Duration::from_millis(2));
+        let second = rt.block_on(async {
+            sleep(Duration::from_secs(30)).await;
+            Instant::now()
+        });
+        assert_eq!(second - first, Duration::from_secs(30));
+    });
+}

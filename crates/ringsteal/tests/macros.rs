@@ -1,0 +1,99 @@
+//! `#[ringsteal::test]` as users write it: each argument reaches the runtime it builds, the
+//! function may return a `Result` and take the runtime's handle, and a paused clock starts
+//! paused. (`#[ringsteal::main]` runs in the README quick start and the crate docs; misuse is
+//! checked by the compile-fail tests of `ringsteal-macros`.)
+
+#![cfg(feature = "macros")]
+
+use std::time::Duration;
+
+use ringsteal::time::{self, Instant};
+use ringsteal::{IdleStrategy, RuntimeHandle, WakeMechanism};
+
+#[ringsteal::test]
+async fn without_arguments_there_is_one_shard_per_available_cpu() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(RuntimeHandle::current().shards(), cpus);
+    assert_eq!(
+        ringsteal::current_shard(),
+        Some(0),
+        "the test's thread is shard 0"
+    );
+}
+
+#[ringsteal::test(shards = 3)]
+async fn shards_sets_the_shard_count(handle: RuntimeHandle) {
+    assert_eq!(handle.shards(), 3);
+    let on_two = handle.spawn_with(ringsteal::Placement::Pinned(2), async {
+        ringsteal::current_shard()
+    });
+    assert_eq!(on_two.await.unwrap(), Some(2));
+}
+
+#[ringsteal::test(shards = 2, wake = "eventfd")]
+async fn wake_eventfd_rings_only_eventfds(handle: RuntimeHandle) {
+    // A wake of a sleeping shard 1 from shard 0: with MSG_RING it would count a msg_ring
+    // doorbell; forced to the eventfd, only eventfd doorbells are counted.
+    for _ in 0..20 {
+        let t = handle.spawn_with(ringsteal::Placement::Pinned(1), async { 1 });
+        assert_eq!(t.await.unwrap(), 1);
+    }
+    let stats = handle.stats();
+    let msg_ring: u64 = stats.shards.iter().map(|s| s.msg_ring_doorbells).sum();
+    let eventfd: u64 = stats.shards.iter().map(|s| s.eventfd_doorbells).sum();
+    assert_eq!(msg_ring, 0);
+    assert!(eventfd > 0, "{stats:?}");
+}
+
+#[ringsteal::test(shards = 1, idle = "spin(2ms)")]
+async fn idle_spin_sets_the_budget() -> Result<(), ringsteal::JoinError> {
+    let _ = (IdleStrategy::Park, WakeMechanism::Auto);
+    assert_eq!(ringsteal::spawn(async { 5 }).await?, 5);
+    Ok(())
+}
+
+#[ringsteal::test(shards = 1)]
+async fn a_test_may_return_a_result() -> Result<(), std::io::Error> {
+    ringsteal::time::sleep(Duration::from_micros(10)).await;
+    Ok(())
+}
+
+#[ringsteal::test(start_paused = true)]
+async fn start_paused_runs_a_single_shard_on_a_paused_clock(handle: RuntimeHandle) {
+    assert_eq!(handle.shards(), 1);
+    let start = Instant::now();
+    let real = std::time::Instant::now();
+    time::sleep(Duration::from_secs(7200)).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(7200));
+    assert!(real.elapsed() < Duration::from_secs(30));
+    assert_eq!(time::try_pause(), Err(time::ClockError::AlreadyPaused));
+}
+
+#[ringsteal::test(start_paused = false, shards = 2)]
+async fn start_paused_false_leaves_the_clock_running() {
+    assert_eq!(time::try_resume(), Err(time::ClockError::NotPaused));
+}
+
+#[ringsteal::test(crate = ringsteal, shards = 1)]
+async fn crate_names_the_facade_path() {}
+
+mod reexported {
+    pub(crate) use ringsteal as rs;
+}
+
+#[ringsteal::test(crate = reexported::rs, shards = 1)]
+async fn crate_accepts_a_reexported_path() {
+    assert_eq!(reexported::rs::current_shard(), Some(0));
+}
+
+#[ringsteal::test(shards = 1)]
+#[should_panic(expected = "the body panicked")]
+async fn other_test_attributes_are_kept() {
+    panic!("the body panicked");
+}
+
+#[ringsteal::test(shards = 1)]
+#[ignore = "shows that #[ignore] is kept: it must never run"]
+async fn ignore_is_kept() {
+    unreachable!("an ignored test ran");
+}
