@@ -11,7 +11,7 @@
 //! The first argument is the listen address (default `127.0.0.1:8080`; port 0 picks one);
 //! the server prints `listening on <addr>` with the bound port and stops on Ctrl-C.
 //!
-//! What replaces `axum::serve(listener, app)`: an accept loop that hands each connection to
+//! What replaces `axum::serve(listener, app)`: a loop over `listener.incoming()` that hands each connection to
 //! `auto::Builder::serve_connection` with `TowerToHyperService::new(router)`. Handlers must
 //! be `Send`, as in axum on tokio; the connection tasks are stealable ringsteal tasks.
 
@@ -85,9 +85,19 @@ pub(crate) fn run(
 }
 
 async fn serve(listener: TcpListener, app: Router) -> io::Result<()> {
-    loop {
-        let (stream, _) = listener.accept().await?;
+    let mut incoming = listener.incoming();
+    while let Some(stream) = incoming.next().await {
+        let stream = match stream {
+            Ok(stream) => stream,
+            // Out of descriptors, or one connection aborted: the stream goes on (and backs
+            // off while descriptors are short).
+            Err(e) => {
+                eprintln!("accept: {e}");
+                continue;
+            }
+        };
         let service = TowerToHyperService::new(app.clone());
+        // Dealt to the next shard, as every spawn right after an accept (ADR-0009).
         ringsteal::spawn(async move {
             let mut builder = auto::Builder::new(Executor::new());
             builder
@@ -100,4 +110,5 @@ async fn serve(listener: TcpListener, app: Router) -> io::Result<()> {
             }
         });
     }
+    Err(io::Error::other("the listener stopped accepting"))
 }

@@ -1,5 +1,5 @@
 //! hyper 1.x on ringsteal: an HTTP/1.1 and HTTP/2 server with hyper's own `server::conn`
-//! builders, one connection task per accepted socket, spread over every shard.
+//! builders, one connection task per accepted socket, dealt over every shard.
 //!
 //! ```text
 //! cargo run --release --example hyper_server -- 127.0.0.1:8080
@@ -30,7 +30,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use ringsteal::hyper::{Executor, Io, Timer};
 use ringsteal::net::{TcpListener, TcpStream};
-use ringsteal::{Placement, Runtime};
+use ringsteal::Runtime;
 
 fn main() {
     let addr = std::env::args()
@@ -66,16 +66,31 @@ pub(crate) fn run(
     })
 }
 
+/// How long a connection may take to send its request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 async fn accept_loop(listener: TcpListener) -> io::Result<()> {
-    loop {
-        let (stream, _) = listener.accept().await?;
-        // Round-robin: the connection's task, and so its I/O, lives on the next shard.
-        ringsteal::spawn_with(Placement::RoundRobin, async move {
+    // One multishot accept for every connection.
+    let mut incoming = listener.incoming();
+    while let Some(stream) = incoming.next().await {
+        let stream = match stream {
+            Ok(stream) => stream,
+            // Out of descriptors, or one connection aborted: the stream goes on (and backs
+            // off while descriptors are short).
+            Err(e) => {
+                eprintln!("accept: {e}");
+                continue;
+            }
+        };
+        // A spawn right after an accept is dealt to the next shard (ADR-0009): the
+        // connection's task, and so its I/O, lives there.
+        ringsteal::spawn(async move {
             if let Err(e) = serve_connection(stream).await {
                 eprintln!("connection: {e}");
             }
         });
     }
+    Err(io::Error::other("the listener stopped accepting"))
 }
 
 /// HTTP/2 if the client opens with the prior-knowledge preface (`PRI * HTTP/2.0...`),
@@ -83,7 +98,13 @@ async fn accept_loop(listener: TcpListener) -> io::Result<()> {
 /// decide; they are read with the owned-buffer API and handed to hyper first ([`Rewind`]).
 async fn serve_connection(stream: TcpStream) -> Result<(), Box<dyn std::error::Error>> {
     stream.set_nodelay(true)?;
-    let (res, first) = stream.read_exact(vec![0u8; 3]).await;
+    // hyper's header-read timeout starts once hyper reads; these bytes get the same bound.
+    let (res, first) =
+        ringsteal::time::timeout(HEADER_READ_TIMEOUT, stream.read_exact(vec![0u8; 3]))
+            .await
+            .map_err(|_| {
+                io::Error::new(io::ErrorKind::TimedOut, "no request within the timeout")
+            })?;
     res?;
     let h2 = first == b"PRI";
     let io = Rewind {
@@ -99,7 +120,7 @@ async fn serve_connection(stream: TcpStream) -> Result<(), Box<dyn std::error::E
     } else {
         http1::Builder::new()
             .timer(Timer::new())
-            .header_read_timeout(Duration::from_secs(10))
+            .header_read_timeout(HEADER_READ_TIMEOUT)
             .serve_connection(io, service_fn(hello))
             .await?;
     }
