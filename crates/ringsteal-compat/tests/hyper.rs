@@ -240,6 +240,57 @@ fn the_header_read_timeout_closes_a_silent_connection() {
 }
 
 #[test]
+fn the_header_read_timeout_runs_on_the_paused_runtime_clock() {
+    // hyper takes its deadlines from `Timer::now`. On a paused clock moved a day ahead of
+    // `std`'s, a deadline taken from `std::time::Instant::now()` would already be a day in
+    // the past and fire at once; from the runtime's clock it fires an hour later, paused time.
+    const HOUR: Duration = Duration::from_secs(3600);
+    for config in [Config::MsgRing, Config::EventFd] {
+        hang_guard(
+            &format!("paused header timeout [{config:?}]"),
+            HANG_LIMIT,
+            move || {
+                config.runtime(1).block_on(async {
+                    ringsteal_rt::time::pause();
+                    ringsteal_rt::time::advance(Duration::from_secs(24 * 3600)).await;
+                    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let addr = listener.local_addr().unwrap();
+                    let server = ringsteal_rt::spawn(async move {
+                        let (stream, _) = listener.accept().await.unwrap();
+                        hyper::server::conn::http1::Builder::new()
+                            .timer(Timer::new())
+                            .header_read_timeout(HOUR)
+                            .serve_connection(Io::new(stream), hyper::service::service_fn(whoami))
+                            .await
+                            .is_err()
+                    });
+                    let start = ringsteal_rt::time::Instant::now();
+                    let client = TcpStream::connect(addr).await.unwrap();
+                    client.write_all(b"GET / HT".to_vec()).await.0.unwrap();
+                    // No ringsteal timeout here: on the paused clock it would fire first. The
+                    // hang guard bounds the real time.
+                    loop {
+                        let (res, _) = client.read(Vec::with_capacity(1024)).await;
+                        if res.unwrap() == 0 {
+                            break;
+                        }
+                    }
+                    let waited = start.elapsed();
+                    assert!(
+                        server.await.unwrap(),
+                        "the connection ended with the timeout error"
+                    );
+                    assert!(
+                    waited >= HOUR && waited < HOUR + Duration::from_secs(1),
+                    "the header-read timeout fired after {waited:?} of paused time, not an hour"
+                );
+                });
+            },
+        );
+    }
+}
+
+#[test]
 fn a_timer_reset_from_another_thread_moves_a_pending_sleep() {
     on_runtimes("timer reset from a thread", || async {
         let timer = Timer::new();

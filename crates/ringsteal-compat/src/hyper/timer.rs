@@ -1,6 +1,7 @@
 //! [`Timer`] and [`Sleep`]: `hyper::rt::Timer` over ringsteal's timer wheel.
 //!
-//! May not: run timers of its own (the shard's wheel does).
+//! May not: run timers of its own (the shard's wheel does), or read a clock of its own (the
+//! runtime's, which a test may pause, is the one hyper is given).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +11,10 @@ use std::time::{Duration, Instant};
 /// hyper's timer, on ringsteal's per-shard timer wheels. Give it to every hyper builder
 /// (`.timer(Timer::new())`): without a timer hyper ignores its header-read and keep-alive
 /// timeouts.
+///
+/// hyper computes its deadlines from [`now`](hyper::rt::Timer::now), which is the runtime's
+/// clock ([`ringsteal_rt::time::Instant::now`]): on a paused clock a header-read timeout of
+/// 30 s fires when that clock has moved 30 s, like every other ringsteal timer.
 ///
 /// ```
 /// use hyper::rt::Timer as _;
@@ -49,6 +54,11 @@ impl hyper::rt::Timer for Timer {
         Box::pin(Sleep {
             inner: ringsteal_rt::time::sleep_until(deadline.into()),
         })
+    }
+
+    /// The runtime's clock (paused while a test pauses it), not `std`'s.
+    fn now(&self) -> Instant {
+        ringsteal_rt::time::Instant::now().into_std()
     }
 
     /// Moves a [`Sleep`] of this timer in place (its wheel entry and waker stay); any other
