@@ -11,6 +11,7 @@ mod common;
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -295,16 +296,25 @@ fn a_timer_reset_from_another_thread_moves_a_pending_sleep() {
     on_runtimes("timer reset from a thread", || async {
         let timer = Timer::new();
         let sleep = Arc::new(Mutex::new(timer.sleep(Duration::from_secs(3600))));
+        let polled = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
-        let shared = sleep.clone();
+        let (shared, seen) = (sleep.clone(), polled.clone());
         let waiter = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
-            poll_fn(|cx| shared.lock().unwrap().as_mut().poll(cx)).await;
+            poll_fn(|cx| {
+                let mut sleep = shared.lock().unwrap();
+                let res = sleep.as_mut().poll(cx);
+                // Still under the lock: once the flag shows and the lock is free, the
+                // sleep is registered with this task's waker and the task is parked.
+                seen.store(true, Ordering::SeqCst);
+                res
+            })
+            .await;
         });
-        // Wait until the task has polled (registered) the sleep, then reset it from a plain
-        // thread: the registered waker must fire at the new deadline without a new poll.
-        while !waiter_polled(&sleep) {
+        while !(polled.load(Ordering::SeqCst) && sleep.try_lock().is_ok()) {
             ringsteal_rt::yield_now().await;
         }
+        // Reset from a plain thread: the registered waker must fire at the new deadline
+        // without a new poll (the hour-long deadline would outlast the guard).
         let s = sleep.clone();
         std::thread::spawn(move || {
             let mut guard = s.lock().unwrap();
@@ -318,15 +328,6 @@ fn a_timer_reset_from_another_thread_moves_a_pending_sleep() {
             .unwrap();
         assert!(started.elapsed() < GUARD);
     });
-}
-
-/// True once the sleep's deadline is registered (a poll from a task put it in a wheel):
-/// polling with a no-op waker would re-register, so look at whether it is still pending and
-/// give the task a moment by yielding instead.
-fn waiter_polled(sleep: &Arc<Mutex<Pin<Box<dyn hyper::rt::Sleep>>>>) -> bool {
-    // The waiter holds the lock only while it polls; once it is parked the lock is free and
-    // the sleep pending. `strong_count` is 2 while the waiter task holds its clone.
-    Arc::strong_count(sleep) == 2 && sleep.try_lock().is_ok()
 }
 
 #[test]
