@@ -9,12 +9,14 @@
 //!   `RECV`/`SEND` requests, as monoio-compat and compio's first adapters did; written here
 //!   only to be measured). Placements: `one_shard` (client and server tasks on one shard)
 //!   and `two_shards` (client on shard 0, server pinned on shard 1).
-//! * `hyper_hello_1000_concurrent/<runtime>`: 1,000 keep-alive HTTP/1.1 connections each
+//! * `hyper_hello_1000_concurrent/<server>`: 1,000 keep-alive HTTP/1.1 connections each
 //!   send one request to a hyper "hello world" server and read the response; one iteration
 //!   is those 1,000 requests. The server is the same hyper version and service code on
 //!   ringsteal (2 shards, `ringsteal::hyper`) and on tokio (2 workers, hyper-util's
-//!   `TokioIo`/`TokioTimer`); the load comes from one client thread (a tokio
-//!   `current_thread` runtime with raw sockets), the same for both. After each runtime's
+//!   `TokioIo`/`TokioTimer`); `ringsteal_handwritten` answers the same requests without
+//!   hyper, with ringsteal's owned-buffer reads and writes (the hand-written server the
+//!   hyper one is held against). The load comes from one client thread (a tokio
+//!   `current_thread` runtime with raw sockets), the same for all. After each server's
 //!   run the server's CPU time per request is measured on a fixed load (every server
 //!   thread's `schedstat` run time over 50 iterations, divided by the 50,000 requests; the
 //!   median of three) and printed: on this 2-vCPU machine both servers are near the
@@ -34,6 +36,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
+use ringsteal::buf::IoBuf;
 use ringsteal::io::compat::PollIo;
 use ringsteal::net::{TcpListener, TcpStream};
 use ringsteal::{Placement, Runtime};
@@ -286,24 +289,59 @@ async fn hello(_req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
     Ok(Response::new(Full::new(Bytes::from_static(b"hello world"))))
 }
 
+/// What `ringsteal_handwritten` answers: hyper's response without its `date` header.
+const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\nhello world";
+
+/// One keep-alive connection served by hand on the owned-buffer API: each complete request
+/// head in the buffer gets a response, all of a read's responses go out in one write.
+async fn handwritten_connection(stream: TcpStream) {
+    let mut input: Vec<u8> = Vec::with_capacity(4096);
+    let mut output: Vec<u8> = Vec::with_capacity(4 * HELLO_RESPONSE.len());
+    loop {
+        let kept = input.len();
+        let (res, slice) = stream.read(input.slice(kept..)).await;
+        input = slice.into_inner();
+        if !matches!(res, Ok(n) if n > 0) {
+            return;
+        }
+        let mut consumed = 0;
+        while let Some(head) = input[consumed..].windows(4).position(|w| w == b"\r\n\r\n") {
+            consumed += head + 4;
+            output.extend_from_slice(HELLO_RESPONSE);
+            SERVED.fetch_add(1, Ordering::Relaxed);
+        }
+        input.drain(..consumed);
+        if input.capacity() - input.len() < 512 {
+            input.reserve(4096);
+        }
+        let (res, mut sent) = stream.write_all(output).await;
+        if res.is_err() {
+            return;
+        }
+        sent.clear();
+        output = sent;
+    }
+}
+
 /// A running server: its address, and how to stop it.
 struct Server {
     addr: SocketAddr,
     stop: Box<dyn FnOnce()>,
 }
 
-/// hyper on ringsteal: shard 0 is the thread `rs-srv-0` (it runs `block_on`), shard 1
-/// `rs-srv-1`; connections are spread round-robin over the shards.
-fn ringsteal_server(threads: usize) -> Server {
+/// A ringsteal server, with hyper or `handwritten`: shard 0 is the thread `<name>-0` (it
+/// runs `block_on`), shard 1 `<name>-1`; a spawn right after an accept is dealt to the next
+/// shard (ADR-0009), so connections alternate between them.
+fn ringsteal_server(threads: usize, name: &'static str, handwritten: bool) -> Server {
     let (tx, rx) = mpsc::channel();
     let stopping = Arc::new(AtomicBool::new(false));
     let flag = stopping.clone();
     let join = thread::Builder::new()
-        .name("rs-srv-0".into())
+        .name(format!("{name}-0"))
         .spawn(move || {
             let rt = Runtime::builder()
                 .shards(threads)
-                .thread_name("rs-srv")
+                .thread_name(name)
                 .build()
                 .unwrap();
             rt.block_on(async move {
@@ -315,7 +353,10 @@ fn ringsteal_server(threads: usize) -> Server {
                         break;
                     }
                     stream.set_nodelay(true).unwrap();
-                    ringsteal::spawn_with(Placement::RoundRobin, async move {
+                    ringsteal::spawn(async move {
+                        if handwritten {
+                            return handwritten_connection(stream).await;
+                        }
                         let _ = http1::Builder::new()
                             .timer(ringsteal::hyper::Timer::new())
                             .serve_connection(ringsteal::hyper::Io::new(stream), service_fn(hello))
@@ -490,42 +531,47 @@ fn hyper_hello_1000_concurrent(c: &mut Criterion) {
     let mut g = c.benchmark_group("hyper_hello_1000_concurrent");
     g.throughput(Throughput::Elements(CONNS as u64));
     g.sample_size(20);
-    let entries = [("ringsteal", "rs-srv"), ("tokio", "tk-srv")]
-        .into_iter()
-        .map(|(name, prefix)| {
-            peers::entry(name, move |g: &mut peers::Group<'_>| {
-                let server = match name {
-                    "ringsteal" => ringsteal_server(threads),
-                    _ => tokio_server(threads),
-                };
-                let client = Client::start(server.addr);
-                client.run(1); // every connection accepted and served once
-                g.bench_function(name, |b| b.iter_custom(|iters| client.run(iters)));
-                // CPU per request on a fixed load, the same for both runtimes: three runs of
-                // CPU_ITERS iterations, the median.
-                let mut per_request: Vec<f64> = (0..3)
-                    .map(|_| {
-                        let cpu0 = cpu_ns_of_threads(prefix).unwrap();
-                        let served0 = SERVED.load(Ordering::Relaxed);
-                        client.run(CPU_ITERS);
-                        let cpu = cpu_ns_of_threads(prefix).unwrap() - cpu0;
-                        let served = SERVED.load(Ordering::Relaxed) - served0;
-                        assert_eq!(served, CPU_ITERS * CONNS as u64);
-                        cpu as f64 / 1000.0 / served as f64
-                    })
-                    .collect();
-                per_request.sort_by(f64::total_cmp);
-                eprintln!(
-                    "hyper_hello_1000_concurrent/{name}: server CPU {:.2} µs per request \
+    let entries = [
+        ("ringsteal", "rs-srv"),
+        ("ringsteal_handwritten", "rs-hand"),
+        ("tokio", "tk-srv"),
+    ]
+    .into_iter()
+    .map(|(name, prefix)| {
+        peers::entry(name, move |g: &mut peers::Group<'_>| {
+            let server = match name {
+                "ringsteal" => ringsteal_server(threads, prefix, false),
+                "ringsteal_handwritten" => ringsteal_server(threads, prefix, true),
+                _ => tokio_server(threads),
+            };
+            let client = Client::start(server.addr);
+            client.run(1); // every connection accepted and served once
+            g.bench_function(name, |b| b.iter_custom(|iters| client.run(iters)));
+            // CPU per request on a fixed load, the same for both runtimes: three runs of
+            // CPU_ITERS iterations, the median.
+            let mut per_request: Vec<f64> = (0..3)
+                .map(|_| {
+                    let cpu0 = cpu_ns_of_threads(prefix).unwrap();
+                    let served0 = SERVED.load(Ordering::Relaxed);
+                    client.run(CPU_ITERS);
+                    let cpu = cpu_ns_of_threads(prefix).unwrap() - cpu0;
+                    let served = SERVED.load(Ordering::Relaxed) - served0;
+                    assert_eq!(served, CPU_ITERS * CONNS as u64);
+                    cpu as f64 / 1000.0 / served as f64
+                })
+                .collect();
+            per_request.sort_by(f64::total_cmp);
+            eprintln!(
+                "hyper_hello_1000_concurrent/{name}: server CPU {:.2} µs per request \
                      (median of {per_request:.2?}, {} requests each, {threads} server threads)",
-                    per_request[1],
-                    CPU_ITERS * CONNS as u64
-                );
-                client.stop();
-                (server.stop)();
-            })
+                per_request[1],
+                CPU_ITERS * CONNS as u64
+            );
+            client.stop();
+            (server.stop)();
         })
-        .collect();
+    })
+    .collect();
     peers::run_rotated(&mut g, "hyper_hello_1000_concurrent", entries);
     g.finish();
 }
