@@ -9,15 +9,14 @@
 //! ```
 //!
 //! The first argument is the listen address (default `127.0.0.1:8080`; port 0 picks one);
-//! the server prints `listening on <addr>` with the bound port and stops on Ctrl-C.
+//! the server prints `listening on <addr>` with the bound port and stops on SIGINT (Ctrl-C)
+//! or SIGTERM.
 //!
-//! What replaces `axum::serve(listener, app)`: a loop over `listener.incoming()` that hands each connection to
-//! `auto::Builder::serve_connection` with `TowerToHyperService::new(router)`. Handlers must
-//! be `Send`, as in axum on tokio; the connection tasks are stealable ringsteal tasks.
+//! What replaces `axum::serve(listener, app)`: a loop over `listener.incoming()` that hands
+//! each connection to `auto::Builder::serve_connection` with
+//! `TowerToHyperService::new(router)`. Handlers must be `Send`, as in axum on tokio; the
+//! connection tasks are ringsteal tasks, dealt over the shards as they are spawned.
 
-use std::future::Future;
-use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,18 +28,26 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use ringsteal::hyper::{Executor, Io, Timer};
 use ringsteal::net::TcpListener;
-use ringsteal::Runtime;
+use ringsteal_examples::cli;
 
-fn main() {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:8080".to_string());
-    let stop = async {
-        let _ = ringsteal::signal::ctrl_c().await;
-    };
-    if let Err(e) = run(&addr, |_| {}, stop) {
-        eprintln!("axum_server: {e}");
-        std::process::exit(1);
+const USAGE: &str =
+    "axum_server [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
+
+/// One shard per CPU (the macro's default).
+#[ringsteal::main]
+async fn main() {
+    let args = cli::args(USAGE, 1);
+    // Listening for SIGINT and SIGTERM starts before `listening on` is printed.
+    let stop = ringsteal::signal::shutdown_signal();
+    let listener = cli::listen(cli::listen_addr(&args), USAGE).await;
+    tokio::select! {
+        () = serve(listener, router()) => {
+            cli::fail(USAGE, "the listener stopped accepting connections")
+        }
+        why = stop => match why {
+            Ok(signal) => println!("stopped by {signal}"),
+            Err(e) => cli::fail(USAGE, format_args!("cannot listen for signals: {e}")),
+        },
     }
 }
 
@@ -63,36 +70,14 @@ async fn greet(State(state): State<AppState>, Path(name): Path<String>) -> Strin
     format!("hello, {name} (greeting {n}, shard {shard})\n")
 }
 
-/// Serves the router on `addr` with one shard per CPU until `stop` completes; `ready` is
-/// told the bound address once the server listens.
-pub(crate) fn run(
-    addr: &str,
-    ready: impl FnOnce(SocketAddr),
-    stop: impl Future<Output = ()>,
-) -> io::Result<()> {
-    let shards = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let rt = Runtime::builder().shards(shards).build()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind(addr).await?;
-        let local = listener.local_addr()?;
-        println!("listening on {local}");
-        ready(local);
-        tokio::select! {
-            res = serve(listener, router()) => res,
-            () = stop => Ok(()),
-        }
-    })
-}
-
-async fn serve(listener: TcpListener, app: Router) -> io::Result<()> {
+async fn serve(listener: TcpListener, app: Router) {
     let mut incoming = listener.incoming();
-    while let Some(stream) = incoming.next().await {
-        let stream = match stream {
+    while let Some(next) = incoming.next().await {
+        let stream = match next {
             Ok(stream) => stream,
-            // Out of descriptors, or one connection aborted: the stream goes on (and backs
-            // off while descriptors are short).
+            // Out of descriptors, say: the stream itself waits before it retries.
             Err(e) => {
-                eprintln!("accept: {e}");
+                eprintln!("accept failed: {e}");
                 continue;
             }
         };
@@ -110,5 +95,4 @@ async fn serve(listener: TcpListener, app: Router) -> io::Result<()> {
             }
         });
     }
-    Err(io::Error::other("the listener stopped accepting"))
 }

@@ -1,5 +1,5 @@
-//! A hyper 1.x client on ringsteal: fetches a URL over HTTP/1.1 and prints the status, the
-//! headers and the body.
+//! A hyper 1.x client on ringsteal: fetches a URL over HTTP/1.1 and prints the status line,
+//! the headers and the body, as `curl -i` does.
 //!
 //! ```text
 //! cargo run --release --example hyper_server -- 127.0.0.1:8080 &
@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The first argument is the URL (default `http://127.0.0.1:8080/`; `http` only: for TLS
-//! see the `tls_echo` example).
+//! see the `tls_echo` example). A URL it cannot fetch is an error and a non-zero status.
 
 use std::error::Error;
 
@@ -16,56 +16,49 @@ use hyper::body::Bytes;
 use hyper::Request;
 use ringsteal::hyper::Io;
 use ringsteal::net::TcpStream;
-use ringsteal::Runtime;
+use ringsteal_examples::cli;
 
-fn main() {
-    let url = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "http://127.0.0.1:8080/".to_string());
-    let rt = match Runtime::builder().shards(1).build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("hyper_client: {e}");
-            std::process::exit(1);
-        }
-    };
-    match rt.block_on(fetch(&url)) {
-        Ok((status, body)) => {
-            println!("{status}");
-            print!("{body}");
-        }
-        Err(e) => {
-            eprintln!("hyper_client: {e}");
-            std::process::exit(1);
-        }
+const USAGE: &str = "hyper_client [URL]    (an http:// URL; defaults to http://127.0.0.1:8080/)";
+
+#[ringsteal::main(shards = 1)]
+async fn main() {
+    let args = cli::args(USAGE, 1);
+    let url = args
+        .first()
+        .map_or("http://127.0.0.1:8080/", String::as_str);
+    let uri: hyper::Uri = url
+        .parse()
+        .unwrap_or_else(|e| cli::usage_error(USAGE, format_args!("{url:?}: {e}")));
+    if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        cli::usage_error(USAGE, format_args!("{url}: not an http:// URL with a host"));
+    }
+    if let Err(e) = fetch(&uri).await {
+        cli::fail(USAGE, format_args!("cannot fetch {url}: {e}"));
     }
 }
 
-/// GETs `url`; yields the status line's code and the body as text.
-pub(crate) async fn fetch(url: &str) -> Result<(u16, String), Box<dyn Error + Send + Sync>> {
-    let uri: hyper::Uri = url.parse()?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("{url}: only http:// URLs are supported").into());
-    }
+/// GETs `uri` and prints the response.
+async fn fetch(uri: &hyper::Uri) -> Result<(), Box<dyn Error + Send + Sync>> {
     let host = uri.host().ok_or("the URL has no host")?;
-    let port = uri.port_u16().unwrap_or(80);
-    let stream = TcpStream::connect((host, port)).await?;
+    let stream = TcpStream::connect((host, uri.port_u16().unwrap_or(80))).await?;
     // hyper's HTTP/1 client connection has no timeouts, so it takes no timer; its HTTP/2
     // builder and hyper-util's client do (`.timer(ringsteal::hyper::Timer::new())`).
     let (mut sender, conn) = hyper::client::conn::http1::handshake(Io::new(stream)).await?;
     // The connection is driven by its own task; the request and response go through it.
     let driver = ringsteal::spawn(conn);
-    let authority = uri.authority().map_or(host.to_string(), |a| a.to_string());
+    let authority = uri.authority().map_or(host, |a| a.as_str());
     let req = Request::get(uri.path_and_query().map_or("/", |p| p.as_str()))
         .header(hyper::header::HOST, authority)
         .body(Empty::<Bytes>::new())?;
     let res = sender.send_request(req).await?;
-    let status = res.status().as_u16();
+    println!("{:?} {}", res.version(), res.status());
     for (name, value) in res.headers() {
-        eprintln!("{name}: {}", value.to_str().unwrap_or("<binary>"));
+        println!("{name}: {}", value.to_str().unwrap_or("<binary>"));
     }
+    println!();
     let body = res.into_body().collect().await?.to_bytes();
+    print!("{}", String::from_utf8_lossy(&body));
     drop(sender);
     driver.await??;
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    Ok(())
 }

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The first argument is the listen address (default `127.0.0.1:8080`; port 0 picks one);
-//! the server prints `listening on <addr>` with the bound port and stops on Ctrl-C.
+//! the server prints `listening on <addr>` with the bound port and stops on SIGINT (Ctrl-C)
+//! or SIGTERM.
 //!
 //! What changes from a tokio + hyper-util server: `ringsteal::hyper::Io` instead of
 //! `TokioIo`, `ringsteal::hyper::{Executor, Timer}` instead of `TokioExecutor` and
@@ -16,9 +17,7 @@
 //! hyper ignores its header-read timeout.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -30,67 +29,48 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use ringsteal::hyper::{Executor, Io, Timer};
 use ringsteal::net::{TcpListener, TcpStream};
-use ringsteal::Runtime;
+use ringsteal_examples::cli;
 
-fn main() {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:8080".to_string());
-    let stop = async {
-        let _ = ringsteal::signal::ctrl_c().await;
-    };
-    if let Err(e) = run(&addr, |_| {}, stop) {
-        eprintln!("hyper_server: {e}");
-        std::process::exit(1);
-    }
-}
+const USAGE: &str =
+    "hyper_server [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
 
-/// Serves on `addr` with one shard per CPU until `stop` completes; `ready` is told the bound
-/// address once the server listens.
-pub(crate) fn run(
-    addr: &str,
-    ready: impl FnOnce(SocketAddr),
-    stop: impl Future<Output = ()>,
-) -> io::Result<()> {
-    let shards = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let rt = Runtime::builder().shards(shards).build()?;
-    rt.block_on(async {
-        let listener = TcpListener::bind(addr).await?;
-        let local = listener.local_addr()?;
-        println!("listening on {local}");
-        ready(local);
-        tokio::select! {
-            res = accept_loop(listener) => res,
-            () = stop => Ok(()),
+/// One shard per CPU (the macro's default); every shard serves connections.
+#[ringsteal::main]
+async fn main() {
+    let args = cli::args(USAGE, 1);
+    // Listening for SIGINT and SIGTERM starts before `listening on` is printed.
+    let stop = ringsteal::signal::shutdown_signal();
+    let listener = cli::listen(cli::listen_addr(&args), USAGE).await;
+    tokio::select! {
+        () = accept_loop(listener) => {
+            cli::fail(USAGE, "the listener stopped accepting connections")
         }
-    })
+        why = stop => match why {
+            Ok(signal) => println!("stopped by {signal}"),
+            Err(e) => cli::fail(USAGE, format_args!("cannot listen for signals: {e}")),
+        },
+    }
 }
 
 /// How long a connection may take to send its request's headers.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-async fn accept_loop(listener: TcpListener) -> io::Result<()> {
+async fn accept_loop(listener: TcpListener) {
     // One multishot accept for every connection.
     let mut incoming = listener.incoming();
-    while let Some(stream) = incoming.next().await {
-        let stream = match stream {
-            Ok(stream) => stream,
-            // Out of descriptors, or one connection aborted: the stream goes on (and backs
-            // off while descriptors are short).
-            Err(e) => {
-                eprintln!("accept: {e}");
-                continue;
-            }
-        };
-        // A spawn right after an accept is dealt to the next shard (ADR-0009): the
-        // connection's task, and so its I/O, lives there.
-        ringsteal::spawn(async move {
-            if let Err(e) = serve_connection(stream).await {
-                eprintln!("connection: {e}");
-            }
-        });
+    while let Some(next) = incoming.next().await {
+        match next {
+            // A spawn right after an accept is dealt to the next shard (ADR-0009): the
+            // connection's task, and so its I/O, lives there.
+            Ok(stream) => drop(ringsteal::spawn(async move {
+                if let Err(e) = serve_connection(stream).await {
+                    eprintln!("connection: {e}");
+                }
+            })),
+            // Out of descriptors, say: the stream itself waits before it retries.
+            Err(e) => eprintln!("accept failed: {e}"),
+        }
     }
-    Err(io::Error::other("the listener stopped accepting"))
 }
 
 /// HTTP/2 if the client opens with the prior-knowledge preface (`PRI * HTTP/2.0...`),

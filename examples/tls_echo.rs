@@ -3,7 +3,8 @@
 //! made at start by rcgen for `localhost`, and the client trusts only it.
 //!
 //! ```text
-//! cargo run --release --example tls_echo
+//! cargo run --release --example tls_echo                 # echoes a line of its own
+//! cargo run --release --example tls_echo -- "any text"   # echoes this
 //! ```
 
 use std::error::Error;
@@ -11,7 +12,8 @@ use std::sync::Arc;
 
 use ringsteal::io::compat::PollIo;
 use ringsteal::net::{TcpListener, TcpStream};
-use ringsteal::{Placement, Runtime};
+use ringsteal::Placement;
+use ringsteal_examples::cli;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
@@ -19,53 +21,53 @@ use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
-fn main() {
-    match run() {
+const USAGE: &str = "tls_echo [TEXT]    (TEXT defaults to \"hello over rustls on io_uring\")";
+
+#[ringsteal::main(shards = 2)]
+async fn main() {
+    let args = cli::args(USAGE, 1);
+    let line = args
+        .first()
+        .map_or("hello over rustls on io_uring", String::as_str);
+    match echo(line).await {
         Ok(echoed) => println!("echoed over TLS: {echoed}"),
-        Err(e) => {
-            eprintln!("tls_echo: {e}");
-            std::process::exit(1);
-        }
+        Err(e) => cli::fail(USAGE, e),
     }
 }
 
-/// Starts the server, sends a line through a TLS client, and yields what came back.
-pub(crate) fn run() -> Result<String, BoxError> {
+/// Starts the server, sends `line` through a TLS client, and yields what came back.
+async fn echo(line: &str) -> Result<String, BoxError> {
     let (server_config, client_config) = configs()?;
-    let rt = Runtime::builder().shards(2).build()?;
-    rt.block_on(async move {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        // The server: one TLS echo per connection, on shard 1.
-        let server = ringsteal::spawn_with(Placement::Pinned(1), async move {
-            let (stream, _) = listener.accept().await?;
-            let mut tls = TlsAcceptor::from(server_config)
-                .accept(PollIo::new(stream))
-                .await?;
-            let mut buf = vec![0u8; 4096];
-            loop {
-                let n = tls.read(&mut buf).await?;
-                if n == 0 {
-                    break;
-                }
-                tls.write_all(&buf[..n]).await?;
-            }
-            tls.shutdown().await?; // close_notify, then the FIN
-            Ok::<(), BoxError>(())
-        });
-        // The client.
-        let stream = TcpStream::connect(addr).await?;
-        let mut tls = TlsConnector::from(client_config)
-            .connect(ServerName::try_from("localhost")?, PollIo::new(stream))
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    // The server: one TLS echo per connection, on shard 1.
+    let server = ringsteal::spawn_with(Placement::Pinned(1), async move {
+        let (stream, _) = listener.accept().await?;
+        let mut tls = TlsAcceptor::from(server_config)
+            .accept(PollIo::new(stream))
             .await?;
-        let line = "hello over rustls on io_uring";
-        tls.write_all(line.as_bytes()).await?;
-        tls.shutdown().await?;
-        let mut echoed = String::new();
-        tls.read_to_string(&mut echoed).await?;
-        server.await??;
-        Ok(echoed)
-    })
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = tls.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            tls.write_all(&buf[..n]).await?;
+        }
+        tls.shutdown().await?; // close_notify, then the FIN
+        Ok::<(), BoxError>(())
+    });
+    // The client, on this shard (0).
+    let stream = TcpStream::connect(addr).await?;
+    let mut tls = TlsConnector::from(client_config)
+        .connect(ServerName::try_from("localhost")?, PollIo::new(stream))
+        .await?;
+    tls.write_all(line.as_bytes()).await?;
+    tls.shutdown().await?;
+    let mut echoed = String::new();
+    tls.read_to_string(&mut echoed).await?;
+    server.await??;
+    Ok(echoed)
 }
 
 /// A self-signed certificate for `localhost`, a server configuration with it and a client
