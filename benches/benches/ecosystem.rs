@@ -13,9 +13,10 @@
 //!   send one request to a hyper "hello world" server and read the response; one iteration
 //!   is those 1,000 requests. The server is the same hyper version and service code on
 //!   ringsteal (2 shards, `ringsteal::hyper`) and on tokio (2 workers, hyper-util's
-//!   `TokioIo`/`TokioTimer`); `ringsteal_handwritten` answers the same requests without
-//!   hyper, with ringsteal's owned-buffer reads and writes (the hand-written server the
-//!   hyper one is held against). The load comes from one client thread (a tokio
+//!   `TokioIo`/`TokioTimer`); `ringsteal_http_server` answers the same requests without
+//!   hyper, with the HTTP/1.1 core of the `http_server` example (`ringsteal_examples::http`:
+//!   owned-buffer reads and writes, pipelining, one write per batch of responses), the
+//!   hand-written server hyper on ringsteal is held against. The load comes from one client thread (a tokio
 //!   `current_thread` runtime with raw sockets), the same for all. After each server's
 //!   run the server's CPU time per request is measured on a fixed load (every server
 //!   thread's `schedstat` run time over 50 iterations, divided by the 50,000 requests; the
@@ -36,7 +37,6 @@ use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
-use ringsteal::buf::IoBuf;
 use ringsteal::io::compat::PollIo;
 use ringsteal::net::{TcpListener, TcpStream};
 use ringsteal::{Placement, Runtime};
@@ -289,38 +289,15 @@ async fn hello(_req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
     Ok(Response::new(Full::new(Bytes::from_static(b"hello world"))))
 }
 
-/// What `ringsteal_handwritten` answers: hyper's response without its `date` header.
-const HELLO_RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\nhello world";
-
-/// One keep-alive connection served by hand on the owned-buffer API: each complete request
-/// head in the buffer gets a response, all of a read's responses go out in one write.
-async fn handwritten_connection(stream: TcpStream) {
-    let mut input: Vec<u8> = Vec::with_capacity(4096);
-    let mut output: Vec<u8> = Vec::with_capacity(4 * HELLO_RESPONSE.len());
-    loop {
-        let kept = input.len();
-        let (res, slice) = stream.read(input.slice(kept..)).await;
-        input = slice.into_inner();
-        if !matches!(res, Ok(n) if n > 0) {
-            return;
-        }
-        let mut consumed = 0;
-        while let Some(head) = input[consumed..].windows(4).position(|w| w == b"\r\n\r\n") {
-            consumed += head + 4;
-            output.extend_from_slice(HELLO_RESPONSE);
-            SERVED.fetch_add(1, Ordering::Relaxed);
-        }
-        input.drain(..consumed);
-        if input.capacity() - input.len() < 512 {
-            input.reserve(4096);
-        }
-        let (res, mut sent) = stream.write_all(output).await;
-        if res.is_err() {
-            return;
-        }
-        sent.clear();
-        output = sent;
-    }
+/// The `http_server` example's route for this load: the same body as [`hello`].
+fn hello_by_hand(
+    _req: ringsteal_examples::http::Request,
+) -> std::future::Ready<ringsteal_examples::http::Response> {
+    SERVED.fetch_add(1, Ordering::Relaxed);
+    std::future::ready(ringsteal_examples::http::Response::static_text(
+        200,
+        "hello world",
+    ))
 }
 
 /// A running server: its address, and how to stop it.
@@ -329,10 +306,10 @@ struct Server {
     stop: Box<dyn FnOnce()>,
 }
 
-/// A ringsteal server, with hyper or `handwritten`: shard 0 is the thread `<name>-0` (it
+/// A ringsteal server, with hyper or the `http_server` example's core (`by_hand`): shard 0 is the thread `<name>-0` (it
 /// runs `block_on`), shard 1 `<name>-1`; a spawn right after an accept is dealt to the next
 /// shard (ADR-0009), so connections alternate between them.
-fn ringsteal_server(threads: usize, name: &'static str, handwritten: bool) -> Server {
+fn ringsteal_server(threads: usize, name: &'static str, by_hand: bool) -> Server {
     let (tx, rx) = mpsc::channel();
     let stopping = Arc::new(AtomicBool::new(false));
     let flag = stopping.clone();
@@ -354,8 +331,10 @@ fn ringsteal_server(threads: usize, name: &'static str, handwritten: bool) -> Se
                     }
                     stream.set_nodelay(true).unwrap();
                     ringsteal::spawn(async move {
-                        if handwritten {
-                            return handwritten_connection(stream).await;
+                        if by_hand {
+                            let _ =
+                                ringsteal_examples::http::serve(stream, &hello_by_hand, None).await;
+                            return;
                         }
                         let _ = http1::Builder::new()
                             .timer(ringsteal::hyper::Timer::new())
@@ -533,7 +512,7 @@ fn hyper_hello_1000_concurrent(c: &mut Criterion) {
     g.sample_size(20);
     let entries = [
         ("ringsteal", "rs-srv"),
-        ("ringsteal_handwritten", "rs-hand"),
+        ("ringsteal_http_server", "rs-hand"),
         ("tokio", "tk-srv"),
     ]
     .into_iter()
@@ -541,7 +520,7 @@ fn hyper_hello_1000_concurrent(c: &mut Criterion) {
         peers::entry(name, move |g: &mut peers::Group<'_>| {
             let server = match name {
                 "ringsteal" => ringsteal_server(threads, prefix, false),
-                "ringsteal_handwritten" => ringsteal_server(threads, prefix, true),
+                "ringsteal_http_server" => ringsteal_server(threads, prefix, true),
                 _ => tokio_server(threads),
             };
             let client = Client::start(server.addr);
