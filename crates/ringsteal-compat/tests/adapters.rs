@@ -274,6 +274,40 @@ fn bytes_an_abandoned_owned_read_kept_come_first_through_the_adapter() {
 }
 
 #[test]
+fn serving_kept_bytes_does_not_forget_that_the_socket_is_readable() {
+    // The adapter's poll is armed and has reported data waiting in the socket when it
+    // serves a shorter run of kept bytes first: the socket must still count as readable
+    // (no new report will come for data that is already there).
+    with_every_runtime("kept bytes, then the socket", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(&server);
+            let mut got = vec![0u8; 20];
+            {
+                // Arms the adapter's poll: nothing to read yet.
+                let mut first = Box::pin(io.read(&mut got));
+                assert!(poll_once(&mut first).await.is_none());
+            }
+            let mut owned = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut owned).await.is_none(), "nothing to read yet");
+            let before = ops_completed();
+            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(owned); // completed in the kernel: its bytes are kept in the read lane
+            client.write_all(b" then more".to_vec()).await.0.unwrap();
+            // One more request through the ring, so that the poll's report of that data has
+            // been reaped before the adapter reads.
+            ringsteal_rt::op::nop().await.unwrap();
+            timeout(OP_GUARD, io.read_exact(&mut got))
+                .await
+                .expect("the data in the socket was never read")
+                .unwrap();
+            assert_eq!(&got, b"late bytes then more");
+        })
+    });
+}
+
+#[test]
 fn owned_and_adapter_reads_with_random_drops_keep_a_stream_intact() {
     with_every_runtime("mixed reads stress", 2, |config, rt| {
         rt.block_on(async move {

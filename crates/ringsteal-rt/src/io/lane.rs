@@ -93,37 +93,48 @@ impl Lane {
         })
     }
 
-    /// Holds the lane if it is free and, in the same lock, moves leftover bytes into `dst`
-    /// as [`LaneGuard::take_leftover_into`] would: the guard and how many bytes it moved.
-    /// One lock instead of two for a poll-based read.
+    /// Runs `f` under the lane's lock if no request holds the lane; pending otherwise, with
+    /// `cx` registered to be woken when the holder lets go. For a poll-based read or write
+    /// (ADR-0014), which needs the lane for one non-blocking system call only: run inside
+    /// `f`, that call cannot be overtaken or split by an owned-buffer request (one of those
+    /// waits for the lock), and it costs one lock instead of taking and freeing the lane.
+    /// `f` gets the lane's [`Leftover`], to serve what an abandoned read kept first.
+    ///
+    /// `f` must be short and must not block or touch this lane: other threads wait for it.
     ///
     /// ```
     /// use std::mem::MaybeUninit;
+    /// use std::sync::Arc;
+    /// use std::task::{Context, Poll, Wake, Waker};
     ///
+    /// struct Ignore;
+    /// impl Wake for Ignore {
+    ///     fn wake(self: Arc<Self>) {}
+    /// }
+    /// let waker = Waker::from(Arc::new(Ignore));
+    /// let mut cx = Context::from_waker(&waker);
     /// let lane = ringsteal_rt::io::Lane::new();
-    /// let mut dst = [MaybeUninit::<u8>::uninit(); 4];
-    /// let (guard, n) = lane.try_acquire_taking(&mut dst).expect("free");
-    /// assert_eq!(n, 0, "nothing kept");
-    /// assert!(lane.try_acquire_taking(&mut dst).is_none(), "held");
-    /// drop(guard);
+    /// lane.try_acquire().unwrap().unread(b"kept");
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 8];
+    /// let taken = lane.poll_free(&mut cx, |leftover| leftover.take_into(&mut dst));
+    /// assert_eq!(taken, Poll::Ready(4));
+    /// let held = lane.try_acquire().unwrap();
+    /// assert!(lane.poll_free(&mut cx, |_| ()).is_pending(), "a request holds the lane");
+    /// drop(held);
     /// ```
-    pub fn try_acquire_taking(
+    pub fn poll_free<R>(
         &self,
-        dst: &mut [std::mem::MaybeUninit<u8>],
-    ) -> Option<(LaneGuard, usize)> {
+        cx: &mut Context<'_>,
+        f: impl FnOnce(&mut Leftover<'_>) -> R,
+    ) -> Poll<R> {
         let mut st = self.inner.lock();
         if st.held {
-            return None;
+            if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                st.waiters.push(cx.waker().clone());
+            }
+            return Poll::Pending;
         }
-        st.held = true;
-        let n = take_into(&mut st, dst);
-        drop(st);
-        Some((
-            LaneGuard {
-                lane: self.inner.clone(),
-            },
-            n,
-        ))
+        Poll::Ready(f(&mut Leftover { st: &mut st }))
     }
 
     /// True if an abandoned read left bytes that the next read will return.
@@ -143,6 +154,43 @@ impl std::fmt::Debug for Lane {
         f.debug_struct("Lane")
             .field("held", &st.held)
             .field("leftover", &st.pending().len())
+            .finish()
+    }
+}
+
+/// The bytes an abandoned read of a lane kept, seen under the lane's lock
+/// ([`Lane::poll_free`]).
+///
+/// ```
+/// use std::mem::MaybeUninit;
+/// use std::sync::Arc;
+/// use std::task::{Context, Poll, Wake, Waker};
+///
+/// struct Ignore;
+/// impl Wake for Ignore {
+///     fn wake(self: Arc<Self>) {}
+/// }
+/// let waker = Waker::from(Arc::new(Ignore));
+/// let lane = ringsteal_rt::io::Lane::new();
+/// let mut dst = [MaybeUninit::<u8>::uninit(); 8];
+/// let none = lane.poll_free(&mut Context::from_waker(&waker), |l| l.take_into(&mut dst));
+/// assert_eq!(none, Poll::Ready(0), "nothing kept");
+/// ```
+pub struct Leftover<'a> {
+    st: &'a mut State,
+}
+
+impl Leftover<'_> {
+    /// Moves kept bytes into `dst`, as a read would; how many (0: nothing kept).
+    pub fn take_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+        take_into(self.st, dst)
+    }
+}
+
+impl std::fmt::Debug for Leftover<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Leftover")
+            .field("len", &self.st.pending().len())
             .finish()
     }
 }
@@ -385,6 +433,26 @@ mod tests {
         // At least once (Miri's `will_wake` may not recognise the repeat poll's waker).
         assert!(wakes.0.load(Ordering::SeqCst) >= 1);
         assert!(Pin::new(&mut second).poll(&mut cx).is_ready());
+    }
+
+    #[test]
+    fn poll_free_runs_only_while_no_request_holds_the_lane_and_waits_for_it_otherwise() {
+        let lane = Lane::new();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut held = lane.try_acquire().unwrap();
+        held.unread(b"kept");
+        let mut ran = false;
+        assert!(lane.poll_free(&mut cx, |_| ran = true).is_pending());
+        assert!(!ran, "nothing runs while a request holds the lane");
+        drop(held);
+        assert!(wakes.0.load(Ordering::SeqCst) >= 1, "woken when it lets go");
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 3];
+        let taken = lane.poll_free(&mut cx, |leftover| leftover.take_into(&mut dst));
+        assert_eq!(taken, Poll::Ready(3));
+        assert!(lane.has_leftover(), "one byte is still kept");
+        assert!(!lane.is_held(), "the lane was never taken");
     }
 
     #[test]

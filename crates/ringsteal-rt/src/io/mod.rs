@@ -27,6 +27,6 @@ pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
 pub use in_lane::{InLane, LaneOutput};
-pub use lane::{Acquire, Lane, LaneGuard};
+pub use lane::{Acquire, Lane, LaneGuard, Leftover};
 pub use poll::{PollParts, PollSource, PollStream, Readiness};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

@@ -9,7 +9,8 @@
 //! buffer referenced, no lane held.
 //!
 //! **With the owned-buffer API on the same stream** (its lanes, ADR-0015): each poll-based
-//! read or write takes its direction's lane for the length of its system call, so it waits
+//! read or write makes its system call under its direction's lane lock, while no request
+//! holds the lane ([`Lane::poll_free`]), so it waits
 //! behind an owned-buffer request in flight (an abandoned one included), serves the bytes an
 //! abandoned read kept before asking the kernel, and is never overtaken or split by an
 //! owned-buffer request. Sequential use of both APIs, in either order, is therefore exact.
@@ -24,14 +25,12 @@ mod sys;
 
 pub use readiness::Readiness;
 
-use std::future::Future;
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
-use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use super::lane::{Lane, LaneGuard};
+use super::lane::Lane;
 use crate::op::SharedFd;
 
 /// A socket's descriptor and the lanes that order its reads and writes: what a type hands
@@ -170,22 +169,27 @@ impl PollStream {
         if dst.is_empty() {
             return Poll::Ready(Ok(0));
         }
+        let fd = self.fd.as_raw_fd();
         loop {
-            // The lane and any kept bytes in one lock; waiting only behind an owned read.
-            let (_guard, kept) = match dir.lane.try_acquire_taking(dst) {
-                Some(held) => held,
-                None => {
-                    let mut guard = ready!(Pin::new(&mut dir.lane.acquire()).poll(cx));
-                    let kept = guard.take_leftover_into(dst);
-                    (guard, kept)
+            // Readiness first (it arms or drains the poll, outside the lane's lock), then,
+            // under the lane's lock, the kept bytes or the system call: one lock per read,
+            // and kept bytes are served even while the socket has nothing.
+            let ready = dir.ready.poll_ready(cx);
+            let read = ready!(dir.lane.poll_free(cx, |kept| {
+                let n = kept.take_into(dst);
+                if n > 0 {
+                    return Read::Kept(n);
                 }
-            };
-            if kept > 0 {
-                return Poll::Ready(Ok(kept));
-            }
-            ready!(dir.ready.poll_ready(cx))?;
-            match sys::recv(self.fd.as_raw_fd(), dst) {
-                Ok(n) => {
+                match ready {
+                    Poll::Pending => Read::Wait,
+                    Poll::Ready(Err(e)) => Read::Done(Err(e)),
+                    Poll::Ready(Ok(())) => Read::Done(sys::recv(fd, dst)),
+                }
+            }));
+            match read {
+                Read::Kept(n) => return Poll::Ready(Ok(n)),
+                Read::Wait => return Poll::Pending,
+                Read::Done(Ok(n)) => {
                     if n > 0 && n < dst.len() {
                         // Short: the socket is most likely drained. The next read waits for
                         // the kernel's word instead of spending a system call on EAGAIN.
@@ -193,7 +197,7 @@ impl PollStream {
                     }
                     return Poll::Ready(Ok(n));
                 }
-                Err(e) => ready!(retry(e, &mut dir.ready))?,
+                Read::Done(Err(e)) => ready!(retry(e, &mut dir.ready))?,
             }
         }
     }
@@ -202,7 +206,7 @@ impl PollStream {
     /// until the socket has room; a pending call has sent nothing.
     pub fn poll_write(&mut self, cx: &mut Context<'_>, src: &[u8]) -> Poll<io::Result<usize>> {
         let fd = self.fd.as_raw_fd();
-        self.poll_send(cx, src.len(), |_guard| sys::send(fd, src))
+        self.poll_send(cx, src.len(), || sys::send(fd, src))
     }
 
     /// Writes from `bufs` in order with one `sendmsg`; as [`poll_write`](Self::poll_write).
@@ -213,14 +217,14 @@ impl PollStream {
     ) -> Poll<io::Result<usize>> {
         let fd = self.fd.as_raw_fd();
         let want = bufs.iter().map(|b| b.len()).sum();
-        self.poll_send(cx, want, |_guard| sys::send_vectored(fd, bufs))
+        self.poll_send(cx, want, || sys::send_vectored(fd, bufs))
     }
 
     fn poll_send(
         &mut self,
         cx: &mut Context<'_>,
         want: usize,
-        mut send: impl FnMut(&LaneGuard) -> io::Result<usize>,
+        mut send: impl FnMut() -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         let Some(dir) = &mut self.write else {
             return Poll::Ready(Err(unsupported("write")));
@@ -229,9 +233,9 @@ impl PollStream {
             return Poll::Ready(Ok(0));
         }
         loop {
-            let guard = ready!(poll_lane(&dir.lane, cx));
             ready!(dir.ready.poll_ready(cx))?;
-            match send(&guard) {
+            // The send under the lane's lock: after any owned-buffer write in flight.
+            match ready!(dir.lane.poll_free(cx, |_| send())) {
                 Ok(n) => {
                     if n < want {
                         // Short: the send buffer is full; wait for room next time.
@@ -249,10 +253,7 @@ impl PollStream {
         let Some(dir) = &mut self.write else {
             return Poll::Ready(Err(unsupported("write")));
         };
-        if dir.lane.is_held() {
-            // Registers the waker behind the holder (or takes the lane, if it just let go).
-            drop(ready!(poll_lane(&dir.lane, cx)));
-        }
+        ready!(dir.lane.poll_free(cx, |_| ()));
         Poll::Ready(Ok(()))
     }
 
@@ -262,8 +263,8 @@ impl PollStream {
         let Some(dir) = &mut self.write else {
             return Poll::Ready(Err(unsupported("write")));
         };
-        let _guard = ready!(poll_lane(&dir.lane, cx));
-        Poll::Ready(sys::shutdown_write(self.fd.as_raw_fd()))
+        let fd = self.fd.as_raw_fd();
+        dir.lane.poll_free(cx, |_| sys::shutdown_write(fd))
     }
 }
 
@@ -277,13 +278,14 @@ impl std::fmt::Debug for PollStream {
     }
 }
 
-/// The lane, held: at once if free, else pending with `cx` registered to be woken when the
-/// request holding it lets go.
-fn poll_lane(lane: &Lane, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-    match lane.try_acquire() {
-        Some(guard) => Poll::Ready(guard),
-        None => Pin::new(&mut lane.acquire()).poll(cx),
-    }
+/// What one step of [`PollStream::poll_read`] under the lane's lock came to.
+enum Read {
+    /// Bytes an abandoned owned-buffer read kept (the socket was not asked).
+    Kept(usize),
+    /// The socket is not ready and nothing was kept: wait for the readiness report.
+    Wait,
+    /// The system call's result (or the readiness wait's error).
+    Done(io::Result<usize>),
 }
 
 /// What to do after a failed system call: `EAGAIN` clears readiness and goes round again
