@@ -97,8 +97,9 @@ impl Direction {
 
 /// A stream socket driven by readiness: `poll_read`, `poll_write`, `poll_flush` and
 /// `poll_shutdown` with borrowed buffers, as the `futures-io`, `tokio::io` and `hyper::rt`
-/// traits want them. See the [module docs](self) for how it orders itself with the
-/// owned-buffer API of the same stream.
+/// traits want them. Each read or write makes its system call under its direction's lane
+/// lock ([`Lane::poll_free`]), which orders it with the owned-buffer API of the same stream
+/// (ADR-0014).
 ///
 /// * `poll_read` returns bytes the kernel had; `Pending` took none.
 /// * `poll_write` returns only bytes the kernel took; `Pending` sent none, so a caller may
