@@ -40,15 +40,7 @@ async fn main() {
     // Listening for SIGINT and SIGTERM starts before `listening on` is printed.
     let stop = ringsteal::signal::shutdown_signal();
     let listener = cli::listen(cli::listen_addr(&args), USAGE).await;
-    tokio::select! {
-        () = serve(listener, router()) => {
-            cli::fail(USAGE, "the listener stopped accepting connections")
-        }
-        why = stop => match why {
-            Ok(signal) => println!("stopped by {signal}"),
-            Err(e) => cli::fail(USAGE, format_args!("cannot listen for signals: {e}")),
-        },
-    }
+    cli::serve_until(stop, serve(listener, router()), USAGE).await;
 }
 
 /// How many greetings were served, shared by every handler on every shard.

@@ -41,15 +41,7 @@ async fn main() {
     // Listening for SIGINT and SIGTERM starts before `listening on` is printed.
     let stop = ringsteal::signal::shutdown_signal();
     let listener = cli::listen(cli::listen_addr(&args), USAGE).await;
-    tokio::select! {
-        () = accept_loop(listener) => {
-            cli::fail(USAGE, "the listener stopped accepting connections")
-        }
-        why = stop => match why {
-            Ok(signal) => println!("stopped by {signal}"),
-            Err(e) => cli::fail(USAGE, format_args!("cannot listen for signals: {e}")),
-        },
-    }
+    cli::serve_until(stop, accept_loop(listener), USAGE).await;
 }
 
 /// How long a connection may take to send its request's headers.
