@@ -169,7 +169,7 @@ if [ -z "$results_dir" ]; then
     echo "==> load average: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "==> running the guardrail subset into $results_dir"
     CRITERION_HOME="$results_dir" cargo bench -p ringsteal-benches \
-        --bench scheduling --bench time --bench fs --bench process --bench net -- \
+        --bench scheduling --bench time --bench fs --bench process --bench net --bench ecosystem -- \
         --warm-up-time 1 --measurement-time 2 --noplot "$filter"
 fi
 

@@ -36,7 +36,7 @@ mod stream;
 pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
 pub use net::*;
-pub use poll::{poll_readable, PollReadable};
+pub use poll::{poll_add, poll_readable, PollAdd, PollReadable};
 pub use process::*;
 pub use send_zc::{send_zc, SendZc};
 pub use stream::*;

@@ -4,7 +4,8 @@
 //!
 //! * [`accept_multishot`] (`accept.rs`): a stream of accepted connections;
 //! * [`recv_multishot`] (`recv.rs`): a stream of received bytes in provided buffers;
-//! * [`recvmsg_multishot`] (`recvmsg.rs`): a stream of datagrams with their source addresses.
+//! * [`recvmsg_multishot`] (`recvmsg.rs`): a stream of datagrams with their source addresses;
+//! * [`poll_multishot`] (`poll.rs`): a stream of readiness reports of a descriptor.
 //!
 //! Each is a stream with `poll_next` and `next().await`, ending (`None`) when no more can
 //! come. Where the kernel (or the builder) lacks the multishot form or provided buffers, the
@@ -23,12 +24,14 @@
 
 mod accept;
 mod cell;
+mod poll;
 mod queue;
 mod receiver;
 mod recv;
 mod recvmsg;
 
 pub use accept::{accept_multishot, AcceptStream};
+pub use poll::{poll_multishot, PollEvents};
 pub use recv::{recv_multishot, RecvStream};
 pub use recvmsg::{recvmsg_multishot, Datagram, RecvMsgStream};
 
@@ -169,6 +172,13 @@ impl<S: Source> Multishot<S> {
         // SAFETY: the request's last CQE, taken once.
         let last = unsafe { source.last(res, flags) };
         Poll::Ready(Polled::Ended(last, source))
+    }
+
+    /// The next delivered item, if one is queued; never registers a waker.
+    pub(crate) fn try_item(&self) -> Option<S::Item> {
+        let cell = self.cell?;
+        // SAFETY: our reference keeps the cell alive.
+        unsafe { cell.as_ref() }.queue.pop()
     }
 
     /// The shard the armed request was submitted to.
