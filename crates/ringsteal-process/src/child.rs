@@ -180,6 +180,6 @@ impl Drop for Child {
         if self.kill_on_drop {
             let _ = pidfd::send_signal(&self.pidfd, libc::SIGKILL);
         }
-        orphans::detach(self.pidfd.clone(), self.pending.take());
+        orphans::detach(self.pid, self.pidfd.clone(), self.pending.take());
     }
 }

@@ -61,7 +61,7 @@ mod wait;
 pub use child::Child;
 pub use command::Command;
 #[doc(hidden)]
-pub use orphans::orphan_reaper_state;
+pub use orphans::orphan_reaper_waits_for;
 pub use pipe::{ChildStderr, ChildStdin, ChildStdout};
 pub use std::process::{ExitStatus, Output, Stdio};
 
