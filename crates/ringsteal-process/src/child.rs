@@ -101,16 +101,10 @@ impl Child {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
+        // A wait in flight never reaps (see `wait.rs`): the child is reaped here or not yet.
         let found = match poll_pending_now(&mut self.pending, &self.pidfd) {
             Some(res) => res.map(Some),
-            None => match op::try_reap_pidfd(&self.pidfd) {
-                // A wait in flight reaped the child but its completion has not been seen yet:
-                // the next `wait()` (or this call, later) reports it.
-                Err(e) if e.raw_os_error() == Some(libc::ECHILD) && self.pending.is_some() => {
-                    Ok(None)
-                }
-                other => other,
-            },
+            None => op::try_reap_pidfd(&self.pidfd),
         }?;
         self.status = found;
         Ok(found)

@@ -18,7 +18,7 @@ use ringsteal_rt::op::{self, SharedFd};
 use crate::wait::PendingWait;
 
 /// Makes sure the child `pidfd` names is reaped once it exits. `pending` (the wait a dropped
-/// `wait()` left in flight) is cancelled: a child it has already reaped is simply gone.
+/// `wait()` left in flight) is cancelled; it never reaps, so the child is still there to reap.
 pub(crate) fn detach(pid: u32, pidfd: SharedFd, pending: Option<PendingWait>) {
     drop(pending);
     if still_running(&pidfd) {
