@@ -84,7 +84,9 @@ impl Child {
     /// Closes the child's stdin first, so a child reading it is not left waiting for input.
     ///
     /// Cancel-safe: if the future is dropped, the wait stays in flight and the next call (or
-    /// the reaping of a dropped `Child`) continues it; no exit status is lost.
+    /// the reaping of a dropped `Child`) continues it; no exit status is lost. The next call
+    /// may be on another shard or runtime than the first: the wait moves to where it is
+    /// awaited.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         drop(self.stdin.take());
         if let Some(status) = self.status {

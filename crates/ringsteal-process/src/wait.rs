@@ -8,7 +8,10 @@
 //! `Child` across calls (a dropped `wait()` future loses nothing, the next call picks the same
 //! op up), and it may be dropped at any point, even once the kernel has completed it, without
 //! losing the exit status, which stays with the zombie. So the child is reaped, and its pid
-//! given up, only where `Child` sees it (`id()` is `None` from then on).
+//! given up, only where `Child` sees it (`id()` is `None` from then on). And a wait polled on
+//! another shard than the one its op went to (a `Child` handed to a task elsewhere, or to
+//! another runtime) drops that op and waits where it is polled: the first shard may not run
+//! again (shard 0 outside `block_on`), or its runtime may have shut down, cancelling the op.
 
 use std::future::Future;
 use std::io;
@@ -36,6 +39,15 @@ impl PendingWait {
         }
     }
 
+    /// The op was submitted to another shard than the one polling it (see
+    /// `Op::submitted_elsewhere`).
+    fn submitted_elsewhere(&self) -> bool {
+        match self {
+            PendingWait::Waitid(op) => op.submitted_elsewhere(),
+            PendingWait::Exit(op) => op.submitted_elsewhere(),
+        }
+    }
+
     /// Polls the op: `Ready(Ok)` once the child has exited.
     fn poll_exited(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self {
@@ -53,6 +65,15 @@ pub(crate) fn poll_reap(
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<ExitStatus>> {
     loop {
+        if pending
+            .as_ref()
+            .is_some_and(PendingWait::submitted_elsewhere)
+        {
+            // Left on the ring of the shard (or runtime) an earlier `wait()` was polled on,
+            // whose completions only that shard reaps, if it ever runs again: wait here
+            // instead. The op never reaps, so dropping it loses nothing.
+            *pending = None;
+        }
         let wait = pending.get_or_insert_with(|| PendingWait::start(pidfd));
         let exited = match wait.poll_exited(cx) {
             Poll::Pending => return Poll::Pending,

@@ -46,6 +46,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -203,6 +204,49 @@ impl<T: Operation> Op<T> {
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
+    }
+
+    /// True if this thread runs a ringsteal shard and the op was submitted to another one (of
+    /// this runtime or of another): its completion is reaped, and its waker woken, only when
+    /// that shard runs, which for shard 0 is only inside `block_on`, and never again once its
+    /// runtime has shut down (which cancels the op). False before the first poll, and on a
+    /// thread that is no shard.
+    ///
+    /// An op whose result nothing depends on (a poll for readiness, say) can then be dropped
+    /// and made again here, so that it completes where it is awaited. Dropping it cancels it
+    /// on its own shard; whatever it did there is lost.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+    /// let (rx, _tx) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// let fd = ringsteal_rt::op::SharedFd::new(rx.into());
+    /// let mut poll = ringsteal_rt::op::poll_readable(&fd);
+    /// rt.block_on(async {
+    ///     assert!(!poll.submitted_elsewhere(), "not submitted yet");
+    ///     let waker = std::task::Waker::noop();
+    ///     let _ = std::pin::Pin::new(&mut poll).poll(&mut std::task::Context::from_waker(waker));
+    ///     assert!(!poll.submitted_elsewhere(), "on this shard's ring");
+    ///     let poll = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+    ///         let elsewhere = poll.submitted_elsewhere();
+    ///         (poll, elsewhere)
+    ///     });
+    ///     assert!(poll.await.unwrap().1, "shard 1 did not submit it");
+    /// });
+    /// # use std::future::Future;
+    /// ```
+    pub fn submitted_elsewhere(&self) -> bool {
+        let State::Submitted(cell) = self.state else {
+            return false;
+        };
+        // SAFETY: the future's reference keeps the cell alive; `shard` never changes.
+        let shard = unsafe { (*cell.as_ptr()).header.shard } as usize;
+        let runtime = self.runtime.as_ref().map(SchedHandle::shared);
+        context::with_shard(|cur| {
+            cur.is_some_and(|s| {
+                s.index != shard
+                    || !runtime.is_some_and(|r| std::ptr::eq(r, Arc::as_ptr(&s.shared)))
+            })
+        })
     }
 
     fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {
