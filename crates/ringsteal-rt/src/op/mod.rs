@@ -571,3 +571,75 @@ pub(crate) mod tests {
         assert_eq!(flags(&sqes[..n]), [0]);
     }
 }
+
+#[cfg(test)]
+mod late_cancel_tests {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// An op that waits until its descriptor is readable, and says when its data is dropped.
+    struct Watched {
+        fd: SharedFd,
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl Drop for Watched {
+        fn drop(&mut self) {
+            self.dropped.store(true, SeqCst);
+        }
+    }
+
+    // SAFETY: a poll references no memory; the op holds the descriptor until its CQE.
+    unsafe impl Operation for Watched {
+        type Output = ();
+        fn prepare(&mut self) -> Sqes {
+            Sqes::One(opcode::poll_add(
+                self.fd.as_raw_fd(),
+                libc::POLLIN as u32,
+                false,
+            ))
+        }
+        fn complete(self, _: &[(i32, u32)]) {}
+        fn fail(self, _: io::Error) {}
+    }
+
+    /// `Op::drop` reads that its op is not complete and asks for a cancel. If meanwhile the
+    /// shard completes the op, finishes its drain and the runtime sweeps its queues, the
+    /// cancel is queued where nobody looks any more: it must still give its reference up (as
+    /// the sweep does), or the op, with its buffer and descriptor, is never freed. Here the
+    /// runtime is gone before the cancel is asked for, which is where that race ends.
+    #[test]
+    fn a_cancel_queued_after_the_final_sweep_gives_its_reference_up() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let (rx, _tx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut op = Op::new(Watched {
+            fd: SharedFd::new(rx.into()),
+            dropped: dropped.clone(),
+        });
+        let rt = crate::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async {
+            let waker = std::task::Waker::noop();
+            let polled = Pin::new(&mut op).poll(&mut Context::from_waker(waker));
+            assert!(polled.is_pending(), "nobody writes: the poll waits");
+        });
+        // The shutdown cancels the poll and reaps its CQE: the op is complete, and only the
+        // future's reference is left. Then the final sweep.
+        drop(rt);
+        let State::Submitted(cell) = op.state else {
+            panic!("the op was submitted");
+        };
+        // SAFETY: the future's reference keeps the cell alive.
+        assert!(unsafe { cell.as_ref() }.header.is_complete());
+        // What `Op::drop` does after it found the op incomplete: the cancel, then its own
+        // reference. (`op.state` is left as it is, so the drop below gives that up.)
+        cancel(cell.cast(), op.runtime.as_ref());
+        drop(op);
+        assert!(
+            dropped.load(SeqCst),
+            "a cancel queued after the sweep kept the op, its data and its descriptor alive"
+        );
+    }
+}

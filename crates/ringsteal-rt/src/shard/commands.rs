@@ -24,7 +24,8 @@ use crate::util::{contain_panic, drain_queue};
 /// Runs `here` if the current thread is shard `shard` of `shared`'s runtime, and `here`
 /// manages (it returns false when the state it needs is borrowed up the stack: a drop
 /// running inside a driver or wheel operation). Otherwise queues `cmd()` for that shard and
-/// rings it, so a parked shard acts on it now rather than at its next wake.
+/// rings it, so a parked shard acts on it now rather than at its next wake; past the
+/// runtime's final sweep, nobody will, and the command is given up at once instead.
 pub(crate) fn run_here_or_send(
     shared: &Shared,
     shard: usize,
@@ -38,6 +39,7 @@ pub(crate) fn run_here_or_send(
     if !done {
         shared.shards[shard].cmds.push(cmd());
         shared.notify(shard);
+        shared.sweep_cmds_if_shut_down(shard);
     }
 }
 
