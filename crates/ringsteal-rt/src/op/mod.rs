@@ -223,8 +223,12 @@ impl<T: Operation> Op<T> {
     /// let mut poll = ringsteal_rt::op::poll_readable(&fd);
     /// rt.block_on(async {
     ///     assert!(!poll.submitted_elsewhere(), "not submitted yet");
-    ///     let waker = std::task::Waker::noop();
-    ///     let _ = std::pin::Pin::new(&mut poll).poll(&mut std::task::Context::from_waker(waker));
+    ///     // One poll submits it, to this shard's ring.
+    ///     std::future::poll_fn(|cx| {
+    ///         assert!(std::pin::Pin::new(&mut poll).poll(cx).is_pending());
+    ///         std::task::Poll::Ready(())
+    ///     })
+    ///     .await;
     ///     assert!(!poll.submitted_elsewhere(), "on this shard's ring");
     ///     let poll = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
     ///         let elsewhere = poll.submitted_elsewhere();
@@ -620,11 +624,11 @@ mod late_cancel_tests {
             dropped: dropped.clone(),
         });
         let rt = crate::Runtime::builder().shards(1).build().unwrap();
-        rt.block_on(async {
-            let waker = std::task::Waker::noop();
-            let polled = Pin::new(&mut op).poll(&mut Context::from_waker(waker));
+        rt.block_on(std::future::poll_fn(|cx| {
+            let polled = Pin::new(&mut op).poll(cx);
             assert!(polled.is_pending(), "nobody writes: the poll waits");
-        });
+            Poll::Ready(())
+        }));
         // The shutdown cancels the poll and reaps its CQE: the op is complete, and only the
         // future's reference is left. Then the final sweep.
         drop(rt);
