@@ -19,6 +19,7 @@ use crate::op::raw::OpHeader;
 use crate::shared::remote::RemoteCmd;
 use crate::shared::Shared;
 use crate::time::wheel::{TimerKey, Wheel};
+use crate::util::wake_later::collecting;
 use crate::util::{contain_panic, drain_queue};
 
 /// Runs `here` if the current thread is shard `shard` of `shared`'s runtime, and `here`
@@ -90,7 +91,14 @@ impl Shard {
     }
 
     fn cancel_op(&self, mut driver: RefMut<'_, Driver>, op: NonNull<OpHeader>) {
-        driver.push_cancel(op, self.counters());
+        // The cancel's reference may be the op's last (it completed since the cancel was
+        // asked for): freeing it may wake wakers, which wait until the driver is released.
+        let mut later = Vec::new();
+        collecting(&mut later, || driver.push_cancel(op, self.counters()));
+        drop(driver);
+        for w in later {
+            contain_panic(|| w.wake());
+        }
     }
 
     /// Also used at shutdown, where every timer command becomes a removal.

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::Shard;
 use crate::driver::Reaped;
+use crate::util::wake_later::collecting;
 
 impl Shard {
     /// Returns true if nothing the kernel could write is left in flight. Wakers of ops that
@@ -40,7 +41,7 @@ impl Shard {
             // the driver borrowed and queues its cancel; one dropped on another thread sends
             // it) go in before waiting: the completions the wait is for may depend on them,
             // and without `CANCEL_ANY` nothing else would end those ops.
-            if self.push_queued_cancels(&mut driver) {
+            if self.push_queued_cancels(&mut driver, reaped) {
                 continue;
             }
             // Doorbells this shard owes others (a cancel a destructor here asked of another
@@ -49,7 +50,7 @@ impl Shard {
             // Sleep as a parked shard does: publish, re-check, wait. A cancel sent after the
             // re-check finds `sleeping` and rings the doorbell, which ends the wait.
             remote.prepare_sleep();
-            if self.push_queued_cancels(&mut driver) {
+            if self.push_queued_cancels(&mut driver, reaped) {
                 remote.wake_up();
                 continue;
             }
@@ -58,11 +59,14 @@ impl Shard {
         }
     }
 
-    /// Pushes the op cancels queued for this shard; true if there were any.
-    fn push_queued_cancels(&self, driver: &mut crate::driver::Driver) -> bool {
+    /// Pushes the op cancels queued for this shard; true if there were any. Wakes that
+    /// freeing an op asks for meanwhile go into `reaped`, for after the drain.
+    fn push_queued_cancels(&self, driver: &mut crate::driver::Driver, reaped: &mut Reaped) -> bool {
         let mut queued = false;
         while let Some(op) = self.next_queued_cancel() {
-            driver.push_cancel(op, self.counters());
+            collecting(&mut reaped.wakers, || {
+                driver.push_cancel(op, self.counters())
+            });
             queued = true;
         }
         queued

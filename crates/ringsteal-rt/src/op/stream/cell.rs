@@ -26,6 +26,7 @@ use ringsteal_uring::io_uring_sqe;
 
 use super::queue::{ItemQueue, Pushed};
 use crate::op::raw::{OpHeader, OpVTable};
+use crate::util::wake_later::wake_all;
 use crate::util::{block_cache, contain_panic};
 
 /// What a completion of a stream may carry that must not be dropped on the floor when
@@ -194,6 +195,7 @@ unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
             }
         }
         drop(sink);
-        wakers.into_iter().for_each(Waker::wake);
+        // Usually inside the driver's reap: the wakes wait for it to end.
+        wake_all(wakers);
     });
 }

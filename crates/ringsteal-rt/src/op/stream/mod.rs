@@ -209,7 +209,8 @@ impl<S: Source> Multishot<S> {
         // SAFETY: drops our reference; the driver frees the cell (releasing what the
         // request still delivers) at its last CQE if that has not arrived yet.
         unsafe { release(header) };
-        wakers.into_iter().for_each(Waker::wake);
+        // A stream dropped by a destructor the driver runs waits for the driver to be free.
+        crate::util::wake_later::wake_all(wakers);
     }
 }
 
