@@ -113,7 +113,10 @@ impl Driver {
         }
         self.in_flight -= 1;
         if tag != TAG_CANCEL {
-            // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
+            // SAFETY: the cell is alive: this CQE's SQE holds a reference on it; this is the
+            // SQE's last CQE, reaped once.
+            unsafe { OpHeader::end(op, tag as usize, cqe.res, cqe.flags) };
+            // SAFETY: as above.
             let done = unsafe { op.as_ref() }.complete(tag as usize, cqe.res, cqe.flags);
             if let Some(waker) = done {
                 counters.ops_completed.incr();

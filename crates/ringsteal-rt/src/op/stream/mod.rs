@@ -160,14 +160,13 @@ impl<S: Source> Multishot<S> {
         if let Some(item) = c.queue.pop() {
             return Poll::Ready(Polled::Item(item));
         }
-        let (res, flags) = c.header.first_result();
-        // SAFETY: the last CQE arrived: the kernel is done with the source.
-        let mut source = unsafe { StreamCell::take_source(cell) };
+        // SAFETY: the last CQE arrived: the kernel is done with the source, and the driver
+        // made the last item before completing the request.
+        let (source, last) =
+            unsafe { (StreamCell::take_source(cell), StreamCell::take_last(cell)) };
         self.cell = None;
         // SAFETY: drops our reference; the cell has no SQE left, so this frees it.
         unsafe { release(cell.cast()) };
-        // SAFETY: the request's last CQE, taken once.
-        let last = unsafe { source.last(res, flags) };
         Poll::Ready(Polled::Ended(last, source))
     }
 
