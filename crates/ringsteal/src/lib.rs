@@ -35,7 +35,44 @@
 //! }
 //! ```
 //!
-// The net feature's server in ten lines goes here, as its own section, once it lands.
+//! ## A server in ten lines
+//!
+//! An echo server: an accept loop, and each connection a task that copies what it reads back
+//! to the client. Reads and writes are io_uring requests with owned buffers: the kernel holds
+//! the buffer while it fills or sends it, and gives it back with the result. A `spawn` right
+//! after an `accept` is dealt to the shards in turn, so every shard serves connections with
+//! no placement named (the book's "Servers: every shard serves").
+//!
+//! ```
+//! use ringsteal::net::{TcpListener, TcpStream};
+//!
+//! async fn serve(listener: TcpListener) -> std::io::Result<()> {
+//!     loop {
+//!         let (conn, _peer) = listener.accept().await?;
+//!         ringsteal::spawn(async move {
+//!             let (mut from, mut to) = (&conn, &conn); // reading and writing the same socket
+//!             ringsteal::io::copy(&mut from, &mut to).await
+//!         });
+//!     }
+//! }
+//!
+//! #[ringsteal::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?; // port 0: any free port
+//!     let addr = listener.local_addr()?;
+//!     ringsteal::spawn(serve(listener));
+//!
+//!     // A client, to see it answer.
+//!     let client = TcpStream::connect(addr).await?;
+//!     client.write_all(b"hello".to_vec()).await.0?;
+//!     let (res, echo) = client.read_exact(vec![0; 5]).await;
+//!     res?;
+//!     assert_eq!(echo, b"hello");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The `http_server` example is the same shape serving HTTP/1.1 with keep-alive.
 //!
 //! ## What is in it
 //!
@@ -73,11 +110,18 @@
 //! ## Where to go next
 //!
 //! * The book (`book/src` in the repository) walks through every part with code the tests
-//!   run: getting started, shards and the runtime, placement and stealing, time and the
-//!   paused clock, files and operations, networking, how shards wake each other, requirements
-//!   and errors.
+//!   run: getting started, writing a service (accept loop to graceful shutdown), placement
+//!   and stealing, inside the scheduler, time and cancellation, I/O and owned buffers,
+//!   files, networking, processes and signals, io_uring features, performance tuning,
+//!   operations and troubleshooting, benchmarks, status and roadmap.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
-//!   supports, placement, stealing, timers, files, messages, cancellation, the counters.
+//!   supports, placement, stealing, timers, files, messages, cancellation, an HTTP server on
+//!   every shard under load, the counters.
+//! * The other examples (`examples/` in the repository, each `cargo run --example NAME`), in
+//!   tiers: `echo`, `cat`, `timer`, `ping_pong`; `concurrent_reads`, `tee`,
+//!   `timeout_race`; `http_server`, `file_server`, `logger`; `sqpoll`, `linked_cat`,
+//!   `multishot_accept`; `work_stealing`; `subprocess`, `graceful_shutdown`. The README
+//!   says what each one shows.
 //! * Requirements: Linux 5.15 or newer with io_uring enabled; when it is not (a container's
 //!   seccomp profile, `kernel.io_uring_disabled`, locked-memory limits), building the
 //!   runtime returns an error that names the cause and the fix.
@@ -197,26 +241,37 @@ pub mod __private {
 }
 
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
-/// by `cargo test --doc` (they use the default features: `fs`, `macros` and `net`).
+/// by `cargo test --doc` (they use the default features, `fs`, `macros` and `net`; the
+/// service and process chapters also `process` and `signal`, which `cargo test --workspace`
+/// turns on through the examples, or `--features full`).
 #[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
     struct Readme;
     #[doc = include_str!("../../../book/src/getting-started.md")]
     struct GettingStarted;
+    #[cfg(all(feature = "net", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/service.md")]
+    struct Service;
     #[doc = include_str!("../../../book/src/runtime.md")]
     struct Runtime;
     #[doc = include_str!("../../../book/src/placement.md")]
     struct Placement;
     #[doc = include_str!("../../../book/src/time.md")]
     struct Time;
+    #[doc = include_str!("../../../book/src/io.md")]
+    struct Io;
     #[doc = include_str!("../../../book/src/fs.md")]
     struct Fs;
     #[cfg(feature = "net")]
     #[doc = include_str!("../../../book/src/net.md")]
     struct Net;
-    #[doc = include_str!("../../../book/src/requirements.md")]
-    struct Requirements;
+    #[doc = include_str!("../../../book/src/uring-features.md")]
+    struct UringFeatures;
+    #[doc = include_str!("../../../book/src/tuning.md")]
+    struct Tuning;
+    #[doc = include_str!("../../../book/src/operations.md")]
+    struct Operations;
     #[cfg(all(feature = "process", feature = "signal"))]
     #[doc = include_str!("../../../book/src/process-signal.md")]
     struct ProcessSignal;

@@ -169,3 +169,44 @@ impl Driver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(payload: u64) -> SentMessage {
+        SentMessage {
+            target: 1,
+            seq: payload + 100,
+            payload,
+        }
+    }
+
+    #[test]
+    fn a_message_in_flight_is_given_back_once_by_its_slot() {
+        let mut table = MessagesInFlight::default();
+        let a = table.insert(message(1));
+        let b = table.insert(message(2));
+        assert_ne!(a, b);
+        assert_eq!(table.take(b), Some(message(2)));
+        assert_eq!(table.take(b), None, "a second CQE for a slot finds nothing");
+        assert_eq!(table.take(a), Some(message(1)));
+    }
+
+    #[test]
+    fn a_freed_slot_is_reused_and_slots_never_in_use_name_nothing() {
+        let mut table = MessagesInFlight::default();
+        let a = table.insert(message(1));
+        let b = table.insert(message(2));
+        table.take(a);
+        assert_eq!(
+            table.insert(message(3)),
+            a,
+            "the table does not grow while a slot is free"
+        );
+        assert_eq!(table.slots.len(), 2);
+        assert_eq!(table.take(a), Some(message(3)));
+        assert_eq!(table.take(b), Some(message(2)));
+        assert_eq!(table.take(7), None, "a slot past the table");
+    }
+}
