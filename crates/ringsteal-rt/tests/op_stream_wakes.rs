@@ -8,6 +8,7 @@
 mod common;
 mod stream_support;
 
+use std::future::Future;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
@@ -49,6 +50,28 @@ impl Wake for PollsInline {
     }
 }
 
+impl PollsInline {
+    /// One that passes its wakes on to the current task.
+    async fn for_this_task() -> Arc<Self> {
+        let then = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        Arc::new(Self {
+            outcome: Mutex::new(None),
+            then,
+        })
+    }
+
+    /// Waits for the next wake (bounded by the hang guard) and checks it could submit.
+    async fn check_next_wake(&self, config: common::Config) {
+        yield_until(|| self.outcome.lock().unwrap().is_some()).await;
+        let outcome = self.outcome.lock().unwrap().take().unwrap();
+        assert_eq!(
+            outcome,
+            Ok(()),
+            "{config:?}: the stalled stream's waker was woken inside the reap"
+        );
+    }
+}
+
 /// A poll of a descriptor nobody writes to, holding a received buffer until its cell is
 /// freed: by the reap of its last completion, once it is cancelled.
 struct HoldsBuf {
@@ -70,8 +93,6 @@ unsafe impl Operation for HoldsBuf {
     fn fail(self, _: std::io::Error) {}
 }
 
-use std::future::Future;
-
 #[test]
 fn a_buffer_returned_inside_a_reap_wakes_its_stalled_stream_after_the_reap() {
     under_every_config("stall woken from a reap", 1, |config, b| {
@@ -88,21 +109,8 @@ fn a_buffer_returned_inside_a_reap_wakes_its_stalled_stream_after_the_reap() {
             assert!(first.is_provided(), "{config:?}: setup: provided buffers");
             // More data with no buffer free: the stream stalls, its waker left with the group.
             client.write_all(b"c").unwrap();
-            let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-            let inline = Arc::new(PollsInline {
-                outcome: Mutex::new(None),
-                then: waker,
-            });
-            let inline_waker = Waker::from(inline.clone());
-            loop {
-                let polled = stream.poll_next(&mut Context::from_waker(&inline_waker));
-                assert!(polled.is_pending(), "{config:?}: no buffer to receive into");
-                if handle.stats().total().enobufs_stalls > 0 {
-                    break;
-                }
-                ringsteal_rt::yield_now().await;
-            }
-            *inline.outcome.lock().unwrap() = None;
+            let inline = PollsInline::for_this_task().await;
+            stall(&mut stream, &inline, &handle).await;
             // One buffer goes back from inside a reap: the last completion of this op (its
             // cancellation) frees its cell, and the buffer in it.
             let (idle, _writer) = std::os::unix::net::UnixStream::pair().unwrap();
@@ -116,13 +124,7 @@ fn a_buffer_returned_inside_a_reap_wakes_its_stalled_stream_after_the_reap() {
             assert!(polled.is_pending());
             ringsteal_rt::yield_now().await; // submitted
             drop(holder);
-            yield_until(|| inline.outcome.lock().unwrap().is_some()).await;
-            let outcome = inline.outcome.lock().unwrap().take().unwrap();
-            assert_eq!(
-                outcome,
-                Ok(()),
-                "{config:?}: the stalled stream's waker was woken inside the reap"
-            );
+            inline.check_next_wake(config).await;
             drop(second);
         });
     });
@@ -171,11 +173,7 @@ fn a_dropped_streams_last_buffer_wakes_a_stalled_stream_after_the_reap() {
             assert!(held[0].is_provided(), "{config:?}: setup: provided buffers");
             // A stalls; one buffer back is not enough to wake it.
             client_a.write_all(b"a4").unwrap();
-            let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-            let inline = Arc::new(PollsInline {
-                outcome: Mutex::new(None),
-                then: waker,
-            });
+            let inline = PollsInline::for_this_task().await;
             stall(&mut a, &inline, &handle).await;
             drop(held.remove(0));
             // B's request ends with data in its last completion (the completion queue is
@@ -198,13 +196,7 @@ fn a_dropped_streams_last_buffer_wakes_a_stalled_stream_after_the_reap() {
             // here, and the cell's release of it is the one that wakes A.
             yield_until(|| handle.stats().total().bufs_in_use == 4).await;
             drop(held.remove(0));
-            yield_until(|| inline.outcome.lock().unwrap().is_some()).await;
-            let outcome = inline.outcome.lock().unwrap().take().unwrap();
-            assert_eq!(
-                outcome,
-                Ok(()),
-                "{config:?}: the stalled stream's waker was woken inside the reap"
-            );
+            inline.check_next_wake(config).await;
             drop(held);
         });
     });
