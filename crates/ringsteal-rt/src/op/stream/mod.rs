@@ -163,14 +163,13 @@ impl<S: Source> Multishot<S> {
         if let Some(item) = c.queue.pop() {
             return Poll::Ready(Polled::Item(item));
         }
-        let (res, flags) = c.header.first_result();
-        // SAFETY: the last CQE arrived: the kernel is done with the source.
-        let mut source = unsafe { StreamCell::take_source(cell) };
+        // SAFETY: the last CQE arrived: the kernel is done with the source, and the driver
+        // made the last item before completing the request.
+        let (source, last) =
+            unsafe { (StreamCell::take_source(cell), StreamCell::take_last(cell)) };
         self.cell = None;
         // SAFETY: drops our reference; the cell has no SQE left, so this frees it.
         unsafe { release(cell.cast()) };
-        // SAFETY: the request's last CQE, taken once.
-        let last = unsafe { source.last(res, flags) };
         Poll::Ready(Polled::Ended(last, source))
     }
 
@@ -219,7 +218,8 @@ impl<S: Source> Multishot<S> {
         // SAFETY: drops our reference; the driver frees the cell (releasing what the
         // request still delivers) at its last CQE if that has not arrived yet.
         unsafe { release(header) };
-        wakers.into_iter().for_each(Waker::wake);
+        // A stream dropped by a destructor the driver runs waits for the driver to be free.
+        crate::util::wake_later::wake_all(wakers);
     }
 }
 
