@@ -37,11 +37,6 @@ fn a_child_awaiting_ctrl_c_survives_kill_int_of_itself() {
 }
 
 fn run_child(wake: ringsteal_rt::WakeMechanism) {
-    // "As usual" is SIGINT's default action, whatever this process inherited: a shell
-    // starts background jobs with SIGINT ignored, and a runtime that restores the inherited
-    // disposition once no listener is left would rightly leave it ignored.
-    // SAFETY: no other thread exists yet; SIG_DFL is a valid disposition for SIGINT.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
     let rt = common::runtime(wake, 2);
     rt.block_on(async {
         let ctrl_c = ringsteal_signal::ctrl_c();

@@ -67,13 +67,31 @@ pub fn send_to_self(signum: i32) {
 pub const CHILD_ROLE: &str = "RINGSTEAL_SIGNAL_TEST_ROLE";
 
 /// Runs this test binary again as a child, running only `test`, with `CHILD_ROLE=role`.
+///
+/// The child starts with the default action for every signal these tests expect to end a
+/// process, whatever this one inherited: a shell starts background jobs with SIGINT ignored
+/// and `nohup` ignores SIGHUP, and the runtime rightly restores an inherited disposition
+/// once no listener is left.
 pub fn run_self_as_child(test: &str, role: &str) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().expect("the test binary's path");
-    std::process::Command::new(exe)
+    let mut command = std::process::Command::new(exe);
+    command
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ROLE, role)
-        .output()
-        .expect("re-running the test binary")
+        .env(CHILD_ROLE, role);
+    // SAFETY: runs in the forked child before exec, calling only `signal`, which is
+    // async-signal-safe; SIG_DFL is a valid disposition for each of these signals.
+    unsafe {
+        command.pre_exec(|| {
+            for signum in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM, libc::SIGQUIT] {
+                if libc::signal(signum, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        })
+    };
+    command.output().expect("re-running the test binary")
 }
 
 pub fn child_role() -> Option<String> {
