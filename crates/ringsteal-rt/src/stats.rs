@@ -208,8 +208,8 @@ impl ShardCounters {
 }
 
 /// Counters of every shard, plus runtime-wide ones: a snapshot from
-/// [`RuntimeHandle::stats`](crate::RuntimeHandle::stats), cheap enough to take once a second
-/// for a metrics endpoint.
+/// [`RuntimeHandle::stats`](crate::RuntimeHandle::stats), for a metrics endpoint or a log
+/// line (the book's tuning chapter says how to read it).
 ///
 /// ```
 /// use ringsteal_rt::Runtime;

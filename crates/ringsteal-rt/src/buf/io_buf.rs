@@ -91,9 +91,10 @@ pub unsafe trait IoBuf: Unpin + Send + 'static {
 
 /// A buffer the kernel may write into while an operation is in flight.
 ///
-/// A read fills up to [`bytes_total`](IoBuf::bytes_total) (a `Vec`'s capacity, not its
-/// length), then [`set_init`](Self::set_init) extends the initialised length by what the
-/// kernel wrote: a `Vec` comes back with its `len` grown.
+/// A read fills the buffer from its start, up to [`bytes_total`](IoBuf::bytes_total) (a
+/// `Vec`'s capacity, not its length; it does not append after `len`), then
+/// [`set_init`](Self::set_init)`(n)` marks the `n` bytes the kernel wrote initialised: a
+/// `Vec` comes back with a `len` of at least `n`.
 ///
 /// ```
 /// use std::io::Write;

@@ -86,8 +86,8 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 }
 
 /// The future returned by [`timeout`] and [`timeout_at`]: the wrapped future's output in
-/// `Ok`, or [`Elapsed`] once the deadline passes (the wrapped future is then dropped, which
-/// cancels what it had in flight).
+/// `Ok`, or [`Elapsed`] once the deadline passes (the wrapped future is dropped with the
+/// `Timeout`, which cancels what it had in flight).
 ///
 /// ```
 /// use std::time::Duration;

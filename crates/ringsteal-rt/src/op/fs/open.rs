@@ -72,8 +72,9 @@ pub fn close(fd: OwnedFd) -> Op<Close> {
     Op::new(Close { fd: Some(fd) })
 }
 
-/// The operation of [`close`]: the descriptor is the kernel's from submission on, whatever
-/// the result (so a failed close is never retried).
+/// The operation of [`close`]. The descriptor is closed whatever happens: by the kernel once
+/// the request ran, whatever it answered (so it is never closed twice), or with `close(2)` if
+/// the request never ran (not submitted, or cancelled first).
 ///
 /// ```
 /// use ringsteal_rt::op;
