@@ -49,7 +49,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 #[cfg(feature = "futures-io")]
 mod futures_io;

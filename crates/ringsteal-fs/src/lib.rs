@@ -26,7 +26,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod blocking;
 mod chunked_read;

@@ -5,7 +5,28 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime};
 
-/// What `statx` reports about a file, with the accessors of [`std::fs::Metadata`].
+/// What `statx` reports about a file, with the accessors of [`std::fs::Metadata`]. Returned
+/// by [`metadata`](crate::metadata), [`symlink_metadata`](crate::symlink_metadata),
+/// [`File::metadata`](crate::File::metadata) and [`DirEntry::metadata`](crate::DirEntry::metadata),
+/// each one `statx` request through the ring.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-meta-{}", std::process::id()));
+///     ringsteal_fs::write(&path, "twelve bytes").await?;
+///     let meta = ringsteal_fs::metadata(&path).await?;
+///     assert!(meta.is_file() && !meta.is_dir());
+///     assert_eq!(meta.len(), 12);
+///     let age = SystemTime::now().duration_since(meta.modified()?).unwrap_or_default();
+///     assert!(age < Duration::from_secs(60));
+///     assert!(!meta.permissions().readonly());
+///     ringsteal_fs::remove_file(&path).await
+/// })
+/// .unwrap();
+/// ```
 #[derive(Clone, Copy)]
 pub struct Metadata {
     stx: libc::statx,
@@ -192,7 +213,21 @@ impl std::fmt::Debug for Metadata {
     }
 }
 
-/// The kind of a file.
+/// The kind of a file: from [`Metadata::file_type`] (one `statx`) or
+/// [`DirEntry::file_type`](crate::DirEntry::file_type) (what the directory listing says, usually
+/// no system call).
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = ringsteal_fs::metadata(std::env::temp_dir()).await?.file_type();
+///     assert!(dir.is_dir() && !dir.is_file() && !dir.is_symlink());
+///     let null = ringsteal_fs::metadata("/dev/null").await?.file_type();
+///     assert!(null.is_char_device());
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileType(u32);
 

@@ -45,7 +45,29 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     })
 }
 
-/// Entries of a directory, yielded by [`next_entry`](Self::next_entry).
+/// Entries of a directory, yielded by [`next_entry`](Self::next_entry), from [`read_dir`].
+/// Entries come in the order the file system lists them (not sorted), without `.` and `..`;
+/// they are read 64 at a time on the blocking pool, so a shard never waits for `getdents`.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = std::env::temp_dir().join(format!("ringsteal-doc-readdir-{}", std::process::id()));
+///     ringsteal_fs::create_dir_all(&dir).await?;
+///     for i in 0..3 {
+///         ringsteal_fs::write(dir.join(format!("{i}.log")), "x").await?;
+///     }
+///     let mut entries = ringsteal_fs::read_dir(&dir).await?;
+///     let mut count = 0;
+///     while let Some(entry) = entries.next_entry().await? {
+///         assert!(entry.file_name().to_string_lossy().ends_with(".log"));
+///         count += 1;
+///     }
+///     assert_eq!(count, 3);
+///     std::fs::remove_dir_all(&dir)
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug)]
 pub struct ReadDir {
     state: State,
@@ -108,7 +130,24 @@ impl ReadDir {
     }
 }
 
-/// One directory entry.
+/// One directory entry, from [`ReadDir::next_entry`]: its name and path, its type as the
+/// listing reports it, and its [`Metadata`] on request.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = std::env::temp_dir().join(format!("ringsteal-doc-entry-{}", std::process::id()));
+///     ringsteal_fs::create_dir_all(&dir).await?;
+///     ringsteal_fs::write(dir.join("data.bin"), [0u8; 100]).await?;
+///     let entry = ringsteal_fs::read_dir(&dir).await?.next_entry().await?.expect("one entry");
+///     assert_eq!(entry.file_name(), "data.bin");
+///     assert_eq!(entry.path(), dir.join("data.bin"));
+///     assert!(entry.file_type()?.is_file());
+///     assert_eq!(entry.metadata().await?.len(), 100);
+///     std::fs::remove_dir_all(&dir)
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug)]
 pub struct DirEntry(std::fs::DirEntry);
 

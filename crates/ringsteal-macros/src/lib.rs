@@ -8,7 +8,7 @@
 //! `expand.rs` (the code emitted).
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod args;
 mod check;

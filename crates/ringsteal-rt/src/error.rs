@@ -3,7 +3,22 @@
 use std::fmt;
 use std::io;
 
-/// Why [`Builder::build`](crate::Builder::build) failed.
+/// Why [`Builder::build`](crate::Builder::build) failed. Its `Display` names the cause and
+/// the fix; it converts into an [`io::Error`] for `?` in functions that return one.
+///
+/// ```
+/// use ringsteal_rt::{BuildError, Runtime};
+///
+/// match Runtime::builder().shards(0).build() {
+///     Err(BuildError::Config(why)) => assert!(why.contains("shards")),
+///     other => panic!("zero shards cannot build: {other:?}"),
+/// }
+/// // On a machine without io_uring (a container's seccomp profile, say), `build` returns
+/// // `BuildError::Unavailable` with the cause and the fix in its text.
+/// if let Err(e) = Runtime::builder().shards(1).build() {
+///     eprintln!("{e}");
+/// }
+/// ```
 #[derive(Debug)]
 pub enum BuildError {
     /// io_uring cannot be used on this machine; the text says why and how to fix it.
@@ -56,7 +71,19 @@ impl From<BuildError> for io::Error {
     }
 }
 
-/// Why a task could not be spawned.
+/// Why a task could not be spawned: returned by the `try_` spawn functions, where the
+/// others panic (or, at shutdown, hand back a cancelled [`JoinHandle`](crate::JoinHandle)).
+///
+/// ```
+/// use ringsteal_rt::{Placement, Runtime, SpawnError};
+///
+/// let rt = Runtime::builder().shards(2).build().unwrap();
+/// let err = rt.handle().try_spawn_with(Placement::Pinned(5), async {}).unwrap_err();
+/// assert_eq!(err, SpawnError::NoSuchShard { shard: 5, shards: 2 });
+/// // Off the runtime's threads, with no runtime entered, there is no runtime to spawn on.
+/// let outside = ringsteal_rt::try_spawn_with(Placement::Pinned(0), async {}).unwrap_err();
+/// assert_eq!(outside, SpawnError::NotOnShard);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpawnError {
     /// The placement names a shard the runtime does not have.

@@ -16,6 +16,21 @@ use ringsteal_uring::{Features, SetupError};
 /// One io_uring capability that a runtime uses where the kernel has it, with a fallback
 /// where it does not. Linux versions are where each first appeared; the answer always comes
 /// from probing the running kernel, never from its version.
+///
+/// Ask [`KernelFeatures::supports`] through [`RuntimeHandle::features`](crate::RuntimeHandle::features);
+/// [`Builder::without_feature`](crate::Builder::without_feature) makes a runtime behave as if
+/// the kernel lacked one (to test a fallback path).
+///
+/// ```
+/// use ringsteal_rt::{Feature, Runtime};
+///
+/// let rt = Runtime::builder().shards(1).without_feature(Feature::SendZc).build().unwrap();
+/// let features = rt.handle().features().clone();
+/// assert!(!features.supports(Feature::SendZc));
+/// // A named feature and its opcode number are one question.
+/// let op = ringsteal_uring::abi::IORING_OP_SEND_ZC;
+/// assert_eq!(features.supports(Feature::Opcode(op)), features.supports(Feature::SendZc));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Feature {

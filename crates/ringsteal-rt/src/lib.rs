@@ -29,7 +29,7 @@
 //! operations), `blocking/` (the blocking pool).
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod blocking;
 pub mod buf;
@@ -225,7 +225,23 @@ pub fn yield_now() -> YieldNow {
     YieldNow { yielded: false }
 }
 
-/// The future returned by [`yield_now`].
+/// The future returned by [`yield_now`]: pending once (waking itself), then ready, so the
+/// shard runs its other ready tasks in between.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let ran = Arc::new(AtomicBool::new(false));
+///     let flag = ran.clone();
+///     let other = ringsteal_rt::spawn_local(async move { flag.store(true, Ordering::Relaxed) });
+///     ringsteal_rt::yield_now().await; // the other task runs here, on this shard
+///     assert!(ran.load(Ordering::Relaxed));
+///     other.await.unwrap();
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct YieldNow {

@@ -107,6 +107,19 @@ pub fn try_recv_msg() -> Option<u64> {
 /// The future returned by [`recv_msg`]. It receives the messages of whichever shard polls it.
 /// Dropped before a message came (say, by a `timeout` or a `select`), it takes its waker back
 /// off the shard's list of waiting receivers.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::{time, Runtime, RuntimeHandle};
+///
+/// let rt = Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     // Nothing sent yet: the wait times out, and the dropped future leaves no waiter.
+///     assert!(time::timeout(Duration::from_millis(2), ringsteal_rt::recv_msg()).await.is_err());
+///     RuntimeHandle::current().send_msg(0, 99).unwrap();
+///     assert_eq!(ringsteal_rt::recv_msg().await, 99);
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct RecvMsg {

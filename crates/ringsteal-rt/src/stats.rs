@@ -207,7 +207,26 @@ impl ShardCounters {
     }
 }
 
-/// Counters of every shard, plus runtime-wide ones.
+/// Counters of every shard, plus runtime-wide ones: a snapshot from
+/// [`RuntimeHandle::stats`](crate::RuntimeHandle::stats), for a metrics endpoint or a log
+/// line (the book's tuning chapter says how to read it).
+///
+/// ```
+/// use ringsteal_rt::Runtime;
+///
+/// let rt = Runtime::builder().shards(2).build().unwrap();
+/// rt.block_on(async {
+///     let tasks: Vec<_> = (0..8).map(|i| ringsteal_rt::spawn(async move { i })).collect();
+///     for t in tasks {
+///         t.await.unwrap();
+///     }
+/// });
+/// let stats = rt.handle().stats();
+/// assert_eq!(stats.shards.len(), 2);
+/// let total = stats.total();
+/// assert!(total.polls >= 8, "every task was polled");
+/// println!("stolen {} of {} spawned", total.tasks_stolen, total.spawned_local + stats.spawned_external);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeStats {

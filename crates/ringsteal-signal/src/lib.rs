@@ -39,7 +39,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod handler;
 mod kind;

@@ -79,7 +79,32 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
 /// shard of any ringsteal runtime (the wait is a poll of the listener's eventfd through that
 /// shard's ring), also after it waited somewhere else: the wait moves to the shard that
 /// awaits it, even if the first one no longer runs (shard 0 outside `block_on`, or a runtime
-/// that was dropped).
+/// that was dropped). Deliveries that come before a `recv` are reported by it as one, as
+/// tokio's listeners do.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_signal::{signal, SignalKind};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+/// rt.block_on(async {
+///     let mut hup = signal(SignalKind::hangup())?;
+///     assert_eq!(hup.kind(), SignalKind::hangup());
+///     // SAFETY: raise only sends a signal to this thread; the listener above handles it.
+///     unsafe { libc::raise(libc::SIGHUP) };
+///     // SAFETY: as above.
+///     unsafe { libc::raise(libc::SIGHUP) };
+///     // A reload loop would live in its own task: the listener is Send.
+///     let reloads = ringsteal_rt::spawn(async move {
+///         hup.recv().await.expect("a delivery"); // both raises, reported once
+///         let again = ringsteal_rt::time::timeout(Duration::from_millis(5), hup.recv()).await;
+///         assert!(again.is_err(), "no delivery since");
+///     });
+///     reloads.await.unwrap();
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug)]
 pub struct Signal {
     kind: SignalKind,

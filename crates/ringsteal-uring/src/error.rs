@@ -29,7 +29,19 @@ pub struct SetupError {
     cause: Unavailable,
 }
 
-/// The cause of a [`SetupError`].
+/// The cause of a [`SetupError`], for a program that reacts to each (the error's `Display`
+/// already names the cause and its fix).
+///
+/// ```
+/// use ringsteal_uring::{SetupError, Unavailable};
+///
+/// let err = SetupError::from_errno(libc::ENOMEM, 0, 256);
+/// match err.cause() {
+///     Unavailable::OutOfMemory { memlock } => println!("RLIMIT_MEMLOCK is {memlock:?}: {err}"),
+///     other => panic!("ENOMEM is out of memory, not {other:?}"),
+/// }
+/// assert_eq!(*SetupError::from_errno(libc::ENOSYS, 0, 256).cause(), Unavailable::NotImplemented);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Unavailable {

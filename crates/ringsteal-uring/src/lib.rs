@@ -27,7 +27,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg(target_os = "linux")]
 
 pub mod abi;

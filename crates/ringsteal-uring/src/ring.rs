@@ -198,6 +198,21 @@ impl RingBuilder {
 }
 
 /// How a wait in the kernel ([`Ring::submit_and_wait_timeout`]) ended.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_uring::{opcode, Ring, Wait};
+///
+/// let mut ring = Ring::new(8)?;
+/// // Nothing queued: the wait for one completion ends with the timeout.
+/// let ended = ring.submit_and_wait_timeout(1, Some(Duration::from_millis(1)))?;
+/// assert_eq!(ended, Wait::TimedOut);
+/// // SAFETY: a NOP references no memory.
+/// unsafe { ring.push(&opcode::nop()) }.unwrap();
+/// assert_eq!(ring.submit_and_wait_timeout(1, Some(Duration::from_secs(5)))?, Wait::Completed);
+/// assert!(ring.pop_cqe().is_some());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
     /// The kernel returned normally (completions may or may not be ready).

@@ -134,7 +134,7 @@
 //!   runtime returns an error that names the cause and the fix.
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub use ringsteal_rt::{
     current_shard, recv_msg, spawn, spawn_blocking, spawn_local, spawn_with, spread_next_spawn,

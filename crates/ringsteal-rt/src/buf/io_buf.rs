@@ -6,6 +6,33 @@ use super::slice::Slice;
 
 /// A buffer the kernel may read from while an operation is in flight.
 ///
+/// Implemented for `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`, `&'static str`,
+/// `[u8; N]`, [`Slice`] (and `bytes::Bytes`/`BytesMut` with the `bytes` feature). A write
+/// sends the initialised bytes and hands the buffer back with the result.
+///
+/// ```
+/// use std::os::unix::net::UnixStream;
+/// use ringsteal_rt::buf::IoBuf;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let msg = Vec::from("hello, world");
+/// assert_eq!((msg.bytes_init(), msg.stable_ptr()), (12, msg.as_ptr()));
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = UnixStream::pair().unwrap();
+///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+///     // Any IoBuf can be sent: a static string, or part of a Vec (moved in, given back).
+///     let (n, _) = op::send(&a, "ping ", 0).await;
+///     assert_eq!(n.unwrap(), 5);
+///     let (n, part) = op::send(&a, msg.slice(7..), 0).await;
+///     assert_eq!(n.unwrap(), 5);
+///     assert_eq!(part.into_inner().len(), 12);
+///     let (n, got) = op::recv(&b, Vec::with_capacity(16), 0).await;
+///     assert_eq!(&got[..n.unwrap()], b"ping world");
+/// });
+/// ```
+///
 /// An operation takes its buffer by value and asks it, once, where it is and how large
 /// ([`stable_ptr`](Self::stable_ptr), [`bytes_init`](Self::bytes_init),
 /// [`bytes_total`](Self::bytes_total)); the kernel then reads (or, through [`IoBufMut`],
@@ -63,6 +90,34 @@ pub unsafe trait IoBuf: Unpin + Send + 'static {
 }
 
 /// A buffer the kernel may write into while an operation is in flight.
+///
+/// A read fills the buffer from its start, up to [`bytes_total`](IoBuf::bytes_total) (a
+/// `Vec`'s capacity, not its length; it does not append after `len`), then
+/// [`set_init`](Self::set_init)`(n)` marks the `n` bytes the kernel wrote initialised: a
+/// `Vec` comes back with a `len` of at least `n`.
+///
+/// ```
+/// use std::io::Write;
+/// use ringsteal_rt::buf::{IoBuf, IoBufMut};
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let buf = Vec::with_capacity(64);
+/// assert_eq!((buf.bytes_init(), buf.bytes_total()), (0, 64));
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     (&a).write_all(b"filled by the kernel").unwrap();
+///     let fd = SharedFd::new(b.into());
+///     let (n, buf) = op::recv(&fd, buf, 0).await;
+///     assert_eq!(n.unwrap(), 20);
+///     assert_eq!(buf.len(), 20); // set_init grew it
+///     // A fixed array works too; its "initialised" part is all of it.
+///     (&a).write_all(b"xy").unwrap();
+///     let (n, arr) = op::recv(&fd, [0u8; 4], 0).await;
+///     assert_eq!(&arr[..n.unwrap()], b"xy");
+/// });
+/// ```
 ///
 /// # Safety
 /// As [`IoBuf`] (the rule for wrappers included), and `stable_mut_ptr` must be valid for

@@ -2,7 +2,28 @@
 
 use super::io_buf::{IoBuf, IoBufMut};
 
-/// Buffers the kernel reads in order (`writev`).
+/// Buffers the kernel reads in order (`writev`): a `Vec` of [`IoBuf`]s or a pair of them
+/// (a header and a body), sent with one request.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = tempfile_fd();
+///     let parts = (b"HTTP/1.1 200 OK\r\n".to_vec(), "\r\nbody");
+///     let (n, _parts) = op::writev_at(&file, parts, 0).await;
+///     assert_eq!(n.unwrap(), 23);
+///     let (n, all) = op::read_at(&file, Vec::with_capacity(64), 0).await;
+///     assert_eq!(&all[..n.unwrap()], b"HTTP/1.1 200 OK\r\n\r\nbody");
+/// });
+/// # fn tempfile_fd() -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-iovec-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 ///
 /// # Safety
 /// Every buffer must satisfy [`IoBuf`]'s contract, and the iovecs returned must describe
@@ -15,7 +36,29 @@ pub unsafe trait IoVecBuf: Unpin + Send + 'static {
     fn iovecs(&self) -> Vec<libc::iovec>;
 }
 
-/// Buffers the kernel fills in order (`readv`).
+/// Buffers the kernel fills in order (`readv`): each up to its capacity before the next.
+///
+/// ```
+/// use std::io::Write;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut f = std::fs::File::from(tempfile_fd());
+///     f.write_all(b"headbody").unwrap();
+///     let fd = SharedFd::new(f.into());
+///     let bufs = vec![Vec::with_capacity(4), Vec::with_capacity(16)];
+///     let (n, bufs) = op::readv_at(&fd, bufs, 0).await;
+///     assert_eq!(n.unwrap(), 8);
+///     assert_eq!((&bufs[0][..], &bufs[1][..]), (&b"head"[..], &b"body"[..]));
+/// });
+/// # fn tempfile_fd() -> std::os::fd::OwnedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-readv-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     f.into()
+/// # }
+/// ```
 ///
 /// # Safety
 /// Every buffer must satisfy [`IoBufMut`]'s contract; the iovecs of `iovecs_mut` must each

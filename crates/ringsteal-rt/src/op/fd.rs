@@ -140,7 +140,23 @@ impl fmt::Debug for SharedFd {
     }
 }
 
-/// The future returned by [`SharedFd::into_owned`].
+/// The future returned by [`SharedFd::into_owned`]: completes with the [`OwnedFd`](std::os::fd::OwnedFd)
+/// once every other holder (clones, ops in flight) has let go, so the descriptor can be
+/// closed or handed on knowing no request still names it.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let fd = SharedFd::new(a.into());
+///     op::send(&fd, "bye", 0).await.0.unwrap();
+///     assert_eq!(fd.holders(), 1); // the send's hold ended with it
+///     let owned: std::os::fd::OwnedFd = fd.into_owned().await;
+///     op::close(owned).await.unwrap();
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct IntoOwned {

@@ -63,6 +63,20 @@ use crate::shared::remote::{OpRef, RemoteCmd};
 use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
+/// Returned by [`Operation::prepare`].
+///
+/// ```
+/// use ringsteal_rt::op::Sqes;
+/// use ringsteal_uring::opcode;
+///
+/// // A write that runs only if the read before it filled its whole buffer (copy_linked).
+/// let mut buf = [0u8; 8];
+/// let read = opcode::read(0, buf.as_mut_ptr(), buf.len() as u32, 0);
+/// let write = opcode::write(1, buf.as_ptr(), buf.len() as u32, 0);
+/// let sqes = Sqes::Linked(read, write);
+/// assert!(matches!(sqes, Sqes::Linked(..)));
+/// assert!(matches!(Sqes::One(opcode::nop()), Sqes::One(_)));
+/// ```
 #[derive(Debug)]
 pub enum Sqes {
     /// A single request.
@@ -75,6 +89,32 @@ pub enum Sqes {
 /// What an operation does: builds its SQEs from its data (already at its final heap address)
 /// and turns the CQE results into an output (giving buffers back). Implement it to submit an
 /// opcode ringsteal does not wrap yet; [`Op::new`] turns it into a future.
+///
+/// ```
+/// use std::io;
+/// use ringsteal_rt::op::{Op, Operation, Sqes};
+///
+/// /// A NOP as a user-defined operation: any opcode can be wrapped the same way.
+/// struct MyNop;
+///
+/// // SAFETY: a NOP references no memory, and ends with one CQE.
+/// unsafe impl Operation for MyNop {
+///     type Output = io::Result<u32>;
+///     fn prepare(&mut self) -> Sqes {
+///         Sqes::One(ringsteal_uring::opcode::nop())
+///     }
+///     fn complete(self, results: &[(i32, u32)]) -> io::Result<u32> {
+///         let (res, _flags) = results[0];
+///         if res < 0 { Err(io::Error::from_raw_os_error(-res)) } else { Ok(res as u32) }
+///     }
+///     fn fail(self, err: io::Error) -> io::Result<u32> {
+///         Err(err)
+///     }
+/// }
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// assert_eq!(rt.block_on(Op::new(MyNop)).unwrap(), 0);
+/// ```
 ///
 /// # Safety
 /// The runtime frees the op's memory when the CQE it takes for each SQE's *last* one has
@@ -126,6 +166,34 @@ enum State<T> {
 }
 
 /// An io_uring operation as a future. See the [module docs](self).
+///
+/// Submitted on its first poll, to the ring of the shard that polls it. Dropped while in
+/// flight, it asks the kernel to cancel the request and leaves its memory (buffers included)
+/// to the runtime until the last completion; a request that completed in that race keeps its
+/// result to itself (a raw `recv`'s bytes are then lost: the book's chapter on I/O and owned
+/// buffers says when that matters). A deadline set with [`with_timeout`](Op::with_timeout)
+/// ends the request in the kernel instead, and hands the buffer back. The functions of this
+/// module each return one.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     op::nop().await.unwrap();
+///     let (rx, tx) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let rx = SharedFd::new(rx.into());
+///     // Nothing to read yet: the kernel ends the recv at its deadline.
+///     let (res, buf) = op::recv(&rx, Vec::with_capacity(8), 0)
+///         .with_timeout(Duration::from_millis(2))
+///         .await;
+///     assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+///     std::io::Write::write_all(&mut &tx, b"kept").unwrap();
+///     let (n, buf) = op::recv(&rx, buf, 0).await; // the same buffer, given back
+///     assert_eq!(&buf[..n.unwrap()], b"kept");
+/// });
+/// ```
 #[must_use = "an Op does nothing unless polled (it is submitted on its first poll)"]
 pub struct Op<T: Operation> {
     state: State<T>,
@@ -465,6 +533,15 @@ pub fn nop() -> Op<Nop> {
 }
 
 /// The operation of [`nop`].
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     for _ in 0..100 {
+///         ringsteal_rt::op::nop().await.unwrap(); // a round trip through the ring
+///     }
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Nop(());
 

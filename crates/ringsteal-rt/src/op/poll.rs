@@ -33,6 +33,21 @@ pub fn poll_readable(fd: &SharedFd) -> Op<PollReadable> {
 }
 
 /// The operation of [`poll_readable`].
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+/// rt.block_on(async {
+///     let (rx, tx) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let rx = SharedFd::new(rx.into());
+///     let writer = ringsteal_rt::spawn_blocking(move || std::io::Write::write_all(&mut &tx, b"!"));
+///     op::poll_readable(&rx).await.unwrap(); // readable; nothing consumed
+///     writer.await.unwrap().unwrap();
+///     let (n, _) = op::recv(&rx, Vec::with_capacity(1), 0).await;
+///     assert_eq!(n.unwrap(), 1);
+/// });
+/// ```
 #[derive(Debug)]
 pub struct PollReadable {
     fd: SharedFd,
@@ -79,7 +94,20 @@ pub fn poll_add(fd: &SharedFd, events: u32) -> Op<PollAdd> {
     })
 }
 
-/// The operation of [`poll_add`].
+/// The operation of [`poll_add`]: yields the ready events (`revents`).
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     drop(b); // the peer hangs up
+///     let a = SharedFd::new(a.into());
+///     let revents = op::poll_add(&a, libc::POLLIN as u32).await.unwrap();
+///     assert_ne!(revents & libc::POLLHUP as u32, 0, "POLLHUP is always reported");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct PollAdd {
     fd: SharedFd,

@@ -224,7 +224,25 @@ fn cancelled_handle<T: Send + 'static>() -> JoinHandle<T> {
     crate::task::cancelled_join_handle()
 }
 
-/// Returned by [`RuntimeHandle::enter`].
+/// Returned by [`RuntimeHandle::enter`]: while it lives, this thread's current runtime is
+/// the handle's, so [`RuntimeHandle::current`] and the free spawn functions work on a thread
+/// the runtime does not own. Dropping it restores what was current before.
+///
+/// ```
+/// use ringsteal_rt::{Runtime, RuntimeHandle};
+///
+/// let rt = Runtime::builder().shards(1).build().unwrap();
+/// let handle = rt.handle();
+/// let answer = std::thread::spawn(move || {
+///     let _guard = handle.enter();
+///     let task = ringsteal_rt::spawn(async { 40 + 2 });
+///     assert!(RuntimeHandle::try_current().is_some());
+///     task
+/// })
+/// .join()
+/// .unwrap();
+/// assert_eq!(rt.block_on(answer).unwrap(), 42);
+/// ```
 pub struct EnterGuard {
     _inner: ContextGuard,
 }

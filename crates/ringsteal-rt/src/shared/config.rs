@@ -9,7 +9,22 @@ use std::time::Duration;
 use crate::driver::{RingOptions, SqPoll};
 use crate::features::{Feature, KernelFeatures};
 
-/// What an idle shard does before it blocks in the kernel.
+/// What an idle shard does before it blocks in the kernel, set with
+/// [`Builder::idle`](crate::Builder::idle).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::{IdleStrategy, Runtime};
+///
+/// // Latency first: spin up to 50 µs for new work before parking.
+/// let rt = Runtime::builder()
+///     .shards(1)
+///     .idle(IdleStrategy::SpinThenPark(Duration::from_micros(50)))
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// assert_eq!(IdleStrategy::default(), IdleStrategy::Park);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IdleStrategy {
     /// Block right away (no CPU while idle; a wake costs a thread wake-up, 20–50 µs on a VM).
@@ -20,7 +35,18 @@ pub enum IdleStrategy {
     SpinThenPark(Duration),
 }
 
-/// How shards wake each other.
+/// How shards wake each other, set with [`Builder::wake`](crate::Builder::wake).
+///
+/// ```
+/// use ringsteal_rt::{Placement, Runtime, WakeMechanism};
+///
+/// // The eventfd fallback, as on a kernel older than 5.18: everything still works.
+/// let rt = Runtime::builder().shards(2).wake(WakeMechanism::EventFd).build().unwrap();
+/// let on = rt.block_on(async {
+///     ringsteal_rt::spawn_with(Placement::Pinned(1), async { ringsteal_rt::current_shard() }).await
+/// });
+/// assert_eq!(on.unwrap(), Some(1));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WakeMechanism {
     /// `IORING_OP_MSG_RING` between shards where the kernel has it (5.18), ring-less

@@ -246,7 +246,24 @@ impl std::fmt::Debug for CancellationToken {
     }
 }
 
-/// The future of [`CancellationToken::cancelled`].
+/// The future of [`CancellationToken::cancelled`]: completes when the token (or an ancestor)
+/// is cancelled, at once if it already is. Dropped before that, it unregisters its waker.
+///
+/// ```
+/// use ringsteal_rt::sync::CancellationToken;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+/// rt.block_on(async {
+///     let token = CancellationToken::new();
+///     let child = token.child_token();
+///     let worker = ringsteal_rt::spawn(async move {
+///         child.cancelled().await;
+///         "stopped"
+///     });
+///     token.cancel();
+///     assert_eq!(worker.await.unwrap(), "stopped");
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct WaitForCancellation<'a> {
@@ -268,7 +285,21 @@ impl Drop for WaitForCancellation<'_> {
     }
 }
 
-/// The future of [`CancellationToken::cancelled_owned`].
+/// The future of [`CancellationToken::cancelled_owned`]: as [`WaitForCancellation`], but it
+/// owns its token, so it is `'static` and can be stored or moved into a task.
+///
+/// ```
+/// use ringsteal_rt::sync::CancellationToken;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let token = CancellationToken::new();
+///     let stop = token.clone().cancelled_owned(); // borrows nothing
+///     let waiter = ringsteal_rt::spawn(stop);
+///     token.cancel();
+///     waiter.await.unwrap();
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct WaitForCancellationOwned {
@@ -290,7 +321,23 @@ impl Drop for WaitForCancellationOwned {
     }
 }
 
-/// Cancels its token when dropped. From [`CancellationToken::drop_guard`].
+/// Cancels its token when dropped. From [`CancellationToken::drop_guard`]: tie the tasks a
+/// scope started to the scope, so that leaving it (by return, `?` or panic) stops them.
+///
+/// ```
+/// use ringsteal_rt::sync::CancellationToken;
+///
+/// let token = CancellationToken::new();
+/// {
+///     let _guard = token.clone().drop_guard();
+///     assert!(!token.is_cancelled());
+/// } // dropped: cancelled
+/// assert!(token.is_cancelled());
+///
+/// let kept = CancellationToken::new();
+/// let still = kept.clone().drop_guard().disarm(); // disarmed: no cancel
+/// assert!(!still.is_cancelled() && !kept.is_cancelled());
+/// ```
 #[derive(Debug)]
 pub struct DropGuard {
     token: Option<CancellationToken>,

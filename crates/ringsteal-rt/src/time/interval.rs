@@ -9,6 +9,30 @@ use super::Instant;
 
 /// What an [`Interval`] does when ticks were missed (the task was busy past a tick). A tick
 /// counts as missed when it is seen more than 1 ms after the instant it was scheduled for.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{interval, sleep, Instant, MissedTickBehavior};
+///
+/// let ms = Duration::from_millis;
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+/// rt.block_on(async {
+///     let mut ticks = interval(ms(10));
+///     ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+///     let start = ticks.tick().await;
+///     sleep(ms(35)).await; // busy past the ticks at 10, 20 and 30 ms
+///     assert_eq!(ticks.tick().await - start, ms(10)); // the late tick, as scheduled
+///     assert_eq!(ticks.tick().await - start, ms(40)); // 20 and 30 skipped
+///
+///     let mut delayed = interval(ms(10));
+///     delayed.set_missed_tick_behavior(MissedTickBehavior::Delay);
+///     let start = delayed.tick().await;
+///     sleep(ms(35)).await;
+///     delayed.tick().await;
+///     assert_eq!(delayed.tick().await - start, ms(45)); // one period after the late tick
+///     assert!(Instant::now() - start >= ms(45));
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
     /// Fire the missed ticks back to back until caught up; the schedule is unchanged.
@@ -94,7 +118,24 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
     }
 }
 
-/// A stream of ticks; see [`interval`].
+/// A stream of ticks; see [`interval`] and [`interval_at`]. Each tick yields the instant it
+/// was scheduled for; what happens after a late tick is its [`MissedTickBehavior`].
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::interval;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+/// rt.block_on(async {
+///     let mut heartbeat = interval(Duration::from_secs(30));
+///     assert_eq!(heartbeat.period(), Duration::from_secs(30));
+///     let first = heartbeat.tick().await; // at once
+///     for n in 1..=3 {
+///         let at = heartbeat.tick().await; // the paused clock jumps 30 s each time
+///         assert_eq!(at - first, Duration::from_secs(30 * n));
+///     }
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     sleep: Sleep,

@@ -9,7 +9,20 @@ use std::time::Duration;
 use super::sleep::{far_future, Sleep};
 use super::Instant;
 
-/// The deadline passed before the future completed.
+/// The deadline passed before the future completed: the error of [`timeout`] and
+/// [`timeout_at`]. It converts into an [`std::io::Error`] of kind `TimedOut`, for `?`.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{timeout, Elapsed};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+/// rt.block_on(async {
+///     let late: Result<(), Elapsed> = timeout(Duration::from_secs(5), std::future::pending()).await;
+///     let err = std::io::Error::from(late.unwrap_err());
+///     assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+/// });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elapsed(());
 
@@ -72,7 +85,24 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     }
 }
 
-/// The future returned by [`timeout`] and [`timeout_at`].
+/// The future returned by [`timeout`] and [`timeout_at`]: the wrapped future's output in
+/// `Ok`, or [`Elapsed`] once the deadline passes (the wrapped future is dropped with the
+/// `Timeout`, which cancels what it had in flight).
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_rt::time::{sleep, timeout};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+/// rt.block_on(async {
+///     let fast = timeout(Duration::from_secs(1), async { 7 });
+///     assert_eq!(fast.await, Ok(7));
+///     let slow = timeout(Duration::from_secs(1), sleep(Duration::from_secs(2)));
+///     let deadline = slow.deadline();
+///     assert!(slow.await.is_err());
+///     assert!(ringsteal_rt::time::Instant::now() >= deadline);
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
     future: F,

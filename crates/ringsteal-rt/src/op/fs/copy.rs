@@ -42,7 +42,27 @@ pub fn copy_linked<B: IoBufMut>(
     })
 }
 
-/// The operation of [`copy_linked`].
+/// The operation of [`copy_linked`]: yields `(read, written)` and the buffer.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (src, dst) = (temp_file("copy-src"), temp_file("copy-dst"));
+///     op::write_at(&src, "chunk of data", 0).await.0.unwrap();
+///     let (res, _buf) = op::copy_linked(&src, 0, &dst, 100, Vec::with_capacity(5), 5).await;
+///     assert_eq!(res.unwrap(), (5, 5)); // read 5 of src, wrote them at 100 of dst
+///     let (n, got) = op::read_at(&dst, Vec::with_capacity(8), 100).await;
+///     assert_eq!(&got[..n.unwrap()], b"chunk");
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct CopyLinked<B> {
     src: SharedFd,

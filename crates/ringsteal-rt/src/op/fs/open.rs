@@ -19,7 +19,22 @@ pub fn openat(dirfd: Option<&SharedFd>, path: CString, flags: i32, mode: u32) ->
     })
 }
 
-/// The operation of [`openat`].
+/// The operation of [`openat`]: yields the new descriptor, owned.
+///
+/// ```
+/// use std::ffi::CString;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-openat-{}", std::process::id()));
+///     let c_path = CString::new(path.to_str().unwrap()).unwrap();
+///     let fd = op::openat(None, c_path, libc::O_CREAT | libc::O_RDWR, 0o600).await.unwrap();
+///     let file = SharedFd::new(fd);
+///     op::write_at(&file, "opened through the ring", 0).await.0.unwrap();
+///     std::fs::remove_file(&path).unwrap();
+/// });
+/// ```
 #[derive(Debug)]
 pub struct OpenAt {
     dirfd: Option<SharedFd>,
@@ -57,7 +72,19 @@ pub fn close(fd: OwnedFd) -> Op<Close> {
     Op::new(Close { fd: Some(fd) })
 }
 
-/// The operation of [`close`].
+/// The operation of [`close`]. The descriptor is closed whatever happens: by the kernel once
+/// the request ran, whatever it answered (so it is never closed twice), or with `close(2)` if
+/// the request never ran (not submitted, or cancelled first).
+///
+/// ```
+/// use ringsteal_rt::op;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = std::fs::File::open("/dev/null").unwrap();
+///     op::close(file.into()).await.unwrap();
+/// });
+/// ```
 #[derive(Debug)]
 pub struct Close {
     /// Owned until the close's completion says the kernel took the descriptor: if the op is

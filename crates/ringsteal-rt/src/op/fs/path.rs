@@ -35,23 +35,101 @@ macro_rules! path_op {
 
 path_op!(
     /// The operation of [`unlinkat`].
+    ///
+    /// ```
+    /// use std::ffi::CString;
+    /// use ringsteal_rt::op;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-unlinkat-{}", std::process::id()));
+    ///     let _ = std::fs::remove_dir_all(&path);
+    ///     std::fs::create_dir(&path).unwrap();
+    ///     let c = |p: &std::path::Path| CString::new(p.to_str().unwrap()).unwrap();
+    ///     std::fs::write(path.join("f"), "x").unwrap();
+    ///     op::unlinkat(c(&path.join("f")), 0).await.unwrap();
+    ///     op::unlinkat(c(&path), libc::AT_REMOVEDIR).await.unwrap(); // empty now
+    ///     assert!(!path.exists());
+    /// });
+    /// ```
     UnlinkAt { path: CString, flags: i32 } => |op| opcode::unlinkat(libc::AT_FDCWD, &op.path, op.flags)
 );
 path_op!(
     /// The operation of [`mkdirat`].
+    ///
+    /// ```
+    /// use std::ffi::CString;
+    /// use ringsteal_rt::op;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-mkdirat-{}", std::process::id()));
+    ///     op::mkdirat(CString::new(path.to_str().unwrap()).unwrap(), 0o755).await.unwrap();
+    ///     assert!(path.is_dir());
+    ///     std::fs::remove_dir(&path).unwrap();
+    /// });
+    /// ```
     MkdirAt { path: CString, mode: u32 } => |op| opcode::mkdirat(libc::AT_FDCWD, &op.path, op.mode)
 );
 path_op!(
     /// The operation of [`renameat`].
+    ///
+    /// ```
+    /// use std::ffi::CString;
+    /// use ringsteal_rt::op;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-renameat-{}", std::process::id()));
+    ///     let c = |p: &std::path::Path| CString::new(p.to_str().unwrap()).unwrap();
+    ///     let to = path.with_extension("renamed");
+    ///     std::fs::write(&path, "x").unwrap();
+    ///     op::renameat(c(&path), c(&to), 0).await.unwrap();
+    ///     assert!(!path.exists() && to.exists());
+    ///     std::fs::remove_file(&to).unwrap();
+    /// });
+    /// ```
     RenameAt { from: CString, to: CString, flags: u32 } =>
         |op| opcode::renameat(libc::AT_FDCWD, &op.from, libc::AT_FDCWD, &op.to, op.flags)
 );
 path_op!(
     /// The operation of [`symlinkat`].
+    ///
+    /// ```
+    /// use std::ffi::CString;
+    /// use ringsteal_rt::op;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-symlinkat-{}", std::process::id()));
+    ///     op::symlinkat(CString::new("/tmp").unwrap(), CString::new(path.to_str().unwrap()).unwrap())
+    ///         .await
+    ///         .unwrap();
+    ///     assert_eq!(std::fs::read_link(&path).unwrap(), std::path::Path::new("/tmp"));
+    ///     std::fs::remove_file(&path).unwrap();
+    /// });
+    /// ```
     SymlinkAt { target: CString, link: CString } => |op| opcode::symlinkat(&op.target, libc::AT_FDCWD, &op.link)
 );
 path_op!(
     /// The operation of [`linkat`].
+    ///
+    /// ```
+    /// use std::ffi::CString;
+    /// use ringsteal_rt::op;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-linkat-{}", std::process::id()));
+    ///     let c = |p: &std::path::Path| CString::new(p.to_str().unwrap()).unwrap();
+    ///     let link = path.with_extension("link");
+    ///     std::fs::write(&path, "shared").unwrap();
+    ///     op::linkat(c(&path), c(&link), 0).await.unwrap();
+    ///     assert_eq!(std::fs::read_to_string(&link).unwrap(), "shared");
+    ///     std::fs::remove_file(&path).unwrap();
+    ///     std::fs::remove_file(&link).unwrap();
+    /// });
+    /// ```
     LinkAt { from: CString, to: CString, flags: i32 } =>
         |op| opcode::linkat(libc::AT_FDCWD, &op.from, libc::AT_FDCWD, &op.to, op.flags)
 );

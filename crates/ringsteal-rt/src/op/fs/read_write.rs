@@ -15,7 +15,25 @@ pub fn read_at<B: IoBufMut>(fd: &SharedFd, buf: B, pos: u64) -> Op<ReadAt<B>> {
     Op::new(ReadAt::new(fd, buf, pos))
 }
 
-/// The operation of [`read_at`].
+/// The operation of [`read_at`]: yields the byte count and the buffer.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("readat");
+///     op::write_at(&file, "0123456789", 0).await.0.unwrap();
+///     let (n, buf) = op::read_at(&file, Vec::with_capacity(4), 6).await;
+///     assert_eq!(&buf[..n.unwrap()], b"6789");
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct ReadAt<B> {
     fd: SharedFd,
@@ -69,7 +87,27 @@ pub fn write_at<B: IoBuf>(fd: &SharedFd, buf: B, pos: u64) -> Op<WriteAt<B>> {
     Op::new(WriteAt::new(fd, buf, pos))
 }
 
-/// The operation of [`write_at`].
+/// The operation of [`write_at`]: yields the byte count written (it may be short) and
+/// the buffer.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("writeat");
+///     let (n, buf) = op::write_at(&file, b"hello".to_vec(), 3).await;
+///     assert_eq!((n.unwrap(), buf.len()), (5, 5));
+///     let (n, got) = op::read_at(&file, Vec::with_capacity(16), 0).await;
+///     assert_eq!(&got[..n.unwrap()], b"\0\0\0hello"); // a hole before offset 3
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct WriteAt<B> {
     fd: SharedFd,

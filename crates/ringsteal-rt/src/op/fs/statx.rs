@@ -34,7 +34,28 @@ fn new_statx() -> Box<libc::statx> {
     Box::new(unsafe { std::mem::zeroed() })
 }
 
-/// The operation of [`statx_fd`] and [`statx_path`].
+/// The operation of [`statx_fd`] and [`statx_path`]: yields the raw `libc::statx`
+/// (`ringsteal_fs::Metadata` wraps it with std's accessors).
+///
+/// ```
+/// use std::ffi::CString;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let stx = op::statx_path(CString::new("/").unwrap(), true).await.unwrap();
+///     assert_eq!(u32::from(stx.stx_mode) & libc::S_IFMT, libc::S_IFDIR);
+///     let file = temp_file("statx");
+///     op::write_at(&file, "abc", 0).await.0.unwrap();
+///     assert_eq!(op::statx_fd(&file).await.unwrap().stx_size, 3);
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 pub struct Statx {
     fd: Option<SharedFd>,
     path: CString,

@@ -16,6 +16,24 @@ pub fn fsync(fd: &SharedFd, datasync: bool) -> Op<Fsync> {
 }
 
 /// The operation of [`fsync`].
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("fsync");
+///     op::write_at(&file, "durable", 0).await.0.unwrap();
+///     op::fsync(&file, false).await.unwrap(); // data and metadata on disk
+///     op::fsync(&file, true).await.unwrap(); // fdatasync: the data
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Fsync {
     fd: SharedFd,
@@ -47,6 +65,24 @@ pub fn fallocate(fd: &SharedFd, mode: i32, offset: u64, len: u64) -> Op<Fallocat
 }
 
 /// The operation of [`fallocate`].
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("fallocate");
+///     op::fallocate(&file, 0, 0, 4096).await.unwrap(); // mode 0: allocate and extend
+///     let stx = op::statx_fd(&file).await.unwrap();
+///     assert_eq!(stx.stx_size, 4096);
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Fallocate {
     fd: SharedFd,
@@ -82,7 +118,30 @@ pub fn ftruncate(fd: &SharedFd, len: u64) -> Op<Ftruncate> {
     })
 }
 
-/// The operation of [`ftruncate`].
+/// The operation of [`ftruncate`]. The kernel must have `IORING_OP_FTRUNCATE`
+/// ([`Feature::Ftruncate`](crate::Feature::Ftruncate)); `ringsteal_fs::File::set_len` falls
+/// back to the blocking pool where it does not.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     if !ringsteal_rt::RuntimeHandle::current().features().supports(ringsteal_rt::Feature::Ftruncate) {
+///         return;
+///     }
+///     let file = temp_file("ftruncate");
+///     op::write_at(&file, "longer than five", 0).await.0.unwrap();
+///     op::ftruncate(&file, 5).await.unwrap();
+///     assert_eq!(op::statx_fd(&file).await.unwrap().stx_size, 5);
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Ftruncate {
     fd: SharedFd,

@@ -18,7 +18,27 @@ pub fn readv_at<B: IoVecBufMut>(fd: &SharedFd, bufs: B, pos: u64) -> Op<ReadvAt<
     })
 }
 
-/// The operation of [`readv_at`].
+/// The operation of [`readv_at`]: yields the total byte count and the buffers.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("readvat");
+///     op::write_at(&file, "keyvalue", 0).await.0.unwrap();
+///     let bufs = vec![Vec::with_capacity(3), Vec::with_capacity(5)];
+///     let (n, bufs) = op::readv_at(&file, bufs, 0).await;
+///     assert_eq!(n.unwrap(), 8);
+///     assert_eq!((&bufs[0][..], &bufs[1][..]), (&b"key"[..], &b"value"[..]));
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct ReadvAt<B> {
     fd: SharedFd,
@@ -70,7 +90,25 @@ pub fn writev_at<B: IoVecBuf>(fd: &SharedFd, bufs: B, pos: u64) -> Op<WritevAt<B
     })
 }
 
-/// The operation of [`writev_at`].
+/// The operation of [`writev_at`]: yields the total byte count and the buffers.
+///
+/// ```
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let file = temp_file("writevat");
+///     let lines = vec![b"one\n".to_vec(), b"two\n".to_vec()];
+///     let (n, lines) = op::writev_at(&file, lines, 0).await;
+///     assert_eq!((n.unwrap(), lines.len()), (8, 2));
+/// });
+/// # fn temp_file(name: &str) -> SharedFd {
+/// #     let path = std::env::temp_dir().join(format!("ringsteal-doc-{name}-{}", std::process::id()));
+/// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+/// #     std::fs::remove_file(&path).unwrap();
+/// #     SharedFd::new(f.into())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct WritevAt<B> {
     fd: SharedFd,

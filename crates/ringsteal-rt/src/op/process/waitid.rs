@@ -64,7 +64,23 @@ pub fn wait_exit_pidfd(pidfd: &SharedFd) -> Op<WaitId> {
     WaitId::op(pidfd, libc::WEXITED | libc::WNOWAIT)
 }
 
-/// The operation of [`waitid_pidfd`] and [`wait_exit_pidfd`].
+/// The operation of [`waitid_pidfd`] and [`wait_exit_pidfd`]: yields the child's exit
+/// status. `ringsteal_process::Child::wait` is built on it.
+///
+/// ```
+/// use std::os::fd::{FromRawFd, OwnedFd};
+///
+/// if !ringsteal_rt::op::waitid_available() { return; }
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// let child = std::process::Command::new("true").spawn().unwrap();
+/// // SAFETY: pidfd_open returns a new descriptor or -1; the unreaped child keeps its pid.
+/// let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+/// assert!(fd >= 0);
+/// // SAFETY: the descriptor is new and ours.
+/// let pidfd = ringsteal_rt::op::SharedFd::new(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+/// let status = rt.block_on(ringsteal_rt::op::waitid_pidfd(&pidfd)).unwrap();
+/// assert!(status.success());
+/// ```
 pub struct WaitId {
     pidfd: SharedFd,
     /// The `waitid` options: `WEXITED`, with or without `WNOWAIT`.
