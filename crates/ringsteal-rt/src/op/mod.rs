@@ -57,7 +57,7 @@ use crate::shard::context;
 use crate::shard::run_here_or_send;
 use crate::shard::sched::SchedHandle;
 use crate::shared::remote::{OpRef, RemoteCmd};
-use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
+use raw::{release, release_completed, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
 #[derive(Debug)]
@@ -289,9 +289,12 @@ impl<T: Operation> Future for Op<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T::Output> {
         if let State::Unsubmitted(_) = self.state {
-            if let Err(out) = self.submit(cx) {
-                return Poll::Ready(out);
-            }
+            return match self.submit(cx) {
+                // Submission registered the waker, and no CQE can have been reaped since:
+                // the driver reaps between polls, never during one.
+                Ok(()) => Poll::Pending,
+                Err(out) => Poll::Ready(out),
+            };
         }
         let State::Submitted(cell) = self.state else {
             panic!("an Op was polled after it completed");
@@ -304,13 +307,19 @@ impl<T: Operation> Future for Op<T> {
                 return Poll::Pending;
             }
         }
-        let results = header.op_results();
+        // One request and no link timeout (most ops): its slot is the result, as it stands.
+        let single = self.sqes == 1;
+        let results = if single {
+            [header.first_result(); MAX_SQES]
+        } else {
+            header.op_results()
+        };
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
         let n = self.sqes - usize::from(self.linked_timeout);
-        // SAFETY: drops the future's reference.
-        unsafe { release(cell.cast()) };
+        // SAFETY: drops the future's reference; the data was taken.
+        unsafe { release_completed(cell) };
         Poll::Ready(data.complete(&results[..n]))
     }
 }

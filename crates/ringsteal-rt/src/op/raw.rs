@@ -270,24 +270,27 @@ impl OpHeader {
     /// notification (`IORING_CQE_F_NOTIF`) keeps the `res` of the CQE before it and adds its
     /// flags.
     pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
-        // SAFETY: only the driver of the op's shard writes, before the Release decrement
-        // below publishes the slot; the future reads it only after that.
+        // SAFETY: only the driver of the op's shard writes, before the Release store below
+        // publishes the slot; the future reads it only after that.
         let slot = unsafe { &mut (*self.results.get())[index] };
         if flags & IORING_CQE_F_NOTIF != 0 {
             slot.1 |= flags;
         } else {
             *slot = (res, flags);
         }
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            Some(self.waker.take())
-        } else {
-            None
-        }
+        // After submission only this driver writes `pending`: a load and a store, no locked
+        // instruction. The Release store publishes the results to the future's Acquire load.
+        let left = self.pending.load(Ordering::Relaxed) - 1;
+        self.pending.store(left, Ordering::Release);
+        // The last wake of this cell: the future checks `pending` after registering.
+        (left == 0).then(|| self.waker.take_final())
     }
 
-    /// Before submission: the op will post `sqes` CQEs, each holding a reference.
+    /// Before submission: the op will post `sqes` CQEs, each holding a reference. The cell is
+    /// not shared yet, so plain updates do (no locked instruction).
     pub(crate) fn set_expected(&self, sqes: u32) {
-        self.refs.fetch_add(sqes, Ordering::Relaxed);
+        let refs = self.refs.load(Ordering::Relaxed);
+        self.refs.store(refs + sqes, Ordering::Relaxed);
         self.pending.store(sqes, Ordering::Relaxed);
     }
 }
@@ -303,6 +306,30 @@ pub(crate) unsafe fn release(ptr: NonNull<OpHeader>) {
         let free_fn = header.vtable.free;
         // SAFETY: that was the last reference.
         unsafe { free_fn(ptr) }
+    }
+}
+
+/// The future's release of an op it completed and took the data of: drops its reference
+/// and, if that was the last (the usual case: every CQE's reference went first), frees the
+/// cell in place: with the data taken and the results read, only the waker slot is left to
+/// drop. A cancel's reference may still be out (a cancel racing the completion); then its
+/// CQE frees the cell through the vtable.
+///
+/// # Safety
+/// `cell` is a live op cell, the caller owns one reference, and the data was taken.
+#[inline]
+pub(crate) unsafe fn release_completed<T: Operation>(cell: NonNull<OpCell<T>>) {
+    // SAFETY: the caller's reference keeps the cell alive until the decrement.
+    let header = unsafe { &(*cell.as_ptr()).header };
+    if header.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // SAFETY: that was the last reference: nobody else reaches the cell. The data was
+        // taken (`None`) and the timespec is plain, so dropping the header is all that is
+        // left before the block goes back.
+        unsafe {
+            std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell.as_ptr()).header));
+            debug_assert!((*(*cell.as_ptr()).data.get()).is_none());
+            block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>());
+        }
     }
 }
 
