@@ -22,7 +22,7 @@ from pathlib import Path
 # lines and other libraries' functions, the symbol callgrind saw them in, decides the step.
 STEPS = [
     ("op cell: allocate, free",
-     r"^op/raw\.rs:(allocate|free|release|release_many|take_data|new|drop|\?)$|^util/block_cache\.rs"
+     r"^op/raw\.rs:(allocate|free|release\w*|take_data|new|drop|\?)$|OpCell<T>::allocate$|^util/block_cache\.rs"
      r"|^util/contain\.rs|block_cache::|op::raw::(free|release)$|contain::contain_panic"
      r"|AtomicWaker as core::ops::drop"),
     ("SQE preparation",

@@ -172,7 +172,7 @@ impl Shard {
         // Give the (now empty) buffer back for reuse.
         let mut reaped = self.reaped.borrow_mut();
         if reaped.wakers.capacity() < wakers.capacity() {
-            reaped.wakers = wakers;
+            std::mem::swap(&mut reaped.wakers, &mut wakers);
         }
         drop(reaped);
         self.flush_pending_doorbells();

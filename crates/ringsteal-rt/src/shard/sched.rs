@@ -61,6 +61,7 @@ impl SchedHandle {
 }
 
 impl Drop for SchedHandle {
+    #[inline]
     fn drop(&mut self) {
         let ptr = self.shared.as_ptr() as *const Shared;
         let pooled = context::with_shard_of(ptr, |cur| match cur {
