@@ -14,7 +14,7 @@
 
 use std::ptr::NonNull;
 
-use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW, IORING_SQ_TASKRUN};
 use ringsteal_uring::io_uring_cqe;
 
 use super::user_data::*;
@@ -31,10 +31,12 @@ impl Driver {
     /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
     /// Returns the number of CQEs seen.
     pub(crate) fn reap(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
-        if self.ring.sq_flags() & IORING_SQ_CQ_OVERFLOW != 0 {
-            counters.cq_overflows.incr();
-        }
-        if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
+        // One read of the flags word for both questions (the usual answer is no to both).
+        let flags = self.ring.sq_flags();
+        if flags & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0 {
+            if flags & IORING_SQ_CQ_OVERFLOW != 0 {
+                counters.cq_overflows.incr();
+            }
             counters.enters.incr();
             let _ = self.ring.flush_completions();
         }
