@@ -260,26 +260,31 @@ impl Ring {
     }
 
     /// Free SQ slots.
+    #[inline]
     pub fn sq_space_left(&self) -> u32 {
         self.sq.space_left()
     }
 
     /// SQEs pushed but not yet consumed by the kernel.
+    #[inline]
     pub fn sq_pending(&self) -> u32 {
         self.sq.len()
     }
 
     /// The SQ flags word (`IORING_SQ_NEED_WAKEUP`, `IORING_SQ_CQ_OVERFLOW`, `IORING_SQ_TASKRUN`).
+    #[inline]
     pub fn sq_flags(&self) -> u32 {
         self.sq.flags()
     }
 
     /// True when the kernel holds overflowed CQEs that only an enter with GETEVENTS flushes.
+    #[inline]
     pub fn cq_overflow_pending(&self) -> bool {
         self.sq.flags() & IORING_SQ_CQ_OVERFLOW != 0
     }
 
     /// True when completion work waits for a kernel entry (`TASKRUN_FLAG` rings only).
+    #[inline]
     pub fn taskrun_pending(&self) -> bool {
         self.sq.flags() & IORING_SQ_TASKRUN != 0
     }
@@ -301,6 +306,7 @@ impl Ring {
     /// and buffers the kernel writes must not be read or written by anyone else, until the
     /// request's final CQE has been reaped (or the opcode is documented to copy them at
     /// submission and the SQE has been submitted). The fd must stay open until then too.
+    #[inline]
     pub unsafe fn push(&mut self, sqe: &io_uring_sqe) -> Result<(), io_uring_sqe> {
         // SAFETY: forwarded from the caller.
         if unsafe { self.sq.push(std::slice::from_ref(sqe)) } {
@@ -316,6 +322,7 @@ impl Ring {
     ///
     /// # Safety
     /// As for [`push`](Self::push), for every SQE.
+    #[inline]
     pub unsafe fn push_all(&mut self, sqes: &[io_uring_sqe]) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.sq.push(sqes) }
@@ -444,16 +451,19 @@ impl Ring {
     }
 
     /// CQEs ready to be reaped.
+    #[inline]
     pub fn cq_ready(&self) -> u32 {
         self.cq.ready()
     }
 
     /// Reaps the oldest ready CQE.
+    #[inline]
     pub fn pop_cqe(&mut self) -> Option<io_uring_cqe> {
         self.cq.pop()
     }
 
     /// Reaps up to `out.len()` ready CQEs into `out`; returns how many.
+    #[inline]
     pub fn reap(&mut self, out: &mut [io_uring_cqe]) -> usize {
         self.cq.copy_into(out)
     }
