@@ -192,12 +192,14 @@ impl OpHeader {
     }
 
     /// Takes the waker registered by the future (driver side, after queueing a result).
+    #[inline]
     pub(crate) fn take_waker(&self) -> Option<Waker> {
         self.waker.take()
     }
 
     /// The `(res, flags)` of the last CQE of SQE 0, for a one-SQE op; only after
     /// [`is_complete`](Self::is_complete).
+    #[inline]
     pub(crate) fn first_result(&self) -> (i32, u32) {
         self.results()[0]
     }
@@ -212,16 +214,19 @@ impl OpHeader {
     }
 
     /// Takes one more reference (for a cancel SQE about to be submitted).
+    #[inline]
     pub(crate) fn add_ref(&self) {
         self.refs.fetch_add(1, Ordering::Relaxed);
     }
 
     /// True once every CQE has arrived.
+    #[inline]
     pub(crate) fn is_complete(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
     }
 
     /// The `(res, flags)` of each SQE; only after [`is_complete`](Self::is_complete).
+    #[inline]
     pub(crate) fn results(&self) -> [(i32, u32); MAX_SQES] {
         debug_assert!(self.pending.load(Ordering::Relaxed) == 0);
         // SAFETY: all slots were written before `pending` reached zero (Release), observed
@@ -255,6 +260,7 @@ impl OpHeader {
     }
 
     /// Registers the future's waker.
+    #[inline]
     pub(crate) fn register(&self, waker: &Waker) {
         self.waker.register(waker);
     }
@@ -271,6 +277,7 @@ impl OpHeader {
     /// returns `Some` with the waker to wake (if one is registered). A zero-copy send's
     /// notification (`IORING_CQE_F_NOTIF`) keeps the `res` of the CQE before it and adds its
     /// flags.
+    #[inline]
     pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
         // SAFETY: only the driver of the op's shard writes, before the Release store below
         // publishes the slot; the future reads it only after that.
@@ -290,6 +297,7 @@ impl OpHeader {
 
     /// Before submission: the op will post `sqes` CQEs, each holding a reference. The cell is
     /// not shared yet, so plain updates do (no locked instruction).
+    #[inline]
     pub(crate) fn set_expected(&self, sqes: u32) {
         let refs = self.refs.load(Ordering::Relaxed);
         self.refs.store(refs + sqes, Ordering::Relaxed);

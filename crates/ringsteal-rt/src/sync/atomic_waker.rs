@@ -40,6 +40,7 @@ impl AtomicWaker {
     }
 
     /// Stores `waker` to be woken by whoever next [`take`](Self::take)s it.
+    #[inline]
     pub(crate) fn register(&self, waker: &Waker) {
         match self
             .state
@@ -81,6 +82,7 @@ impl AtomicWaker {
 
     /// Takes the registered waker for the caller to wake (or `None`). Call after publishing
     /// whatever the registrant will check after registering.
+    #[inline]
     pub(crate) fn take(&self) -> Option<Waker> {
         match self.state.fetch_or(WAKING, AcqRel) {
             WAITING => {
@@ -101,6 +103,7 @@ impl AtomicWaker {
     /// waker at once and keeps nothing in the slot (the registrant, checking after
     /// registering, sees what was published). If the final take meets a registration in
     /// progress, that registrant wakes itself as with `take`, and reopens the slot.
+    #[inline]
     pub(crate) fn take_final(&self) -> Option<Waker> {
         match self.state.fetch_or(WAKING, AcqRel) {
             // SAFETY: we set WAKING from WAITING, and a registrant cannot take the lock while
