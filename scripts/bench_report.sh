@@ -161,7 +161,7 @@ section="$work/section.md"
     echo "ringsteal ahead. \`n/e\`: the peer cannot express the workload (see below). \`vs floor\`:"
     echo "floor median / ringsteal median (1.00× would be the floor's speed)."
     echo
-    echo "### Targets (issues 3-6)"
+    echo "### Targets (issues 3-6, 16)"
     echo
     cat "$work/tables/targets.md"
     if [ -f "$work/tables/fio.md" ]; then
