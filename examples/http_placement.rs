@@ -14,8 +14,10 @@
 //! ```
 //!
 //! With `HTTP_WORK_US=n` in the environment, each request first spins for `n` µs of CPU (a
-//! handler that computes something). After `seconds` it prints, per shard, the connections
-//! and requests it served and the runtime's counters, then exits.
+//! handler that computes something). It prints `listening on ADDR` (port 0 picks a free
+//! port; with `reuseport` every shard's listener then shares the port the first one got).
+//! After `seconds` it prints, per shard, the connections and requests it served and the
+//! runtime's counters, then exits.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use std::time::Duration;
 use ringsteal::buf::IoBuf;
 use ringsteal::net::{TcpListener, TcpSocket, TcpStream};
 use ringsteal::Placement;
+use ringsteal_examples::cli;
 
 const RESPONSE: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, world!";
@@ -95,30 +98,57 @@ fn reuseport_listener(port: u16) -> std::io::Result<TcpListener> {
     s.listen(1024)
 }
 
+const USAGE: &str =
+    "http_placement <default|acceptor|round-robin|reuseport|incoming> <port> <seconds> [shards]";
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: http_placement <default|acceptor|round-robin|reuseport|incoming> <port> <seconds> [shards]";
-    let (Some(mode), Some(port), Some(secs)) = (args.get(1), args.get(2), args.get(3)) else {
-        eprintln!("{usage}");
-        std::process::exit(2);
-    };
-    let port: u16 = port.parse().expect(usage);
-    let secs: u64 = secs.parse().expect(usage);
-    let shards: usize = args.get(4).map_or(2, |s| s.parse().expect(usage));
+    let args = cli::args(USAGE, 4);
+    let mode = cli::required(&args, 0, "the placement", USAGE).to_owned();
+    if ![
+        "default",
+        "acceptor",
+        "round-robin",
+        "reuseport",
+        "incoming",
+    ]
+    .contains(&mode.as_str())
+    {
+        cli::usage_error(USAGE, format_args!("unknown placement {mode:?}"));
+    }
+    let port: u16 = cli::required(&args, 1, "the port", USAGE)
+        .parse()
+        .unwrap_or_else(|e| cli::usage_error(USAGE, format_args!("port: {e}")));
+    let secs: u64 = cli::required(&args, 2, "the seconds", USAGE)
+        .parse()
+        .unwrap_or_else(|e| cli::usage_error(USAGE, format_args!("seconds: {e}")));
+    let shards: usize = cli::arg_or(&args, 3, 2, USAGE);
+    let work = Duration::from_micros(match std::env::var("HTTP_WORK_US") {
+        Ok(w) => w
+            .parse()
+            .unwrap_or_else(|e| cli::usage_error(USAGE, format_args!("HTTP_WORK_US={w}: {e}"))),
+        Err(_) => 0,
+    });
+    if !(1..=32).contains(&shards) {
+        cli::usage_error(USAGE, "shards: from 1 to 32");
+    }
     let rt = ringsteal::Runtime::builder()
         .shards(shards)
         .build()
-        .unwrap();
+        .unwrap_or_else(|e| cli::fail(USAGE, e));
     let served = Arc::new(Served::default());
-    let work = Duration::from_micros(
-        std::env::var("HTTP_WORK_US").map_or(0, |w| w.parse().expect("HTTP_WORK_US: microseconds")),
-    );
-    let mode = mode.clone();
+    let bind = |port| {
+        reuseport_listener(port)
+            .unwrap_or_else(|e| cli::fail(USAGE, format_args!("cannot listen on port {port}: {e}")))
+    };
     rt.block_on(async {
         let s = served.clone();
+        let first = bind(port);
+        let addr = first.local_addr().unwrap_or_else(|e| cli::fail(USAGE, e));
+        println!("listening on {addr}");
         if mode == "reuseport" {
+            let mut first = Some(first);
             for shard in 0..shards {
-                let listener = reuseport_listener(port).expect("bind");
+                let listener = first.take().unwrap_or_else(|| bind(addr.port()));
                 let s = s.clone();
                 ringsteal::spawn_with(Placement::Pinned(shard), async move {
                     while let Ok((stream, _)) = listener.accept().await {
@@ -128,7 +158,7 @@ fn main() {
                 });
             }
         } else {
-            let listener = reuseport_listener(port).expect("bind");
+            let listener = first;
             // The accept loop as the quick start writes it: a spawned task.
             ringsteal::spawn(async move {
                 if mode == "incoming" {
@@ -142,10 +172,9 @@ fn main() {
                 while let Ok((stream, _)) = listener.accept().await {
                     let task = serve(stream, s.clone(), work);
                     match mode.as_str() {
-                        "default" => drop(ringsteal::spawn(task)),
                         "acceptor" => drop(ringsteal::spawn_with(Placement::Stealable, task)),
                         "round-robin" => drop(ringsteal::spawn_with(Placement::RoundRobin, task)),
-                        other => panic!("unknown placement {other}: {usage}"),
+                        _ => drop(ringsteal::spawn(task)), // "default"
                     }
                 }
             });

@@ -3,7 +3,7 @@
 //! `ringsteal::net::SEND_ZC_MIN` (ADR-0008 has the figures).
 //!
 //! ```text
-//! send_zc_threshold [address|loopback] [MiB per point]
+//! send_zc_threshold [ADDRESS|loopback] [MIB_PER_POINT]
 //! ```
 //!
 //! With `loopback` (the default) it sends over loopback to a reader thread of its own; with one it
@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use ringsteal::buf::IoBuf;
 use ringsteal::op::{self, SharedFd};
+use ringsteal_examples::cli;
 
 const SIZES: [usize; 10] = [
     1 << 10,
@@ -93,16 +94,23 @@ fn loopback(ping_pong: Option<usize>) -> std::net::TcpStream {
     tx
 }
 
+const USAGE: &str =
+    "send_zc_threshold [ADDRESS|loopback] [MIB_PER_POINT]    (defaults: loopback, 256)";
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let remote: Option<SocketAddr> = args
-        .get(1)
-        .filter(|a| *a != "loopback")
-        .map(|a| a.parse().expect("an address, or `loopback`"));
-    let mib: usize = args
-        .get(2)
-        .map_or(256, |m| m.parse().expect("MiB per point"));
-    let rt = ringsteal::Runtime::builder().shards(1).build().unwrap();
+    let args = cli::args(USAGE, 2);
+    let remote: Option<SocketAddr> = args.first().filter(|a| *a != "loopback").map(|a| {
+        a.parse()
+            .unwrap_or_else(|e| cli::usage_error(USAGE, format_args!("{a:?}: {e}")))
+    });
+    let mib: usize = cli::arg_or(&args, 1, 256, USAGE);
+    if mib == 0 {
+        cli::usage_error(USAGE, "MIB_PER_POINT: at least 1");
+    }
+    let rt = ringsteal::Runtime::builder()
+        .shards(1)
+        .build()
+        .unwrap_or_else(|e| cli::fail(USAGE, e));
     if !rt.features().supports(ringsteal::Feature::SendZc) {
         eprintln!("this kernel has no IORING_OP_SEND_ZC");
         std::process::exit(1);

@@ -1,20 +1,27 @@
 //! A tour of ringsteal: what this kernel offers, the runtime's shards and how tasks are placed,
-//! stealing, timers, files, cross-shard messages, cancellation, and the counters behind it.
+//! stealing, timers, files, cross-shard messages, cancellation, an HTTP server on every shard
+//! under load, and the counters behind it.
 //!
 //! ```text
 //! cargo run --release --example tour
 //! ```
+//!
+//! The HTTP section drives the server for 2 seconds; `RINGSTEAL_TOUR_HTTP_SECS` changes that
+//! (the example test sets it short).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ringsteal::buf::IoBuf;
+use ringsteal::net::TcpListener;
 use ringsteal::sync::CancellationToken;
 use ringsteal::task::TaskGroup;
 use ringsteal::time::{sleep, timeout};
 use ringsteal::{fs, op, Placement, Runtime, RuntimeHandle};
+use ringsteal_examples::http::{self, Client, Request, Response};
 
 fn main() {
     let shards = std::thread::available_parallelism()
@@ -27,30 +34,69 @@ fn main() {
             std::process::exit(1);
         }
     };
-    section("1. the kernel");
+    let mut tour = Sections::default();
+    tour.start("1. the kernel");
     kernel(&rt);
     rt.block_on(async {
-        section("2. placement");
+        tour.start("2. placement");
         placement(shards).await;
-        section("3. stealing");
+        tour.start("3. stealing");
         stealing(shards).await;
-        section("4. timers");
+        tour.start("4. timers");
         timers().await;
-        section("5. files");
+        tour.start("5. files");
         if let Err(e) = files().await {
             eprintln!("   file tour failed: {e}");
         }
-        section("6. messages between shards");
+        tour.start("6. messages between shards");
         messages().await;
-        section("7. cancellation");
+        tour.start("7. cancellation");
         cancellation(shards).await;
+        tour.start("8. an HTTP server on every shard, under load");
+        if let Err(e) = http_load(shards).await {
+            eprintln!("   HTTP tour failed: {e}");
+        }
     });
-    section("8. counters");
+    tour.start("9. counters");
     counters(&rt.handle());
+    tour.finish();
 }
 
-fn section(title: &str) {
-    println!("\n{title}");
+/// The sections' titles as they start, and how long each took, printed at the end.
+#[derive(Default)]
+struct Sections {
+    took: Vec<(String, Duration)>,
+    current: Option<(String, Instant)>,
+}
+
+impl Sections {
+    fn start(&mut self, title: &str) {
+        self.end_current();
+        println!("\n{title}");
+        self.current = Some((title.to_owned(), Instant::now()));
+    }
+
+    fn end_current(&mut self) {
+        if let Some((title, start)) = self.current.take() {
+            let number = title.split('.').next().unwrap_or(&title).to_owned();
+            self.took.push((number, start.elapsed()));
+        }
+    }
+
+    fn finish(mut self) {
+        self.end_current();
+        let total: Duration = self.took.iter().map(|(_, d)| *d).sum();
+        let each: Vec<String> = self
+            .took
+            .iter()
+            .map(|(n, d)| format!("{n}: {:.2}s", d.as_secs_f64()))
+            .collect();
+        println!(
+            "\ntour took {:.1}s ({})",
+            total.as_secs_f64(),
+            each.join(", ")
+        );
+    }
 }
 
 fn kernel(rt: &Runtime) {
@@ -271,6 +317,140 @@ async fn cancellation(shards: usize) {
     let never = ringsteal::spawn(std::future::pending::<()>());
     never.abort();
     println!("   an aborted task reports: {}", never.await.unwrap_err());
+}
+
+/// Client connections of the HTTP section.
+const HTTP_CLIENTS: usize = 32;
+
+async fn http_load(shards: usize) -> std::io::Result<()> {
+    let secs = std::env::var("RINGSTEAL_TOUR_HTTP_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(2.0);
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    // Observed, not assumed: each connection and request counts itself on the shard it runs on.
+    let connections: Arc<Vec<AtomicU64>> =
+        Arc::new((0..shards).map(|_| AtomicU64::new(0)).collect());
+    let requests: Arc<Vec<AtomicU64>> = Arc::new((0..shards).map(|_| AtomicU64::new(0)).collect());
+    let before = RuntimeHandle::current().stats();
+    let server = {
+        let (connections, requests) = (connections.clone(), requests.clone());
+        // The obvious server: an accept loop (one multishot accept request, `incoming()`)
+        // and a plain `spawn` per connection. A spawn right after a connection was taken is
+        // dealt to the shards in turn (ADR-0009), so every shard serves with no placement
+        // named here.
+        ringsteal::spawn(async move {
+            let mut incoming = listener.incoming();
+            while let Some(Ok(stream)) = incoming.next().await {
+                let (connections, requests) = (connections.clone(), requests.clone());
+                ringsteal::spawn(async move {
+                    connections[ringsteal::current_shard().unwrap_or(0)]
+                        .fetch_add(1, Ordering::Relaxed);
+                    let _ = stream.set_nodelay(true);
+                    let hello = |_: Request| {
+                        requests[ringsteal::current_shard().unwrap_or(0)]
+                            .fetch_add(1, Ordering::Relaxed);
+                        std::future::ready(Response::static_text(200, "Hello, world!\n"))
+                    };
+                    let _ = http::serve(stream, &hello, None).await;
+                });
+            }
+        })
+    };
+    // The clients run on a runtime of their own, on another thread, so that the counters
+    // below are the server's alone.
+    let duration = Duration::from_secs_f64(secs);
+    let clients = std::thread::spawn(move || drive_http(addr, duration));
+    let load = ringsteal::spawn_blocking(move || clients.join())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|_| std::io::Error::other("the client thread panicked"))??;
+    server.abort();
+    let after = RuntimeHandle::current().stats();
+
+    let mut latencies = load.latencies;
+    latencies.sort();
+    let n = latencies.len();
+    if n == 0 {
+        return Err(std::io::Error::other("no request completed"));
+    }
+    println!(
+        "   {HTTP_CLIENTS} keep-alive connections, one request at a time each, for {:.1?}: {n} requests, {:.0} requests/s",
+        load.elapsed,
+        n as f64 / load.elapsed.as_secs_f64()
+    );
+    println!(
+        "   latency as each client saw it: p50 {:.1?}, p99 {:.1?}, max {:.1?}",
+        latencies[n / 2],
+        latencies[n * 99 / 100],
+        latencies[n - 1]
+    );
+    let dealt: u64 = after
+        .shards
+        .iter()
+        .zip(&before.shards)
+        .map(|(a, b)| a.spawns_spread - b.spawns_spread)
+        .sum();
+    println!("   connection tasks dealt to the shards in turn after an accept: {dealt}");
+    println!(
+        "   {:>5} {:>11} {:>9} {:>9} {:>9} {:>8} {:>7}",
+        "shard", "connections", "requests", "polls", "sqes", "enters", "parks"
+    );
+    for (i, (b, a)) in before.shards.iter().zip(&after.shards).enumerate() {
+        println!(
+            "   {:>5} {:>11} {:>9} {:>9} {:>9} {:>8} {:>7}",
+            i,
+            connections[i].load(Ordering::Relaxed),
+            requests[i].load(Ordering::Relaxed),
+            a.polls - b.polls,
+            a.sqes_submitted - b.sqes_submitted,
+            a.enters - b.enters,
+            a.parks - b.parks
+        );
+    }
+    Ok(())
+}
+
+/// What the HTTP clients measured.
+struct Load {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+/// Runs `HTTP_CLIENTS` keep-alive clients against `addr` for `duration`, on a one-shard
+/// runtime of this thread; each sends `GET /` and waits for the answer, again and again.
+fn drive_http(addr: SocketAddr, duration: Duration) -> std::io::Result<Load> {
+    let rt = Runtime::builder().shards(1).build()?;
+    rt.block_on(async move {
+        let start = Instant::now();
+        let clients: Vec<_> = (0..HTTP_CLIENTS)
+            .map(|_| {
+                ringsteal::spawn(async move {
+                    let mut client = Client::connect(addr).await?;
+                    let mut latencies = Vec::new();
+                    while start.elapsed() < duration {
+                        let sent = Instant::now();
+                        let (head, body) = client.get("/").await?;
+                        latencies.push(sent.elapsed());
+                        if head.status != 200 || body != b"Hello, world!\n" {
+                            return Err(std::io::Error::other("a wrong answer"));
+                        }
+                    }
+                    Ok::<_, std::io::Error>(latencies)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for client in clients {
+            all.extend(client.await.map_err(std::io::Error::other)??);
+        }
+        Ok(Load {
+            latencies: all,
+            elapsed: start.elapsed(),
+        })
+    })
 }
 
 fn counters(handle: &RuntimeHandle) {

@@ -2,8 +2,10 @@
 # Runs the criterion suite (benches/) with a short profile and writes the ratio table
 # (peer median / ringsteal median; above 1 means ringsteal is faster), the targets of issues
 # 3-6 and every absolute median into book/src/benchmarks.md (between the bench-report
-# markers) and the ratio table into README.md (between the bench-table markers), with the
-# machine, kernel, commit, date, load and the exact command.
+# markers), above them one SVG chart of the ratios per benchmark group
+# (scripts/bench_charts.py, into book/src/img/bench/), and the ratio table into README.md
+# (between the bench-table markers), with the machine, kernel, commit, date, load and the
+# exact command.
 #
 #   scripts/bench_report.sh                      # run everything (about 10 minutes), then write
 #   scripts/bench_report.sh --wait-idle 30       # first wait up to 30 min for load1 < 0.5
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
         --dry-run) dry_run=1; shift ;;
         --order-seed) order_seed="$2"; shift 2 ;;
         --) shift; PROFILE=("$@"); break ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -141,6 +143,11 @@ cpu_model="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | sed -n 1p)"
 machine="${cpu_model:-unknown CPU}, $(nproc) vCPUs, Linux $(uname -r)"
 date_utc="$(date -u '+%Y-%m-%d %H:%M UTC')"
 
+# One chart per group, from the same results as the tables (missing results are drawn as
+# "missing", and the table step above has already failed the run for them).
+python3 scripts/bench_charts.py --results "$results_dir" --date "$date_utc" --machine "$machine" \
+    --commit "$commit" --out "$work/charts" --markdown "$work/charts.md" || status=$?
+
 section="$work/section.md"
 {
     echo "Measured $date_utc on $machine; commit \`$commit\`; $(rustc --version)."
@@ -152,6 +159,12 @@ section="$work/section.md"
     echo "# which runs: RINGSTEAL_BENCH_ORDER_SEED=$order_seed CRITERION_HOME=<fresh dir> ${bench_cmd[*]}"
     echo '```'
     echo
+    if [ -s "$work/charts.md" ]; then
+        echo "### Charts: peer median / ringsteal median, one per group (log scale)"
+        echo
+        cat "$work/charts.md"
+        echo
+    fi
     echo "### Ratios: peer median / ringsteal median (above 1: ringsteal is faster)"
     echo
     cat "$work/tables/ratios.md"
@@ -216,7 +229,11 @@ EOF
 }
 replace_between book/src/benchmarks.md '<!-- bench-report:start -->' '<!-- bench-report:end -->' "$section"
 replace_between README.md '<!-- bench-table:start -->' '<!-- bench-table:end -->' "$readme_section"
-log "wrote book/src/benchmarks.md and README.md (results kept in $work)"
+# The charts directory holds only what this script writes: a group that is gone loses its chart.
+mkdir -p book/src/img/bench
+rm -f book/src/img/bench/*.svg
+cp "$work"/charts/*.svg book/src/img/bench/
+log "wrote book/src/benchmarks.md, its charts in book/src/img/bench/ and README.md (results kept in $work)"
 if [ "$status" -ne 0 ]; then
     echo "some results were missing or unusable (marked 'missing' in the tables)" >&2
 fi

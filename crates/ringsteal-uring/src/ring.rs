@@ -145,7 +145,7 @@ impl RingBuilder {
     }
 }
 
-/// How an [`Ring::enter`]-style wait ended.
+/// How a wait in the kernel ([`Ring::submit_and_wait_timeout`]) ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
     /// The kernel returned normally (completions may or may not be ready).

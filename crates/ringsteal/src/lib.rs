@@ -35,7 +35,44 @@
 //! }
 //! ```
 //!
-// The net feature's server in ten lines goes here, as its own section, once it lands.
+//! ## A server in ten lines
+//!
+//! An echo server: an accept loop, and each connection a task that copies what it reads back
+//! to the client. Reads and writes are io_uring requests with owned buffers: the kernel holds
+//! the buffer while it fills or sends it, and gives it back with the result. A `spawn` right
+//! after an `accept` is dealt to the shards in turn, so every shard serves connections with
+//! no placement named (the book's "Servers: every shard serves").
+//!
+//! ```
+//! use ringsteal::net::{TcpListener, TcpStream};
+//!
+//! async fn serve(listener: TcpListener) -> std::io::Result<()> {
+//!     loop {
+//!         let (conn, _peer) = listener.accept().await?;
+//!         ringsteal::spawn(async move {
+//!             let (mut from, mut to) = (&conn, &conn); // reading and writing the same socket
+//!             ringsteal::io::copy(&mut from, &mut to).await
+//!         });
+//!     }
+//! }
+//!
+//! #[ringsteal::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?; // port 0: any free port
+//!     let addr = listener.local_addr()?;
+//!     ringsteal::spawn(serve(listener));
+//!
+//!     // A client, to see it answer.
+//!     let client = TcpStream::connect(addr).await?;
+//!     client.write_all(b"hello".to_vec()).await.0?;
+//!     let (res, echo) = client.read_exact(vec![0; 5]).await;
+//!     res?;
+//!     assert_eq!(echo, b"hello");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The `http_server` example is the same shape serving HTTP/1.1 with keep-alive.
 //!
 //! ## What is in it
 //!
@@ -77,7 +114,13 @@
 //!   paused clock, files and operations, networking, how shards wake each other, requirements
 //!   and errors.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
-//!   supports, placement, stealing, timers, files, messages, cancellation, the counters.
+//!   supports, placement, stealing, timers, files, messages, cancellation, an HTTP server on
+//!   every shard under load, the counters.
+//! * The other examples (`examples/` in the repository, each `cargo run --example NAME`), in
+//!   tiers: `echo`, `cat`, `timer`, `ping_pong`; `concurrent_reads`, `tee`,
+//!   `timeout_race`; `http_server`, `file_server`, `logger`; `sqpoll`, `linked_cat`,
+//!   `multishot_accept`; `work_stealing`; `subprocess`, `graceful_shutdown`. The README
+//!   says what each one shows.
 //! * Requirements: Linux 5.15 or newer with io_uring enabled; when it is not (a container's
 //!   seccomp profile, `kernel.io_uring_disabled`, locked-memory limits), building the
 //!   runtime returns an error that names the cause and the fix.

@@ -5,8 +5,8 @@
 //! (`waker.rs`), `JoinHandle`/`JoinError`/`AbortHandle` (`join.rs`, `error.rs`, `abort.rs`) and
 //! the per-shard list of started tasks (`list.rs`).
 //!
-//! May not: decide where a task runs. That is [`Schedule`], implemented by the runtime (and by
-//! a test scheduler in this module's Miri tests).
+//! May not: decide where a task runs. That is the crate-private `Schedule` trait, implemented by
+//! the runtime (and by a test scheduler in this module's Miri tests).
 //!
 //! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`].
 

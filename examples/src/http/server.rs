@@ -1,0 +1,237 @@
+//! One HTTP/1.1 connection, served to its end: [`serve`] reads requests (pipelined ones
+//! too), hands each to the handler, writes the responses, keeps the connection open while
+//! both sides want it, and closes it cleanly.
+//!
+//! Owns: the connection's buffers and its state (bytes of a request body still to discard,
+//! whether to close). May not: parse (`request.rs`) or format (`response.rs`) itself, or
+//! accept connections (the caller's accept loop does).
+
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use ringsteal::buf::IoBuf;
+use ringsteal::io::{AsyncReadOwned, AsyncWriteOwned};
+use ringsteal::sync::CancellationToken;
+
+use super::request::{parse_request, ParseError, Version, MAX_HEAD};
+use super::response::{write_head, Body, Response};
+
+/// How long a closing connection keeps reading (and discarding) what the client still sends
+/// after the last response, so that closing does not reset the connection under the
+/// client's feet (a reset can destroy the response before the client has read it).
+const LINGER: Duration = Duration::from_secs(1);
+
+/// Chunk size for sending a file body.
+const FILE_CHUNK: usize = 64 * 1024;
+
+/// Serves HTTP/1.1 on `stream` until the client closes it, either side says
+/// `Connection: close`, a request is refused, or `stop` is cancelled; returns how many
+/// requests were answered.
+///
+/// * **Keep-alive and pipelining.** Requests are answered in order; all those that arrived
+///   together are answered with one write.
+/// * **Bodies.** A request's body (`Content-Length`) is read and discarded, so the next
+///   request is found where it starts; handlers see only the head. A `Transfer-Encoding`
+///   is answered with 501 and the connection closed.
+/// * **Refusals.** A malformed head gets 400, one longer than [`MAX_HEAD`] bytes 431, an
+///   unknown version 505, each with `Connection: close`, and the connection is closed.
+/// * **`HEAD`.** The handler's response goes out without its body (its `Content-Length`
+///   stays).
+/// * **Stopping.** Once `stop` is cancelled, a connection waiting for its next request
+///   closes at once, and one in the middle of a request answers it with
+///   `Connection: close`, then closes: the recipe of a graceful shutdown.
+///
+/// The handler gets each request by value and returns the response (any future: it may do
+/// I/O). `stream` is anything with the owned-buffer I/O traits: `TcpStream`, `&TcpStream`,
+/// `UnixStream`.
+///
+/// ```
+/// use ringsteal::io::AsyncReadOwned;
+/// use ringsteal::net::{TcpListener, TcpStream};
+/// use ringsteal_examples::http::{self, Response};
+///
+/// let rt = ringsteal::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+///     let addr = listener.local_addr()?;
+///     let server = ringsteal::spawn(async move {
+///         let (stream, _) = listener.accept().await?;
+///         let hello = |_req| async { Response::text(200, "hello\n") };
+///         http::serve(stream, &hello, None).await
+///     });
+///     let mut client = TcpStream::connect(addr).await?;
+///     let two = "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+///     client.write_all(two.as_bytes().to_vec()).await.0?;
+///     let (res, replies) = client.read_to_end(Vec::new()).await;
+///     res?;
+///     let replies = String::from_utf8(replies).unwrap();
+///     assert_eq!(replies.matches("HTTP/1.1 200 OK").count(), 2);
+///     assert!(replies.ends_with("Connection: close\r\n\r\nhello\n"));
+///     assert_eq!(server.await.unwrap()?, 2);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub async fn serve<S, H, F>(
+    mut stream: S,
+    handler: &H,
+    stop: Option<&CancellationToken>,
+) -> io::Result<u64>
+where
+    S: AsyncReadOwned + AsyncWriteOwned,
+    H: Fn(super::Request) -> F,
+    F: Future<Output = Response>,
+{
+    let stopped = || stop.is_some_and(|s| s.is_cancelled());
+    let mut inbuf: Vec<u8> = Vec::with_capacity(MAX_HEAD);
+    let mut out: Vec<u8> = Vec::with_capacity(1024);
+    let mut body_left: u64 = 0;
+    let mut answered = 0;
+    loop {
+        // Answer every request that is complete in the buffer.
+        loop {
+            if body_left > 0 {
+                let n = body_left.min(inbuf.len() as u64);
+                inbuf.drain(..n as usize);
+                body_left -= n;
+                if body_left > 0 {
+                    break;
+                }
+            }
+            let (req, len) = match parse_request(&inbuf) {
+                Ok(Some(parsed)) => parsed,
+                Ok(None) => break,
+                Err(e) => {
+                    write_error(&mut out, e);
+                    send(&mut stream, &mut out).await?;
+                    close(&mut stream).await;
+                    return Ok(answered);
+                }
+            };
+            inbuf.drain(..len);
+            body_left = req.content_length;
+            let (version, keep_alive, head_only) =
+                (req.version, req.keep_alive, req.method == "HEAD");
+            let resp = handler(req).await;
+            answered += 1;
+            // Asked after the handler ran: a stop that came meanwhile closes after this one.
+            let close_after = !keep_alive || stopped();
+            write_head(&mut out, &resp, version, close_after);
+            if !head_only {
+                match resp.body {
+                    Body::Empty => {}
+                    Body::Bytes(bytes) => out.extend_from_slice(&bytes),
+                    Body::Static(bytes) => out.extend_from_slice(bytes),
+                    Body::File { file, len } => {
+                        send(&mut stream, &mut out).await?;
+                        send_file(&mut stream, &file, len).await?;
+                    }
+                }
+            }
+            if close_after {
+                send(&mut stream, &mut out).await?;
+                close(&mut stream).await;
+                return Ok(answered);
+            }
+        }
+        // One write for everything answered since the last read.
+        send(&mut stream, &mut out).await?;
+
+        // Wait for more of the request (or the next one).
+        let between_requests = inbuf.is_empty() && body_left == 0;
+        let len = inbuf.len();
+        let spare = inbuf.slice(len..);
+        let (res, buf) = match stop {
+            // Between requests, a stop closes the connection at once: nothing is lost.
+            Some(stop) if between_requests => {
+                match stop.run_until_cancelled(stream.read(spare)).await {
+                    Some(read) => read,
+                    None => {
+                        let _ = stream.shutdown().await;
+                        return Ok(answered);
+                    }
+                }
+            }
+            _ => stream.read(spare).await,
+        };
+        inbuf = buf.into_inner();
+        if res? == 0 {
+            // The client closed its side; a partial request in the buffer dies with it.
+            return Ok(answered);
+        }
+    }
+}
+
+/// Writes what `out` holds (if anything) and empties it.
+async fn send<S: AsyncWriteOwned>(stream: &mut S, out: &mut Vec<u8>) -> io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let (res, mut buf) = stream.write_all(std::mem::take(out)).await;
+    buf.clear();
+    *out = buf;
+    res
+}
+
+/// Sends the first `len` bytes of `file`. A file that shrank under us is an error: the
+/// `Content-Length` already sent cannot be honoured, so the connection must close.
+async fn send_file<S: AsyncWriteOwned>(
+    stream: &mut S,
+    file: &ringsteal::fs::File,
+    len: u64,
+) -> io::Result<()> {
+    let mut pos = 0;
+    let mut chunk = Vec::with_capacity(FILE_CHUNK.min(len as usize));
+    while pos < len {
+        let want = FILE_CHUNK.min((len - pos) as usize);
+        chunk.clear();
+        let (res, buf) = file.read_at(chunk.slice(..want), pos).await;
+        chunk = buf.into_inner();
+        if res? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was being sent",
+            ));
+        }
+        pos += chunk.len() as u64;
+        let (res, buf) = stream.write_all(chunk).await;
+        res?;
+        chunk = buf;
+    }
+    Ok(())
+}
+
+/// The response to a refused request head.
+fn write_error(out: &mut Vec<u8>, e: ParseError) {
+    let resp = Response::text(
+        e.status(),
+        format!("{} {}: {e}\n", e.status(), super::reason(e.status())),
+    );
+    write_head(out, &resp, Version::Http11, true);
+    if let Body::Bytes(body) = resp.body {
+        out.extend_from_slice(&body);
+    }
+}
+
+/// Ends the connection after a last response: shut down the write side (the client reads
+/// end of stream after the response), then read and discard what the client still sends,
+/// for at most [`LINGER`], so that closing with unread bytes does not reset the connection
+/// before the client has read the response.
+async fn close<S: AsyncReadOwned + AsyncWriteOwned>(stream: &mut S) {
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let _ = ringsteal::time::timeout(LINGER, async {
+        let mut buf = Vec::with_capacity(4096);
+        loop {
+            buf.clear();
+            let (res, b) = stream.read(buf).await;
+            buf = b;
+            if !matches!(res, Ok(1..)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
