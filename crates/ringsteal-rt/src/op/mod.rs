@@ -257,7 +257,8 @@ impl<T: Operation> Op<T> {
             // SAFETY: the header is live (we hold a reference).
             let h = unsafe { header.as_ref() };
             h.set_expected(n as u32);
-            h.register(cx.waker());
+            // SAFETY: the cell is not shared yet (its SQEs are pushed below).
+            unsafe { h.register_unshared(cx.waker()) };
             // SAFETY: every pointer in the SQEs points into the cell, which lives until the
             // last of these CQEs (each holds a reference).
             let pushed = unsafe {

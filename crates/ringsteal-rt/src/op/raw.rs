@@ -265,6 +265,17 @@ impl OpHeader {
         self.waker.register(waker);
     }
 
+    /// Registers the future's waker before submission, when nothing else can reach the cell
+    /// yet: a plain store (`AtomicWaker::register_unshared`), no locked instruction.
+    ///
+    /// # Safety
+    /// The cell is not shared yet: no SQE naming it was pushed, no reference handed out.
+    #[inline]
+    pub(crate) unsafe fn register_unshared(&self, waker: &Waker) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.waker.register_unshared(waker) }
+    }
+
     /// Driver side: records a CQE of SQE `index` that has `IORING_CQE_F_MORE` (more CQEs of
     /// that SQE follow): its result, but not as the SQE's last.
     pub(crate) fn record_more(&self, index: usize, res: i32, flags: u32) {

@@ -97,6 +97,20 @@ impl AtomicWaker {
 }
 
 impl AtomicWaker {
+    /// [`register`](Self::register) for a slot no other thread can reach yet (its owner has
+    /// not shared it): a plain write, no locked instruction.
+    ///
+    /// # Safety
+    /// Nothing else may access the slot during the call: no `take` or `register` can run
+    /// concurrently (the slot is published to other threads only afterwards, by whatever
+    /// synchronisation shares its owner).
+    #[inline]
+    pub(crate) unsafe fn register_unshared(&self, waker: &Waker) {
+        debug_assert_eq!(self.state.load(Acquire), WAITING);
+        // SAFETY: exclusive access, by the caller's contract.
+        unsafe { *self.waker.get() = Some(waker.clone()) };
+    }
+
     /// [`take`](Self::take) for the last wake: call after publishing what the registrant
     /// checks after registering, and never take again. One locked instruction where `take`
     /// needs two, because `WAKING` is left set: a registration that comes later wakes its own
@@ -219,6 +233,20 @@ mod tests {
                 "registered, saw no flag, and was never woken: lost wake"
             );
         }
+    }
+
+    #[test]
+    fn a_waker_stored_before_sharing_is_taken_like_a_registered_one() {
+        let slot = AtomicWaker::new();
+        let (count, waker) = counting();
+        // SAFETY: the slot is not shared with anything yet.
+        unsafe { slot.register_unshared(&waker) };
+        let slot = Arc::new(slot);
+        let s = slot.clone();
+        std::thread::spawn(move || s.take_final().expect("the stored waker").wake())
+            .join()
+            .unwrap();
+        assert_eq!(count.0.load(SeqCst), 1);
     }
 
     #[test]
