@@ -7,8 +7,11 @@
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
+#   driver::msg_send    the table of raw messages whose MSG_RING has not completed
 #   io::                lanes (leftover bytes, ordering), InLane outputs, framing, provided methods
-#   buf::               slices, vectored buffers and their advance
+#   buf::               owned buffers, slices, vectored buffers and their advance (no kernel:
+#                       reads are simulated)
+#   op::tests           how an op's SQEs are assembled (flags, links, the link timeout)
 #   op::net::addr       socket address storage and conversions
 #   buf::provided::ledger   provided-buffer accounting: buffers in use, stalled streams' wakers
 #   op::stream::queue   a stream's queue of delivered results (push, pop, close, two threads)
@@ -25,4 +28,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data shard::inbox util::block_cache util::queue io:: buf:: op::net::addr op::stream::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue io:: buf:: op::tests op::net::addr op::stream::queue "$@"

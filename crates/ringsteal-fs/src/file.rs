@@ -228,14 +228,17 @@ impl File {
         op::statx_fd(&self.fd).await.map(Metadata::from_statx)
     }
 
-    /// Closes the file through the ring and reports the result. If operations on it are still
-    /// in flight (started elsewhere and not awaited), the descriptor is closed when the last
-    /// of them completes and this returns `Ok(())`.
+    /// Closes the file through the ring and reports the result of the close.
+    ///
+    /// Operations still in flight on the file hold its descriptor open (an operation never
+    /// acts on a reused descriptor number), so `close` first waits for them to let go: one
+    /// that was dropped lets go when its cancellation completes, one that another task still
+    /// awaits when it completes (so do not await `close` in a task that holds an operation on
+    /// this file it means to await afterwards: it would wait for itself). Clones of
+    /// [`shared_fd`](Self::shared_fd) are waited for too.
     pub async fn close(self) -> io::Result<()> {
-        match self.fd.try_unwrap() {
-            Ok(fd) => op::close(fd).await,
-            Err(_shared) => Ok(()),
-        }
+        let fd = self.fd.into_owned().await;
+        op::close(fd).await
     }
 }
 

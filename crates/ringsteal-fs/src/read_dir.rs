@@ -66,7 +66,8 @@ impl ReadDir {
         poll_fn(|cx| self.poll_next_entry(cx)).await
     }
 
-    /// Polls for the next entry.
+    /// Polls for the next entry. After an error that ends the listing (its background read
+    /// failed), later polls return `Ok(None)`.
     pub fn poll_next_entry(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Option<DirEntry>>> {
         loop {
             if let Some(entry) = self.buffered.pop_front() {
@@ -89,7 +90,14 @@ impl ReadDir {
                 State::Reading(handle) => {
                     let (iter, batch) = match std::pin::Pin::new(handle).poll(cx) {
                         Poll::Pending => return Poll::Pending,
-                        Poll::Ready(res) => res?,
+                        Poll::Ready(Ok(read)) => read,
+                        Poll::Ready(Err(e)) => {
+                            // The batch's task failed (cancelled at shutdown, say) and took the
+                            // iterator with it: report that once, then end, rather than poll a
+                            // finished task again.
+                            self.state = State::Idle(None);
+                            return Poll::Ready(Err(e.into()));
+                        }
                     };
                     let done = batch.len() < BATCH;
                     self.buffered.extend(batch);

@@ -1,6 +1,7 @@
 //! No call leaks a file descriptor: opens whose futures are dropped after the kernel opened
 //! the file, opens dropped mid-flight, an open blocked on a FIFO and cancelled, every failing
-//! and every succeeding fs call, files dropped without `close`, `close` with an op in flight,
+//! and every succeeding fs call, files dropped without `close`, `close` with an op in flight
+//! (it waits for the op),
 //! and the runtime itself once dropped. Descriptors are counted in `/proc/self/fd`.
 //!
 //! This binary holds a single test, so that no other test opens or closes descriptors while
@@ -172,15 +173,20 @@ async fn phases(dir: std::path::PathBuf, handle: RuntimeHandle, baseline: usize)
     settle(&handle).await;
     check("succeeding calls");
 
-    // close() while a read is in flight: the descriptor goes when the read completes.
+    // close() while a read is in flight: it waits for the read, then closes.
     let (rx, mut tx) = pipe();
     let f = File::from_std(rx);
     let mut read = std::pin::pin!(f.read_at(Vec::with_capacity(8), u64::MAX));
     assert!(poll_once(read.as_mut()).await.is_pending());
-    f.close().await.unwrap();
+    let mut closing = std::pin::pin!(f.close());
+    assert!(
+        poll_once(closing.as_mut()).await.is_pending(),
+        "close waits for the read"
+    );
     std::io::Write::write_all(&mut tx, b"x").unwrap();
     let (res, _) = read.await;
     assert_eq!(res.unwrap(), 1);
+    closing.await.unwrap();
     drop(tx);
     settle(&handle).await;
     check("close with a read in flight");

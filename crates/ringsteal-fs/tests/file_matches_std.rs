@@ -766,13 +766,18 @@ fn close_while_an_op_is_in_flight_keeps_the_descriptor_open_until_the_op_complet
         let polled =
             std::future::poll_fn(|cx| std::task::Poll::Ready(read.as_mut().poll(cx))).await;
         assert!(polled.is_pending());
-        file.close().await.expect("close with an op in flight");
+        // Close waits for the read (here polled by hand, since this task also holds the read).
+        let mut closing = std::pin::pin!(file.close());
+        let polled =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(closing.as_mut().poll(cx))).await;
+        assert!(polled.is_pending(), "close waits for the read in flight");
         // The read still reads from the pipe, not from whatever reused the number.
         let writer = std::thread::spawn(move || tx.write_all(b"still open").unwrap());
         let (res, buf) = read.await;
         writer.join().unwrap();
         assert_eq!(res.unwrap(), 10);
         assert_eq!(buf, b"still open");
+        closing.await.expect("the close, once the read let go");
     });
 }
 

@@ -116,3 +116,50 @@ fn every_fs_call_polled_off_the_runtime_fails_with_an_error_naming_ringsteal_sha
         );
     });
 }
+
+/// A `ReadDir` whose batch could not be read (here: queued on the blocking pool when the
+/// runtime shut down, so its task was cancelled) reports that error once; polled again, it
+/// ends (`Ok(None)`) instead of panicking on a finished task.
+#[test]
+fn a_read_dir_whose_batch_failed_reports_the_error_once_and_then_ends() {
+    use std::sync::{Condvar, Mutex};
+    use std::time::Duration;
+
+    watchdog("read_dir after an error", || {
+        let dir = TempDir::new("read-dir-error");
+        std::fs::write(dir.join("a"), b"a").unwrap();
+        let rt = ringsteal_rt::Runtime::builder()
+            .shards(1)
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        // Holds the pool's only thread until opened.
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let mut entries = rt.block_on(async {
+            let mut entries = ringsteal_fs::read_dir(dir.path()).await.unwrap();
+            let (started, g) = (Arc::new(Mutex::new(false)), gate.clone());
+            let s = started.clone();
+            drop(ringsteal_rt::spawn_blocking(move || {
+                *s.lock().unwrap() = true;
+                let (open, cv) = &*g;
+                let _open = cv.wait_while(open.lock().unwrap(), |o| !*o).unwrap();
+            }));
+            while !*started.lock().unwrap() {
+                ringsteal_rt::yield_now().await;
+            }
+            // The batch read is queued behind the busy thread.
+            let first = std::future::poll_fn(|cx| Poll::Ready(entries.poll_next_entry(cx))).await;
+            assert!(first.is_pending());
+            entries
+        });
+        // Queued work is dropped at shutdown; the busy thread is waited for only briefly.
+        rt.shutdown_timeout(Duration::from_millis(100));
+        let (open, cv) = &*gate;
+        *open.lock().unwrap() = true;
+        cv.notify_all();
+        let err = poll_by_hand(entries.next_entry(), "the cancelled batch").unwrap_err();
+        assert!(err.to_string().contains("cancelled"), "{err}");
+        let again = poll_by_hand(entries.next_entry(), "polled again after the error");
+        assert!(matches!(again, Ok(None)), "{again:?}");
+    });
+}

@@ -143,10 +143,22 @@ macro_rules! stream_zc_methods {
         ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
         ///     let client = TcpStream::connect(listener.local_addr()?).await?;
         ///     let (server, _) = listener.accept().await?;
+        ///     // The peer reads while the send is in flight: bytes beyond its receive window
+        ///     // leave (and the buffer comes back) only once it has read some.
+        ///     let reader = ringsteal_rt::spawn(async move {
+        ///         let mut got = Vec::new();
+        ///         loop {
+        ///             let (res, chunk) = server.read(Vec::with_capacity(64 * 1024)).await;
+        ///             if res? == 0 {
+        ///                 return Ok::<_, std::io::Error>(got);
+        ///             }
+        ///             got.extend_from_slice(&chunk);
+        ///         }
+        ///     });
         ///     let (res, body) = client.send_zc(vec![1u8; 100_000]).await;
         ///     let sent = res?; // possibly short, as a plain send
-        ///     let (res, got) = server.read_exact(vec![0; sent]).await;
-        ///     res?;
+        ///     drop(client); // end of stream: the reader stops
+        ///     let got = reader.await.unwrap()?;
         ///     assert_eq!(got, body[..sent]);
         ///     Ok::<(), std::io::Error>(())
         /// })

@@ -66,7 +66,8 @@ pub enum SpawnError {
         /// How many shards the runtime has.
         shards: usize,
     },
-    /// The runtime is shutting down.
+    /// The runtime is shutting down (dropped, or stopped because a shard's own loop kept
+    /// failing, a runtime bug: ADR-0019).
     ShuttingDown,
     /// A local spawn was attempted on a thread that is not a shard of this runtime.
     NotOnShard,

@@ -10,11 +10,12 @@
 //!
 //! Every message is numbered per target shard, and the target delivers strictly in that order
 //! (see `shard::Inbox`): messages from one sender arrive in the order sent, whichever path each
-//! took.
+//! took. A MSG_RING the kernel refuses (at submission or after) is queued for the target with
+//! its number and rings the target's eventfd, so it still arrives, in its place (ADR-0006).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -62,8 +63,10 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
         None => false,
     };
     if !sent {
+        // The doorbell is ours (claimed above) and the MSG_RING paths failed or are not
+        // available from here: the eventfd, which every thread can write, rings it.
         remote.messages.push((seq, payload));
-        shared.ring_doorbell(shard);
+        remote.ring_eventfd();
     }
     Ok(())
 }
@@ -93,7 +96,7 @@ pub(crate) fn send(shared: &Arc<Shared>, shard: usize, payload: u64) -> Result<(
 /// # Panics
 /// The returned future panics if polled outside a ringsteal shard.
 pub fn recv_msg() -> RecvMsg {
-    RecvMsg { _private: () }
+    RecvMsg { waiting: None }
 }
 
 /// A message already received by the current shard, if any (never waits).
@@ -102,28 +105,82 @@ pub fn try_recv_msg() -> Option<u64> {
 }
 
 /// The future returned by [`recv_msg`]. It receives the messages of whichever shard polls it.
+/// Dropped before a message came (say, by a `timeout` or a `select`), it takes its waker back
+/// off the shard's list of waiting receivers.
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct RecvMsg {
-    _private: (),
+    waiting: Option<Waiting>,
+}
+
+/// Where a pending [`RecvMsg`] is registered.
+#[derive(Debug)]
+struct Waiting {
+    /// The runtime's `Shared`, by address (only compared, never followed).
+    runtime: usize,
+    shard: usize,
+    /// Unique in the process, so an id met in another runtime's inbox (at a reused address)
+    /// matches nothing.
+    id: u64,
+}
+
+impl Waiting {
+    fn is_on(&self, shard: &crate::shard::Shard) -> bool {
+        self.shard == shard.index && self.runtime == Arc::as_ptr(&shard.shared) as usize
+    }
 }
 
 impl Future for RecvMsg {
     type Output = u64;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
         context::with_shard(|cur| {
             let shard = cur.expect(
                 "ringsteal::recv_msg() must be awaited in a task running on a ringsteal shard",
             );
             let mut inbox = shard.messages.borrow_mut();
+            let here = self
+                .waiting
+                .as_ref()
+                .filter(|w| w.is_on(shard))
+                .map(|w| w.id);
             if let Some(m) = inbox.queue.pop_front() {
+                self.waiting = None;
+                let waker = here.and_then(|id| inbox.forget(id));
+                drop(inbox);
+                drop(waker);
                 return Poll::Ready(m);
             }
-            if !inbox.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                inbox.waiters.push(cx.waker().clone());
-            }
+            let id = here.unwrap_or_else(|| {
+                static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+                NEXT_ID.fetch_add(1, Relaxed)
+            });
+            inbox.wait(id, cx.waker());
+            drop(inbox);
+            // A registration left on another shard (this future moved) is woken, and so
+            // dropped, by that shard's next message.
+            self.waiting = Some(Waiting {
+                runtime: Arc::as_ptr(&shard.shared) as usize,
+                shard: shard.index,
+                id,
+            });
             Poll::Pending
         })
+    }
+}
+
+impl Drop for RecvMsg {
+    fn drop(&mut self) {
+        let Some(waiting) = self.waiting.take() else {
+            return;
+        };
+        // Only on its own shard (where it always is, unless the future moved to another
+        // thread: then the shard's next message wakes the stale waker and drops it).
+        let waker = context::with_shard(|cur| {
+            let shard = cur.filter(|s| waiting.is_on(s))?;
+            let mut inbox = shard.messages.try_borrow_mut().ok()?;
+            inbox.forget(waiting.id)
+        });
+        drop(waker);
     }
 }

@@ -156,3 +156,55 @@ fn messages_sent_while_shard_0_is_outside_block_on_wait_for_it() {
         assert_eq!(rt.block_on(async { try_recv_msg() }), None);
     });
 }
+
+/// Counts wakes.
+#[derive(Default)]
+struct CountingWaker(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for CountingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn receivers_dropped_before_a_message_came_leave_no_waker_behind() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::sync::Arc;
+    use std::task::{Context, Waker};
+
+    with_every_runtime("dropped receivers", 2, |_, rt| {
+        rt.block_on(async {
+            let ready = Signal::new();
+            let r = ready.clone();
+            let receiver = spawn_with(Placement::Pinned(1), async move {
+                // Each waits once with a waker of its own, then is dropped (a timed-out or
+                // unselected receive).
+                let dropped: Vec<Arc<CountingWaker>> = (0..100).map(|_| Arc::default()).collect();
+                for w in &dropped {
+                    let waker = Waker::from(w.clone());
+                    let mut rx = recv_msg();
+                    assert!(Pin::new(&mut rx)
+                        .poll(&mut Context::from_waker(&waker))
+                        .is_pending());
+                    drop(rx);
+                    drop(waker);
+                    assert_eq!(
+                        Arc::strong_count(w),
+                        1,
+                        "a dropped receiver's waker is still held by the shard"
+                    );
+                }
+                r.add();
+                let got = recv_msg().await;
+                let woken: usize = dropped.iter().map(|w| w.0.load(SeqCst)).sum();
+                (got, woken)
+            });
+            ready.wait_for(1).await;
+            RuntimeHandle::current().send_msg(1, 7).unwrap();
+            assert_eq!(receiver.await.unwrap(), (7, 0));
+        });
+    });
+}

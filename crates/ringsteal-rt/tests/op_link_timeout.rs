@@ -39,18 +39,26 @@ fn assert_nothing_in_flight(shard: usize) {
 fn copy_linked_copies_a_whole_chunk_with_one_linked_read_and_write() {
     for config in ONE_AND_TWO_SHARDS {
         on_every_shard(config, |shard| async move {
-            let dir = TempDir::new("link-full");
-            let data = pattern(8192);
-            let (_, src) = file_with(&dir, "src", &data);
-            let (dst_path, dst) = file_with(&dir, "dst", b"");
-            let (res, buf) =
-                op::copy_linked(&src, 1000, &dst, 50, Vec::with_capacity(4096), 4096).await;
-            assert_eq!(res.expect("copy_linked"), (4096, 4096));
-            assert_eq!(buf, &data[1000..5096], "the buffer holds what was read");
-            let mut want = vec![0u8; 50];
-            want.extend_from_slice(&data[1000..5096]);
-            assert_eq!(std::fs::read(&dst_path).unwrap(), want);
-            assert_nothing_in_flight(shard);
+            // Also with both requests forced into the kernel's worker pool.
+            for force_async in [false, true] {
+                let dir = TempDir::new("link-full");
+                let data = pattern(8192);
+                let (_, src) = file_with(&dir, "src", &data);
+                let (dst_path, dst) = file_with(&dir, "dst", b"");
+                let copy = op::copy_linked(&src, 1000, &dst, 50, Vec::with_capacity(4096), 4096);
+                let copy = if force_async {
+                    copy.force_async()
+                } else {
+                    copy
+                };
+                let (res, buf) = copy.await;
+                assert_eq!(res.expect("copy_linked"), (4096, 4096), "{force_async}");
+                assert_eq!(buf, &data[1000..5096], "the buffer holds what was read");
+                let mut want = vec![0u8; 50];
+                want.extend_from_slice(&data[1000..5096]);
+                assert_eq!(std::fs::read(&dst_path).unwrap(), want);
+                assert_nothing_in_flight(shard);
+            }
         });
     }
 }

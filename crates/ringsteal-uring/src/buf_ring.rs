@@ -2,13 +2,16 @@
 //! buffers it hands to the kernel.
 //!
 //! Owns: the ring memory (page-aligned, shared with the kernel), the buffer memory, the tail
-//! it publishes with `Release`, and which buffer ids the application currently holds.
+//! it publishes with `Release`, which buffer ids the application currently holds, and a
+//! share of the ring's descriptor, so that it unregisters from its own ring even when
+//! dropped after the [`Ring`] (whose descriptor number may name another ring by then).
 //! May not: be dropped while a request that selects from its group is in flight (the kernel
 //! may still write into a buffer it picked); the runtime guarantees that by draining first.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
 
 use crate::abi::*;
 use crate::mmap::Mmap;
@@ -17,6 +20,9 @@ use crate::ring::Ring;
 use crate::sys;
 
 /// A provided-buffer ring of `entries` buffers of `buf_len` bytes, registered as group `bgid`.
+///
+/// It keeps the ring's descriptor open until it is dropped (the io_uring instance lives on
+/// that long if the [`Ring`] is dropped first), and unregisters its group from that ring.
 ///
 /// Every buffer starts out given to the kernel. A request with `IOSQE_BUFFER_SELECT` picks
 /// one; its CQE carries `IORING_CQE_F_BUFFER` and the buffer id. The application reads the
@@ -44,7 +50,7 @@ use crate::sys;
 /// ```
 #[derive(Debug)]
 pub struct BufRing {
-    ring_fd: RawFd,
+    ring_fd: Arc<OwnedFd>,
     bgid: u16,
     entries: u16,
     buf_len: u32,
@@ -56,7 +62,8 @@ pub struct BufRing {
 }
 
 // SAFETY: the mappings are plain memory owned by this value; the kernel side is reached only
-// through the registered group, which does not depend on the calling thread.
+// through the registered group, which does not depend on the calling thread; the descriptor
+// is a shared, immutable handle.
 unsafe impl Send for BufRing {}
 
 impl BufRing {
@@ -90,7 +97,7 @@ impl BufRing {
         }
         .map_err(memlock_hint)?;
         let mut this = Self {
-            ring_fd: ring.fd(),
+            ring_fd: ring.shared_fd(),
             bgid,
             entries,
             buf_len,
@@ -214,6 +221,33 @@ impl BufRing {
     }
 }
 
+impl BufRing {
+    /// Lets go of the ring without unregistering the group or unmapping anything: for a
+    /// group whose selecting requests may still be in flight when its owner must give up
+    /// (a shutdown that could not wait for them). The ring and buffer memory stay mapped for
+    /// the rest of the process, since the kernel may still write into it; only this value's
+    /// share of the ring's descriptor is dropped, so that closing the [`Ring`] ends the
+    /// io_uring instance, whose teardown cancels those requests and unregisters the group.
+    ///
+    /// ```
+    /// use ringsteal_uring::{BufRing, Features, Ring};
+    ///
+    /// if Features::get()?.pbuf_ring() {
+    ///     let ring = Ring::new(4)?;
+    ///     let bufs = BufRing::new(&ring, 0, 4, 64)?;
+    ///     bufs.leak(); // 256 bytes of buffers stay mapped; the ring may close
+    ///     drop(ring);
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn leak(self) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again: the descriptor share is moved out
+        // once and dropped; every other field (the mappings, the held bitmap) is leaked.
+        drop(unsafe { std::ptr::read(&this.ring_fd) });
+    }
+}
+
 impl Drop for BufRing {
     fn drop(&mut self) {
         let reg = io_uring_buf_reg {
@@ -224,7 +258,7 @@ impl Drop for BufRing {
         // buffers from this group; the owner guarantees no selecting request is in flight.
         unsafe {
             let _ = sys::io_uring_register(
-                self.ring_fd,
+                self.ring_fd.as_raw_fd(),
                 IORING_UNREGISTER_PBUF_RING,
                 (&reg as *const io_uring_buf_reg).cast(),
                 1,

@@ -49,6 +49,12 @@ pub enum Unavailable {
     TooManyFiles,
     /// `EINVAL`: this kernel rejects these setup flags or entry counts.
     InvalidArguments,
+    /// Setup flags this binding cannot drive (outside
+    /// [`SUPPORTED_SETUP_FLAGS`](crate::SUPPORTED_SETUP_FLAGS)); the kernel was not asked.
+    UnsupportedFlags {
+        /// The unsupported flags that were requested.
+        flags: u32,
+    },
     /// Any other errno.
     Other,
 }
@@ -73,6 +79,16 @@ impl SetupError {
             flags,
             entries,
             cause,
+        }
+    }
+
+    /// Setup flags `unsupported` (among `flags`) that this binding cannot drive.
+    pub(crate) fn unsupported_flags(unsupported: u32, flags: u32, entries: u32) -> Self {
+        Self {
+            errno: libc::EINVAL,
+            flags,
+            entries,
+            cause: Unavailable::UnsupportedFlags { flags: unsupported },
         }
     }
 
@@ -157,6 +173,25 @@ impl fmt::Display for SetupError {
                  kernel does not accept that combination (retry with fewer flags)",
                 self.flags, self.entries
             ),
+            Unavailable::UnsupportedFlags { flags } => {
+                let names: Vec<String> = (0..32)
+                    .map(|bit| 1u32 << bit)
+                    .filter(|bit| flags & bit != 0)
+                    .map(|bit| {
+                        crate::abi::SETUP_FLAG_NAMES
+                            .iter()
+                            .find(|(f, _)| *f == bit)
+                            .map_or_else(|| format!("{bit:#x}"), |(_, n)| (*n).to_string())
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "ringsteal-uring cannot drive rings set up with IORING_SETUP_{}: its SQ and \
+                     CQ code handles 64-byte SQEs and 16-byte CQEs in rings it maps itself and \
+                     reaches through a descriptor",
+                    names.join(" | IORING_SETUP_")
+                )
+            }
             Unavailable::Other => write!(
                 f,
                 "io_uring_setup failed: {}",
@@ -174,7 +209,9 @@ impl From<SetupError> for io::Error {
             Unavailable::NotImplemented => io::ErrorKind::Unsupported,
             Unavailable::Refused { .. } => io::ErrorKind::PermissionDenied,
             Unavailable::OutOfMemory { .. } => io::ErrorKind::OutOfMemory,
-            Unavailable::InvalidArguments => io::ErrorKind::InvalidInput,
+            Unavailable::InvalidArguments | Unavailable::UnsupportedFlags { .. } => {
+                io::ErrorKind::InvalidInput
+            }
             Unavailable::TooManyFiles | Unavailable::Other => {
                 return io::Error::new(io::Error::from_raw_os_error(err.errno).kind(), err)
             }

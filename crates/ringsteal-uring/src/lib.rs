@@ -50,4 +50,4 @@ pub use error::{SetupError, Unavailable};
 pub use features::{check_available, Features};
 pub use msg_ring::send_msg_ring;
 pub use probe::Probe;
-pub use ring::{Ring, RingBuilder, Wait};
+pub use ring::{Ring, RingBuilder, Wait, SUPPORTED_SETUP_FLAGS};

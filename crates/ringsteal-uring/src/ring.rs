@@ -7,6 +7,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::abi::*;
@@ -15,6 +16,26 @@ use crate::error::SetupError;
 use crate::mmap::Mmap;
 use crate::sq::SubmissionQueue;
 use crate::sys;
+
+/// The setup flags [`RingBuilder::build`] accepts. The others change what the rings look
+/// like or how they are reached, which the SQ and CQ code here does not handle: `SQE128`
+/// (128-byte SQEs), `CQE32` (32-byte CQEs), `NO_MMAP` (ring memory supplied by the caller),
+/// `REGISTERED_FD_ONLY` (no descriptor for the ring), and any flag newer than this binding
+/// (a later kernel's mixed-size SQEs and CQEs, say).
+pub const SUPPORTED_SETUP_FLAGS: u32 = IORING_SETUP_IOPOLL
+    | IORING_SETUP_SQPOLL
+    | IORING_SETUP_SQ_AFF
+    | IORING_SETUP_CQSIZE
+    | IORING_SETUP_CLAMP
+    | IORING_SETUP_ATTACH_WQ
+    | IORING_SETUP_R_DISABLED
+    | IORING_SETUP_SUBMIT_ALL
+    | IORING_SETUP_COOP_TASKRUN
+    | IORING_SETUP_TASKRUN_FLAG
+    | IORING_SETUP_SINGLE_ISSUER
+    | IORING_SETUP_DEFER_TASKRUN
+    | IORING_SETUP_NO_SQARRAY
+    | IORING_SETUP_HYBRID_IOPOLL;
 
 /// Options for `io_uring_setup`, one method per setup flag.
 ///
@@ -42,7 +63,17 @@ impl RingBuilder {
         }
     }
 
-    /// Adds raw `IORING_SETUP_*` flags.
+    /// Adds raw `IORING_SETUP_*` flags. Flags outside [`SUPPORTED_SETUP_FLAGS`] (such as
+    /// `SQE128` or `CQE32`) make [`build`](Self::build) fail with
+    /// [`Unavailable::UnsupportedFlags`](crate::Unavailable::UnsupportedFlags).
+    ///
+    /// ```
+    /// use ringsteal_uring::{abi::IORING_SETUP_CQE32, RingBuilder, Unavailable};
+    ///
+    /// let err = RingBuilder::new(8).flags(IORING_SETUP_CQE32).build().unwrap_err();
+    /// assert_eq!(err.cause(), &Unavailable::UnsupportedFlags { flags: IORING_SETUP_CQE32 });
+    /// assert!(err.to_string().contains("CQE32"));
+    /// ```
     pub fn flags(mut self, flags: u32) -> Self {
         self.params.flags |= flags;
         self
@@ -132,16 +163,37 @@ impl RingBuilder {
         self.flags(IORING_SETUP_NO_SQARRAY)
     }
 
-    /// Creates the ring.
+    /// Creates the ring. Fails without asking the kernel if a flag outside
+    /// [`SUPPORTED_SETUP_FLAGS`] was set.
     pub fn build(&self) -> Result<Ring, SetupError> {
         let mut p = self.params;
         let flags = p.flags;
+        if flags & !SUPPORTED_SETUP_FLAGS != 0 {
+            return Err(SetupError::unsupported_flags(
+                flags & !SUPPORTED_SETUP_FLAGS,
+                flags,
+                self.entries,
+            ));
+        }
         // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
         let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }
             .map_err(|e| SetupError::from_io(&e, flags, self.entries))?;
         // SAFETY: io_uring_setup returned a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ring::map(fd, p).map_err(|e| SetupError::from_io(&e, flags, self.entries))
+    }
+
+    /// Whether the kernel accepts these parameters: `io_uring_setup` with them, the ring
+    /// closed at once without being mapped. For probing flags [`build`](Self::build) refuses.
+    pub(crate) fn kernel_accepts(&self) -> bool {
+        let mut p = self.params;
+        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
+        match unsafe { sys::io_uring_setup(self.entries, &mut p) } {
+            // SAFETY: a fresh descriptor nothing else owns; closed right away.
+            Ok(fd) => drop(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Err(_) => return false,
+        }
+        true
     }
 }
 
@@ -181,7 +233,9 @@ pub struct Ring {
     _sq_map: Mmap,
     _cq_map: Option<Mmap>,
     _sqe_map: Mmap,
-    fd: OwnedFd,
+    /// Shared with the [`BufRing`](crate::BufRing)s registered on this ring, which must
+    /// reach this ring, and no other, until they unregister.
+    fd: Arc<OwnedFd>,
 }
 
 // SAFETY: all raw pointers in the queues point into mappings owned by this Ring, which are
@@ -225,8 +279,14 @@ impl Ring {
             _sq_map: sq_map,
             _cq_map: cq_map,
             _sqe_map: sqe_map,
-            fd,
+            fd: Arc::new(fd),
         })
+    }
+
+    /// The ring's descriptor, shared: it stays open (and the io_uring instance alive) until
+    /// the ring and every holder of this handle are dropped.
+    pub(crate) fn shared_fd(&self) -> Arc<OwnedFd> {
+        self.fd.clone()
     }
 
     /// The ring's file descriptor (the target of MSG_RING, the first register argument).
@@ -326,6 +386,39 @@ impl Ring {
     pub unsafe fn push_all(&mut self, sqes: &[io_uring_sqe]) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.sq.push(sqes) }
+    }
+
+    /// Replaces the most recently pushed SQE with `sqe` if the kernel has not consumed it yet
+    /// (a submission was refused with `EBUSY`, or stopped at an earlier SQE, or has not
+    /// happened), so that it is never submitted: a NOP without a completion
+    /// (`IOSQE_CQE_SKIP_SUCCESS`) withdraws it. Returns false if it was consumed already, or
+    /// if the ring has an SQPOLL thread, which may be reading it at any moment.
+    ///
+    /// ```
+    /// use ringsteal_uring::{abi::IOSQE_CQE_SKIP_SUCCESS, opcode, Ring};
+    ///
+    /// let mut ring = Ring::new(4)?;
+    /// // SAFETY: NOPs reference no memory; no other thread uses this ring.
+    /// unsafe {
+    ///     ring.push(&opcode::nop().with_user_data(1)).unwrap();
+    ///     assert!(ring.replace_last_pending(&opcode::nop().with_flags(IOSQE_CQE_SKIP_SUCCESS)));
+    /// }
+    /// ring.submit()?;
+    /// assert!(ring.pop_cqe().is_none(), "the NOP with user_data 1 was never submitted");
+    /// // SAFETY: as above.
+    /// assert!(!unsafe { ring.replace_last_pending(&opcode::nop()) }, "nothing pending now");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// No other thread may enter this ring (`io_uring_enter`) during the call: the kernel
+    /// reads SQEs inside that call. `sqe` is under the contract of [`push`](Self::push).
+    pub unsafe fn replace_last_pending(&mut self, sqe: &io_uring_sqe) -> bool {
+        if self.params.flags & IORING_SETUP_SQPOLL != 0 {
+            return false;
+        }
+        // SAFETY: no SQPOLL thread; the caller guarantees no concurrent enter.
+        unsafe { self.sq.replace_last(sqe) }
     }
 
     /// Submits every queued SQE without waiting; returns how many the kernel consumed.

@@ -112,6 +112,25 @@ impl SubmissionQueue {
         true
     }
 
+    /// Overwrites the most recently written SQE if the kernel has not consumed it yet.
+    /// Returns false (and writes nothing) if it has.
+    ///
+    /// # Safety
+    /// The kernel must not be reading the SQ meanwhile: no `io_uring_enter` on this ring from
+    /// another thread, and no SQPOLL thread. `sqe` is under [`crate::Ring::push`]'s contract.
+    pub(crate) unsafe fn replace_last(&mut self, sqe: &io_uring_sqe) -> bool {
+        if self.len() == 0 {
+            return false;
+        }
+        let idx = (self.tail.wrapping_sub(1) & self.mask) as usize;
+        // SAFETY: idx < entries; the slot holds an SQE the kernel has not consumed (the head,
+        // read with Acquire, is behind the tail) and, by the caller's contract, is not reading
+        // now. It reads the slot again only at a later enter, after the tail is published
+        // again with Release, which orders this write before it.
+        unsafe { self.sqes.add(idx).write(*sqe) };
+        true
+    }
+
     /// Publishes every written SQE to the kernel; returns how many are waiting to be consumed.
     #[inline]
     pub(crate) fn publish(&mut self) -> u32 {

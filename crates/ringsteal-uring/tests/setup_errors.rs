@@ -229,3 +229,34 @@ fn entry_counts_the_kernel_rejects_are_an_error_not_a_panic() {
     assert!(err.is_invalid_arguments(), "{err}");
     assert!(err.to_string().contains("EINVAL"), "{err}");
 }
+
+#[test]
+fn setup_flags_this_binding_cannot_drive_are_refused_with_an_error_naming_them() {
+    use ringsteal_uring::abi::{
+        IORING_SETUP_CQE32, IORING_SETUP_NO_MMAP, IORING_SETUP_REGISTERED_FD_ONLY,
+        IORING_SETUP_SQE128,
+    };
+    for (flag, name) in [
+        (IORING_SETUP_SQE128, "SQE128"),
+        (IORING_SETUP_CQE32, "CQE32"),
+        (IORING_SETUP_NO_MMAP, "NO_MMAP"),
+        (IORING_SETUP_REGISTERED_FD_ONLY, "REGISTERED_FD_ONLY"),
+        (1 << 31, "0x80000000"),
+    ] {
+        let err = match RingBuilder::new(8).clamp().flags(flag).build() {
+            Ok(_) => panic!("a ring set up with {name} was built"),
+            Err(err) => err,
+        };
+        assert_eq!(
+            err.cause(),
+            &Unavailable::UnsupportedFlags { flags: flag },
+            "{name}"
+        );
+        assert!(!err.is_invalid_arguments(), "not a kernel refusal: {name}");
+        let text = err.to_string();
+        assert!(text.contains(name), "{name} missing from: {text}");
+        assert_eq!(io::Error::from(err).kind(), io::ErrorKind::InvalidInput);
+    }
+    // What it supports still builds.
+    RingBuilder::new(8).clamp().build().unwrap();
+}

@@ -80,3 +80,33 @@ fn the_probe_reports_nop_and_read_as_supported() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_pending_sqe_can_be_replaced_until_the_kernel_consumes_it() {
+    use ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS;
+    let mut ring = Ring::new(4).expect("io_uring is available");
+    let withdrawn = opcode::nop()
+        .with_flags(IOSQE_CQE_SKIP_SUCCESS)
+        .with_user_data(2);
+    // SAFETY: NOPs reference no memory; only this thread uses the ring.
+    unsafe {
+        assert!(!ring.replace_last_pending(&withdrawn), "nothing pushed yet");
+        ring.push(&opcode::nop().with_user_data(1)).unwrap();
+        ring.push(&opcode::nop().with_user_data(3)).unwrap();
+        assert!(ring.replace_last_pending(&withdrawn));
+    }
+    assert_eq!(ring.sq_pending(), 2, "replaced in place, not added");
+    ring.submit_and_wait(1).unwrap();
+    let cqe = common::wait_one(&mut ring);
+    assert_eq!(
+        cqe.user_data, 1,
+        "the SQE before the replaced one is untouched"
+    );
+    assert!(
+        ring.pop_cqe().is_none(),
+        "the replaced SQE (user_data 3) was never submitted"
+    );
+    // SAFETY: as above.
+    let replaced = unsafe { ring.replace_last_pending(&withdrawn) };
+    assert!(!replaced, "consumed");
+}

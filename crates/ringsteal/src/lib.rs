@@ -110,9 +110,10 @@
 //! ## Where to go next
 //!
 //! * The book (`book/src` in the repository) walks through every part with code the tests
-//!   run: getting started, shards and the runtime, placement and stealing, time and the
-//!   paused clock, files and operations, networking, how shards wake each other, requirements
-//!   and errors.
+//!   run: getting started, writing a service (accept loop to graceful shutdown), placement
+//!   and stealing, inside the scheduler, time and cancellation, I/O and owned buffers,
+//!   files, networking, processes and signals, io_uring features, performance tuning,
+//!   operations and troubleshooting, benchmarks, status and roadmap.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
 //!   supports, placement, stealing, timers, files, messages, cancellation, an HTTP server on
 //!   every shard under load, the counters.
@@ -240,26 +241,37 @@ pub mod __private {
 }
 
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
-/// by `cargo test --doc` (they use the default features: `fs`, `macros` and `net`).
+/// by `cargo test --doc` (they use the default features, `fs`, `macros` and `net`; the
+/// service and process chapters also `process` and `signal`, which `cargo test --workspace`
+/// turns on through the examples, or `--features full`).
 #[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
     struct Readme;
     #[doc = include_str!("../../../book/src/getting-started.md")]
     struct GettingStarted;
+    #[cfg(all(feature = "net", feature = "signal"))]
+    #[doc = include_str!("../../../book/src/service.md")]
+    struct Service;
     #[doc = include_str!("../../../book/src/runtime.md")]
     struct Runtime;
     #[doc = include_str!("../../../book/src/placement.md")]
     struct Placement;
     #[doc = include_str!("../../../book/src/time.md")]
     struct Time;
+    #[doc = include_str!("../../../book/src/io.md")]
+    struct Io;
     #[doc = include_str!("../../../book/src/fs.md")]
     struct Fs;
     #[cfg(feature = "net")]
     #[doc = include_str!("../../../book/src/net.md")]
     struct Net;
-    #[doc = include_str!("../../../book/src/requirements.md")]
-    struct Requirements;
+    #[doc = include_str!("../../../book/src/uring-features.md")]
+    struct UringFeatures;
+    #[doc = include_str!("../../../book/src/tuning.md")]
+    struct Tuning;
+    #[doc = include_str!("../../../book/src/operations.md")]
+    struct Operations;
     #[cfg(all(feature = "process", feature = "signal"))]
     #[doc = include_str!("../../../book/src/process-signal.md")]
     struct ProcessSignal;

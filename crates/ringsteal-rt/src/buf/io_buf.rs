@@ -6,11 +6,31 @@ use super::slice::Slice;
 
 /// A buffer the kernel may read from while an operation is in flight.
 ///
+/// An operation takes its buffer by value and asks it, once, where it is and how large
+/// ([`stable_ptr`](Self::stable_ptr), [`bytes_init`](Self::bytes_init),
+/// [`bytes_total`](Self::bytes_total)); the kernel then reads (or, through [`IoBufMut`],
+/// writes) that memory until the operation completes, and the operation's `complete` trusts
+/// the same values again ([`IoBufMut::set_init`]).
+///
 /// # Safety
 /// `stable_ptr` must point at `bytes_total()` bytes that stay valid and at the same address
 /// while the value is alive and not mutated, even if the value itself is moved (heap
 /// storage), or — for inline arrays — while it stays inside the operation that owns it. The
-/// first `bytes_init()` bytes must be initialised.
+/// first `bytes_init()` bytes must be initialised, and `bytes_init() <= bytes_total()`.
+///
+/// **The rule for wrappers.** A type that keeps anything it derived from another buffer's
+/// `stable_ptr`, `bytes_init` or `bytes_total` (a range checked against it, as [`Slice`]
+/// keeps, an offset, an iovec) must not let safe code change that buffer afterwards: no safe
+/// `&mut` access to it (a `get_mut`, a `DerefMut` to the inner buffer, a public field), no
+/// setter that swaps, grows or shrinks it. Either offer such access only as an `unsafe fn`
+/// whose contract says the buffer's storage must stay where and as large as it was (as
+/// [`Slice::get_mut`] does), or re-check what was derived at every use. Otherwise safe code
+/// could replace `Vec::with_capacity(4096)` by `Vec::with_capacity(16)` under a slice of
+/// `0..4096`: the kernel would write 4080 bytes past the allocation and `set_init` would set
+/// a length past the capacity. Likewise, no safe method may make `bytes_init()` exceed
+/// `bytes_total()`. A plain forwarding wrapper that derives nothing (a `Vec` field whose
+/// three values it returns as they are) is not affected: while an operation owns it, nobody
+/// can reach the field.
 pub unsafe trait IoBuf: Unpin + Send + 'static {
     /// The start of the buffer.
     fn stable_ptr(&self) -> *const u8;
@@ -45,7 +65,10 @@ pub unsafe trait IoBuf: Unpin + Send + 'static {
 /// A buffer the kernel may write into while an operation is in flight.
 ///
 /// # Safety
-/// As [`IoBuf`], and `stable_mut_ptr` must be valid for writes of `bytes_total()` bytes.
+/// As [`IoBuf`] (the rule for wrappers included), and `stable_mut_ptr` must be valid for
+/// writes of `bytes_total()` bytes and point where `stable_ptr` does. `set_init(pos)` with
+/// `pos <= bytes_total()` must leave `bytes_init() <= bytes_total()`: a wrapper of a range
+/// forwards `begin + pos`, never more than its end.
 pub unsafe trait IoBufMut: IoBuf {
     /// The start of the buffer, for writing.
     fn stable_mut_ptr(&mut self) -> *mut u8;

@@ -26,22 +26,27 @@ pub struct Slice<T> {
 
 impl<T: IoBuf> Slice<T> {
     pub(crate) fn new(buf: T, range: impl RangeBounds<usize>) -> Self {
+        let total = buf.bytes_total();
+        // `..=usize::MAX` and `(Excluded(usize::MAX), ..)` overflow: out of bounds, like any
+        // range past the buffer (wrapping would turn them into small, wrong ranges).
         let begin = match range.start_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&n) => n + 1,
-            Bound::Unbounded => 0,
+            Bound::Included(&n) => Some(n),
+            Bound::Excluded(&n) => n.checked_add(1),
+            Bound::Unbounded => Some(0),
         };
         let end = match range.end_bound() {
-            Bound::Included(&n) => n + 1,
-            Bound::Excluded(&n) => n,
-            Bound::Unbounded => buf.bytes_total(),
+            Bound::Included(&n) => n.checked_add(1),
+            Bound::Excluded(&n) => Some(n),
+            Bound::Unbounded => Some(total),
         };
-        assert!(
-            begin <= end && end <= buf.bytes_total(),
-            "slice range {begin}..{end} out of bounds for a buffer of {} bytes",
-            buf.bytes_total()
-        );
-        Self { buf, begin, end }
+        match (begin, end) {
+            (Some(begin), Some(end)) if begin <= end && end <= total => Self { buf, begin, end },
+            _ => panic!(
+                "slice range {:?}..{:?} out of bounds for a buffer of {total} bytes",
+                range.start_bound(),
+                range.end_bound()
+            ),
+        }
     }
 }
 
@@ -62,7 +67,37 @@ impl<T> Slice<T> {
     }
 
     /// The underlying buffer, mutably.
-    pub fn get_mut(&mut self) -> &mut T {
+    ///
+    /// Unsafe because the slice's range was checked against the buffer when the slice was
+    /// made, and is trusted from then on: replacing or shrinking the buffer through this
+    /// reference would let an operation on the slice write past the buffer's memory (see
+    /// [`IoBuf`]'s rule for wrappers). To change the buffer, take it back with
+    /// [`into_inner`](Self::into_inner) and slice it again.
+    ///
+    /// ```compile_fail,E0133
+    /// use ringsteal_rt::buf::IoBuf;
+    ///
+    /// let mut slice = Vec::<u8>::with_capacity(4096).slice(..);
+    /// // Would leave a 4096-byte range over a 16-byte allocation: refused in safe code.
+    /// *slice.get_mut() = Vec::with_capacity(16);
+    /// ```
+    ///
+    /// # Safety
+    /// While the slice lives, the buffer's storage must stay where it is and at least
+    /// [`end`](Self::end) bytes large: [`IoBuf::stable_ptr`] must not change and
+    /// [`IoBuf::bytes_total`] must not drop below `end()`. Writing bytes in place, or
+    /// growing the initialised length within the capacity, keeps to that.
+    ///
+    /// ```
+    /// use ringsteal_rt::buf::IoBuf;
+    ///
+    /// let mut slice = vec![0u8; 8].slice(2..4);
+    /// // SAFETY: writes in place; the Vec neither moves nor shrinks.
+    /// let whole = unsafe { slice.get_mut() };
+    /// whole[0] = 7;
+    /// assert_eq!(slice.into_inner()[0], 7);
+    /// ```
+    pub unsafe fn get_mut(&mut self) -> &mut T {
         &mut self.buf
     }
 
@@ -93,6 +128,7 @@ unsafe impl<T: IoBufMut> IoBufMut for Slice<T> {
         unsafe { self.buf.stable_mut_ptr().add(self.begin) }
     }
     unsafe fn set_init(&mut self, pos: usize) {
+        debug_assert!(pos <= self.end - self.begin, "set_init past the slice");
         if pos == 0 {
             return;
         }
@@ -162,6 +198,26 @@ mod tests {
         let mut slice = v.slice(2..4);
         fake_read(&mut slice, b"ab");
         assert_eq!(slice.into_inner(), b"01ab456");
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn a_range_ending_at_usize_max_inclusive_is_out_of_bounds_not_empty() {
+        let _ = vec![0u8; 8].slice(..=usize::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn a_range_starting_after_usize_max_is_out_of_bounds_not_the_whole_buffer() {
+        let _ = vec![0u8; 8].slice((Bound::Excluded(usize::MAX), Bound::Unbounded));
+    }
+
+    #[test]
+    fn a_slice_over_the_whole_capacity_reads_into_all_of_it() {
+        let mut slice = Vec::with_capacity(8).slice(..);
+        assert_eq!(slice.bytes_total(), 8);
+        fake_read(&mut slice, b"01234567");
+        assert_eq!(slice.into_inner(), b"01234567");
     }
 
     #[test]

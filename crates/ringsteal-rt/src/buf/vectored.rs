@@ -5,7 +5,11 @@ use super::io_buf::{IoBuf, IoBufMut};
 /// Buffers the kernel reads in order (`writev`).
 ///
 /// # Safety
-/// Every buffer must satisfy [`IoBuf`]'s contract.
+/// Every buffer must satisfy [`IoBuf`]'s contract, and the iovecs returned must describe
+/// memory of those buffers only (each within its `stable_ptr .. stable_ptr + bytes_init`).
+/// An operation keeps the iovecs it took until it completes, so [`IoBuf`]'s rule for
+/// wrappers applies to the list as a whole: no safe method may add, remove, swap or resize a
+/// buffer of a value whose iovecs an operation may hold.
 pub unsafe trait IoVecBuf: Unpin + Send + 'static {
     /// One `iovec` per buffer, over its initialised bytes.
     fn iovecs(&self) -> Vec<libc::iovec>;
@@ -14,7 +18,10 @@ pub unsafe trait IoVecBuf: Unpin + Send + 'static {
 /// Buffers the kernel fills in order (`readv`).
 ///
 /// # Safety
-/// Every buffer must satisfy [`IoBufMut`]'s contract.
+/// Every buffer must satisfy [`IoBufMut`]'s contract; the iovecs of `iovecs_mut` must each
+/// lie within one buffer's `stable_mut_ptr .. stable_mut_ptr + bytes_total`, in order, and
+/// `set_init(n)`, for `n` at most their total length, must mark initialised only bytes
+/// those iovecs cover (never more than a buffer's `bytes_total`).
 pub unsafe trait IoVecBufMut: IoVecBuf {
     /// One `iovec` per buffer, over its whole capacity.
     fn iovecs_mut(&mut self) -> Vec<libc::iovec>;

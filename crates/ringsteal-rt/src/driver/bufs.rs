@@ -2,10 +2,12 @@
 //! a stream asks for it, retired when the driver is dropped.
 //!
 //! Owns: whether the group exists, failed to register (then streams receive into heap
-//! buffers instead, and registration is not retried), or was never needed; and the ring's
-//! hand-over at the end. May not: take or recycle buffers (the group does, from any thread).
+//! buffers instead, and registration is not retried), or was never needed; and retiring it
+//! when the ring goes. The ring itself is dropped as any field: a group still holding
+//! buffers keeps the io_uring instance alive through its own share of the ring's descriptor
+//! (`ringsteal_uring::BufRing`), so it never unregisters from a reused descriptor number.
+//! May not: take or recycle buffers (the group does, from any thread).
 
-use std::mem::ManuallyDrop;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -47,21 +49,15 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        // SAFETY: the ring is taken out once, here, and the driver is never used again.
-        let ring = unsafe { ManuallyDrop::take(&mut self.ring) };
-        let ring = match std::mem::take(&mut self.bufs) {
-            // Every request that selects from the group has had its last CQE: it may go (or
-            // keep the ring open for buffers still held).
-            GroupSlot::Registered(group) if self.in_flight == 0 => group.retire(ring),
-            GroupSlot::Registered(group) => {
-                // The shutdown drain gave up: the kernel may still write into the group's
-                // buffers after the ring is closed, until it has cancelled those requests.
-                // Never free that memory.
-                std::mem::forget(group);
-                Some(ring)
-            }
-            _ => Some(ring),
-        };
-        drop(ring);
+        match std::mem::take(&mut self.bufs) {
+            // Every request that selects from the group has had its last CQE: it may go now
+            // (or stay, mapped and registered, until the buffers still held come back).
+            GroupSlot::Registered(group) if self.in_flight == 0 => group.retire(),
+            // The shutdown drain gave up: the kernel may still write into the group's buffers
+            // until closing the ring (right after this) has cancelled those requests. Never
+            // free that memory.
+            GroupSlot::Registered(group) => group.abandon(),
+            _ => {}
+        }
     }
 }

@@ -4,9 +4,10 @@
 //! Files, one job each: `submit.rs` (pushing SQEs, the backlog the kernel's `EBUSY` leaves,
 //! submitting), `reap.rs` (reaping CQEs and routing each by its tag), `cancel.rs` (cancelling
 //! one op, or everything at shutdown), `park.rs` (blocking in `io_uring_enter` until a CQE or
-//! a deadline), `eventfd.rs` (the fallback doorbell's armed read), `setup.rs` (creating the
-//! ring), `backlog.rs` (SQEs waiting for room), `bufs.rs` (the shard's provided-buffer group,
-//! and handing the ring over to it at the end).
+//! a deadline), `eventfd.rs` (the fallback doorbell's armed read), `msg_send.rs` (MSG_RING
+//! doorbells and messages to other shards, and the messages awaiting their send's CQE),
+//! `setup.rs` (creating the ring), `backlog.rs` (SQEs waiting for room), `bufs.rs` (the
+//! shard's provided-buffer group, and retiring it at the end).
 //!
 //! May not: run tasks or wake them itself, or decide when to shut down. Reaping collects
 //! wakers into the caller's [`Reaped`] buffer and the shard wakes them after the driver is no
@@ -16,22 +17,25 @@
 mod backlog;
 mod bufs;
 mod cancel;
+#[cfg(test)]
+mod cancel_tests;
 mod eventfd;
+mod msg_send;
 mod park;
 mod reap;
 mod setup;
 mod submit;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub(crate) mod user_data;
 
 pub(crate) use eventfd::signal as signal_eventfd;
+pub(crate) use msg_send::SentMessage;
 pub(crate) use setup::{create_ring, RingOptions, SqPoll};
 pub use setup::{RingMode, RingRefusal, RingSetup};
 
 use std::collections::VecDeque;
 use std::io;
-use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
 use std::task::Waker;
 
@@ -40,6 +44,7 @@ use ringsteal_uring::{io_uring_cqe, Ring};
 use crate::stats::ShardCounters;
 use backlog::Backlog;
 use eventfd::EventFd;
+use msg_send::MessagesInFlight;
 
 /// What a reap produced, for the shard to act on once the driver is released.
 #[derive(Default)]
@@ -50,12 +55,14 @@ pub(crate) struct Reaped {
     /// Shards whose doorbell this shard sent by MSG_RING and the kernel refused: the shard
     /// rings their eventfd instead (ADR-0006).
     pub(crate) failed_doorbells: Vec<usize>,
+    /// Messages this shard sent by MSG_RING and the kernel refused: the shard queues them
+    /// for their target and rings its eventfd (the sender had claimed its doorbell).
+    pub(crate) failed_messages: Vec<SentMessage>,
 }
 
 /// A shard's ring and its bookkeeping.
 pub(crate) struct Driver {
-    /// Taken out only by `Drop` (`bufs.rs`), which may hand it to the buffer group.
-    ring: ManuallyDrop<Ring>,
+    ring: Ring,
     /// The provided-buffer group registered on the ring, if a stream needed one.
     bufs: bufs::GroupSlot,
     mode: RingMode,
@@ -66,9 +73,15 @@ pub(crate) struct Driver {
     /// SQEs that found the SQ full while the kernel refused submissions (`EBUSY`/`EAGAIN`):
     /// moved into the SQ, in order, as soon as it has room.
     backlog: Backlog,
+    /// Raw messages sent by MSG_RING, until their send's CQE says whether they arrived.
+    messages_in_flight: MessagesInFlight,
     /// Tests: how many more submissions fail with `WouldBlock` as `EBUSY` would.
     #[cfg(test)]
     pub(crate) refuse_submits: u32,
+    /// Tests: the errors (positive errno values, last first) that the next MSG_RINGs fail
+    /// with after submission, as the kernel would report them on this ring.
+    #[cfg(test)]
+    pub(crate) refuse_msg_rings: Vec<i32>,
     /// Shutdown may cancel with `IORING_ASYNC_CANCEL_ANY | ALL` (see
     /// [`cancel_all`](Self::cancel_all)).
     cancel_any: bool,
@@ -84,7 +97,7 @@ impl Driver {
             None
         };
         let mut d = Self {
-            ring: ManuallyDrop::new(ring),
+            ring,
             bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
@@ -93,8 +106,11 @@ impl Driver {
             cancel_any: true,
             draining: false,
             backlog: Backlog::default(),
+            messages_in_flight: MessagesInFlight::default(),
             #[cfg(test)]
             refuse_submits: 0,
+            #[cfg(test)]
+            refuse_msg_rings: Vec::new(),
         };
         d.arm_eventfd();
         Ok(d)

@@ -79,11 +79,7 @@ impl Driver {
                     .push_back(decode_message(cqe.res, cqe.user_data));
             }
             TAG_EVENTFD => self.eventfd_read_completed(counters),
-            TAG_IGNORE => {
-                if let Some(target) = doorbell_target(rest) {
-                    out.failed_doorbells.push(target);
-                }
-            }
+            TAG_IGNORE => self.send_completed(rest, cqe.res, out),
             _ => {}
         }
     }
@@ -116,6 +112,7 @@ impl Driver {
                 out.wakers.extend(waker);
             }
         }
+        self.continue_cancel(op, tag, cqe.res, counters);
         // SAFETY: releases the reference the SQE held.
         unsafe { release(op) };
     }

@@ -6,10 +6,9 @@
 //! op cells. May not: reap, or decide what an SQE means (callers set `user_data`).
 
 use std::io;
-use std::os::fd::RawFd;
 
 use ringsteal_uring::abi::IORING_SQ_NEED_WAKEUP;
-use ringsteal_uring::{io_uring_sqe, opcode};
+use ringsteal_uring::io_uring_sqe;
 
 use super::backlog;
 use super::{Driver, RingMode};
@@ -35,7 +34,7 @@ impl Driver {
     ///
     /// # Safety
     /// As for [`push`](Self::push).
-    unsafe fn push_or_defer(
+    pub(super) unsafe fn push_or_defer(
         &mut self,
         sqes: &[io_uring_sqe],
         counters: &ShardCounters,
@@ -92,26 +91,6 @@ impl Driver {
         }
         self.add_in_flight(sqes.len(), counters);
         Ok(())
-    }
-
-    /// Queues a doorbell (or a message) into another ring, with no CQE here on success; a
-    /// failure posts one here with `on_error` ([`doorbell_send`](super::user_data::doorbell_send)
-    /// or `TAG_IGNORE`).
-    pub(crate) fn push_msg_ring(
-        &mut self,
-        target_fd: RawFd,
-        res: u32,
-        user_data: u64,
-        on_error: u64,
-        counters: &ShardCounters,
-    ) -> io::Result<()> {
-        let sqe = opcode::msg_ring(target_fd, res, user_data, 0, 0)
-            .with_flags(ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS)
-            .with_user_data(on_error);
-        // Never deferred: it names a ring fd that is only known to be open while the caller
-        // holds the target's fd guard, so it goes to the SQ now or the caller falls back.
-        // SAFETY: MSG_RING with MSG_DATA references no memory.
-        unsafe { self.push_or_defer(std::slice::from_ref(&sqe), counters, false) }
     }
 
     /// SQEs queued (in the SQ or the backlog) and not yet consumed by the kernel.

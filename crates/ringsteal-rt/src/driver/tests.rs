@@ -81,7 +81,8 @@ fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
 
 const ENTRIES: u32 = 4;
 
-fn driver() -> Driver {
+/// A driver on a small ring of this thread, with the kernel's best plain mode.
+pub(crate) fn driver() -> Driver {
     let (ring, setup) = create_ring(RingOptions {
         entries: ENTRIES,
         allow_defer_taskrun: true,
@@ -150,14 +151,123 @@ fn a_cancel_that_finds_the_sq_full_while_submissions_are_refused_is_kept() {
     let cell = OpCell::allocate(Nothing, 0);
     let op = cell.cast::<OpHeader>();
     // SAFETY: the cell is live: we hold its first reference.
-    unsafe { op.as_ref() }.add_ref();
+    let header = unsafe { op.as_ref() };
+    // As if its one SQE were in flight (it is not: the cancel will find nothing).
+    header.set_expected(1);
+    header.add_ref();
     d.push_cancel(op, &counters);
     assert_eq!(d.in_flight, 1, "the cancel's CQE is still owed");
+    // The SQE "completes" before the cancel is reaped, so the cancel's miss ends it.
+    assert!(header.complete(0, 0, 0).is_some());
+    // SAFETY: the reference the SQE held; ours keeps the cell alive.
+    unsafe { release(op) };
     d.refuse_submits = 0;
     submit_and_reap(&mut d, ENTRIES as usize + 1, &counters);
     assert_eq!(d.in_flight, 0);
     // SAFETY: drops our reference, the last: the cancel's CQE released its own.
     unsafe { release(op) };
+}
+
+/// A dropped linked op is cancelled request by request: a cancel that misses (`-ENOENT`) a
+/// request still in flight is aimed at it again, a bounded number of times; once the request
+/// completes, the next cancel goes to the next request of the chain. Here the op's two
+/// requests were never submitted, so every cancel misses; the test completes the first
+/// request by hand between two cancels.
+#[test]
+fn a_cancel_that_misses_aims_again_moves_on_along_the_chain_and_gives_up_in_the_end() {
+    let counters = ShardCounters::default();
+    let mut d = driver();
+    let cell = OpCell::allocate(Nothing, 0);
+    let op = cell.cast::<OpHeader>();
+    // SAFETY: the cell is live: we hold its first reference.
+    let header = unsafe { op.as_ref() };
+    header.set_expected(2);
+    header.add_ref();
+    d.push_cancel(op, &counters);
+    let mut out = Reaped::default();
+    let mut cancels = 0;
+    let mut reap_one = |d: &mut Driver| {
+        d.submit(&counters).unwrap();
+        d.ring.submit_and_wait(1).unwrap();
+        let n = d.reap(&mut out, &counters);
+        assert_eq!(n, 1, "one cancel in flight at a time");
+        cancels += n;
+    };
+    reap_one(&mut d);
+    assert_eq!(
+        d.in_flight, 1,
+        "a cancel missed SQE 0 in flight: it is aimed again"
+    );
+    assert!(
+        header.complete(0, 16, 0).is_none(),
+        "SQE 1 is still in flight"
+    );
+    // SAFETY: the reference SQE 0 held; ours keeps the cell alive.
+    unsafe { release(op) };
+    // Misses SQE 0, now done: the next goes to SQE 1, without counting a miss.
+    reap_one(&mut d);
+    let mut rounds = 0;
+    while d.in_flight > 0 {
+        reap_one(&mut d);
+        rounds += 1;
+        assert!(
+            rounds <= 2 * usize::from(super::cancel::MAX_MISSES),
+            "cancels without end"
+        );
+    }
+    // One at SQE 0, one more that found it done, then at SQE 1 until the misses run out.
+    assert_eq!(cancels, 2 + usize::from(super::cancel::MAX_MISSES));
+    assert!(header.complete(1, 0, 0).is_some());
+    // SAFETY: the reference SQE 1 held, then ours, the last.
+    unsafe {
+        release(op);
+        release(op);
+    }
+}
+
+/// An SQPOLL ring's poller reads the SQ whenever it likes, so a MSG_RING pushed there could
+/// be read after the sender's guard on the target's descriptor ended (a closed, reused
+/// number), and could not be withdrawn: the driver sends none from such a ring, and nothing
+/// reaches its SQ (SQPOLL runtimes ring doorbells and send messages without one, ADR-0018).
+#[test]
+fn an_sqpoll_ring_refuses_to_send_msg_rings() {
+    let (ring, setup) = create_ring(RingOptions {
+        entries: ENTRIES,
+        allow_defer_taskrun: false,
+        allow_coop_taskrun: false,
+        sqpoll: SqPoll::Try {
+            idle_ms: 10,
+            refused_for_testing: false,
+        },
+    })
+    .expect("an io_uring");
+    if setup.mode != RingMode::SqPoll {
+        eprintln!("skipped: no SQPOLL ring here ({setup})");
+        return;
+    }
+    let counters = ShardCounters::default();
+    let mut d = Driver::new(ring, setup.mode, false).expect("a driver");
+    let target = driver();
+    let err = d
+        .send_doorbell(target.ring_fd(), 1, &counters)
+        .expect_err("a doorbell from an SQPOLL ring");
+    assert_eq!(err.kind(), io::ErrorKind::Unsupported, "{err}");
+    let message = SentMessage {
+        target: 1,
+        seq: 0,
+        payload: 7,
+    };
+    let err = d
+        .send_message(target.ring_fd(), message, &counters)
+        .expect_err("a message from an SQPOLL ring");
+    assert_eq!(err.kind(), io::ErrorKind::Unsupported, "{err}");
+    assert_eq!(d.sq_pending(), 0, "nothing left for the poller");
+    assert_eq!(
+        counters.sqes_submitted.get(),
+        0,
+        "nothing went to the poller"
+    );
+    assert_eq!(d.in_flight, 0);
 }
 
 /// An SQE left in the backlog (the submission that would have made room was refused) must go
@@ -198,4 +308,35 @@ fn a_park_submits_the_backlog_before_it_sleeps() {
         .recv_timeout(Duration::from_secs(60))
         .expect("HUNG: park slept with the backlog NOP never submitted");
     assert_eq!(left, 0);
+}
+
+/// `IORING_NOP_INJECT_RESULT` (Linux 6.10; not in every `linux/io_uring.h` yet): a NOP that
+/// completes with `sqe.len` as its result.
+const IORING_NOP_INJECT_RESULT: u32 = 1 << 0;
+
+/// A NOP standing in for `sqe` that the kernel completes with `-errno`, under `sqe`'s
+/// `user_data` and flags: the completion a refused request of that SQE would post.
+pub(crate) fn failing_nop(
+    errno: i32,
+    sqe: ringsteal_uring::io_uring_sqe,
+) -> ringsteal_uring::io_uring_sqe {
+    let mut nop = opcode::nop()
+        .with_flags(sqe.flags)
+        .with_user_data(sqe.user_data);
+    nop.op_flags.nop_flags = IORING_NOP_INJECT_RESULT;
+    nop.len = (-errno) as u32;
+    nop
+}
+
+/// True if this kernel honours `IORING_NOP_INJECT_RESULT`, so [`failing_nop`] fails.
+pub(crate) fn kernel_injects_nop_results() -> bool {
+    let Ok(mut ring) = ringsteal_uring::Ring::new(2) else {
+        return false;
+    };
+    let sqe = failing_nop(libc::EOVERFLOW, opcode::nop().with_user_data(1));
+    // SAFETY: a NOP references no memory.
+    if unsafe { ring.push(&sqe) }.is_err() || ring.submit_and_wait(1).is_err() {
+        return false;
+    }
+    ring.pop_cqe().is_some_and(|c| c.res == -libc::EOVERFLOW)
 }

@@ -17,8 +17,9 @@ pub(crate) const TAG_DOORBELL: u64 = 4;
 pub(crate) const TAG_MESSAGE: u64 = 5;
 /// The completion of the armed eventfd read.
 pub(crate) const TAG_EVENTFD: u64 = 6;
-/// A completion nobody waits for (the shutdown cancel-all, a failed message send), or, with
-/// a shard in the rest (see [`doorbell_send`]), a doorbell send to that shard that failed.
+/// The sender's side of a MSG_RING ([`doorbell_send`], [`message_send`]: the rest says
+/// which), or, with nothing in the rest, a completion nobody waits for (the shutdown
+/// cancel-all, a withdrawn SQE).
 pub(crate) const TAG_IGNORE: u64 = 7;
 
 const TAG_MASK: u64 = 0b111;
@@ -36,18 +37,44 @@ pub(crate) fn pointer(ptr: *const (), tag: u64) -> u64 {
     ptr as u64 | tag
 }
 
+/// In the rest of a [`TAG_IGNORE`] `user_data`: bit 3 says a message send (set) or a doorbell
+/// send (clear), bits 4.. hold one more than the target shard or the message's slot.
+const SEND_IS_MESSAGE: u64 = 1 << 3;
+
 /// The sender's `user_data` of a doorbell MSG_RING to shard `target`. Success posts no CQE
 /// here; a failure (say `-EOVERFLOW`, the target's CQ full) does, and names the target so the
 /// doorbell can fall back to its eventfd.
 #[inline]
 pub(crate) fn doorbell_send(target: usize) -> u64 {
-    ((target as u64 + 1) << 3) | TAG_IGNORE
+    ((target as u64 + 1) << 4) | TAG_IGNORE
 }
 
-/// The target of a failed doorbell send, from the rest of a [`TAG_IGNORE`] `user_data`.
+/// The sender's `user_data` of a raw message's MSG_RING, kept in slot `slot` of the sender's
+/// table of messages in flight until this CQE (posted on success and failure alike) comes.
 #[inline]
-pub(crate) fn doorbell_target(rest: u64) -> Option<usize> {
-    ((rest >> 3) as usize).checked_sub(1)
+pub(crate) fn message_send(slot: usize) -> u64 {
+    ((slot as u64 + 1) << 4) | SEND_IS_MESSAGE | TAG_IGNORE
+}
+
+/// What a [`TAG_IGNORE`] completion is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SendCompletion {
+    /// Nothing to do.
+    Nothing,
+    /// A doorbell to this shard failed.
+    Doorbell(usize),
+    /// The message in this slot of the sender's table arrived or failed (`res` says which).
+    Message(usize),
+}
+
+/// Decodes the rest of a [`TAG_IGNORE`] `user_data`.
+#[inline]
+pub(crate) fn send_completion(rest: u64) -> SendCompletion {
+    match ((rest >> 4) as usize).checked_sub(1) {
+        None => SendCompletion::Nothing,
+        Some(i) if rest & SEND_IS_MESSAGE != 0 => SendCompletion::Message(i),
+        Some(i) => SendCompletion::Doorbell(i),
+    }
 }
 
 /// Bits of a message's sequence number that fit in `user_data` above the payload's high half.
@@ -102,12 +129,23 @@ mod tests {
     }
 
     #[test]
-    fn doorbell_sends_name_their_target_and_plain_ignores_do_not() {
-        for t in [0, 1, 7, 4095] {
-            let (tag, rest) = split(doorbell_send(t));
-            assert_eq!((tag, doorbell_target(rest)), (TAG_IGNORE, Some(t)));
+    fn sends_name_their_doorbell_target_or_message_slot_and_plain_ignores_name_nothing() {
+        for i in [0, 1, 7, 4095, 1 << 40] {
+            let (tag, rest) = split(doorbell_send(i));
+            assert_eq!(
+                (tag, send_completion(rest)),
+                (TAG_IGNORE, SendCompletion::Doorbell(i))
+            );
+            let (tag, rest) = split(message_send(i));
+            assert_eq!(
+                (tag, send_completion(rest)),
+                (TAG_IGNORE, SendCompletion::Message(i))
+            );
         }
-        assert_eq!(doorbell_target(split(TAG_IGNORE).1), None);
+        assert_eq!(
+            send_completion(split(TAG_IGNORE).1),
+            SendCompletion::Nothing
+        );
     }
 
     #[test]

@@ -293,10 +293,12 @@ mod tests {
         fn prepare(&mut self) -> Sqes {
             unreachable!("not submitted in these tests")
         }
-        fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
+        fn complete(self, results: &[(i32, u32)]) -> Self::Output {
             let n = results[0].0 as usize;
-            self.buf.get_mut().extend_from_slice(&self.data[..n]);
-            (Ok(n), self.buf)
+            let range = self.buf.begin()..self.buf.end();
+            let mut whole = self.buf.into_inner();
+            whole.extend_from_slice(&self.data[..n]);
+            (Ok(n), whole.slice(range))
         }
         fn fail(self, err: io::Error) -> Self::Output {
             (Err(err), self.buf)

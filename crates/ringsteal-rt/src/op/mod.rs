@@ -5,7 +5,9 @@
 //! * **Owned memory.** Buffers, paths, iovecs and sockaddrs live in the cell, which is freed
 //!   only after the last CQE naming it: dropping an in-flight `Op` submits
 //!   `IORING_OP_ASYNC_CANCEL` (on the op's own ring, asked for by message if dropped on another
-//!   thread) and leaves the memory to the driver, which frees it when the CQE arrives. At
+//!   thread; for a linked op, at each of its requests still in flight in turn, see
+//!   `driver/cancel.rs`) and leaves the memory to the driver, which frees it when the last CQE
+//!   arrives. At
 //!   shutdown the runtime waits for those CQEs (and leaks, never frees, what does not come).
 //! * **Send.** An `Op` may move between threads after it was submitted: completion is
 //!   published through atomics and its waker slot, not through the shard's state.
@@ -31,7 +33,7 @@ pub(crate) mod raw;
 mod send_zc;
 mod stream;
 
-pub use fd::SharedFd;
+pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
 pub use net::*;
 pub use poll::{poll_readable, PollReadable};
@@ -48,7 +50,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ringsteal_uring::abi::{
-    __kernel_timespec, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+    __kernel_timespec, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 use ringsteal_uring::{io_uring_sqe, opcode};
 
@@ -106,6 +108,14 @@ pub unsafe trait Operation: Send + 'static {
 
     /// The output for an op that could not be submitted (buffers come back with `err`).
     fn fail(self, err: io::Error) -> Self::Output;
+
+    /// The result [`complete`](Self::complete) sees for a request that the op's link timeout
+    /// ([`Op::with_timeout`]) cancelled (the kernel reports `-ECANCELED`): `-ETIMEDOUT` by
+    /// default, so that the op fails with `ErrorKind::TimedOut`. An op whose `complete` must
+    /// tell a request that never ran from one that ran and failed keeps `-ECANCELED`, which
+    /// no request that ran reports: a close, say, since the kernel takes the descriptor
+    /// whatever a close that ran answers, `ETIMEDOUT` included.
+    const TIMED_OUT_RESULT: i32 = -libc::ETIMEDOUT;
 }
 
 enum State<T> {
@@ -187,8 +197,9 @@ impl<T: Operation> Op<T> {
     /// it inline in the shard's `io_uring_enter`. A large page-cache read otherwise copies
     /// inline, holding the shard (and every other task on it) for the whole copy; forced
     /// async, it copies on a kernel worker thread, several in parallel. Costs a worker
-    /// hand-off, so it only pays for large transfers. Must be called before the first poll;
-    /// called later, it has no effect.
+    /// hand-off, so it only pays for large transfers. For an op of linked requests (such as
+    /// [`copy_linked`]) it applies to each of them (not to a link timeout). Must be called
+    /// before the first poll; called later, it has no effect.
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
@@ -205,7 +216,6 @@ impl<T: Operation> Op<T> {
                 )));
             };
             let cell = OpCell::allocate(data, shard.index);
-            let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
             // SAFETY: the cell is fresh and only ours; the data now sits at its final address.
             let prepared = unsafe {
                 (*(*cell.as_ptr()).data.get())
@@ -213,40 +223,17 @@ impl<T: Operation> Op<T> {
                     .expect("data present")
                     .prepare()
             };
-            let mut n = match prepared {
-                Sqes::One(a) if self.force_async => {
-                    sqes[0] = runtime_flags_only(a).with_flags(ringsteal_uring::abi::IOSQE_ASYNC);
-                    1
-                }
-                Sqes::One(a) => {
-                    sqes[0] = runtime_flags_only(a);
-                    1
-                }
-                Sqes::Linked(a, b) => {
-                    sqes[0] = runtime_flags_only(a).with_flags(IOSQE_IO_LINK);
-                    sqes[1] = runtime_flags_only(b);
-                    2
-                }
-            };
-            if let Some(t) = self.timeout {
-                // SAFETY: the timespec lives in the cell, which outlives every CQE.
-                let ts = unsafe {
+            let timespec = self.timeout.map(|t| {
+                // SAFETY: the timespec lives in the cell, which outlives every CQE; the cell
+                // is not shared yet.
+                unsafe {
                     *(*cell.as_ptr()).timeout.get() = __kernel_timespec::from_duration(t);
-                    (*cell.as_ptr()).timeout.get()
-                };
-                // A link timeout bounds the request right before it: it goes behind the first
-                // SQE (the one that may wait), at TIMEOUT_SLOT. Behind a linked pair's second
-                // SQE it would be armed only once the first completed, and a first request
-                // that never completes (a read of an idle pipe) would wait forever.
-                let mut timer = opcode::link_timeout(ts, 0);
-                if n == 2 {
-                    // The chain goes on through the timeout to the second SQE.
-                    timer = timer.with_flags(IOSQE_IO_LINK);
-                    sqes[2] = sqes[1];
+                    (*cell.as_ptr()).timeout.get() as *const __kernel_timespec
                 }
-                sqes[0] = sqes[0].with_flags(IOSQE_IO_LINK);
-                sqes[TIMEOUT_SLOT] = timer;
-                n += 1;
+            });
+            let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+            let n = assemble(&mut sqes, prepared, self.force_async, timespec);
+            if timespec.is_some() {
                 // SAFETY: the cell is not shared yet.
                 unsafe { (*cell.as_ptr()).header.set_link_timeout() };
             }
@@ -313,7 +300,7 @@ impl<T: Operation> Future for Op<T> {
         let results = if single {
             [header.first_result(); MAX_SQES]
         } else {
-            header.op_results()
+            header.op_results(T::TIMED_OUT_RESULT)
         };
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
@@ -340,6 +327,49 @@ impl<T: Operation> Drop for Op<T> {
         // it) at the last CQE if that has not arrived yet.
         unsafe { release(header_ptr) };
     }
+}
+
+/// Writes the SQEs of an op into `sqes`, in submission order, and returns how many: its own
+/// (see [`runtime_flags_only`]), linked as [`Sqes`] says, with `IOSQE_ASYNC` on each of them
+/// if `force_async`, and a `LINK_TIMEOUT` on `timespec` behind the first if given (at
+/// [`TIMEOUT_SLOT`]). `user_data` is left for the caller. (Written in place: returning the
+/// array by value cost the single-shot op path a copy of it.)
+#[inline]
+fn assemble(
+    sqes: &mut [io_uring_sqe; MAX_SQES],
+    prepared: Sqes,
+    force_async: bool,
+    timespec: Option<*const __kernel_timespec>,
+) -> usize {
+    let async_flag = if force_async { IOSQE_ASYNC } else { 0 };
+    let own = |sqe| runtime_flags_only(sqe).with_flags(async_flag);
+    let mut n = match prepared {
+        Sqes::One(a) => {
+            sqes[0] = own(a);
+            1
+        }
+        Sqes::Linked(a, b) => {
+            sqes[0] = own(a).with_flags(IOSQE_IO_LINK);
+            sqes[1] = own(b);
+            2
+        }
+    };
+    if let Some(ts) = timespec {
+        // A link timeout bounds the request right before it: it goes behind the first SQE
+        // (the one that may wait), at TIMEOUT_SLOT. Behind a linked pair's second SQE it would
+        // be armed only once the first completed, and a first request that never completes
+        // (a read of an idle pipe) would wait forever.
+        let mut timer = opcode::link_timeout(ts, 0);
+        if n == 2 {
+            // The chain goes on through the timeout to the second SQE.
+            timer = timer.with_flags(IOSQE_IO_LINK);
+            sqes[2] = sqes[1];
+        }
+        sqes[0] = sqes[0].with_flags(IOSQE_IO_LINK);
+        sqes[TIMEOUT_SLOT] = timer;
+        n += 1;
+    }
+    n
 }
 
 /// `sqe` without the link and skip flags an [`Operation`] may not set (see its `# Safety`):
@@ -411,5 +441,99 @@ unsafe impl Operation for Nop {
     }
     fn fail(self, err: io::Error) -> io::Result<()> {
         Err(err)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Completes `op` as if the kernel had posted `results` for its SQEs (the op itself, and
+    /// with `timeout`, its link timeout at `TIMEOUT_SLOT`), through `Op::poll`: no ring. For
+    /// completions no test can make the kernel post on demand.
+    pub(crate) fn complete_by_hand<T: Operation>(
+        mut op: Op<T>,
+        results: &[(i32, u32)],
+        timeout: bool,
+    ) -> T::Output {
+        let State::Unsubmitted(data) = std::mem::replace(&mut op.state, State::Done) else {
+            panic!("the op was submitted already");
+        };
+        let cell = OpCell::allocate(data, 0);
+        // SAFETY: the cell is fresh and only ours.
+        let header = unsafe { &(*cell.as_ptr()).header };
+        if timeout {
+            header.set_link_timeout();
+        }
+        header.set_expected(results.len() as u32);
+        for (i, &(res, flags)) in results.iter().enumerate() {
+            assert!(header.complete(i, res, flags).is_some() == (i + 1 == results.len()));
+            // SAFETY: the reference SQE `i` would have held; the future's keeps the cell.
+            unsafe { release(cell.cast()) };
+        }
+        op.state = State::Submitted(cell);
+        op.sqes = results.len();
+        op.linked_timeout = timeout;
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+        match Pin::new(&mut op).poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(out) => out,
+            Poll::Pending => unreachable!("every CQE has arrived"),
+        }
+    }
+
+    fn assembled(
+        prepared: Sqes,
+        force_async: bool,
+        timespec: Option<*const __kernel_timespec>,
+    ) -> ([io_uring_sqe; MAX_SQES], usize) {
+        let mut sqes = [io_uring_sqe::zeroed(); MAX_SQES];
+        let n = assemble(&mut sqes, prepared, force_async, timespec);
+        (sqes, n)
+    }
+
+    fn flags(sqes: &[io_uring_sqe]) -> Vec<u8> {
+        sqes.iter().map(|s| s.flags).collect()
+    }
+
+    #[test]
+    fn force_async_marks_a_single_request() {
+        let (sqes, n) = assembled(Sqes::One(opcode::nop()), true, None);
+        assert_eq!(flags(&sqes[..n]), [IOSQE_ASYNC]);
+    }
+
+    #[test]
+    fn force_async_marks_every_request_of_a_linked_op() {
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), true, None);
+        assert_eq!(
+            flags(&sqes[..n]),
+            [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_ASYNC]
+        );
+    }
+
+    #[test]
+    fn force_async_leaves_the_link_timeout_alone() {
+        let ts = __kernel_timespec::default();
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), true, Some(&ts));
+        assert_eq!(
+            flags(&sqes[..n]),
+            [IOSQE_ASYNC | IOSQE_IO_LINK, IOSQE_IO_LINK, IOSQE_ASYNC]
+        );
+        assert_eq!(
+            sqes[TIMEOUT_SLOT].opcode,
+            ringsteal_uring::abi::IORING_OP_LINK_TIMEOUT
+        );
+    }
+
+    #[test]
+    fn without_force_async_no_request_is_marked() {
+        let ts = __kernel_timespec::default();
+        let (sqes, n) = assembled(Sqes::Linked(opcode::nop(), opcode::nop()), false, Some(&ts));
+        assert_eq!(flags(&sqes[..n]), [IOSQE_IO_LINK, IOSQE_IO_LINK, 0]);
+        let (sqes, n) = assembled(Sqes::One(opcode::nop()), false, None);
+        assert_eq!(flags(&sqes[..n]), [0]);
     }
 }

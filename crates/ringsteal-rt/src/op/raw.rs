@@ -11,7 +11,9 @@
 //! them has arrived; only then does the future take its data back.
 //!
 //! References: one for the future, one per SQE, one per `ASYNC_CANCEL` aimed at the cell.
-//! Whoever drops the last frees the cell.
+//! Whoever drops the last frees the cell. The driver also records here which SQEs have
+//! completed and how far cancelling the op has got (a linked op is cancelled request by
+//! request: `driver/cancel.rs`); only the op's shard touches those fields.
 //!
 //! The header is shared by every kind of cell: an [`OpCell`] (an [`Operation`], which
 //! completes once) and a stream cell (`op/stream/cell.rs`, which delivers a queue of results).
@@ -24,7 +26,7 @@ use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 use std::task::Waker;
 
 use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
@@ -39,6 +41,11 @@ pub(crate) const MAX_SQES: usize = 3;
 /// Where an op's link timeout sits among its SQEs: right behind the first, which it bounds.
 pub(crate) const TIMEOUT_SLOT: usize = 1;
 
+/// In `OpHeader::shape`: the number of SQEs submitted (at most [`MAX_SQES`]).
+const SHAPE_SQES: u8 = 0b11;
+/// In `OpHeader::shape`: SQE [`TIMEOUT_SLOT`] is a link timeout.
+const SHAPE_LINK_TIMEOUT: u8 = 0b100;
+
 /// The type-independent part of an op cell (first field of [`OpCell`]).
 #[repr(C, align(8))]
 pub(crate) struct OpHeader {
@@ -49,8 +56,15 @@ pub(crate) struct OpHeader {
     waker: AtomicWaker,
     /// The shard whose ring the op was submitted to.
     pub(crate) shard: u32,
-    /// SQE [`TIMEOUT_SLOT`] is a link timeout (set before submission, never changed).
-    link_timeout: AtomicBool,
+    /// Set before submission, never changed: the number of SQEs submitted (bits
+    /// [`SHAPE_SQES`]) and whether SQE [`TIMEOUT_SLOT`] is a link timeout
+    /// ([`SHAPE_LINK_TIMEOUT`]). One byte with `done` and `cancel` beside it, so the fields
+    /// the driver needs to cancel a linked op fit where the header had padding.
+    shape: AtomicU8,
+    /// Driver side: bit `i` is set once SQE `i`'s last CQE has been reaped.
+    done: AtomicU8,
+    /// Driver side: how far cancelling this op has got (`driver/cancel.rs` owns the meaning).
+    cancel: AtomicU16,
     /// What this kind of cell does differently (one static table per cell type).
     vtable: &'static OpVTable,
 }
@@ -64,7 +78,9 @@ pub(crate) struct OpVTable {
     /// follow): records it, and pushes any waker to wake into the vector.
     pub(crate) more: unsafe fn(NonNull<OpHeader>, usize, i32, u32, &mut Vec<Waker>),
     /// The descriptor the request is on, if a cancel should also look for it by descriptor
-    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests.
+    /// (`IORING_ASYNC_CANCEL_FD`): multishot requests. Each aim at such a cell's request is
+    /// then a pair of cancels judged as one attempt (`driver/cancel.rs`); the kinds that
+    /// answer it have one request, SQE 0.
     pub(crate) cancel_fd: unsafe fn(NonNull<OpHeader>) -> Option<RawFd>,
 }
 
@@ -122,7 +138,7 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     // the driver's reaping path: a panic in it must not unwind through the driver.
     contain_panic(move || {
         let complete = header.pending.load(Ordering::Acquire) == 0;
-        let results = complete.then(|| header.op_results());
+        let results = complete.then(|| header.op_results(T::TIMED_OUT_RESULT));
         drop(header);
         if let Some(data) = data.into_inner() {
             if let Some(results) = results {
@@ -159,7 +175,9 @@ impl OpHeader {
             results: UnsafeCell::new([(0, 0); MAX_SQES]),
             waker: AtomicWaker::new(),
             shard: shard as u32,
-            link_timeout: AtomicBool::new(false),
+            shape: AtomicU8::new(0),
+            done: AtomicU8::new(0),
+            cancel: AtomicU16::new(0),
             vtable,
         }
     }
@@ -236,23 +254,32 @@ impl OpHeader {
 
     /// Before submission: SQE [`TIMEOUT_SLOT`] is a link timeout.
     pub(crate) fn set_link_timeout(&self) {
-        self.link_timeout.store(true, Ordering::Relaxed);
+        // Not shared yet: a plain update.
+        let shape = self.shape.load(Ordering::Relaxed);
+        self.shape.store(shape | SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
+    }
+
+    /// Whether SQE [`TIMEOUT_SLOT`] is a link timeout. Relaxed: written before submission,
+    /// which happens before any completion and before the op is shared with another thread.
+    fn has_link_timeout(&self) -> bool {
+        self.shape.load(Ordering::Relaxed) & SHAPE_LINK_TIMEOUT != 0
     }
 
     /// The `(res, flags)` of the op's own SQEs, in order, with the link timeout's taken out
     /// (the slots past the op's own SQEs are meaningless). If the timeout expired, the
-    /// requests it cancelled report `ETIMEDOUT`. Only after [`is_complete`](Self::is_complete).
-    pub(crate) fn op_results(&self) -> [(i32, u32); MAX_SQES] {
+    /// requests it cancelled report `timed_out` (the op's `Operation::TIMED_OUT_RESULT`).
+    /// Only after [`is_complete`](Self::is_complete).
+    pub(crate) fn op_results(&self, timed_out: i32) -> [(i32, u32); MAX_SQES] {
         let mut results = self.results();
-        // Relaxed: written before submission, which happens before any completion, which
-        // happens before the Acquire load of `pending` that allowed this call.
-        if self.link_timeout.load(Ordering::Relaxed) {
+        // Written before submission, which happens before any completion, which happens
+        // before the Acquire load of `pending` that allowed this call.
+        if self.has_link_timeout() {
             let timer = results[TIMEOUT_SLOT].0;
             results.copy_within(TIMEOUT_SLOT + 1.., TIMEOUT_SLOT);
             results[MAX_SQES - 1] = (-libc::ECANCELED, 0);
             if timer == -libc::ETIME {
                 for r in results.iter_mut().filter(|r| r.0 == -libc::ECANCELED) {
-                    r.0 = -libc::ETIMEDOUT;
+                    r.0 = timed_out;
                 }
             }
         }
@@ -298,6 +325,7 @@ impl OpHeader {
         } else {
             *slot = (res, flags);
         }
+        self.finish(index);
         // After submission only this driver writes `pending`: a load and a store, no locked
         // instruction. The Release store publishes the results to the future's Acquire load.
         let left = self.pending.load(Ordering::Relaxed) - 1;
@@ -313,6 +341,43 @@ impl OpHeader {
         let refs = self.refs.load(Ordering::Relaxed);
         self.refs.store(refs + sqes, Ordering::Relaxed);
         self.pending.store(sqes, Ordering::Relaxed);
+        debug_assert!(sqes as usize <= MAX_SQES);
+        let shape = self.shape.load(Ordering::Relaxed);
+        self.shape
+            .store(shape | (sqes as u8 & SHAPE_SQES), Ordering::Relaxed);
+    }
+
+    /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
+    /// out) whose last CQE has not been reaped yet.
+    pub(crate) fn first_unfinished_sqe(&self) -> Option<usize> {
+        let done = self.done.load(Ordering::Relaxed);
+        let timeout = self.has_link_timeout();
+        let sqes = self.shape.load(Ordering::Relaxed) & SHAPE_SQES;
+        (0..usize::from(sqes))
+            .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
+            .find(|&i| done & (1 << i) == 0)
+    }
+
+    /// Driver side: records that SQE `index`'s last CQE was reaped.
+    fn finish(&self, index: usize) {
+        // Only the driver of the op's shard writes `done`: no read-modify-write needed.
+        let done = self.done.load(Ordering::Relaxed);
+        self.done.store(done | 1 << index, Ordering::Relaxed);
+    }
+
+    /// Driver side: true once SQE `sqe`'s last CQE has been reaped.
+    pub(crate) fn sqe_done(&self, sqe: usize) -> bool {
+        self.done.load(Ordering::Relaxed) & (1 << sqe) != 0
+    }
+
+    /// Driver side: the state of cancelling this op (0 until a cancel was asked for).
+    pub(crate) fn cancel_state(&self) -> u16 {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Driver side: records the state of cancelling this op.
+    pub(crate) fn set_cancel_state(&self, state: u16) {
+        self.cancel.store(state, Ordering::Relaxed);
     }
 }
 
@@ -368,5 +433,19 @@ impl<T> OpCell<T> {
     pub(crate) unsafe fn take_data(cell: NonNull<OpCell<T>>) -> T {
         // SAFETY: forwarded from the caller; the future is the only one taking the data.
         unsafe { (*(*cell.as_ptr()).data.get()).take() }.expect("op data is taken once")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The header every cell starts with stays at the size ADR-0008's instruction counts were
+    /// taken with: what cancelling a linked op records (`shape`, `done`, `cancel`) sits in what
+    /// was padding before the table pointer.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_op_header_is_72_bytes() {
+        assert_eq!(std::mem::size_of::<OpHeader>(), 72);
     }
 }

@@ -281,7 +281,7 @@ mod tests {
                     break;
                 }
             }
-            let (res, flags) = header(&op).op_results()[0];
+            let (res, flags) = header(&op).op_results(-libc::ETIMEDOUT)[0];
             assert_eq!(
                 res, sent,
                 "the notification keeps the first completion's result"

@@ -5,7 +5,8 @@
 //!
 //! Owns: the rule "run it here if this is the owning shard, else queue a command and ring".
 //! May not: decide what to cancel or when (ops and timers do); at shutdown the commands are
-//! taken by `shutdown.rs`, which knows the ring is draining.
+//! taken by `shutdown.rs`, which knows the ring is draining. May not let user code unwind
+//! through the loop: a waker woken or dropped here runs inside `contain_panic` (ADR-0019).
 
 use std::cell::RefMut;
 use std::ptr::NonNull;
@@ -18,7 +19,7 @@ use crate::op::raw::OpHeader;
 use crate::shared::remote::RemoteCmd;
 use crate::shared::Shared;
 use crate::time::wheel::{TimerKey, Wheel};
-use crate::util::drain_queue;
+use crate::util::{contain_panic, drain_queue};
 
 /// Runs `here` if the current thread is shard `shard` of `shared`'s runtime, and `here`
 /// manages (it returns false when the state it needs is borrowed up the stack: a drop
@@ -93,9 +94,10 @@ impl Shard {
     /// Also used at shutdown, where every timer command becomes a removal.
     pub(super) fn remove_timer(&self, mut wheel: RefMut<'_, Wheel>, key: TimerKey) {
         let waker = wheel.remove(key, self.counters());
-        // The waker's destructor may be user code that reaches the wheel again.
+        // The waker's destructor is user code: it may reach the wheel again (so the wheel is
+        // released first), and a panic in it must not unwind through the shard loop.
         drop(wheel);
-        drop(waker);
+        contain_panic(|| drop(waker));
     }
 
     fn move_timer(&self, mut wheel: RefMut<'_, Wheel>, key: TimerKey, deadline: Instant) {
@@ -103,7 +105,8 @@ impl Shard {
         // A stale key means the entry fired: its task re-checks the new deadline when it polls.
         if let Err(waker) = wheel.reschedule(key, tick, self.counters()) {
             drop(wheel);
-            waker.wake();
+            // A user waker, run from the loop when the request came from another thread.
+            contain_panic(|| waker.wake());
         }
     }
 }

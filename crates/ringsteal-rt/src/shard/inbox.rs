@@ -10,16 +10,50 @@ use std::task::Waker;
 /// sleeping can let a later message overtake an earlier one. So each message carries a
 /// sequence number per target shard, and the inbox delivers strictly in that order, holding
 /// back a message that arrives ahead of a gap (the gap is a send in progress).
+///
+/// Waiters are keyed by the id their `RecvMsg` holds, so a receiver dropped before a message
+/// came takes its waker out again instead of leaving it for the next message to wake.
 #[derive(Default)]
 pub(crate) struct Inbox {
     /// Delivered, in order.
     pub(crate) queue: VecDeque<u64>,
-    pub(crate) waiters: Vec<Waker>,
+    /// Receivers waiting for a message: (receiver id, waker).
+    waiters: Vec<(u64, Waker)>,
     next_seq: u64,
     early: BTreeMap<u64, u64>,
 }
 
 impl Inbox {
+    /// Registers receiver `id` to be woken by the next message (or updates its waker).
+    pub(crate) fn wait(&mut self, id: u64, waker: &Waker) {
+        match self.waiters.iter_mut().find(|(w, _)| *w == id) {
+            Some((_, old)) if old.will_wake(waker) => {}
+            Some((_, old)) => *old = waker.clone(),
+            None => self.waiters.push((id, waker.clone())),
+        }
+    }
+
+    /// Takes receiver `id` off the waiters (it was dropped, or got its message). Returns its
+    /// waker, for the caller to drop once the inbox is no longer borrowed.
+    #[must_use = "drop the waker after releasing the inbox"]
+    pub(crate) fn forget(&mut self, id: u64) -> Option<Waker> {
+        let i = self.waiters.iter().position(|(w, _)| *w == id)?;
+        Some(self.waiters.swap_remove(i).1)
+    }
+
+    /// True if a receiver waits.
+    pub(crate) fn has_waiters(&self) -> bool {
+        !self.waiters.is_empty()
+    }
+
+    /// Takes every waiter's waker (to wake them, or at shutdown to drop them).
+    pub(crate) fn take_waiters(&mut self) -> Vec<Waker> {
+        std::mem::take(&mut self.waiters)
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect()
+    }
+
     /// Takes a message with full sequence number `seq`; delivers what is now in order.
     pub(crate) fn accept(&mut self, seq: u64, payload: u64) {
         if seq != self.next_seq {
@@ -62,6 +96,38 @@ mod tests {
         assert_eq!(inbox.queue.drain(..).collect::<Vec<_>>(), [0, 11]);
         inbox.accept(2, 22);
         assert_eq!(inbox.queue.drain(..).collect::<Vec<_>>(), [22, 33]);
+    }
+
+    #[test]
+    fn a_forgotten_waiter_is_not_woken_and_a_repeated_wait_registers_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        use std::sync::Arc;
+        use std::task::{Wake, Waker};
+
+        #[derive(Default)]
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        let (kept, gone) = (Arc::new(Count::default()), Arc::new(Count::default()));
+        let mut inbox = Inbox::default();
+        inbox.wait(1, &Waker::from(kept.clone()));
+        inbox.wait(1, &Waker::from(kept.clone()));
+        inbox.wait(2, &Waker::from(gone.clone()));
+        drop(inbox.forget(2));
+        assert_eq!(
+            Arc::strong_count(&gone),
+            1,
+            "the forgotten waker is dropped"
+        );
+        assert!(inbox.forget(2).is_none());
+        let woken = inbox.take_waiters();
+        assert_eq!(woken.len(), 1);
+        woken.into_iter().for_each(Waker::wake);
+        assert_eq!((kept.0.load(SeqCst), gone.0.load(SeqCst)), (1, 0));
+        assert!(!inbox.has_waiters());
     }
 
     #[test]

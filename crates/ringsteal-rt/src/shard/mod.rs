@@ -32,6 +32,10 @@ mod wake;
 
 #[cfg(test)]
 mod doorbell_tests;
+#[cfg(test)]
+mod give_up_tests;
+#[cfg(test)]
+mod msg_refusal_tests;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -40,7 +44,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::Worker;
 
-use crate::driver::{Driver, Reaped};
+use crate::driver::{Driver, Reaped, SentMessage};
 use crate::shared::remote::RemoteShard;
 use crate::shared::Shared;
 use crate::stats::ShardCounters;
@@ -248,23 +252,18 @@ impl Shard {
 
     /// Rings `target`'s doorbell through this shard's ring (MSG_RING), now if the driver is
     /// free, otherwise at the next safe point. The caller has claimed the doorbell. If the
-    /// MSG_RING cannot be handed to the kernel, the target's eventfd is written instead
-    /// (ADR-0006); one that fails later comes back as an error CQE and takes the same path.
+    /// kernel does not take the MSG_RING, the target's eventfd is written instead (ADR-0006);
+    /// one it refuses later comes back as an error CQE and takes the same path.
     pub(crate) fn msg_ring_doorbell(&self, target: usize) {
-        use crate::driver::user_data::{doorbell_send, TAG_DOORBELL};
         match self.driver.try_borrow_mut() {
             Ok(mut driver) => {
                 let remote = &self.shared.shards[target];
                 remote.with_open_fds(|ring_fd, _| {
                     let c = self.counters();
-                    let sent = driver
-                        .push_msg_ring(ring_fd, 0, TAG_DOORBELL, doorbell_send(target), c)
-                        .and_then(|()| driver.submit(c));
-                    if sent.is_ok() {
+                    if driver.send_doorbell(ring_fd, target, c).is_ok() {
                         c.msg_ring_doorbells.incr();
                     } else {
-                        // If it was queued, it still goes out with the next submit: a second
-                        // doorbell only costs the target a spurious wakeup.
+                        // Withdrawn, not left to go out later: the eventfd rings instead.
                         remote.ring_eventfd();
                     }
                 });
@@ -280,25 +279,38 @@ impl Shard {
         }
     }
 
+    /// Messages whose MSG_RING the kernel refused after submission: each goes into its
+    /// target's message queue, where its sequence number puts it back in order, and the
+    /// target's eventfd rings (the send had claimed its doorbell, so no one else will ring).
+    pub(crate) fn requeue_failed_messages(&self, failed: &mut Vec<SentMessage>) {
+        for m in failed.drain(..) {
+            let remote = &self.shared.shards[m.target];
+            remote.messages.push((m.seq, m.payload));
+            remote.ring_eventfd();
+        }
+    }
+
     /// Sends a raw message (payload and sequence number) into `target`'s ring (MSG_RING).
-    /// True if the MSG_RING was queued: it is then sent, if not now then with this shard's next
-    /// submit (so the caller must not also queue the message: it would arrive twice). False
-    /// if it could not be queued; the caller falls back.
+    /// True if the kernel took it: it then arrives, or comes back refused and is re-queued
+    /// ([`requeue_failed_messages`](Self::requeue_failed_messages)), so the caller must not
+    /// also queue it. False if it was not sent at all (the driver is borrowed, or the kernel
+    /// did not take it now); the caller queues it instead.
     pub(crate) fn msg_ring_message(&self, target: usize, payload: u64, seq: u64) -> bool {
         let Ok(mut driver) = self.driver.try_borrow_mut() else {
             return false;
         };
-        let (res, ud) = crate::driver::user_data::encode_message(payload, seq);
-        let on_error = crate::driver::user_data::TAG_IGNORE;
-        let mut queued = false;
+        let message = SentMessage {
+            target,
+            seq,
+            payload,
+        };
+        let mut sent = false;
         self.shared.shards[target].with_open_fds(|ring_fd, _| {
-            let c = self.counters();
-            queued = driver.push_msg_ring(ring_fd, res, ud, on_error, c).is_ok();
-            if queued {
-                let _ = driver.submit(c);
-            }
+            sent = driver
+                .send_message(ring_fd, message, self.counters())
+                .is_ok();
         });
-        queued
+        sent
     }
 
     /// Rings the doorbells deferred while the driver was borrowed. Called at the end of

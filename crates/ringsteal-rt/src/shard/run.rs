@@ -52,6 +52,8 @@ impl Shard {
     /// Runs until the runtime shuts down (worker shards).
     pub(crate) fn run_worker(&self) {
         while !self.shared.is_shutdown() {
+            #[cfg(test)]
+            self.remote().panic_if_asked();
             if !self.tick() {
                 self.idle(None);
             }
@@ -134,6 +136,9 @@ impl Shard {
         if !reaped.failed_doorbells.is_empty() {
             self.ring_failed_doorbells(&mut reaped.failed_doorbells);
         }
+        if !reaped.failed_messages.is_empty() {
+            self.requeue_failed_messages(&mut reaped.failed_messages);
+        }
         {
             let mut wheel = self.wheel.borrow_mut();
             if !wheel.is_empty() {
@@ -156,8 +161,8 @@ impl Shard {
         drop(reaped);
         {
             let mut inbox = self.messages.borrow_mut();
-            if !inbox.queue.is_empty() && !inbox.waiters.is_empty() {
-                let waiters = std::mem::take(&mut inbox.waiters);
+            if !inbox.queue.is_empty() && inbox.has_waiters() {
+                let waiters = inbox.take_waiters();
                 drop(inbox);
                 for w in waiters {
                     contain_panic(|| w.wake());

@@ -1,6 +1,8 @@
 //! Stopping a shard: cancel every task it started, drop every task queued for it, cancel
 //! every operation in flight on its ring and wait for their completions (`drain.rs`: so no
-//! buffer the kernel may write is freed early), then close its doorbell for good.
+//! buffer the kernel may write is freed early), then close its doorbell for good. User code
+//! met on the way (destructors, wakers) runs contained: a panic in it must not skip the drain
+//! (ADR-0019).
 
 use std::ptr::NonNull;
 use std::time::Instant;
@@ -29,10 +31,19 @@ impl Shard {
                 break;
             }
         }
-        self.wheel.borrow_mut().clear(self.counters());
-        self.messages.borrow_mut().waiters.clear();
+        // Wakers left in the wheel and among the message waiters are user code when dropped:
+        // a panic there must not cut the shutdown short (the ring would not be drained).
+        let timers = self.wheel.borrow_mut().clear(self.counters());
+        let waiters = self.messages.borrow_mut().take_waiters();
+        for w in timers.into_iter().chain(waiters) {
+            contain_panic(|| drop(w));
+        }
         let mut reaped = crate::driver::Reaped::default();
         let drained = self.drain_ring(deadline, &mut reaped);
+        // Doorbells and messages this shard sent that the kernel refused meanwhile still
+        // reach their targets (if those are still running).
+        self.ring_failed_doorbells(&mut reaped.failed_doorbells);
+        self.requeue_failed_messages(&mut reaped.failed_messages);
         // Op futures are gone, so these wakers belong to tasks that no longer exist here or
         // to other shards' tasks; waking them is harmless and releases their references.
         for w in reaped.wakers.drain(..) {

@@ -45,7 +45,7 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
 pub(crate) type Ready = Result<RingMode, BuildError>;
 
 /// How many times a worker's run loop is restarted after a panic escaped it.
-const MAX_RESTARTS: u32 = 16;
+pub(super) const MAX_RESTARTS: u32 = 16;
 
 /// The body of a worker shard's thread.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
@@ -68,15 +68,24 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             .driven
             .store(true, std::sync::atomic::Ordering::SeqCst);
         shard.remote().wake_up();
-        // User code on the completion path is contained where it runs; should a panic still
-        // escape the loop, keep the shard running rather than unwind without `shutdown` (its
-        // ring would be torn down with reads in flight into memory about to be freed). A
-        // panic that recurs at once on every restart is not transient: after a few, stop
-        // the loop and shut the shard down properly instead of spinning on it.
+        // User code the loop runs outside tasks (wakers, destructors, an op's `complete`) is
+        // contained where it runs, so no panic of user code escapes the loop (ADR-0019).
+        // Should one escape anyway (a runtime bug), keep the shard running rather than
+        // unwind without `shutdown` (its ring would be torn down with reads in flight into
+        // memory about to be freed). One that recurs on every restart is not transient: the
+        // shard cannot serve its tasks, so rather than leave spawns, wakes and messages to it
+        // waiting for ever while the runtime runs on, the whole runtime shuts down: every
+        // JoinHandle resolves and every later spawn fails with `SpawnError::ShuttingDown`.
         let mut restarts = 0;
-        while std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shard.run_worker())).is_err()
-            && restarts < MAX_RESTARTS
-        {
+        loop {
+            let run = std::panic::AssertUnwindSafe(|| shard.run_worker());
+            if std::panic::catch_unwind(run).is_ok() {
+                break;
+            }
+            if restarts == MAX_RESTARTS {
+                shared.begin_shutdown(shared.shutdown_timeout());
+                break;
+            }
             restarts += 1;
         }
         let deadline = Instant::now() + shared.shutdown_timeout();

@@ -21,6 +21,8 @@
 
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
+#[cfg(test)]
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 
@@ -86,6 +88,9 @@ pub(crate) struct RemoteShard {
     ring_fd: AtomicI32,
     eventfd: AtomicI32,
     pub(crate) counters: ShardCounters,
+    /// Tests: how many more times this shard's worker loop panics (a runtime bug, simulated).
+    #[cfg(test)]
+    pub(crate) loop_panics: AtomicU32,
 }
 
 impl RemoteShard {
@@ -107,6 +112,17 @@ impl RemoteShard {
             ring_fd: AtomicI32::new(-1),
             eventfd: AtomicI32::new(-1),
             counters: ShardCounters::default(),
+            #[cfg(test)]
+            loop_panics: AtomicU32::new(0),
+        }
+    }
+
+    /// Tests: panics (out of the worker loop) if `loop_panics` asks for it.
+    #[cfg(test)]
+    pub(crate) fn panic_if_asked(&self) {
+        let take = |n: u32| n.checked_sub(1);
+        if self.loop_panics.fetch_update(SeqCst, SeqCst, take).is_ok() {
+            panic!("INTENTIONAL test panic in a shard's loop (a simulated runtime bug)");
         }
     }
 

@@ -425,13 +425,18 @@ impl Wheel {
         }
     }
 
-    /// Drops every entry (shutdown). Keys stay recognisably stale.
-    pub(crate) fn clear(&mut self, counters: &ShardCounters) {
+    /// Removes every entry (shutdown) and returns their wakers, for the caller to drop once
+    /// the wheel is no longer borrowed (dropping a waker runs user code). Keys stay
+    /// recognisably stale.
+    #[must_use = "drop the wakers after releasing the wheel"]
+    pub(crate) fn clear(&mut self, counters: &ShardCounters) -> Vec<Waker> {
+        let mut wakers = Vec::new();
         for index in 0..self.entries.len() as u32 {
             if self.entries[index as usize].level != FREE {
-                drop(self.take(index, counters));
+                wakers.extend(self.take(index, counters));
             }
         }
+        wakers
     }
 }
 

@@ -383,7 +383,11 @@ fn random_timers_fire_exactly_when_the_clock_passes_them() {
 fn clear_drops_every_timer_and_leaves_keys_stale() {
     let mut h = Harness::new();
     let keys: Vec<_> = (0..10).map(|i| h.insert(100 + i, i as u32)).collect();
-    h.wheel.clear(&h.counters);
+    assert_eq!(
+        h.wheel.clear(&h.counters).len(),
+        10,
+        "every waker is handed back"
+    );
     assert_eq!(h.active(), 0);
     for k in keys {
         h.remove(k);

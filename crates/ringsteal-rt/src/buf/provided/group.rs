@@ -10,10 +10,12 @@
 //! the shutdown drain has reaped the last CQE of every request that selects from it; if the
 //! drain did not finish, the group is leaked (the kernel may still write into its buffers).
 //! On retirement, if no buffer is held, the `BufRing` is dropped at once (unregistered from
-//! the live ring, unmapped). Otherwise the shard's `Ring` is kept open with it until the
-//! last held buffer comes back, so the buffers stay mapped for their holders and the
-//! `BufRing`'s unregistration, when it finally drops, names the right ring rather than a
-//! descriptor number that a later ring may have reused.
+//! the live ring, unmapped). Otherwise it stays until the last held buffer comes back, so the
+//! buffers stay mapped for their holders; its own share of the ring's descriptor keeps the
+//! io_uring instance alive that long, so its unregistration names the right ring rather than
+//! a descriptor number that a later ring may have reused. If the drain did not finish, the
+//! group is abandoned: the `BufRing` is leaked but lets go of the descriptor, so the ring
+//! still closes (and the kernel cancels what is in flight on it).
 //!
 //! May not: submit anything or wake anyone while locked (wakers are returned, or woken after
 //! the lock is released).
@@ -43,11 +45,8 @@ pub(crate) struct BufGroup {
 
 struct Inner {
     ledger: Ledger,
-    /// The registered ring and its buffers; `None` once released.
+    /// The registered ring and its buffers; `None` once released (or abandoned).
     bufs: Option<BufRing>,
-    /// The shard's ring, kept open after the shard exited while buffers are held (see the
-    /// module docs). Dropped after `bufs`.
-    ring: Option<Ring>,
 }
 
 impl BufGroup {
@@ -65,7 +64,6 @@ impl BufGroup {
             inner: Mutex::new(Inner {
                 ledger: Ledger::new(u32::from(count)),
                 bufs: Some(bufs),
-                ring: None,
             }),
             buf_len,
             in_use,
@@ -133,9 +131,9 @@ impl BufGroup {
             }
         }
         if back.release {
-            let (bufs, ring) = (inner.bufs.take(), inner.ring.take());
+            let bufs = inner.bufs.take();
             drop(inner);
-            release(bufs, ring);
+            drop(bufs);
         }
         back.wake
     }
@@ -155,32 +153,31 @@ impl BufGroup {
 
     /// Retires the group: its shard's ring has reaped the last CQE of every request that
     /// selects from it and is about to be closed. Runs on the shard's thread. If no buffer
-    /// is held the group is unregistered and unmapped now and `ring` is returned to be closed
-    /// by the caller; otherwise `ring` stays open with the group until the last buffer comes
-    /// back (see the module docs).
-    pub(crate) fn retire(&self, ring: Ring) -> Option<Ring> {
+    /// is held the group is unregistered and unmapped now; otherwise when the last buffer
+    /// comes back (see the module docs).
+    pub(crate) fn retire(&self) {
         let mut inner = self.inner.lock();
         let (wake, release_now) = inner.ledger.retire();
-        let ring = if release_now {
-            let bufs = inner.bufs.take();
-            drop(inner);
-            drop(bufs);
-            Some(ring)
-        } else {
-            inner.ring = Some(ring);
-            drop(inner);
-            None
-        };
+        let bufs = if release_now { inner.bufs.take() } else { None };
+        drop(inner);
+        drop(bufs);
         wake.into_iter().for_each(Waker::wake);
-        ring
     }
-}
 
-/// Drops a released group's buffers, then the ring kept open for them (the `BufRing` names
-/// it when it unregisters).
-fn release(bufs: Option<BufRing>, ring: Option<Ring>) {
-    drop(bufs);
-    drop(ring);
+    /// Gives the group up while requests that select from it may still be in flight (the
+    /// shutdown drain did not finish): its memory is never freed, since the kernel may still
+    /// write into it, but the ring may close. Buffers still held stay valid; nothing goes
+    /// back to the kernel.
+    pub(crate) fn abandon(&self) {
+        let mut inner = self.inner.lock();
+        let (wake, _) = inner.ledger.retire();
+        let bufs = inner.bufs.take();
+        drop(inner);
+        if let Some(bufs) = bufs {
+            bufs.leak();
+        }
+        wake.into_iter().for_each(Waker::wake);
+    }
 }
 
 impl std::fmt::Debug for BufGroup {

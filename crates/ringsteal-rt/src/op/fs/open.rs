@@ -79,12 +79,20 @@ unsafe impl Operation for Close {
     }
     fn complete(mut self, results: &[(i32, u32)]) -> io::Result<()> {
         let res = results[0].0;
-        if res != -libc::ECANCELED {
-            // The kernel ran the close and took the descriptor out of the table, whatever it
-            // answered: closing it again could close a descriptor that reuses the number.
-            std::mem::forget(self.fd.take());
+        if res == -libc::ECANCELED {
+            // Cancelled before it ran: by its link timeout (`with_timeout`; see
+            // `TIMED_OUT_RESULT` below), or, with the future gone, by its drop. The
+            // descriptor is still ours: the OwnedFd closes it on drop, with close(2).
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the close was cancelled before it ran (its timeout expired); the descriptor \
+                 was closed with close(2) instead",
+            ));
         }
-        // Cancelled before it ran: the descriptor is still ours and is closed on drop.
+        // The kernel ran the close and took the descriptor out of the table, whatever it
+        // answered (ETIMEDOUT from a network file system included): closing it again could
+        // close a descriptor that reuses the number.
+        std::mem::forget(self.fd.take());
         cqe_result(res).map(drop)
     }
     fn fail(self, err: io::Error) -> io::Result<()> {
@@ -92,6 +100,8 @@ unsafe impl Operation for Close {
         drop(self.fd);
         Err(err)
     }
+    /// A close its link timeout cancelled never ran; only `-ECANCELED` says so for sure.
+    const TIMED_OUT_RESULT: i32 = -libc::ECANCELED;
 }
 
 #[cfg(test)]
@@ -136,8 +146,42 @@ mod tests {
         let mut close = Close { fd: Some(fd) };
         let _ = close.prepare();
         let res = close.complete(&[(-libc::ECANCELED, 0)]);
-        assert_eq!(res.unwrap_err().raw_os_error(), Some(libc::ECANCELED));
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::TimedOut);
         assert!(!is_open(raw), "the descriptor leaked");
+    }
+
+    /// A close whose link timeout (`with_timeout`) cancelled it before it ran: the kernel
+    /// reports `-ECANCELED` for the close and `-ETIME` for the timer. (A close cancelled that
+    /// way waits in the kernel's worker pool, where only files with a `flush` method, such as
+    /// NFS, FUSE or overlayfs files, send it; so these CQEs are written by hand, and the op
+    /// is completed through `Op::poll`, as a real one is.)
+    #[test]
+    fn a_close_its_timeout_cancelled_before_it_ran_closes_its_descriptor_and_times_out() {
+        let (fd, raw) = new_fd();
+        let res = crate::op::tests::complete_by_hand(
+            close(fd),
+            &[(-libc::ECANCELED, 0), (-libc::ETIME, 0)],
+            true,
+        );
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::TimedOut);
+        assert!(!is_open(raw), "the timed-out close leaked its descriptor");
+    }
+
+    /// A close that ran, failed with `ETIMEDOUT` itself (a network file system), and beat
+    /// its timeout: the kernel took the descriptor; it must not be closed again.
+    #[test]
+    fn a_close_that_ran_and_failed_with_etimedout_leaves_the_descriptor_to_the_kernel() {
+        let (fd, raw) = new_fd();
+        let res = crate::op::tests::complete_by_hand(
+            close(fd),
+            &[(-libc::ETIMEDOUT, 0), (-libc::ECANCELED, 0)],
+            true,
+        );
+        assert_eq!(res.unwrap_err().raw_os_error(), Some(libc::ETIMEDOUT));
+        assert!(is_open(raw), "closed twice");
+        // SAFETY: the descriptor is still open (the kernel did not really close it here) and
+        // owned by nobody now.
+        drop(unsafe { OwnedFd::from_raw_fd(raw.0) });
     }
 
     #[test]
