@@ -313,6 +313,7 @@ impl<T: Operation> Future for Op<T> {
 }
 
 impl<T: Operation> Drop for Op<T> {
+    #[inline]
     fn drop(&mut self) {
         let State::Submitted(cell) = self.state else {
             return;

@@ -109,6 +109,7 @@ impl<T: Operation> OpCell<T> {
 
     /// Allocates a cell holding `data` with only the future's reference; the SQE references
     /// are added by [`OpHeader::set_expected`] just before submission.
+    #[inline]
     pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
         let ptr = block_cache::allocate(Layout::new::<OpCell<T>>()).cast::<OpCell<T>>();
         let cell = ptr.as_ptr();
@@ -256,7 +257,8 @@ impl OpHeader {
     pub(crate) fn set_link_timeout(&self) {
         // Not shared yet: a plain update.
         let shape = self.shape.load(Ordering::Relaxed);
-        self.shape.store(shape | SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
+        self.shape
+            .store(shape | SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
     }
 
     /// Whether SQE [`TIMEOUT_SLOT`] is a link timeout. Relaxed: written before submission,

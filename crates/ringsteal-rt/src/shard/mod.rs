@@ -246,6 +246,7 @@ impl Shard {
     }
 
     /// Queues a task to run here (started, pinned or woken).
+    #[inline]
     pub(crate) fn push_local(&self, task: Notified) {
         self.run_queue.borrow_mut().push_back(task);
     }

@@ -96,6 +96,7 @@ pub(crate) fn return_credits(shard: &Shard) {
 }
 
 impl Schedule for SchedHandle {
+    #[inline]
     unsafe fn schedule(this: NonNull<Self>, task: Notified) {
         // SAFETY: the caller passes a live handle; we copy the runtime pointer out of it and
         // do not touch the handle (which lives in the task) after queuing the task.

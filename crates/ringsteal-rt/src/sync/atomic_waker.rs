@@ -130,6 +130,7 @@ impl AtomicWaker {
 }
 
 impl Drop for AtomicWaker {
+    #[inline]
     fn drop(&mut self) {
         // Exclusive access: nothing else can be using the slot.
         self.waker.get_mut().take();

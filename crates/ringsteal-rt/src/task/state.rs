@@ -135,6 +135,7 @@ impl State {
     }
 
     /// A queued task is about to be polled.
+    #[inline]
     pub(crate) fn transition_to_running(&self) -> ToRunning {
         self.update(|s| {
             if s & (RUNNING | COMPLETE) != 0 {
@@ -153,6 +154,7 @@ impl State {
     /// The poll returned `Pending`. Going idle also drops the poller's queued reference, in
     /// the same locked instruction (the owner's reference keeps the count above zero); woken
     /// meanwhile (`Notified`), the poller keeps it to queue the task again.
+    #[inline]
     pub(crate) fn transition_to_idle(&self) -> ToIdle {
         self.update(|s| {
             debug_assert!(s & RUNNING != 0);
@@ -162,7 +164,10 @@ impl State {
             if s & NOTIFIED != 0 {
                 return (Some(s & !RUNNING), ToIdle::Notified);
             }
-            debug_assert!(s >> REF_SHIFT >= 2, "the owner and the poller hold references");
+            debug_assert!(
+                s >> REF_SHIFT >= 2,
+                "the owner and the poller hold references"
+            );
             (Some((s & !RUNNING) - REF_ONE), ToIdle::Idle)
         })
     }
