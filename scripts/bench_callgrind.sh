@@ -60,8 +60,10 @@ fi
 counted() {
     local out="$tmp/$1.$2.out"
     # A shard that parks would hang valgrind 3.19 (see the probe's docs): bound every run.
+    # --dump-instr (for --keep: callgrind_steps.py resolves instructions by address) only
+    # changes what the output records, not what is counted.
     if ! timeout -s KILL 900 valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$probe" "$1" "$2" > "$tmp/valgrind.log" 2>&1; then
+        ${keep:+--dump-instr=yes} "$probe" "$1" "$2" > "$tmp/valgrind.log" 2>&1; then
         echo "callgrind run of '$1 $2' failed or hung:" >&2
         tail -20 "$tmp/valgrind.log" >&2
         exit 1
