@@ -214,26 +214,7 @@ mod tests {
 
     #[test]
     fn a_final_wake_racing_a_registration_is_never_lost() {
-        let rounds = if cfg!(miri) { 30 } else { 2000 };
-        for _ in 0..rounds {
-            let slot = Arc::new(AtomicWaker::new());
-            let flag = Arc::new(AtomicBool::new(false));
-            let (count, waker) = counting();
-            let (s, f) = (slot.clone(), flag.clone());
-            let waking = std::thread::spawn(move || {
-                f.store(true, SeqCst);
-                if let Some(w) = s.take_final() {
-                    w.wake();
-                }
-            });
-            slot.register(&waker);
-            let saw_flag = flag.load(SeqCst);
-            waking.join().unwrap();
-            assert!(
-                saw_flag || count.0.load(SeqCst) >= 1,
-                "registered, saw no flag, and was never woken: lost wake"
-            );
-        }
+        registrant_sees_the_flag_or_is_woken(AtomicWaker::take_final);
     }
 
     #[test]
@@ -264,8 +245,12 @@ mod tests {
 
     #[test]
     fn a_wake_racing_a_registration_is_never_lost() {
-        // The waking side publishes a flag, then takes the waker. The registrant registers,
-        // then checks the flag: it either sees the flag or is woken.
+        registrant_sees_the_flag_or_is_woken(AtomicWaker::take);
+    }
+
+    /// The waking side publishes a flag, then takes the waker with `take`. The registrant
+    /// registers, then checks the flag: it either sees the flag or is woken.
+    fn registrant_sees_the_flag_or_is_woken(take: fn(&AtomicWaker) -> Option<Waker>) {
         let rounds = if cfg!(miri) { 30 } else { 2000 };
         for _ in 0..rounds {
             let slot = Arc::new(AtomicWaker::new());
@@ -274,7 +259,7 @@ mod tests {
             let (s, f) = (slot.clone(), flag.clone());
             let waking = std::thread::spawn(move || {
                 f.store(true, SeqCst);
-                if let Some(w) = s.take() {
+                if let Some(w) = take(&s) {
                     w.wake();
                 }
             });
