@@ -86,6 +86,8 @@ def run_from_results(results: pathlib.Path, date: str, machine: str, commit: str
             own = "missing"
         cl = Cluster(cluster_label(group_of(row), row["workload"], row["variant"]), own)
         for peer in br.PEERS:
+            if row["peers"][peer] == br.NR:
+                continue  # not run on purpose (the http groups): no bar
             cl.bars.append(_bar(res, row, peer, "peer", row["peers"][peer]))
         for label, fid in row.get("floors", []):
             cl.bars.append(_bar(res, row, label, "floor", fid))
@@ -132,6 +134,8 @@ def run_from_report(text: str) -> Run:
         group = group_of(row) if row else workload.split("/", 1)[0].split(" ", 1)[0]
         cl = Cluster(cluster_label(group, workload, variant), cells[1])
         for peer, cell in zip(br.PEERS, cells[2:5]):
+            if cell == br.NR:
+                continue
             cl.bars.append(_parse_cell(peer, "peer", cell))
         if cells[5] not in ("—", ""):
             for part in cells[5].split("; "):

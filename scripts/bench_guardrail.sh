@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark guardrail: runs the quick subset of the criterion suite named in
 # benches/guardrails.toml, computes the same ratios as the report (peer median / ringsteal
-# median) and fails if any falls below its committed threshold.
+# median; for the [[cpu]] entries, peer / ringsteal server CPU per request of the http
+# groups) and fails if any falls below its committed threshold.
 #
 # It fails closed: a benchmark that is missing, has too few samples or an unparsable
-# estimates file, an empty or missing results directory, or an unreadable config is a
-# failure, never a pass.
+# estimates file, a missing, short or unparsable CPU record, an empty or missing results
+# directory, or an unreadable config is a failure, never a pass. The http guardrails need
+# wrk (apt-get install -y wrk): without it the run fails.
 #
 #   scripts/bench_guardrail.sh                    # run the subset (about 2 minutes), then check
 #   scripts/bench_guardrail.sh --results-dir DIR  # check an existing CRITERION_HOME, no run
@@ -42,7 +44,22 @@ if [ "$self_test" -eq 1 ]; then
         python3 - "$config" "$1" "$2" <<'EOF'
 import json, pathlib, sys, tomllib
 config, out, factor = sys.argv[1], pathlib.Path(sys.argv[2]), float(sys.argv[3])
-checks = tomllib.loads(pathlib.Path(config).read_text())["ratio"]
+cfg = tomllib.loads(pathlib.Path(config).read_text())
+checks = cfg["ratio"]
+# Server CPU records of the http groups: ringsteal 1000 ns per request, each peer `factor`
+# times its threshold, 10 runs each.
+cpu = {}
+for c in cfg.get("cpu", []):
+    cpu[c["ringsteal"]] = 1000.0
+for c in cfg.get("cpu", []):
+    cpu[c["peer"]] = 1000.0 * float(c["min"]) * factor
+for bid, ns in cpu.items():
+    d = out / "net-http"
+    d.mkdir(parents=True, exist_ok=True)
+    run = {"requests": 1000, "duration_ns": 1000000, "server_cpu_ns": ns * 1000,
+           "client_cpu_ns": 1000000}
+    (d / (bid.replace("/", "__") + ".json")).write_text(json.dumps(
+        {"id": bid, "requests_per_iteration": 1000, "runs": [run] * 10}))
 medians = {}
 for c in checks:
     base = 1000.0 + float(c.get("overshoot_ns", 0))
@@ -101,6 +118,24 @@ EOF
     fake "$tmp/slow" 0.5
     expect fail "every ratio at half its threshold" "$tmp/slow"
 
+    if [ -n "$(first_file "$tmp/good/net-http" '*.json' 2>/dev/null)" ]; then
+        cp -r "$tmp/good" "$tmp/nocpu"
+        rm "$(first_file "$tmp/nocpu/net-http" '*.json')"
+        expect fail "a server CPU record missing" "$tmp/nocpu"
+
+        cp -r "$tmp/good" "$tmp/badcpu"
+        echo '{"runs": [' > "$(first_file "$tmp/badcpu/net-http" '*.json')"
+        expect fail "an unparsable server CPU record" "$tmp/badcpu"
+
+        cp -r "$tmp/good" "$tmp/fewcpu"
+        f="$(first_file "$tmp/fewcpu/net-http" '*.json')"
+        python3 - "$f" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1])); d["runs"] = d["runs"][:2]; json.dump(d, open(sys.argv[1], "w"))
+EOF2
+        expect fail "a server CPU record with 2 runs" "$tmp/fewcpu"
+    fi
+
     mkdir -p "$tmp/empty"
     expect fail "an empty results directory" "$tmp/empty"
     expect fail "a results directory that does not exist" "$tmp/does-not-exist"
@@ -127,10 +162,14 @@ if [ -z "$results_dir" ]; then
     # A regex matching exactly the ids the thresholds need.
     filter="$(python3 scripts/bench_results.py ids --config "$config" |
         python3 -c 'import re,sys; print("^(" + "|".join(re.escape(l.strip()) for l in sys.stdin if l.strip()) + ")$")')"
+    if grep -q '^ringsteal = "http_' "$config" && ! command -v wrk >/dev/null 2>&1; then
+        echo "FAIL: $config has http guardrails, which need wrk (apt-get install -y wrk)" >&2
+        exit 1
+    fi
     echo "==> load average: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "==> running the guardrail subset into $results_dir"
     CRITERION_HOME="$results_dir" cargo bench -p ringsteal-benches \
-        --bench scheduling --bench time --bench fs --bench process -- \
+        --bench scheduling --bench time --bench fs --bench process --bench net --bench ecosystem -- \
         --warm-up-time 1 --measurement-time 2 --noplot "$filter"
 fi
 

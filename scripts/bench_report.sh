@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs the criterion suite (benches/) with a short profile and writes the ratio table
 # (peer median / ringsteal median; above 1 means ringsteal is faster), the targets of issues
-# 3-6 and every absolute median into book/src/benchmarks.md (between the bench-report
-# markers), above them one SVG chart of the ratios per benchmark group
-# (scripts/bench_charts.py, into book/src/img/bench/), and the ratio table into README.md
-# (between the bench-table markers), with the machine, kernel, commit, date, load and the
-# exact command.
+# 3-6 and 12, the http servers' requests/s and CPU per request, and every absolute median
+# into book/src/benchmarks.md (between the bench-report markers), above them one SVG chart of
+# the ratios per benchmark group (scripts/bench_charts.py, into book/src/img/bench/), and the
+# ratio table into README.md (between the bench-table markers), with the machine, kernel,
+# commit, date, load and the exact command.
 #
-#   scripts/bench_report.sh                      # run everything (about 10 minutes), then write
+#   scripts/bench_report.sh                      # run everything (about 15 minutes), then write
 #   scripts/bench_report.sh --wait-idle 30       # first wait up to 30 min for load1 < 0.5
 #   scripts/bench_report.sh --results-dir DIR    # no run: tables from an earlier CRITERION_HOME
 #   scripts/bench_report.sh --dry-run            # run, but print the section instead of writing
@@ -18,6 +18,7 @@
 # (benches/src/order.rs); each run takes a fresh seed unless given one, and the report
 # records the seed and every group's order.
 #
+# Needs wrk (apt-get install -y wrk) for the http groups of the networking suite.
 # Environment: CARGO_TARGET_DIR (default: target/), RINGSTEAL_BENCH_DIR (data files).
 # Compare figures only within one run: on a shared 2-vCPU VM run-to-run noise reaches ±30 %.
 set -euo pipefail
@@ -64,11 +65,17 @@ fi
 case "$order_seed" in
     ''|*[!0-9]*) echo "--order-seed must be an unsigned integer, not '$order_seed'" >&2; exit 2 ;;
 esac
-bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process -- "${PROFILE[@]}" --noplot)
+bench_cmd=(cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process --bench net -- "${PROFILE[@]}" --noplot)
 
 if [ -z "$results_dir" ]; then
+    # The http groups measure nothing without wrk: refuse to start a run that would leave
+    # their rows empty.
+    if ! command -v wrk >/dev/null 2>&1; then
+        echo "wrk not found: the http groups need it (apt-get install -y wrk)" >&2
+        exit 1
+    fi
     log "building the suites"
-    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process --no-run >&2
+    cargo bench -p ringsteal-benches --bench scheduling --bench time --bench fs --bench process --bench net --no-run >&2
     if [ "$wait_idle" -gt 0 ]; then
         deadline=$(( $(date +%s) + wait_idle * 60 ))
         while awk -v l="$(load1)" 'BEGIN { exit !(l >= 0.5) }'; do
@@ -174,9 +181,17 @@ section="$work/section.md"
     echo "ringsteal ahead. \`n/e\`: the peer cannot express the workload (see below). \`vs floor\`:"
     echo "floor median / ringsteal median (1.00× would be the floor's speed)."
     echo
-    echo "### Targets (issues 3-6, 16)"
+    echo "### Targets (issues 3-6, 12, 16)"
     echo
     cat "$work/tables/targets.md"
+    echo
+    echo "### HTTP servers under wrk: requests/s and CPU per request"
+    echo
+    cat "$work/tables/http.md"
+    echo
+    echo "Requests/s: the group's requests per iteration over criterion's median. CPU: medians"
+    echo "over the wrk runs of each benchmark of the server process's CPU time (every thread,"
+    echo "from getrusage) and of wrk's, per completed request; see the networking section above."
     if [ -f "$work/tables/fio.md" ]; then
         echo
         echo "### fio on the same file (io_uring, 4 KiB random reads, \`--invalidate=0\`, after a pre-read)"

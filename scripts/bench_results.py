@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reads criterion results and turns them into ratios, tables and guardrail verdicts.
+"""Reads criterion results (and the http groups' CPU records) and turns them into ratios,
+tables and guardrail verdicts.
 
 Used by scripts/bench_report.sh (`table` command) and scripts/bench_guardrail.sh (`check`
 command); standard library only (Python 3.11+, for tomllib).
@@ -27,6 +28,15 @@ MIN_SAMPLES = 10
 PEERS = ("tokio", "compio", "spargio")
 
 NE = "n/e"  # not expressible by that peer (see benches/NOTES.md)
+NR = "n/r"  # not run: issue 12 compares the http servers with tokio, std threads and raw io_uring
+SKIP = (NE, NR)
+
+# The http groups of the networking suite (benches/benches/net.rs) and the requests per
+# criterion iteration of each, for requests/s (the bench records it with every run too).
+HTTP_GROUPS = ("http_1000_concurrent", "http_1000_concurrent_pipelined16",
+               "http_1000_concurrent_16k")
+HTTP_VARIANTS = ("ringsteal", "ringsteal_recv_stream")
+HTTP_SERVERS = HTTP_VARIANTS + ("tokio", "std_threads", "floor_io_uring_2t")
 
 
 class ResultError(Exception):
@@ -94,6 +104,42 @@ class Results:
 
 def _positive(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+class HttpRuns:
+    """What the http groups record beside criterion's times (benches/src/net/report.rs):
+    `<results>/net-http/<id with / as __>.json`, every wrk run's requests, duration, server
+    CPU and wrk CPU. Loading is fail-closed like `Results`."""
+
+    def __init__(self, root: pathlib.Path):
+        self.root = root / "net-http"
+
+    def runs(self, bench_id: str) -> tuple[int, list[dict]]:
+        """(requests per iteration, runs); raises ResultError if missing or unusable."""
+        path = self.root / (bench_id.replace("/", "__") + ".json")
+        try:
+            data = json.loads(path.read_text())
+            per_iter, runs = data["requests_per_iteration"], data["runs"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ResultError(f"{bench_id}: no usable CPU record ({path}): {e}") from e
+        if not isinstance(runs, list) or len(runs) < MIN_SAMPLES or not _positive(per_iter):
+            raise ResultError(f"{bench_id}: CPU record has fewer than {MIN_SAMPLES} runs")
+        keys = ("requests", "duration_ns", "server_cpu_ns", "client_cpu_ns")
+        if not all(isinstance(r, dict) and all(_positive(r.get(k)) for k in keys) for r in runs):
+            raise ResultError(f"{bench_id}: a CPU record run is malformed")
+        return int(per_iter), runs
+
+    def per_request_ns(self, bench_id: str, key: str) -> float:
+        """Median over the runs of `key` (server_cpu_ns, client_cpu_ns) per request."""
+        _, runs = self.runs(bench_id)
+        v = sorted(r[key] / r["requests"] for r in runs)
+        return v[len(v) // 2]
+
+    def try_per_request_ns(self, bench_id: str, key: str) -> float | None:
+        try:
+            return self.per_request_ns(bench_id, key)
+        except ResultError:
+            return None
 
 
 # ------------------------------------------------------------------ the table
@@ -179,6 +225,30 @@ ROWS = [
 ]
 
 
+
+
+def _net_rows() -> list[dict]:
+    """Rows of the networking suite (issue 12): the stream workloads with every peer, the
+    http groups with tokio and two floors (the raw io_uring server and std threads)."""
+    rows = [dict(workload="net_echo_rtt_256b", variant=v, id=f"net_echo_rtt_256b/{v}",
+                 peers={p: f"net_echo_rtt_256b/{p}" for p in PEERS})
+            for v in ("ringsteal", "ringsteal_spinning")]
+    for w in ("net_stream_4k_window32", "net_stream_hotspot_rotation_4k",
+              "net_pipeline_hotspot_rotation_4k_window32"):
+        rows += [dict(workload=w, variant=v, id=f"{w}/{v}", peers={p: f"{w}/{p}" for p in PEERS})
+                 for v in ("ringsteal", "ringsteal_round_robin")]
+    for w in HTTP_GROUPS:
+        rows += [dict(workload=w, variant=v, id=f"{w}/{v}",
+                      peers={"tokio": f"{w}/tokio", "compio": NR, "spargio": NR},
+                      floors=[("io_uring 2t", f"{w}/floor_io_uring_2t"),
+                              ("std threads", f"{w}/std_threads")])
+                 for v in HTTP_VARIANTS]
+    return rows
+
+
+ROWS += _net_rows()
+
+
 def like_for_like(row: dict) -> bool:
     """Whether a row counts in the "on every workload" targets: the main `ringsteal` row of
     each workload, unless the row says otherwise (cat_100mb: the single-stream row)."""
@@ -192,7 +262,7 @@ def all_expected_ids() -> list[str]:
     ids = set(EXTRA)
     for row in ROWS:
         ids.add(row["id"])
-        ids.update(v for v in row["peers"].values() if v != NE)
+        ids.update(v for v in row["peers"].values() if v not in SKIP)
         ids.update(f for _, f in row.get("floors", []))
     return sorted(ids)
 
@@ -228,8 +298,8 @@ def row_label(row: dict) -> str:
 
 
 def ratio_cell(res: Results, row: dict, peer_id: str) -> str:
-    if peer_id == NE:
-        return NE
+    if peer_id in SKIP:
+        return peer_id
     try:
         return fmt_ratio(ratio(res, row, peer_id))
     except ResultError:
@@ -262,10 +332,35 @@ def absolute_table(res: Results) -> str:
     return "\n".join(out)
 
 
+def http_ids() -> list[str]:
+    """Every benchmark of the http groups (each has a CPU record beside its times)."""
+    return [f"{g}/{srv}" for g in HTTP_GROUPS for srv in HTTP_SERVERS]
+
+
+def http_table(res: Results, http: HttpRuns) -> str:
+    """Requests/s (criterion's median), server and wrk CPU per request (medians of the runs)."""
+    out = ["| group | server | requests/s | server CPU per request | wrk CPU per request |",
+           "|---|---|---:|---:|---:|"]
+    for bid in http_ids():
+        g, srv = bid.split("/")
+        m = res.try_median(bid)
+        try:
+            per_iter, _ = http.runs(bid)
+            rate = f"{per_iter / (m / 1e9) / 1e3:.1f} k" if m else "missing"
+        except ResultError:
+            rate = "missing"
+        cpu = [http.try_per_request_ns(bid, k) for k in ("server_cpu_ns", "client_cpu_ns")]
+        cells = [fmt_ns(c) if c else "missing" for c in cpu]
+        out.append(f"| `{g}` | `{srv}` | {rate} | {cells[0]} | {cells[1]} |")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- the targets
 
-def _targets(res: Results, fio: dict[str, float]) -> list[tuple[str, str, str, bool | None]]:
-    """(source, target, measured, met) for every target of issues 3-6 and 16; met None = no data."""
+def _targets(res: Results, fio: dict[str, float],
+             http: HttpRuns | None = None) -> list[tuple[str, str, str, bool | None]]:
+    """(source, target, measured, met) for every target of issues 3-6, 12 and 16; met None = no
+    data."""
     t: list[tuple[str, str, str, bool | None]] = []
     by_id = {r["id"]: r for r in ROWS}
 
@@ -343,7 +438,7 @@ def _targets(res: Results, fio: dict[str, float]) -> list[tuple[str, str, str, b
         behind = []
         have = 0
         for row in ROWS:
-            if not like_for_like(row) or row["peers"][peer] == NE:
+            if not like_for_like(row) or row["peers"][peer] in SKIP:
                 continue
             try:
                 r = ratio(res, row, row["peers"][peer])
@@ -355,12 +450,49 @@ def _targets(res: Results, fio: dict[str, float]) -> list[tuple[str, str, str, b
         t.append(("issue 6", f"{what} {peer} on every workload",
                   ("behind on " + ", ".join(behind)) if behind else f"ahead on all {have}",
                   (not behind) if have else None))
+    if http is not None:
+        t += _net_targets(rat, http)
     return t
 
 
-def targets_table(res: Results, fio: dict[str, float]) -> str:
+def _net_targets(rat, http: HttpRuns) -> list[tuple[str, str, str, bool | None]]:
+    """The targets of issue 12's performance section."""
+    t = []
+
+    def add(target, row_id, peer_id, peer, need, strict=True):
+        r = rat(row_id, peer_id)
+        ok = None if r is None else (r > need if strict else r >= need)
+        t.append(("issue 12", target, f"{peer}/ringsteal = {r:.2f}×" if r else "missing", ok))
+
+    for v in ("ringsteal", "ringsteal_spinning"):
+        for peer in PEERS:
+            add(f"net_echo_rtt_256b lower round trip than {peer} (`{v}`)",
+                f"net_echo_rtt_256b/{v}", f"net_echo_rtt_256b/{peer}", peer, 1.0)
+    for v in ("ringsteal", "ringsteal_round_robin"):
+        w = "net_stream_4k_window32"
+        add(f"{w} at least compio's throughput (`{v}`)", f"{w}/{v}", f"{w}/compio", "compio",
+            1.0, strict=False)
+        for peer in ("tokio", "spargio"):
+            add(f"{w} ahead of {peer} (`{v}`)", f"{w}/{v}", f"{w}/{peer}", peer, 1.0)
+        for w in ("net_stream_hotspot_rotation_4k", "net_pipeline_hotspot_rotation_4k_window32"):
+            for peer in ("compio", "tokio"):
+                add(f"{w} ahead of {peer} (`{v}`)", f"{w}/{v}", f"{w}/{peer}", peer, 1.0)
+    w = "http_1000_concurrent"
+    for v in HTTP_VARIANTS:
+        add(f"{w} within 5 % of the raw io_uring server's requests/s (`{v}`)", f"{w}/{v}",
+            f"{w}/floor_io_uring_2t", "floor", 0.95, strict=False)
+        mine = http.try_per_request_ns(f"{w}/{v}", "server_cpu_ns")
+        tokio = http.try_per_request_ns(f"{w}/tokio", "server_cpu_ns")
+        t.append(("issue 12", f"{w}: no more server CPU per request than tokio (`{v}`)",
+                  f"{mine / 1e3:.2f} µs against tokio's {tokio / 1e3:.2f} µs"
+                  if mine and tokio else "missing",
+                  (mine <= tokio) if mine and tokio else None))
+    return t
+
+
+def targets_table(res: Results, fio: dict[str, float], http: HttpRuns | None = None) -> str:
     out = ["| issue | target | measured | met |", "|---|---|---|---|"]
-    for src, target, measured, met in _targets(res, fio):
+    for src, target, measured, met in _targets(res, fio, http):
         mark = "—" if met is None else ("yes" if met else "**no**")
         out.append(f"| {src} | {target} | {measured} | {mark} |")
     return "\n".join(out)
@@ -370,12 +502,14 @@ def targets_table(res: Results, fio: dict[str, float]) -> str:
 
 def cmd_table(args) -> int:
     res = Results(pathlib.Path(args.results))
+    http = HttpRuns(pathlib.Path(args.results))
     fio = json.loads(pathlib.Path(args.fio).read_text()) if args.fio else {}
     missing = [b for b in all_expected_ids() if res.try_median(b) is None]
     sections = {
         "ratios": ratio_table(res),
         "absolute": absolute_table(res),
-        "targets": targets_table(res, fio),
+        "targets": targets_table(res, fio, http),
+        "http": http_table(res, http),
     }
     if fio:
         lines = ["| fio job | time per read | IOPS |", "|---|---:|---:|"]
@@ -386,13 +520,22 @@ def cmd_table(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, text in sections.items():
         (out / f"{name}.md").write_text(text + "\n")
-    if missing:
+    # The http groups also need their CPU records (the table's CPU columns).
+    cpu_missing = []
+    for b in http_ids():
+        try:
+            http.runs(b)
+        except ResultError as e:
+            cpu_missing.append(str(e))
+    if missing or cpu_missing:
         print("missing or unusable results:", file=sys.stderr)
         for b in missing:
             try:
                 res.median_ns(b)
             except ResultError as e:
                 print(f"  {e}", file=sys.stderr)
+        for e in cpu_missing:
+            print(f"  {e}", file=sys.stderr)
         return 1
     return 0
 
@@ -437,6 +580,30 @@ def cmd_check(args) -> int:
         else:
             passed += 1
         print(f"{verdict} {peer} / {rs} = {r:.2f}× (threshold {floor:.2f}×)")
+    # Server CPU per request (http groups): peer CPU / ringsteal CPU, from the runs' records.
+    http = HttpRuns(pathlib.Path(args.results))
+    cpu_checks = config.get("cpu", [])
+    if not isinstance(cpu_checks, list):
+        print(f"FAIL: [[cpu]] of {args.config} is not a list of entries")
+        cpu_checks, failures = [], failures + 1
+    for c in cpu_checks:
+        try:
+            rs, peer, floor = c["ringsteal"], c["peer"], float(c["min"])
+        except (KeyError, TypeError, ValueError) as e:
+            print(f"FAIL: malformed cpu guardrail entry {c!r}: {e}")
+            failures += 1
+            continue
+        try:
+            r = http.per_request_ns(peer, "server_cpu_ns") / http.per_request_ns(rs, "server_cpu_ns")
+        except ResultError as e:
+            print(f"FAIL: server CPU of {rs} vs {peer}: {e}")
+            failures += 1
+            continue
+        ok = r >= floor
+        failures += not ok
+        passed += ok
+        print(f"{'ok  ' if ok else 'FAIL'} server CPU per request {peer} / {rs} = {r:.2f}× "
+              f"(threshold {floor:.2f}×)")
     for d, why in res.broken.items():
         print(f"FAIL: {d}: {why}")
         failures += 1
@@ -448,7 +615,7 @@ def cmd_check(args) -> int:
 def cmd_ids(args) -> int:
     config = tomllib.loads(pathlib.Path(args.config).read_text())
     ids = set()
-    for c in config.get("ratio", []):
+    for c in config.get("ratio", []) + config.get("cpu", []):
         ids.add(c["ringsteal"])
         ids.add(c["peer"])
     print("\n".join(sorted(ids)))
@@ -460,10 +627,11 @@ def main() -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("table", help="write the markdown tables for the report")
     t.add_argument("--results", required=True, help="CRITERION_HOME of the run")
-    t.add_argument("--out", required=True, help="directory for ratios.md, absolute.md, targets.md")
+    t.add_argument("--out", required=True,
+                   help="directory for ratios.md, absolute.md, targets.md, http.md")
     t.add_argument("--fio", help="JSON {depth: ns per read} from fio")
     t.set_defaults(func=cmd_table)
-    c = sub.add_parser("check", help="compare ratios with the guardrail thresholds")
+    c = sub.add_parser("check", help="compare ratios (and http server CPU) with the guardrail thresholds")
     c.add_argument("--results", required=True)
     c.add_argument("--config", required=True)
     c.set_defaults(func=cmd_check)

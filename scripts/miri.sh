@@ -5,6 +5,7 @@
 #   shard::inbox        raw messages put back in send order
 #   util::block_cache   per-thread caches of freed task and op cells
 #   util::queue         the crossbeam steal-retry and drain helpers
+#   util::wake_later    wakes collected while the driver is borrowed
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 #   driver::msg_send    the table of raw messages whose MSG_RING has not completed
@@ -29,4 +30,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue io:: buf:: op::tests op::net::addr op::fd op::stream::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue "$@"

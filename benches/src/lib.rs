@@ -1,14 +1,18 @@
 //! Shared, runtime-agnostic pieces of the ringsteal benchmark suites.
 //!
-//! The criterion targets live in `benches/{scheduling,time,fs}.rs`. Everything
+//! The criterion targets live in `benches/{scheduling,time,fs,net,...}.rs`. Everything
 //! that names a peer runtime (tokio, compio, spargio) or the `io-uring` floor
 //! lives next to them in `benches/peers/` and `benches/floors.rs`, because those
 //! crates are dev-dependencies of this package and only bench targets may use
 //! them. This library holds what every runtime shares: workload parameters and
 //! result checks (`workloads`), the warm data files (`files`), the rotated run
-//! order of a group's runtimes (`order`) and a few helpers (`util`).
+//! order of a group's runtimes (`order`) and a few helpers (`util`); for the networking
+//! suite, the HTTP application and `examples/http_server`'s server on the examples' HTTP
+//! library (`http`) and the std servers, the wrk driver and the checking client (`net`).
 
 pub mod files;
+pub mod http;
+pub mod net;
 pub mod order;
 pub mod util;
 pub mod workloads;

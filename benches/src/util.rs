@@ -1,5 +1,6 @@
 //! Small helpers shared by all workloads: a dependency-free `block_on`, a
-//! deterministic pseudo-random sequence and a CPU-bound unit of work.
+//! deterministic pseudo-random sequence, a CPU-bound unit of work and a race of two
+//! futures.
 
 use std::future::Future;
 use std::pin::pin;
@@ -104,6 +105,32 @@ impl Future for PendingOnce {
     }
 }
 
+/// The output of [`race`]: which future finished first, and its output.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Either<A, B> {
+    /// The first future finished first.
+    Left(A),
+    /// The second future finished first.
+    Right(B),
+}
+
+/// Polls `a` and `b` (in that order) until one is ready; the other is dropped unfinished.
+/// Used to run a server's accept loop until the work that loads it is done.
+pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(x) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(x));
+        }
+        if let Poll::Ready(y) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Right(y));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 /// The `p`-th of `parts` nearly equal, contiguous pieces of `0..total`.
 pub fn part(total: usize, parts: usize, p: usize) -> std::ops::Range<usize> {
     let base = total / parts;
@@ -129,6 +156,14 @@ mod tests {
     #[test]
     fn block_on_returns_value() {
         assert_eq!(block_on(async { 7 }), 7);
+    }
+
+    #[test]
+    fn race_returns_the_first_ready_future() {
+        let never = std::future::pending::<u8>();
+        assert_eq!(block_on(race(never, async { 2u16 })), Either::Right(2));
+        let now = async { 1u8 };
+        assert_eq!(block_on(race(now, PendingOnce::new())), Either::Left(1));
     }
 
     #[test]

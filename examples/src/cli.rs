@@ -1,15 +1,19 @@
 //! What every example does with its command line: read its arguments, and on a bad one (a
 //! missing file, a port in use, a number that is not one) print what went wrong and a usage
-//! line, then exit with a non-zero status instead of panicking.
+//! line, then exit with a non-zero status instead of panicking; and how a server that stops
+//! on a signal ends ([`serve_until`]).
 //!
-//! Owns: argument reading and the error exit. May not: run a runtime.
+//! Owns: argument reading, the error exit and a server's end. May not: run a runtime.
 
 use std::fmt::Display;
+use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
 use ringsteal::fs::File;
 use ringsteal::net::TcpListener;
+
+use crate::future::{race, Either};
 
 /// Where a server example listens when given no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -74,6 +78,22 @@ pub async fn listen(addr: &str, usage: &str) -> TcpListener {
         Err(e) => fail(usage, e),
     }
     listener
+}
+
+/// Runs a server's accept loop `serve` until `stop` (a shutdown signal, created before the
+/// server said it listens, so that an early signal is heard) completes, then prints
+/// `stopped by SIGNAL` and returns. An accept loop that ends (the listener stopped
+/// accepting) or signals that cannot be listened for end the program with [`fail`].
+pub async fn serve_until<S: Display>(
+    stop: impl Future<Output = std::io::Result<S>>,
+    serve: impl Future<Output = ()>,
+    usage: &str,
+) {
+    match race(stop, serve).await {
+        Either::Left(Ok(signal)) => println!("stopped by {signal}"),
+        Either::Left(Err(e)) => fail(usage, format_args!("cannot listen for signals: {e}")),
+        Either::Right(()) => fail(usage, "the listener stopped accepting connections"),
+    }
 }
 
 /// What an accept loop does when `accept` fails (out of descriptors, say): report it and

@@ -523,6 +523,150 @@ fn graceful_shutdown_cuts_off_what_outlives_the_deadline_and_exits_1() {
     assert!(busy.closed());
 }
 
+// The ecosystem: hyper, axum and rustls, with no tokio runtime.
+
+/// One GET over HTTP/2 with prior knowledge, from hyper's own client on a one-shard
+/// ringsteal runtime in this process: the version it was answered with and the body.
+fn http2_get(addr: std::net::SocketAddr, path: &str) -> (hyper::Version, String) {
+    use http_body_util::BodyExt;
+    let rt = ringsteal::Runtime::builder().shards(1).build().unwrap();
+    rt.block_on(async {
+        let stream = ringsteal::net::TcpStream::connect(addr).await.unwrap();
+        let (mut h2, conn) =
+            hyper::client::conn::http2::Builder::new(ringsteal::hyper::Executor::new())
+                .timer(ringsteal::hyper::Timer::new())
+                .handshake(ringsteal::hyper::Io::new(stream))
+                .await
+                .unwrap();
+        let driver = ringsteal::spawn(conn);
+        let req = hyper::Request::get(format!("http://{addr}{path}"))
+            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .unwrap();
+        let res = h2.send_request(req).await.unwrap();
+        let version = res.version();
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        drop(h2);
+        driver.await.unwrap().unwrap();
+        (version, String::from_utf8(body.to_vec()).unwrap())
+    })
+}
+
+/// A server example stops on SIGINT with status 0 and says so.
+fn stops_on_sigint(server: Server) {
+    server.signal(libc::SIGINT);
+    let (status, rest) = server.wait();
+    assert!(status.success(), "{status}: {rest}");
+    assert!(rest.contains("stopped by SIGINT"), "{rest}");
+}
+
+#[test]
+fn hyper_server_answers_http1_and_http2_on_every_shard_and_the_client_fetches() {
+    let server = Server::start("hyper_server", &[]);
+
+    // Keep-alive HTTP/1.1: as many connections as shards, opened one after another, are
+    // dealt to every shard, and each connection stays on its shard.
+    let shards = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut open = Vec::new();
+    let mut served_by = std::collections::BTreeSet::new();
+    for i in 0..shards {
+        let mut conn = Http::connect(server.addr);
+        let (head, body) = conn.get(&format!("/hello/{i}"));
+        assert_eq!(head.status, 200);
+        let body = String::from_utf8(body).unwrap();
+        let rest = body.strip_prefix("hello from shard ").expect(&body);
+        let (shard, tail) = rest.split_once(':').unwrap();
+        assert_eq!(tail.trim(), format!("/hello/{i} HTTP/1.1"));
+        let again = String::from_utf8(conn.get("/again").1).unwrap();
+        assert!(
+            again.starts_with(&format!("hello from shard {shard}:")),
+            "{again}"
+        );
+        served_by.insert(shard.to_string());
+        open.push(conn);
+    }
+    assert_eq!(served_by.len(), shards, "{served_by:?}");
+    drop(open);
+
+    // HTTP/2 with prior knowledge, on the same port.
+    let (version, body) = http2_get(server.addr, "/two");
+    assert_eq!(version, hyper::Version::HTTP_2);
+    assert!(body.ends_with("/two HTTP/2.0\n"), "{body}");
+
+    // The client example fetches from it and prints what curl -i would.
+    let url = format!("http://{}/from-the-client", server.addr);
+    let out = run_args("hyper_client", [url]).success().stdout;
+    assert!(out.starts_with("HTTP/1.1 200 OK\n"), "{out}");
+    assert!(out.contains("\ncontent-length: "), "{out}");
+    assert!(out.ends_with("/from-the-client HTTP/1.1\n"), "{out}");
+
+    stops_on_sigint(server);
+}
+
+#[test]
+fn hyper_server_and_axum_server_refuse_an_address_in_use_and_extra_arguments() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for name in ["hyper_server", "axum_server"] {
+        let ran = run_args(name, [addr.as_str()]).usage_failure(1);
+        assert!(ran.stderr.contains("cannot listen on"), "{}", ran.stderr);
+        run_args(name, ["127.0.0.1:0", "extra"]).usage_failure(2);
+    }
+}
+
+#[test]
+fn hyper_client_refuses_what_it_cannot_fetch() {
+    for url in ["https://example.invalid/", "not a url"] {
+        let ran = run_args("hyper_client", [url]).usage_failure(2);
+        assert!(ran.stderr.contains("error: "), "{}", ran.stderr);
+    }
+    // Nothing listens on a port that was just given back.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", closed.local_addr().unwrap());
+    drop(closed);
+    let ran = run_args("hyper_client", [url]).usage_failure(1);
+    assert!(ran.stderr.contains("cannot fetch"), "{}", ran.stderr);
+    run_args("hyper_client", ["http://127.0.0.1:1/", "extra"]).usage_failure(2);
+}
+
+#[test]
+fn axum_server_routes_requests_shares_its_state_and_speaks_http2() {
+    let server = Server::start("axum_server", &[]);
+    let mut conn = Http::connect(server.addr);
+    let (head, body) = conn.get("/");
+    assert_eq!(
+        (head.status, body.as_slice()),
+        (200, &b"hello from axum on ringsteal\n"[..])
+    );
+    // A new connection per greeting: they land on different shards and share the count.
+    for n in 1..=3 {
+        let body = String::from_utf8(Http::connect(server.addr).get("/hello/ring").1).unwrap();
+        assert!(
+            body.starts_with(&format!("hello, ring (greeting {n}, shard ")),
+            "{body}"
+        );
+    }
+    assert_eq!(conn.get("/nowhere").0.status, 404);
+    // hyper-util's auto builder takes HTTP/2 with prior knowledge on the same port.
+    let (version, body) = http2_get(server.addr, "/");
+    assert_eq!(
+        (version, body.as_str()),
+        (hyper::Version::HTTP_2, "hello from axum on ringsteal\n")
+    );
+    drop(conn);
+    stops_on_sigint(server);
+}
+
+#[test]
+fn tls_echo_round_trips_text_over_rustls() {
+    let out = run(example("tls_echo")).success().stdout;
+    assert_eq!(out, "echoed over TLS: hello over rustls on io_uring\n");
+    let out = run_args("tls_echo", ["any text, even ünïcode"])
+        .success()
+        .stdout;
+    assert_eq!(out, "echoed over TLS: any text, even ünïcode\n");
+    run_args("tls_echo", ["one", "two"]).usage_failure(2);
+}
+
 // Measuring harnesses.
 
 /// Runs the `http_placement` harness in `placement` on two shards for three seconds, opens

@@ -154,3 +154,25 @@ where
         .await
     })
 }
+
+/// How the ops completed so far were shared among the runtime's shards, e.g. `62% 38%`
+/// (the networking suite prints it after each ringsteal benchmark: where the work ran);
+/// `None` if no op completed (the benchmark was filtered out).
+pub(crate) fn ops_per_shard(rt: &Runtime) -> Option<String> {
+    let ops: Vec<u64> = rt
+        .handle()
+        .stats()
+        .shards
+        .iter()
+        .map(|s| s.ops_completed)
+        .collect();
+    let total = ops.iter().sum::<u64>();
+    if total == 0 {
+        return None;
+    }
+    let shares: Vec<String> = ops
+        .iter()
+        .map(|o| format!("{}%", o * 100 / total))
+        .collect();
+    Some(shares.join(" "))
+}

@@ -15,7 +15,7 @@ use std::net::Shutdown;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
-use ringsteal_rt::io::{InLane, Lane, LaneGuard, SpliceEnd};
+use ringsteal_rt::io::{InLane, Lane, LaneGuard, PollParts, SpliceEnd};
 use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
 use crate::recv_stream::RecvStream;
@@ -60,6 +60,15 @@ impl StreamCore {
     /// True if both are handles to the same stream (the halves of one split).
     pub(crate) fn same_stream(&self, other: &StreamCore) -> bool {
         self.fd.as_raw_fd() == other.fd.as_raw_fd()
+    }
+
+    /// The descriptor and the lanes of the directions a handle uses, for poll-based I/O.
+    pub(crate) fn poll_parts(&self, read: bool, write: bool) -> PollParts {
+        PollParts {
+            fd: self.fd.clone(),
+            read: read.then(|| self.read.clone()),
+            write: write.then(|| self.write.clone()),
+        }
     }
 
     pub(crate) fn splice_source(&self) -> SpliceEnd<'_> {

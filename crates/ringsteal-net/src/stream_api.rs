@@ -315,6 +315,17 @@ macro_rules! impl_async_write {
     };
 }
 
+/// `PollSource` for `$t` (poll-based I/O, `ringsteal-compat`), with the directions it uses.
+macro_rules! impl_poll_source {
+    ($t:ty, read: $read:expr, write: $write:expr) => {
+        impl ::ringsteal_rt::io::PollSource for $t {
+            fn poll_parts(&self) -> ::ringsteal_rt::io::PollParts {
+                self.core().poll_parts($read, $write)
+            }
+        }
+    };
+}
+
 /// The owned and borrowed halves of a stream type, in the calling module: `OwnedReadHalf`,
 /// `OwnedWriteHalf` (shuts the write side down when dropped, unless `forget`), `ReadHalf`,
 /// `WriteHalf`, `ReuniteError`.
@@ -461,6 +472,9 @@ macro_rules! stream_halves {
         impl_async_read!(ReadHalf<'_>);
         impl_async_write!(OwnedWriteHalf);
         impl_async_write!(WriteHalf<'_>);
+
+        impl_poll_source!(OwnedReadHalf, read: true, write: false);
+        impl_poll_source!(OwnedWriteHalf, read: false, write: true);
 
         impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
         impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());

@@ -84,7 +84,9 @@ impl Child {
     /// Closes the child's stdin first, so a child reading it is not left waiting for input.
     ///
     /// Cancel-safe: if the future is dropped, the wait stays in flight and the next call (or
-    /// the reaping of a dropped `Child`) continues it; no exit status is lost.
+    /// the reaping of a dropped `Child`) continues it; no exit status is lost. The next call
+    /// may be on another shard or runtime than the first: the wait moves to where it is
+    /// awaited.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         drop(self.stdin.take());
         if let Some(status) = self.status {
@@ -101,16 +103,10 @@ impl Child {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
+        // A wait in flight never reaps (see `wait.rs`): the child is reaped here or not yet.
         let found = match poll_pending_now(&mut self.pending, &self.pidfd) {
             Some(res) => res.map(Some),
-            None => match op::try_reap_pidfd(&self.pidfd) {
-                // A wait in flight reaped the child but its completion has not been seen yet:
-                // the next `wait()` (or this call, later) reports it.
-                Err(e) if e.raw_os_error() == Some(libc::ECHILD) && self.pending.is_some() => {
-                    Ok(None)
-                }
-                other => other,
-            },
+            None => op::try_reap_pidfd(&self.pidfd),
         }?;
         self.status = found;
         Ok(found)
@@ -180,6 +176,6 @@ impl Drop for Child {
         if self.kill_on_drop {
             let _ = pidfd::send_signal(&self.pidfd, libc::SIGKILL);
         }
-        orphans::detach(self.pidfd.clone(), self.pending.take());
+        orphans::detach(self.pid, self.pidfd.clone(), self.pending.take());
     }
 }

@@ -4,10 +4,11 @@
 //! std's, a [`Child`] waited for through its pidfd, and the child's pipes read and written
 //! with owned buffers on io_uring.
 //!
-//! * **Waiting** is one `IORING_OP_WAITID` on the child's pidfd (Linux 6.7), which waits and
-//!   reaps in the kernel; older kernels poll the pidfd (`POLL_ADD`) and reap with
-//!   `waitid(P_PIDFD, WNOHANG)`. No `SIGCHLD` handler, no thread per child, and the pid is
-//!   never used after spawn, so nothing can reach a process that reused it.
+//! * **Waiting** is one `IORING_OP_WAITID` on the child's pidfd (Linux 6.7) that waits for
+//!   the exit and leaves the child to be reaped (`WNOWAIT`); older kernels poll the pidfd
+//!   (`POLL_ADD`). Either way the child is then reaped with `waitid(P_PIDFD, WNOHANG)` where
+//!   the wait is polled. No `SIGCHLD` handler, no thread per child, and the pid is never used
+//!   after spawn, so nothing can reach a process that reused it.
 //! * **No zombies**: a dropped `Child` is still reaped when it exits (at once if it has
 //!   exited; otherwise by one process-wide reaper thread, started on demand, that waits on
 //!   every such child's pidfd).
@@ -61,7 +62,7 @@ mod wait;
 pub use child::Child;
 pub use command::Command;
 #[doc(hidden)]
-pub use orphans::orphan_reaper_state;
+pub use orphans::orphan_reaper_waits_for;
 pub use pipe::{ChildStderr, ChildStdin, ChildStdout};
 pub use std::process::{ExitStatus, Output, Stdio};
 

@@ -18,11 +18,11 @@ use ringsteal_rt::op::{self, SharedFd};
 use crate::wait::PendingWait;
 
 /// Makes sure the child `pidfd` names is reaped once it exits. `pending` (the wait a dropped
-/// `wait()` left in flight) is cancelled: a child it has already reaped is simply gone.
-pub(crate) fn detach(pidfd: SharedFd, pending: Option<PendingWait>) {
+/// `wait()` left in flight) is cancelled; it never reaps, so the child is still there to reap.
+pub(crate) fn detach(pid: u32, pidfd: SharedFd, pending: Option<PendingWait>) {
     drop(pending);
     if still_running(&pidfd) {
-        adopt(pidfd);
+        adopt(pid, pidfd);
     }
 }
 
@@ -32,9 +32,9 @@ fn still_running(pidfd: &SharedFd) -> bool {
     matches!(op::try_reap_pidfd(pidfd), Ok(None))
 }
 
-/// The orphans, by pidfd number, and whether the thread runs.
+/// The orphans (pidfd and pid), by pidfd number, and whether the thread runs.
 struct Orphans {
-    children: HashMap<RawFd, SharedFd>,
+    children: HashMap<RawFd, (SharedFd, u32)>,
     running: bool,
 }
 
@@ -71,7 +71,7 @@ fn epoll() -> Option<RawFd> {
 }
 
 /// Hands a running child to the reaper thread (starting it if needed).
-fn adopt(pidfd: SharedFd) {
+fn adopt(pid: u32, pidfd: SharedFd) {
     let Some(ep) = epoll() else {
         return; // No epoll (out of descriptors): the child stays a zombie; nothing else to do.
     };
@@ -85,7 +85,7 @@ fn adopt(pidfd: SharedFd) {
     if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
         return;
     }
-    orphans.children.insert(fd, pidfd);
+    orphans.children.insert(fd, (pidfd, pid));
     if !orphans.running {
         let started = std::thread::Builder::new()
             .name("ringsteal-orphan-reaper".into())
@@ -94,11 +94,11 @@ fn adopt(pidfd: SharedFd) {
     }
 }
 
-/// Whether the orphan reaper thread is running, and how many children it waits for (tests).
+/// Whether the orphan reaper thread is running and waits for the child `pid` (tests).
 #[doc(hidden)]
-pub fn orphan_reaper_state() -> (bool, usize) {
+pub fn orphan_reaper_waits_for(pid: u32) -> bool {
     let o = orphans();
-    (o.running, o.children.len())
+    o.running && o.children.values().any(|&(_, p)| p == pid)
 }
 
 fn run(ep: RawFd) {
@@ -122,7 +122,7 @@ fn run(ep: RawFd) {
         let mut orphans = orphans();
         for ev in &events[..n as usize] {
             let fd = ev.u64 as RawFd;
-            let Some(pidfd) = orphans.children.get(&fd) else {
+            let Some((pidfd, _)) = orphans.children.get(&fd) else {
                 continue;
             };
             if still_running(pidfd) {

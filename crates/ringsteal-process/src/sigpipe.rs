@@ -6,7 +6,11 @@
 //!
 //! So a thread that submits a pipe write first blocks `SIGPIPE` for itself (once per thread);
 //! the signal a failed write then raises stays pending on that thread and is discarded when
-//! the `EPIPE` comes back. The disposition is never changed, and only that thread's mask is.
+//! the `EPIPE` comes back. The disposition is never changed, and only that thread's mask is,
+//! for the thread's life (the kernel may run the write at any return to user mode of a ring
+//! without `DEFER_TASKRUN`). Threads started from that thread inherit the block, except the
+//! runtime's blocking-pool threads, which take the mask of the thread that built the runtime
+//! (ADR-0012).
 
 use std::cell::Cell;
 

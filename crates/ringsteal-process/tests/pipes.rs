@@ -134,6 +134,53 @@ fn writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death() {
     );
 }
 
+/// Whether the calling thread blocks `SIGPIPE`.
+fn sigpipe_blocked() -> bool {
+    // SAFETY: all-zero is a valid sigset to fill; reads this thread's mask only, and
+    // sigismember reads the initialised set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        assert_eq!(
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set),
+            0
+        );
+        libc::sigismember(&set, libc::SIGPIPE) == 1
+    }
+}
+
+#[test]
+fn blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it() {
+    // A child's stdin write blocks SIGPIPE on its shard thread (see `sigpipe.rs`). A thread
+    // started from that shard inherits its mask; the blocking pool's threads run user code,
+    // which must see SIGPIPE as the program set it up.
+    with_every_runtime("sigpipe mask", 1, |config, rt| {
+        let (on_shard, in_pool) = rt.block_on(async {
+            let mut child = Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let (res, _) = stdin.write(b"x".to_vec()).await;
+            res.unwrap();
+            let on_shard = sigpipe_blocked();
+            // The pool has no thread yet: this starts its first one, from this shard.
+            let in_pool = ringsteal_rt::spawn_blocking(sigpipe_blocked).await.unwrap();
+            drop(stdin);
+            assert!(child.wait().await.unwrap().success());
+            (on_shard, in_pool)
+        });
+        assert!(
+            on_shard,
+            "{config:?}: setup: the write blocks SIGPIPE on its shard"
+        );
+        assert!(
+            !in_pool,
+            "{config:?}: a blocking-pool thread started with the shard's SIGPIPE blocked"
+        );
+    });
+}
+
 fn write_to_an_exited_child() {
     with_every_runtime("exited reader", 2, |config, rt| {
         rt.block_on(async {

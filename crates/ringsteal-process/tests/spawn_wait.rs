@@ -115,6 +115,41 @@ fn a_dropped_wait_loses_nothing_and_the_next_wait_gets_the_status() {
 }
 
 #[test]
+fn id_never_names_a_pid_the_child_no_longer_holds() {
+    // A wait that was started and dropped stays in flight, kept by the `Child`, and completes
+    // when the child exits without anyone polling it. From then on `id()` must not name the
+    // pid unless the child still holds it (a zombie): once reaped, the pid may be reused.
+    with_every_runtime("id after a kept wait", 1, |config, rt| {
+        let handle = rt.handle();
+        rt.block_on(async {
+            let (mut child, stdin, _) = common::cat_held_open(false);
+            let pid = child.id().unwrap();
+            {
+                let wait = std::pin::pin!(child.wait());
+                assert!(common::poll_once(wait).await.is_pending(), "{config:?}");
+            }
+            drop(stdin); // cat exits
+                         // Until the kept wait has completed on this shard (the hang guard bounds this).
+            while handle.stats().shards[0].ops_in_flight > 0 {
+                ringsteal_rt::yield_now().await;
+            }
+            if let Some(id) = child.id() {
+                assert_eq!(id, pid);
+                assert_eq!(
+                    common::child_state(pid),
+                    common::ChildState::Zombie,
+                    "{config:?}: id() names pid {pid}, which the child no longer holds"
+                );
+            }
+            let status = child.wait().await.unwrap();
+            assert!(status.success(), "{config:?}: {status:?}");
+            assert_eq!(child.id(), None);
+            assert_eq!(common::child_state(pid), common::ChildState::Gone);
+        });
+    });
+}
+
+#[test]
 fn try_wait_reaps_an_exited_child_without_waiting() {
     with_every_runtime("try_wait", 1, |config, rt| {
         rt.block_on(async {

@@ -70,10 +70,14 @@ fn children_dropped_off_any_runtime_are_reaped_by_the_orphan_reaper() {
     let pids: Vec<u32> = children.iter().map(|c| c.id().unwrap()).collect();
     // Dropped on a plain thread, with no runtime entered, while still running.
     std::thread::spawn(move || drop(children)).join().unwrap();
-    assert!(
-        ringsteal_process::orphan_reaper_state().0,
-        "the reaper thread runs"
-    );
+    // Each of these children is in the reaper's set (the thread may run for other tests'
+    // orphans too, so that alone would prove nothing), and none has been reaped yet.
+    for &pid in &pids {
+        assert!(
+            ringsteal_process::orphan_reaper_waits_for(pid),
+            "child {pid} was dropped running but the reaper does not wait for it"
+        );
+    }
     assert!(pids.iter().all(|&p| child_state(p) == ChildState::Alive));
     drop(stdins); // they exit now
     let left = wait_until_reaped(&pids, REAP_LIMIT);

@@ -101,3 +101,84 @@ fn a_cancel_queued_during_the_shutdown_drain_releases_its_op() {
         });
     }
 }
+
+/// Sends on its channel when dropped: a task holding one says when shutdown dropped it.
+struct SayWhenDropped(std::sync::mpsc::Sender<()>);
+
+impl Drop for SayWhenDropped {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// True once thread `tid` of this process is asleep in `io_uring_enter` (426), as a shard
+/// that waits for completions is.
+fn blocked_in_io_uring_enter(tid: i32) -> bool {
+    let task = format!("/proc/self/task/{tid}");
+    let stat = std::fs::read_to_string(format!("{task}/stat")).unwrap_or_default();
+    let state = stat[stat.rfind(')').map_or(0, |i| i + 2)..].chars().next();
+    let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
+    state == Some('S') && syscall.split_whitespace().next() == Some("426")
+}
+
+#[test]
+fn a_cancel_from_another_thread_reaches_a_shard_blocked_in_its_drain() {
+    // Without `IORING_ASYNC_CANCEL_ANY` nothing but the op's own cancel ends a read of an idle
+    // pipe, so shard 1's drain waits for that read. It is held by a plain thread, which drops
+    // it once the shard sleeps in the drain: the drain must wake for the cancel, not sleep
+    // until its deadline.
+    for config in [
+        Config::new(2),
+        Config::new(2).eventfd(),
+        Config::new(2).no_defer_taskrun(),
+        Config::new(2).eventfd().no_defer_taskrun(),
+        Config::new(2).sqpoll(),
+    ] {
+        watchdog(&format!("{config:?}"), move || {
+            let rt = config.builder().shutdown_cancel_any(false).build().unwrap();
+            let probe = Probe::new(rt.handle());
+            let (rx, _tx) = pipe();
+            let rx = SharedFd::new(rx);
+            let (dropped_tx, dropped) = std::sync::mpsc::channel();
+            let probe2 = probe.clone();
+            let (tid, read) = rt.block_on(async move {
+                let (tid, read) = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let mut read = op::read_at(&rx, probe2.buf(0, 16), u64::MAX);
+                    submit(&mut read).await;
+                    // SAFETY: gettid has no preconditions.
+                    (unsafe { libc::gettid() }, read)
+                })
+                .await
+                .unwrap();
+                // A task on shard 1 that lives until shutdown drops it, just before the drain.
+                let started = ringsteal_rt::sync::CancellationToken::new();
+                let started2 = started.clone();
+                ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let _say = SayWhenDropped(dropped_tx);
+                    started2.cancel();
+                    std::future::pending::<()>().await
+                });
+                started.cancelled().await;
+                (tid, read)
+            });
+            let holder = std::thread::spawn(move || {
+                dropped.recv().unwrap();
+                // The shard is past its tasks: the next sleep is the drain's wait (bounded by
+                // the watchdog).
+                while !blocked_in_io_uring_enter(tid) {
+                    std::thread::yield_now();
+                }
+                drop(read);
+            });
+            let started = Instant::now();
+            drop(rt);
+            let took = started.elapsed();
+            holder.join().unwrap();
+            assert!(
+                took < PROMPT,
+                "{config:?}: the drain slept {took:?}, until its deadline"
+            );
+            assert_eq!(probe.drops(), 1, "{config:?}: the read's buffer was freed");
+        });
+    }
+}

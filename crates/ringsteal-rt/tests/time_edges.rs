@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::future::{poll_fn, Future};
+use std::future::poll_fn;
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -96,23 +96,33 @@ fn wait_on(sleep: SharedSleep) -> impl std::future::Future<Output = ()> + Send {
     })
 }
 
-/// Spawns a task on shard 1 that registers `sleep`'s timer there, then waits on it (through
-/// [`wait_on`]) and returns when it woke; resolves once the timer is registered.
+/// Spawns a task on shard 1 that registers `sleep`'s timer there, due `due` after the
+/// registration, then waits on it (through [`wait_on`]) and returns when it woke; resolves
+/// once the timer is registered. The deadline is set on shard 1, right before the poll that
+/// registers it, and set again if it passed in between (the thread was descheduled that
+/// long): the timer is registered with a deadline still ahead, however loaded the machine.
 async fn spawn_waiter_on_shard_1(
     handle: &ringsteal_rt::RuntimeHandle,
     sleep: &SharedSleep,
+    due: Duration,
 ) -> ringsteal_rt::JoinHandle<Instant> {
     let registered = CancellationToken::new();
     let waiter = {
         let sleep = sleep.clone();
         let registered = registered.clone();
         handle.spawn_with(Placement::Pinned(1), async move {
-            let mut wait = pin!(wait_on(sleep));
-            assert!(poll_fn(|cx| Poll::Ready(wait.as_mut().poll(cx)))
-                .await
-                .is_pending());
+            poll_fn(|cx| {
+                let mut sleep = sleep.lock().unwrap();
+                loop {
+                    sleep.reset(Instant::now() + due);
+                    if sleep.poll_elapsed(cx).is_pending() {
+                        return Poll::Ready(());
+                    }
+                }
+            })
+            .await;
             registered.cancel();
-            wait.await;
+            wait_on(sleep).await;
             Instant::now()
         })
     };
@@ -127,7 +137,8 @@ fn a_reset_from_another_shard_or_thread_wakes_the_waiter_at_the_new_deadline() {
         rt.block_on(async move {
             for from_plain_thread in [false, true] {
                 let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_secs(600))));
-                let waiter = spawn_waiter_on_shard_1(&handle, &sleep).await;
+                let waiter =
+                    spawn_waiter_on_shard_1(&handle, &sleep, Duration::from_secs(600)).await;
                 let deadline = Instant::now() + Duration::from_millis(3);
                 if from_plain_thread {
                     let sleep = sleep.clone();
@@ -150,11 +161,11 @@ fn a_reset_to_a_later_deadline_from_elsewhere_is_never_early() {
     with_every_runtime("remote reset later", 2, |_, rt| {
         let handle = rt.handle();
         rt.block_on(async move {
-            let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_millis(20))));
+            let sleep: SharedSleep = Arc::new(Mutex::new(sleep(Duration::from_secs(600))));
             // `wait_on` checks, under the lock, that the sleep completes only after its
             // deadline as it stands then: the old one if shard 1 was too slow to see the
-            // reset at all, else the new one.
-            let waiter = spawn_waiter_on_shard_1(&handle, &sleep).await;
+            // reset at all, else the new one. Registered on shard 1 due in 20 ms.
+            let waiter = spawn_waiter_on_shard_1(&handle, &sleep, Duration::from_millis(20)).await;
             // Hold the sleep while its old deadline passes, so the old entry is due (and may
             // fire, waking the waiter, which then waits for the lock) before the reset:
             // whichever of the firing and the reset shard 1 sees first, the waiter must

@@ -27,6 +27,8 @@ pub(crate) struct SignalState {
     prev_action: AtomicUsize,
     /// The previous action's `sa_flags` (`SA_SIGINFO` says how to call a function).
     prev_flags: AtomicI32,
+    /// Flags of the previous action that ours keeps (see [`kept_flags`]).
+    kept_flags: AtomicI32,
 }
 
 impl SignalState {
@@ -37,6 +39,7 @@ impl SignalState {
             installed: AtomicBool::new(false),
             prev_action: AtomicUsize::new(libc::SIG_DFL),
             prev_flags: AtomicI32::new(0),
+            kept_flags: AtomicI32::new(0),
         }
     }
 }
@@ -66,7 +69,8 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
     // Published before the handler can run for this signal.
     st.prev_action.store(old.sa_sigaction, SeqCst);
     st.prev_flags.store(old.sa_flags, SeqCst);
-    let ours = our_action();
+    st.kept_flags.store(kept_flags(signum, &old), SeqCst);
+    let ours = our_action(st);
     // SAFETY: installs a valid action whose handler is async-signal-safe.
     if unsafe { libc::sigaction(signum, &ours, std::ptr::null_mut()) } != 0 {
         return Err(io::Error::last_os_error());
@@ -75,15 +79,35 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// The flags of the action `old` that ours must keep, because they change what the kernel
+/// does rather than how the handler is called: for `SIGCHLD`, `SA_NOCLDSTOP` (no signal when
+/// a child stops) and `SA_NOCLDWAIT` (children are reaped by the kernel, never left as
+/// zombies). `SIG_IGN` for `SIGCHLD` means the latter too, and replacing it by a handler
+/// would otherwise turn the kernel's reaping off: every child the program does not wait for
+/// (it counted on not having to) would stay a zombie. With `SA_NOCLDWAIT`, Linux still sends
+/// `SIGCHLD`, so the listener hears every exit.
+fn kept_flags(signum: i32, old: &libc::sigaction) -> i32 {
+    if signum != libc::SIGCHLD {
+        return 0;
+    }
+    let mut kept = old.sa_flags & (libc::SA_NOCLDSTOP | libc::SA_NOCLDWAIT);
+    if old.sa_sigaction == libc::SIG_IGN {
+        kept |= libc::SA_NOCLDWAIT;
+    }
+    kept
+}
+
 /// Our action: the handler, with `siginfo` (to pass on to a previous `SA_SIGINFO` handler),
-/// restarting interrupted system calls, no extra signals blocked while it runs.
-fn our_action() -> libc::sigaction {
+/// restarting interrupted system calls, no extra signals blocked while it runs, and the
+/// flags of the previous action that [`kept_flags`] says to keep.
+fn our_action(st: &SignalState) -> libc::sigaction {
     // SAFETY: all-zero is a valid sigaction; sigemptyset initialises the mask. Both are
     // async-signal-safe (this also runs inside the handler).
     unsafe {
         let mut act: libc::sigaction = std::mem::zeroed();
         act.sa_sigaction = handler as *const () as usize;
-        act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+        act.sa_flags =
+            libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK | st.kept_flags.load(SeqCst);
         libc::sigemptyset(&mut act.sa_mask);
         act
     }
@@ -141,7 +165,7 @@ fn previous_action(
     if listened || default_is_ignore(signum) {
         return;
     }
-    default_action(signum);
+    default_action(signum, st);
 }
 
 /// Signals whose default action is to do nothing.
@@ -156,7 +180,7 @@ fn default_is_ignore(signum: i32) -> bool {
 /// unblocks the signal for this thread and raises it again. Terminating (or core-dumping)
 /// signals end the process here; stopping ones stop it, and once it is continued our handler
 /// is put back.
-fn default_action(signum: i32) {
+fn default_action(signum: i32, st: &SignalState) {
     // SAFETY: sigaction, sigemptyset, sigaddset, pthread_sigmask and raise are
     // async-signal-safe; every struct is a local, initialised before use.
     unsafe {
@@ -171,7 +195,7 @@ fn default_action(signum: i32) {
         libc::raise(signum);
         // Still here: the signal stopped the process, which has been continued. (The mask is
         // restored when the handler returns.)
-        let ours = our_action();
+        let ours = our_action(st);
         libc::sigaction(signum, &ours, std::ptr::null_mut());
     }
 }

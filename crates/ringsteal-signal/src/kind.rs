@@ -56,7 +56,9 @@ impl SignalKind {
     }
 
     /// `SIGCHLD`: a child stopped or exited. (Waiting for children does not need it:
-    /// `ringsteal-process` waits on pidfds.)
+    /// `ringsteal-process` waits on pidfds.) Listening keeps what the previous action asked
+    /// of the kernel: no signal for stops (`SA_NOCLDSTOP`), and children reaped by the
+    /// kernel (`SA_NOCLDWAIT`, or `SIGCHLD` ignored).
     pub const fn child() -> Self {
         Self(libc::SIGCHLD)
     }

@@ -77,7 +77,9 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
 
 /// A listener for one signal, created by [`signal`]. `Send`; its `recv` may be awaited on any
 /// shard of any ringsteal runtime (the wait is a poll of the listener's eventfd through that
-/// shard's ring).
+/// shard's ring), also after it waited somewhere else: the wait moves to the shard that
+/// awaits it, even if the first one no longer runs (shard 0 outside `block_on`, or a runtime
+/// that was dropped).
 #[derive(Debug)]
 pub struct Signal {
     kind: SignalKind,
@@ -117,6 +119,12 @@ impl Signal {
             };
             // No new delivery: wait for the handler's write to this listener's eventfd. A
             // delivery after the load above has written to it already, or will.
+            if self.wait.as_ref().is_some_and(Op::submitted_elsewhere) {
+                // Left on the ring of the shard (or runtime) an earlier `recv` was polled on,
+                // whose completions only that shard reaps, if it ever runs again: wait here
+                // instead. Dropping the poll loses nothing (the counter is what counts).
+                self.wait = None;
+            }
             let wait = self.wait.get_or_insert_with(|| op::poll_readable(&slot.fd));
             match Pin::new(wait).poll(cx) {
                 Poll::Pending => return Poll::Pending,

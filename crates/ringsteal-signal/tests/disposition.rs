@@ -1,7 +1,8 @@
 //! Registering changes nothing it was not asked to: other signals keep their actions, no
 //! signal mask changes (here or in threads started later), a handler installed before keeps
-//! being called, and once the last listener is gone the signal does what it did before
-//! (checked in a child process, since that means dying).
+//! being called, once the last listener is gone the signal does what it did before (checked
+//! in a child process, since that means dying), and listening for `SIGCHLD` keeps the
+//! kernel's reaping and stop reports as the previous action set them (also in a child).
 
 mod common;
 
@@ -175,4 +176,80 @@ fn with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("listened after the stop"));
+}
+
+#[test]
+fn listening_for_sigchld_keeps_the_auto_reaping_that_ignoring_it_asked_for() {
+    if child_role().as_deref() == Some("sigchld-ignored") {
+        // SIG_IGN for SIGCHLD means the kernel reaps children itself: none becomes a zombie.
+        // SAFETY: sets SIGCHLD's action in this child process, which runs only this test.
+        unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+        let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+        rt.block_on(async {
+            let mut chld = signal(SignalKind::child()).unwrap();
+            let child = std::process::Command::new("true").spawn().unwrap();
+            let pid = child.id() as libc::pid_t;
+            // Still told about the exit (Linux sends SIGCHLD with SA_NOCLDWAIT)...
+            chld.recv().await.unwrap();
+            // ...and the child was reaped by the kernel: waitpid finds no child to wait for.
+            // A zombie would be reaped here, and waitpid would return its pid.
+            let mut status = 0;
+            // SAFETY: waits for our own child; `status` is a valid out-pointer.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            let errno = std::io::Error::last_os_error().raw_os_error();
+            assert_eq!(
+                (r, errno),
+                (-1, Some(libc::ECHILD)),
+                "the child was left a zombie for someone to reap"
+            );
+            drop(child);
+        });
+        let (_, flags) = action_of(libc::SIGCHLD);
+        assert_ne!(flags & libc::SA_NOCLDWAIT, 0, "flags {flags:#x}");
+        println!("auto-reaped");
+        return;
+    }
+    let out = run_self_as_child(
+        "listening_for_sigchld_keeps_the_auto_reaping_that_ignoring_it_asked_for",
+        "sigchld-ignored",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("auto-reaped"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn listening_for_sigchld_keeps_sa_nocldstop() {
+    if child_role().as_deref() == Some("nocldstop") {
+        // SAFETY: installs a handler that only touches an atomic, with SA_NOCLDSTOP, in this
+        // child process, which runs only this test.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = earlier_handler as *const () as usize;
+            act.sa_flags = libc::SA_NOCLDSTOP;
+            libc::sigemptyset(&mut act.sa_mask);
+            assert_eq!(
+                libc::sigaction(libc::SIGCHLD, &act, std::ptr::null_mut()),
+                0
+            );
+        }
+        let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+        rt.block_on(async {
+            drop(signal(SignalKind::child()).unwrap());
+        });
+        let (_, flags) = action_of(libc::SIGCHLD);
+        assert_ne!(flags & libc::SA_NOCLDSTOP, 0, "flags {flags:#x}");
+        println!("kept");
+        return;
+    }
+    let out = run_self_as_child("listening_for_sigchld_keeps_sa_nocldstop", "nocldstop");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("kept"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -87,6 +87,9 @@
 //!   buffer traits.
 //! * TCP, UDP and Unix sockets ([`net`], feature `net`) and owned-buffer I/O traits with
 //!   `copy`, `BufReader`, `BufWriter` and length-delimited frames ([`io`]).
+//! * The ecosystem: `futures-io` and `tokio::io` traits over the streams (`io::compat`,
+//!   features `futures-io`, `tokio-io`), hyper 1.x (`ringsteal::hyper`, feature `hyper`),
+//!   and no tokio runtime anywhere.
 //! * Child processes waited for through pidfds (`ringsteal::process`, feature `process`) and
 //!   Unix signals read through the ring (`ringsteal::signal`, feature `signal`).
 //! * [`sync`] (`CancellationToken`), [`task`] (`TaskGroup`, handles), raw cross-shard messages
@@ -102,6 +105,9 @@
 //! | `process` | no | `ringsteal::process`: child processes |
 //! | `signal` | no | `ringsteal::signal`: Unix signals |
 //! | `bytes` | no | owned-buffer impls for `bytes::Bytes` and `BytesMut` |
+//! | `futures-io` | no | `io::compat::PollIo`: `futures_io::AsyncRead`/`AsyncWrite` over the streams |
+//! | `tokio-io` | no | `io::compat::PollIo`: `tokio::io::AsyncRead`/`AsyncWrite` (tokio's traits, no tokio runtime) |
+//! | `hyper` | no | `ringsteal::hyper`: hyper 1.x's `Executor`, `Timer` and `Io` |
 //! | `full` | no | every feature above |
 //!
 //! The runtime, [`time`], [`sync`], [`task`], [`io`], [`op`], [`buf`] and [`uring`] are always
@@ -112,7 +118,8 @@
 //! * The book (`book/src` in the repository) walks through every part with code the tests
 //!   run: getting started, writing a service (accept loop to graceful shutdown), placement
 //!   and stealing, inside the scheduler, time and cancellation, I/O and owned buffers,
-//!   files, networking, processes and signals, io_uring features, performance tuning,
+//!   files, networking, processes and signals, coming from tokio (hyper, axum, rustls and
+//!   tokio's channels with no tokio runtime), io_uring features, performance tuning,
 //!   operations and troubleshooting, benchmarks, status and roadmap.
 //! * `cargo run --release --example tour` shows the runtime on your machine: what the kernel
 //!   supports, placement, stealing, timers, files, messages, cancellation, an HTTP server on
@@ -171,6 +178,23 @@ pub mod net {
 /// [`BufWriter`](io::BufWriter), [`LengthDelimited`](io::LengthDelimited).
 pub mod io {
     pub use ringsteal_rt::io::*;
+
+    /// Poll-based adapters (features `futures-io`, `tokio-io`, `hyper`):
+    /// [`PollIo`](compat::PollIo) gives a stream `futures_io`'s, `tokio::io`'s and
+    /// `hyper::rt`'s read and write traits, on io_uring readiness (see
+    /// [`ringsteal_compat`]).
+    #[cfg(any(feature = "futures-io", feature = "tokio-io", feature = "hyper"))]
+    pub mod compat {
+        pub use ringsteal_compat::PollIo;
+    }
+}
+
+/// hyper 1.x on ringsteal (feature `hyper`): [`Executor`](hyper::Executor),
+/// [`LocalExecutor`](hyper::LocalExecutor), [`Timer`](hyper::Timer) and [`Io`](hyper::Io)
+/// (see [`ringsteal_compat::hyper`]). Always give hyper the timer.
+#[cfg(feature = "hyper")]
+pub mod hyper {
+    pub use ringsteal_compat::hyper::*;
 }
 
 /// Child processes (feature `process`): [`Command`](process::Command) as std's, a
@@ -266,6 +290,9 @@ mod book {
     #[cfg(feature = "net")]
     #[doc = include_str!("../../../book/src/net.md")]
     struct Net;
+    #[cfg(all(feature = "hyper", feature = "tokio-io"))]
+    #[doc = include_str!("../../../book/src/coming-from-tokio.md")]
+    struct ComingFromTokio;
     #[doc = include_str!("../../../book/src/uring-features.md")]
     struct UringFeatures;
     #[doc = include_str!("../../../book/src/tuning.md")]

@@ -18,5 +18,5 @@ mod server;
 
 pub use client::{parse_response_head, Client, ResponseHead};
 pub use request::{parse_request, ParseError, Request, Version, MAX_HEAD};
-pub use response::{reason, Body, Response};
+pub use response::{reason, write_head, Body, Response};
 pub use server::serve;

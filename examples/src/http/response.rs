@@ -128,7 +128,20 @@ pub fn reason(status: u16) -> &'static str {
 /// `Content-Length` (also for a `HEAD` request, whose body is not sent), the handler's
 /// fields, and `Connection: close` when the connection ends after this response (or
 /// `Connection: keep-alive` to an HTTP/1.0 client that asked to keep it).
-pub(crate) fn write_head(out: &mut Vec<u8>, resp: &Response, version: Version, close: bool) {
+///
+/// Public so that a server on another runtime (the benchmarks' tokio, std and raw io_uring
+/// servers) writes exactly the heads [`serve`](super::serve) writes.
+///
+/// ```
+/// use ringsteal_examples::http::{write_head, Response, Version};
+///
+/// let mut out = Vec::new();
+/// write_head(&mut out, &Response::static_text(200, "hi"), Version::Http11, true);
+/// let head = String::from_utf8(out).unwrap();
+/// assert!(head.starts_with("HTTP/1.1 200 OK\r\nDate: "));
+/// assert!(head.ends_with("Content-Length: 2\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"));
+/// ```
+pub fn write_head(out: &mut Vec<u8>, resp: &Response, version: Version, close: bool) {
     let status = resp.status;
     // Writes into a Vec cannot fail.
     let _ = write!(out, "HTTP/1.1 {status} {}\r\nDate: ", reason(status));

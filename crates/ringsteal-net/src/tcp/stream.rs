@@ -167,6 +167,8 @@ impl_async_read!(TcpStream);
 impl_async_read!(&TcpStream);
 impl_async_write!(TcpStream);
 impl_async_write!(&TcpStream);
+impl_poll_source!(TcpStream, read: true, write: true);
+impl_poll_source!(&TcpStream, read: true, write: true);
 
 impl_as_fd!(TcpStream, |s| s.core.fd().as_raw_fd());
 

@@ -95,5 +95,7 @@ impl_async_read!(UnixStream);
 impl_async_read!(&UnixStream);
 impl_async_write!(UnixStream);
 impl_async_write!(&UnixStream);
+impl_poll_source!(UnixStream, read: true, write: true);
+impl_poll_source!(&UnixStream, read: true, write: true);
 
 impl_as_fd!(UnixStream, |s| s.core.fd().as_raw_fd());

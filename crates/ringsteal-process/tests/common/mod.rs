@@ -182,3 +182,14 @@ pub fn cat_held_open(
     let stdout = child.stdout.take();
     (child, stdin, stdout)
 }
+
+/// Polls `fut` once, with the current task's waker: `Pending` leaves it where it was.
+pub async fn poll_once<F: std::future::Future>(
+    fut: std::pin::Pin<&mut F>,
+) -> std::task::Poll<F::Output> {
+    let mut fut = Some(fut);
+    std::future::poll_fn(move |cx| {
+        std::task::Poll::Ready(fut.take().expect("polled once").as_mut().poll(cx))
+    })
+    .await
+}

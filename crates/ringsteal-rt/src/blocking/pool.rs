@@ -11,6 +11,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::shared::config::Config;
 use crate::task::Notified;
+use crate::util::sigmask::SignalMask;
 
 /// What a pool thread needs from the runtime it serves: the pool, and the context the thread
 /// enters so that the closures it runs find their runtime (`RuntimeHandle::current`).
@@ -52,9 +53,14 @@ pub(crate) struct BlockingPool {
     alive: AtomicUsize,
     /// Closures queued or running: a paused clock does not auto-advance past them.
     pending: AtomicUsize,
+    /// The signal mask of the thread that built the runtime: every pool thread takes it,
+    /// not the mask of the thread that happened to start it (see `util/sigmask.rs`).
+    signal_mask: SignalMask,
 }
 
 impl BlockingPool {
+    /// A pool whose threads will run with the calling thread's signal mask: call it on the
+    /// thread that builds the runtime.
     pub(crate) fn new(config: &Config) -> Self {
         Self {
             state: Mutex::new(State {
@@ -74,6 +80,7 @@ impl BlockingPool {
             spawned: AtomicU64::new(0),
             alive: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
+            signal_mask: SignalMask::of_this_thread(),
         }
     }
 
@@ -184,6 +191,7 @@ impl BlockingPool {
 fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
     let _enter = H::enter(host.clone());
     let pool = host.pool();
+    pool.signal_mask.apply_to_this_thread();
     let mut st = pool.state.lock();
     loop {
         if let Some(task) = st.queue.pop_front() {

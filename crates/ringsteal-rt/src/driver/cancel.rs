@@ -36,7 +36,7 @@ use std::os::fd::RawFd;
 use ringsteal_uring::abi::{IORING_ASYNC_CANCEL_FD, IORING_ASYNC_CANCEL_USERDATA};
 use ringsteal_uring::{io_uring_sqe, opcode};
 
-use super::user_data::{pointer, TAG_CANCEL, TAG_EVENTFD, TAG_IGNORE, TAG_OP};
+use super::user_data::{pointer, TAG_CANCEL, TAG_IGNORE, TAG_OP};
 use super::Driver;
 use crate::op::raw::{release, OpHeader};
 use crate::stats::ShardCounters;
@@ -200,21 +200,16 @@ impl Driver {
         }
     }
 
-    /// Shutdown: queues cancels for everything in flight on this ring and stops re-arming
-    /// the eventfd read. The caller then submits and reaps until
-    /// [`is_quiescent`](Self::is_quiescent) (or its deadline), pushing the op cancels that
-    /// destructors queue meanwhile: without `CANCEL_ANY` nothing else ends those ops.
+    /// Shutdown: queues cancels for everything in flight on this ring. From here on the
+    /// eventfd read is re-armed only by the drain's waits, for as long as op completions are
+    /// owed, and then cancelled ([`drain_wait`](Self::drain_wait)). The caller submits and
+    /// reaps until [`is_quiescent`](Self::is_quiescent) (or its deadline), pushing the op
+    /// cancels that destructors and other threads queue meanwhile: without `CANCEL_ANY`
+    /// nothing else ends those ops.
     pub(crate) fn cancel_all(&mut self, counters: &ShardCounters) {
         self.draining = true;
-        // The armed eventfd read is cancelled by its exact `user_data`, which every kernel
-        // supports: the cancel-all below needs `IORING_ASYNC_CANCEL_ANY` (5.19) and fails with
-        // `EINVAL` on older kernels, which would leave the read armed until the deadline. (If
-        // the cancel-all ends the read first, this one finds nothing: `ENOENT`, ignored.)
-        if self.eventfd.as_ref().is_some_and(|e| e.armed) {
-            let sqe = opcode::cancel(TAG_EVENTFD, 0).with_user_data(TAG_IGNORE);
-            // SAFETY: a cancel references no memory.
-            let _ = unsafe { self.push(std::slice::from_ref(&sqe), counters) };
-        }
+        // The cancel-all needs `IORING_ASYNC_CANCEL_ANY` (5.19); older kernels fail it with
+        // `EINVAL`, and only the ops' own cancels end them. It ends the eventfd read too.
         if self.cancel_any {
             let sqe = opcode::cancel_all().with_user_data(TAG_IGNORE);
             // SAFETY: a cancel references no memory.

@@ -28,6 +28,7 @@ struct FdCell {
 const FD_CELL: &OpVTable = &OpVTable {
     free: free_fd_cell,
     more: no_more,
+    end: None,
     cancel_fd: fd_of,
 };
 
@@ -143,7 +144,7 @@ fn a_stream_request_one_cancel_of_the_pair_finds_is_cancelled_without_a_retry() 
     let cqes = run_until_quiet(&mut d, 3, &c);
     assert_eq!(cqes, 3, "the poll and the two cancels, no retry");
     assert!(header.is_complete());
-    assert_eq!(header.first_result().0, -libc::ECANCELED);
+    assert_eq!(header.results()[0].0, -libc::ECANCELED);
     assert_eq!(frees.load(SeqCst), 0);
     // SAFETY: our reference, the last.
     unsafe { release(op) };

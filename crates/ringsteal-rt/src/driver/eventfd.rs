@@ -10,7 +10,7 @@ use std::ptr::NonNull;
 
 use ringsteal_uring::opcode;
 
-use super::user_data::TAG_EVENTFD;
+use super::user_data::{TAG_EVENTFD, TAG_IGNORE};
 use super::Driver;
 use crate::stats::ShardCounters;
 
@@ -22,6 +22,8 @@ pub(crate) struct EventFd {
     buf: NonNull<u64>,
     /// A read into `buf` may be in flight.
     pub(crate) armed: bool,
+    /// Shutdown drain: a cancel of the armed read was submitted.
+    cancelling: bool,
 }
 
 // SAFETY: `buf` is owned like a `Box<u64>` (which is Send); the kernel's use of it is what
@@ -41,6 +43,7 @@ impl EventFd {
             fd,
             buf: NonNull::from(Box::leak(Box::new(0u64))),
             armed: false,
+            cancelling: false,
         })
     }
 
@@ -73,6 +76,31 @@ impl Driver {
         if self.draining {
             return;
         }
+        self.push_eventfd_read();
+    }
+
+    /// Shutdown drain, before it waits: while op completions are still owed, keeps the read
+    /// armed, so that a doorbell (a cancel another thread asks for) ends the wait; once none
+    /// is, cancels it (by its exact `user_data`, which every kernel supports), so the wait
+    /// ends with its CQE and nothing of the eventfd is left to the kernel.
+    pub(super) fn eventfd_for_drain(&mut self, counters: &ShardCounters) {
+        let Some(efd) = self.eventfd.as_ref() else {
+            return;
+        };
+        if self.in_flight > 0 {
+            self.push_eventfd_read();
+        } else if efd.armed && !efd.cancelling {
+            let sqe = opcode::cancel(TAG_EVENTFD, 0).with_user_data(TAG_IGNORE);
+            // SAFETY: a cancel references no memory.
+            let pushed = unsafe { self.push(std::slice::from_ref(&sqe), counters) }.is_ok();
+            if let Some(efd) = self.eventfd.as_mut() {
+                efd.cancelling = pushed;
+            }
+        }
+    }
+
+    /// Pushes the eventfd read, if there is an eventfd and no read is armed.
+    fn push_eventfd_read(&mut self) {
         let Some(efd) = self.eventfd.as_mut() else {
             return;
         };
@@ -88,10 +116,11 @@ impl Driver {
     }
 
     /// The armed read completed: a doorbell woke us (re-arm), or, shutting down, the read was
-    /// cancelled (leave it).
+    /// cancelled or rang (leave it: the drain re-arms it while it needs it).
     pub(super) fn eventfd_read_completed(&mut self, counters: &ShardCounters) {
         if let Some(efd) = self.eventfd.as_mut() {
             efd.armed = false;
+            efd.cancelling = false;
         }
         if !self.draining {
             counters.eventfd_wakes.incr();

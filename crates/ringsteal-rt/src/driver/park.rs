@@ -55,9 +55,12 @@ impl Driver {
             .add(u64::from(before.saturating_sub(self.ring.sq_pending())));
     }
 
-    /// Shutdown drain: submits what is queued and waits up to `timeout` for one CQE, with no
-    /// eventfd or backlog bookkeeping (the drain submits and reaps itself each round).
-    pub(crate) fn wait_for_completion(&mut self, timeout: Duration) {
+    /// Shutdown drain: submits what is queued and waits up to `timeout` for one CQE (no
+    /// backlog bookkeeping: the drain submits and reaps itself each round). While op
+    /// completions are owed the eventfd read is armed first, so an eventfd doorbell ends the
+    /// wait; once none is, the read is cancelled instead, and its CQE ends the wait.
+    pub(crate) fn drain_wait(&mut self, timeout: Duration, counters: &ShardCounters) {
+        self.eventfd_for_drain(counters);
         let _ = self.ring.submit_and_wait_timeout(1, Some(timeout));
     }
 }

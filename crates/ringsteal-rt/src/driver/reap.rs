@@ -21,6 +21,7 @@ use super::user_data::*;
 use super::{Driver, Reaped};
 use crate::op::raw::{release, OpHeader};
 use crate::stats::ShardCounters;
+use crate::util::wake_later::collecting;
 
 impl Driver {
     /// True if CQEs are ready or the kernel holds completion work back until we enter.
@@ -31,6 +32,15 @@ impl Driver {
     /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
     /// Returns the number of CQEs seen.
     pub(crate) fn reap(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
+        // Cells freed here may wake wakers (a provided buffer back in its ring un-stalls a
+        // stream): they join the wakers of the completed ops, woken after the reap.
+        let mut later = Vec::new();
+        let total = collecting(&mut later, || self.reap_now(out, counters));
+        out.wakers.append(&mut later);
+        total
+    }
+
+    fn reap_now(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
         // One read of the flags word for both questions (the usual answer is no to both).
         let flags = self.ring.sq_flags();
         if flags & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0 {
@@ -105,7 +115,10 @@ impl Driver {
         }
         self.in_flight -= 1;
         if tag != TAG_CANCEL {
-            // SAFETY: the cell is alive: this CQE's SQE holds a reference on it.
+            // SAFETY: the cell is alive: this CQE's SQE holds a reference on it; this is the
+            // SQE's last CQE, reaped once.
+            unsafe { OpHeader::end(op, tag as usize, cqe.res, cqe.flags) };
+            // SAFETY: as above.
             let done = unsafe { op.as_ref() }.complete(tag as usize, cqe.res, cqe.flags);
             if let Some(waker) = done {
                 counters.ops_completed.incr();

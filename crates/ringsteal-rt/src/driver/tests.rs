@@ -75,7 +75,7 @@ fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
         }
         let now = Instant::now();
         assert!(now < deadline, "the drain did not complete");
-        d.wait_for_completion(deadline - now);
+        d.drain_wait(deadline - now, c);
     }
 }
 

@@ -93,6 +93,50 @@ impl Lane {
         })
     }
 
+    /// Runs `f` under the lane's lock if no request holds the lane; pending otherwise, with
+    /// `cx` registered to be woken when the holder lets go. For a poll-based read or write
+    /// (ADR-0014), which needs the lane for one non-blocking system call only: run inside
+    /// `f`, that call cannot be overtaken or split by an owned-buffer request (one of those
+    /// waits for the lock), and it costs one lock instead of taking and freeing the lane.
+    /// `f` gets the lane's [`Leftover`], to serve what an abandoned read kept first.
+    ///
+    /// `f` must be short and must not block or touch this lane: other threads wait for it.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    /// use std::sync::Arc;
+    /// use std::task::{Context, Poll, Wake, Waker};
+    ///
+    /// struct Ignore;
+    /// impl Wake for Ignore {
+    ///     fn wake(self: Arc<Self>) {}
+    /// }
+    /// let waker = Waker::from(Arc::new(Ignore));
+    /// let mut cx = Context::from_waker(&waker);
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// lane.try_acquire().unwrap().unread(b"kept");
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 8];
+    /// let taken = lane.poll_free(&mut cx, |leftover| leftover.take_into(&mut dst));
+    /// assert_eq!(taken, Poll::Ready(4));
+    /// let held = lane.try_acquire().unwrap();
+    /// assert!(lane.poll_free(&mut cx, |_| ()).is_pending(), "a request holds the lane");
+    /// drop(held);
+    /// ```
+    pub fn poll_free<R>(
+        &self,
+        cx: &mut Context<'_>,
+        f: impl FnOnce(&mut Leftover<'_>) -> R,
+    ) -> Poll<R> {
+        let mut st = self.inner.lock();
+        if st.held {
+            if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                st.waiters.push(cx.waker().clone());
+            }
+            return Poll::Pending;
+        }
+        Poll::Ready(f(&mut Leftover { st: &mut st }))
+    }
+
     /// True if an abandoned read left bytes that the next read will return.
     pub fn has_leftover(&self) -> bool {
         !self.inner.lock().pending().is_empty()
@@ -110,6 +154,43 @@ impl std::fmt::Debug for Lane {
         f.debug_struct("Lane")
             .field("held", &st.held)
             .field("leftover", &st.pending().len())
+            .finish()
+    }
+}
+
+/// The bytes an abandoned read of a lane kept, seen under the lane's lock
+/// ([`Lane::poll_free`]).
+///
+/// ```
+/// use std::mem::MaybeUninit;
+/// use std::sync::Arc;
+/// use std::task::{Context, Poll, Wake, Waker};
+///
+/// struct Ignore;
+/// impl Wake for Ignore {
+///     fn wake(self: Arc<Self>) {}
+/// }
+/// let waker = Waker::from(Arc::new(Ignore));
+/// let lane = ringsteal_rt::io::Lane::new();
+/// let mut dst = [MaybeUninit::<u8>::uninit(); 8];
+/// let none = lane.poll_free(&mut Context::from_waker(&waker), |l| l.take_into(&mut dst));
+/// assert_eq!(none, Poll::Ready(0), "nothing kept");
+/// ```
+pub struct Leftover<'a> {
+    st: &'a mut State,
+}
+
+impl Leftover<'_> {
+    /// Moves kept bytes into `dst`, as a read would; how many (0: nothing kept).
+    pub fn take_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+        take_into(self.st, dst)
+    }
+}
+
+impl std::fmt::Debug for Leftover<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Leftover")
+            .field("len", &self.st.pending().len())
             .finish()
     }
 }
@@ -201,6 +282,23 @@ impl LaneGuard {
         (n, buf)
     }
 
+    /// Moves leftover bytes into `dst` (a borrowed, possibly uninitialised slice, as a
+    /// poll-based read gets), as a read would; returns how many (0: no leftover). One lock.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    ///
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.unread(b"abc");
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 2];
+    /// assert_eq!(guard.take_leftover_into(&mut dst), 2);
+    /// assert!(guard.has_leftover(), "one byte is still kept");
+    /// ```
+    pub fn take_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+        take_into(&mut self.lane.lock(), dst)
+    }
+
     /// Moves leftover bytes into `bufs` in order, as a vectored read would.
     pub fn take_leftover_vectored<B: IoVecBufMut>(&mut self, mut bufs: B) -> (usize, B) {
         let mut st = self.lane.lock();
@@ -271,6 +369,21 @@ impl LaneGuard {
     }
 }
 
+/// Moves leftover bytes of `st` into `dst`; how many.
+fn take_into(st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+    let n = st.pending().len().min(dst.len());
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: `dst` is valid for writes of its length >= n and is a borrow the caller holds,
+    // so it cannot overlap the lane's own Vec; MaybeUninit<u8> has u8's layout.
+    unsafe {
+        std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
+    };
+    st.consume(n);
+    n
+}
+
 impl Drop for LaneGuard {
     fn drop(&mut self) {
         let waiters = {
@@ -323,6 +436,26 @@ mod tests {
     }
 
     #[test]
+    fn poll_free_runs_only_while_no_request_holds_the_lane_and_waits_for_it_otherwise() {
+        let lane = Lane::new();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut held = lane.try_acquire().unwrap();
+        held.unread(b"kept");
+        let mut ran = false;
+        assert!(lane.poll_free(&mut cx, |_| ran = true).is_pending());
+        assert!(!ran, "nothing runs while a request holds the lane");
+        drop(held);
+        assert!(wakes.0.load(Ordering::SeqCst) >= 1, "woken when it lets go");
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 3];
+        let taken = lane.poll_free(&mut cx, |leftover| leftover.take_into(&mut dst));
+        assert_eq!(taken, Poll::Ready(3));
+        assert!(lane.has_leftover(), "one byte is still kept");
+        assert!(!lane.is_held(), "the lane was never taken");
+    }
+
+    #[test]
     fn leftover_is_served_in_order_across_reads() {
         let lane = Lane::new();
         let mut g = lane.try_acquire().unwrap();
@@ -366,6 +499,21 @@ mod tests {
         let (n, bufs) = g.take_leftover_vectored(bufs);
         assert_eq!(n, 7);
         assert_eq!(bufs, [&b"ab"[..], &b"cde"[..], &b"fg"[..]]);
+    }
+
+    #[test]
+    fn a_take_into_a_borrowed_slice_consumes_only_what_fits() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 3];
+        assert_eq!(g.take_leftover_into(&mut dst), 0, "nothing kept yet");
+        g.unread(b"hello");
+        assert_eq!(g.take_leftover_into(&mut dst), 3);
+        // SAFETY: the three bytes were just written.
+        let got: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+        assert_eq!(got, b"hel");
+        let (n, rest) = g.take_leftover(Vec::with_capacity(8));
+        assert_eq!(&rest[..n], b"lo");
     }
 
     #[test]

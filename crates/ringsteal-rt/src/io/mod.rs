@@ -1,7 +1,9 @@
 //! Owned-buffer I/O: the traits every ringsteal byte stream implements
 //! ([`AsyncReadOwned`], [`AsyncWriteOwned`]), helpers over them ([`copy`], [`BufReader`],
 //! [`BufWriter`], [`LengthDelimited`]), and the [`Lane`] machinery that keeps a stream's
-//! bytes in order when a read or write future is dropped mid-flight ([`InLane`]).
+//! bytes in order when a read or write future is dropped mid-flight ([`InLane`]), and
+//! [`PollStream`], poll-based reads and writes with borrowed buffers driven by io_uring
+//! readiness (what the `futures-io`, `tokio::io` and `hyper` adapters stand on).
 //!
 //! Implemented by `ringsteal::net`'s TCP and Unix streams and their halves, `ringsteal::fs`'s
 //! `File` (reading and writing at its position), `&[u8]` (a source) and `Vec<u8>` (a sink);
@@ -14,6 +16,7 @@ mod framed;
 mod in_lane;
 mod lane;
 mod memory;
+mod poll;
 mod provided;
 #[cfg(test)]
 mod test_util;
@@ -24,5 +27,6 @@ pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
 pub use in_lane::{InLane, LaneOutput};
-pub use lane::{Acquire, Lane, LaneGuard};
+pub use lane::{Acquire, Lane, LaneGuard, Leftover};
+pub use poll::{PollParts, PollSource, PollStream, Readiness};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

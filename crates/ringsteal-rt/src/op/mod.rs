@@ -36,7 +36,7 @@ mod stream;
 pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
 pub use net::*;
-pub use poll::{poll_readable, PollReadable};
+pub use poll::{poll_add, poll_readable, PollAdd, PollReadable};
 pub use process::*;
 pub use send_zc::{send_zc, SendZc};
 pub use stream::*;
@@ -46,6 +46,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -203,6 +204,53 @@ impl<T: Operation> Op<T> {
     pub fn force_async(mut self) -> Self {
         self.force_async = true;
         self
+    }
+
+    /// True if this thread runs a ringsteal shard and the op was submitted to another one (of
+    /// this runtime or of another): its completion is reaped, and its waker woken, only when
+    /// that shard runs, which for shard 0 is only inside `block_on`, and never again once its
+    /// runtime has shut down (which cancels the op). False before the first poll, and on a
+    /// thread that is no shard.
+    ///
+    /// An op whose result nothing depends on (a poll for readiness, say) can then be dropped
+    /// and made again here, so that it completes where it is awaited. Dropping it cancels it
+    /// on its own shard; whatever it did there is lost.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+    /// let (rx, _tx) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// let fd = ringsteal_rt::op::SharedFd::new(rx.into());
+    /// let mut poll = ringsteal_rt::op::poll_readable(&fd);
+    /// rt.block_on(async {
+    ///     assert!(!poll.submitted_elsewhere(), "not submitted yet");
+    ///     // One poll submits it, to this shard's ring.
+    ///     std::future::poll_fn(|cx| {
+    ///         assert!(std::pin::Pin::new(&mut poll).poll(cx).is_pending());
+    ///         std::task::Poll::Ready(())
+    ///     })
+    ///     .await;
+    ///     assert!(!poll.submitted_elsewhere(), "on this shard's ring");
+    ///     let poll = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+    ///         let elsewhere = poll.submitted_elsewhere();
+    ///         (poll, elsewhere)
+    ///     });
+    ///     assert!(poll.await.unwrap().1, "shard 1 did not submit it");
+    /// });
+    /// # use std::future::Future;
+    /// ```
+    pub fn submitted_elsewhere(&self) -> bool {
+        let State::Submitted(cell) = self.state else {
+            return false;
+        };
+        // SAFETY: the future's reference keeps the cell alive; `shard` never changes.
+        let shard = unsafe { (*cell.as_ptr()).header.shard } as usize;
+        let runtime = self.runtime.as_ref().map(SchedHandle::shared);
+        context::with_shard(|cur| {
+            cur.is_some_and(|s| {
+                s.index != shard
+                    || !runtime.is_some_and(|r| std::ptr::eq(r, Arc::as_ptr(&s.shared)))
+            })
+        })
     }
 
     fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {
@@ -536,5 +584,77 @@ pub(crate) mod tests {
         assert_eq!(flags(&sqes[..n]), [IOSQE_IO_LINK, IOSQE_IO_LINK, 0]);
         let (sqes, n) = assembled(Sqes::One(opcode::nop()), false, None);
         assert_eq!(flags(&sqes[..n]), [0]);
+    }
+}
+
+#[cfg(test)]
+mod late_cancel_tests {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// An op that waits until its descriptor is readable, and says when its data is dropped.
+    struct Watched {
+        fd: SharedFd,
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl Drop for Watched {
+        fn drop(&mut self) {
+            self.dropped.store(true, SeqCst);
+        }
+    }
+
+    // SAFETY: a poll references no memory; the op holds the descriptor until its CQE.
+    unsafe impl Operation for Watched {
+        type Output = ();
+        fn prepare(&mut self) -> Sqes {
+            Sqes::One(opcode::poll_add(
+                self.fd.as_raw_fd(),
+                libc::POLLIN as u32,
+                false,
+            ))
+        }
+        fn complete(self, _: &[(i32, u32)]) {}
+        fn fail(self, _: io::Error) {}
+    }
+
+    /// `Op::drop` reads that its op is not complete and asks for a cancel. If meanwhile the
+    /// shard completes the op, finishes its drain and the runtime sweeps its queues, the
+    /// cancel is queued where nobody looks any more: it must still give its reference up (as
+    /// the sweep does), or the op, with its buffer and descriptor, is never freed. Here the
+    /// runtime is gone before the cancel is asked for, which is where that race ends.
+    #[test]
+    fn a_cancel_queued_after_the_final_sweep_gives_its_reference_up() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let (rx, _tx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut op = Op::new(Watched {
+            fd: SharedFd::new(rx.into()),
+            dropped: dropped.clone(),
+        });
+        let rt = crate::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(std::future::poll_fn(|cx| {
+            let polled = Pin::new(&mut op).poll(cx);
+            assert!(polled.is_pending(), "nobody writes: the poll waits");
+            Poll::Ready(())
+        }));
+        // The shutdown cancels the poll and reaps its CQE: the op is complete, and only the
+        // future's reference is left. Then the final sweep.
+        drop(rt);
+        let State::Submitted(cell) = op.state else {
+            panic!("the op was submitted");
+        };
+        // SAFETY: the future's reference keeps the cell alive.
+        assert!(unsafe { cell.as_ref() }.header.is_complete());
+        // What `Op::drop` does after it found the op incomplete: the cancel, then its own
+        // reference. (`op.state` is left as it is, so the drop below gives that up.)
+        cancel(cell.cast(), op.runtime.as_ref());
+        drop(op);
+        assert!(
+            dropped.load(SeqCst),
+            "a cancel queued after the sweep kept the op, its data and its descriptor alive"
+        );
     }
 }

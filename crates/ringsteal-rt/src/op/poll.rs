@@ -1,6 +1,7 @@
-//! `IORING_OP_POLL_ADD`, one-shot: wait until a descriptor is readable, without reading.
-//! Used for what has no read to wait with (a pidfd turns readable when its process exits) and
-//! where a read would consume what another waiter needs (a shared eventfd).
+//! `IORING_OP_POLL_ADD`, one-shot: wait until a descriptor is readable (or writable),
+//! without reading or writing. Used for what has no read to wait with (a pidfd turns readable
+//! when its process exits), where a read would consume what another waiter needs (a shared
+//! eventfd), and by the readiness path of poll-based I/O (`io/readiness.rs`, ADR-0014).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -52,6 +53,50 @@ unsafe impl Operation for PollReadable {
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         cqe_result(results[0].0).map(drop)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        Err(err)
+    }
+}
+
+/// Completes once `fd` is ready for any of `events` (`libc::POLLIN`, `libc::POLLOUT`, ...;
+/// `POLLERR` and `POLLHUP` are always reported) and yields the events that were ready
+/// (`revents`). One-shot: one wait, one completion. Touches no memory.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let a = ringsteal_rt::op::SharedFd::new(a.into());
+/// // An empty socket with room in its send buffer is writable at once.
+/// let revents = rt.block_on(ringsteal_rt::op::poll_add(&a, libc::POLLOUT as u32)).unwrap();
+/// assert_ne!(revents & libc::POLLOUT as u32, 0);
+/// ```
+pub fn poll_add(fd: &SharedFd, events: u32) -> Op<PollAdd> {
+    Op::new(PollAdd {
+        fd: fd.clone(),
+        events,
+    })
+}
+
+/// The operation of [`poll_add`].
+#[derive(Debug)]
+pub struct PollAdd {
+    fd: SharedFd,
+    events: u32,
+}
+
+// SAFETY: a poll references no memory; the op holds the descriptor open until its CQE. A
+// one-shot POLL_ADD posts exactly one CQE.
+unsafe impl Operation for PollAdd {
+    type Output = io::Result<u32>;
+
+    fn prepare(&mut self) -> Sqes {
+        Sqes::One(opcode::poll_add(self.fd.as_raw_fd(), self.events, false))
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        cqe_result(results[0].0)
     }
 
     fn fail(self, err: io::Error) -> Self::Output {

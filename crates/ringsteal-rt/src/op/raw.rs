@@ -18,7 +18,8 @@
 //! The header is shared by every kind of cell: an [`OpCell`] (an [`Operation`], which
 //! completes once) and a stream cell (`op/stream/cell.rs`, which delivers a queue of results).
 //! What differs between them is reached through the header's [`OpVTable`]: how to free the
-//! cell, what a CQE with `IORING_CQE_F_MORE` means, and how a cancel should find the request.
+//! cell, what a CQE with `IORING_CQE_F_MORE` means, what the last CQE becomes, and how a
+//! cancel should find the request.
 //!
 //! May not: submit anything (the future and the driver do).
 
@@ -69,6 +70,9 @@ pub(crate) struct OpHeader {
     vtable: &'static OpVTable,
 }
 
+/// [`OpVTable::end`]: the cell, the SQE's index, and the CQE's `res` and `flags`.
+pub(crate) type EndFn = unsafe fn(NonNull<OpHeader>, usize, i32, u32);
+
 /// The operations of one kind of cell. Each function receives the header of a live cell of
 /// that kind.
 pub(crate) struct OpVTable {
@@ -77,6 +81,11 @@ pub(crate) struct OpVTable {
     /// Driver side: a CQE of SQE `index` with `IORING_CQE_F_MORE` (more CQEs of that SQE
     /// follow): records it, and pushes any waker to wake into the vector.
     pub(crate) more: unsafe fn(NonNull<OpHeader>, usize, i32, u32, &mut Vec<Waker>),
+    /// Driver side: the last CQE of SQE `index` (one without `IORING_CQE_F_MORE`), just
+    /// before it is recorded and may complete the op: a stream turns it into its last item
+    /// here, on the submitting shard, so what it names (a provided buffer) is owned while
+    /// its group is registered. `None` for cells that only record it.
+    pub(crate) end: Option<EndFn>,
     /// The descriptor the request is on, if a cancel should also look for it by descriptor
     /// (`IORING_ASYNC_CANCEL_FD`): multishot requests. Each aim at such a cell's request is
     /// then a pair of cancels judged as one attempt (`driver/cancel.rs`); the kinds that
@@ -104,6 +113,7 @@ impl<T: Operation> OpCell<T> {
     const VTABLE: &'static OpVTable = &OpVTable {
         free: free::<T>,
         more: keep_in_slot,
+        end: None,
         cancel_fd: no_cancel_fd,
     };
 
@@ -198,6 +208,21 @@ impl OpHeader {
     ) {
         // SAFETY: forwarded from the caller.
         unsafe { (op.as_ref().vtable.more)(op, index, res, flags, wakers) }
+    }
+
+    /// Driver side: the last CQE of SQE `index` of the op at `op`, before
+    /// [`complete`](Self::complete) records it (see [`OpVTable::end`]).
+    ///
+    /// # Safety
+    /// `op` is a live cell, the SQE's reference is still held, and this is that SQE's last
+    /// CQE, passed once.
+    #[inline]
+    pub(crate) unsafe fn end(op: NonNull<OpHeader>, index: usize, res: i32, flags: u32) {
+        // SAFETY: forwarded from the caller.
+        if let Some(end) = unsafe { op.as_ref() }.vtable.end {
+            // SAFETY: forwarded from the caller.
+            unsafe { end(op, index, res, flags) }
+        }
     }
 
     /// The descriptor a cancel of the op at `op` should also match (see

@@ -22,7 +22,6 @@ use crate::driver::RingMode;
 use crate::features::KernelFeatures;
 use crate::shard::context::{self, ShardGuard};
 use crate::shard::{sched, Shard};
-use crate::shared::remote::RemoteCmd;
 use crate::shared::Shared;
 use crate::util::{affinity, drain_queue};
 
@@ -211,13 +210,7 @@ fn final_sweep(shared: &Shared) {
         for q in [&remote.inbox, &remote.stealable] {
             drain_queue(q, drop);
         }
-        drain_queue(&remote.cmds, |cmd| match cmd {
-            // The op's shard has drained its ring, so the op completed; drop the reference
-            // that was meant for the cancel.
-            // SAFETY: the command owned one reference on the op.
-            RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
-            RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
-        });
+        remote.release_cmds();
         drain_queue(&remote.messages, drop);
     }
     drain_queue(&shared.injector, drop);

@@ -19,12 +19,14 @@ use crate::op::raw::OpHeader;
 use crate::shared::remote::RemoteCmd;
 use crate::shared::Shared;
 use crate::time::wheel::{TimerKey, Wheel};
+use crate::util::wake_later::collecting;
 use crate::util::{contain_panic, drain_queue};
 
 /// Runs `here` if the current thread is shard `shard` of `shared`'s runtime, and `here`
 /// manages (it returns false when the state it needs is borrowed up the stack: a drop
 /// running inside a driver or wheel operation). Otherwise queues `cmd()` for that shard and
-/// rings it, so a parked shard acts on it now rather than at its next wake.
+/// rings it, so a parked shard acts on it now rather than at its next wake; past the
+/// runtime's final sweep, nobody will, and the command is given up at once instead.
 pub(crate) fn run_here_or_send(
     shared: &Shared,
     shard: usize,
@@ -38,6 +40,7 @@ pub(crate) fn run_here_or_send(
     if !done {
         shared.shards[shard].cmds.push(cmd());
         shared.notify(shard);
+        shared.sweep_cmds_if_shut_down(shard);
     }
 }
 
@@ -88,7 +91,14 @@ impl Shard {
     }
 
     fn cancel_op(&self, mut driver: RefMut<'_, Driver>, op: NonNull<OpHeader>) {
-        driver.push_cancel(op, self.counters());
+        // The cancel's reference may be the op's last (it completed since the cancel was
+        // asked for): freeing it may wake wakers, which wait until the driver is released.
+        let mut later = Vec::new();
+        collecting(&mut later, || driver.push_cancel(op, self.counters()));
+        drop(driver);
+        for w in later {
+            contain_panic(|| w.wake());
+        }
     }
 
     /// Also used at shutdown, where every timer command becomes a removal.

@@ -2,6 +2,11 @@
 //! deadline, for the completions that free op memory (ADR-0003: a cell is freed by its last
 //! CQE). What does not complete in time is leaked, never freed under the kernel.
 //!
+//! Cancels other threads ask for meanwhile (an op dropped elsewhere: without `CANCEL_ANY`
+//! nothing else ends it) are carried out as they come: the drain sleeps as a parked shard
+//! does, `sleeping` published and the command queue re-checked first, so their doorbell
+//! wakes it (the driver keeps the eventfd read armed while op completions are owed).
+//!
 //! Part of shutting down (`shutdown.rs`); the driver supplies the primitives (cancel all,
 //! submit, reap, wait) and stays the only owner of the ring.
 
@@ -9,12 +14,14 @@ use std::time::Instant;
 
 use super::Shard;
 use crate::driver::Reaped;
+use crate::util::wake_later::collecting;
 
 impl Shard {
     /// Returns true if nothing the kernel could write is left in flight. Wakers of ops that
     /// completed meanwhile are left in `reaped` for the caller.
     pub(super) fn drain_ring(&self, deadline: Instant, reaped: &mut Reaped) -> bool {
         let counters = self.counters();
+        let remote = self.remote();
         let mut driver = self.driver.borrow_mut();
         driver.cancel_all(counters);
         loop {
@@ -31,17 +38,37 @@ impl Shard {
                 return false;
             }
             // Cancels queued meanwhile (an op dropped by a destructor the reap just ran finds
-            // the driver borrowed and queues its cancel) go in before waiting: the completions
-            // the wait is for may depend on them, and without `CANCEL_ANY` nothing else would
-            // end those ops.
-            let mut queued = false;
-            while let Some(op) = self.next_queued_cancel() {
-                driver.push_cancel(op, counters);
-                queued = true;
+            // the driver borrowed and queues its cancel; one dropped on another thread sends
+            // it) go in before waiting: the completions the wait is for may depend on them,
+            // and without `CANCEL_ANY` nothing else would end those ops.
+            if self.push_queued_cancels(&mut driver, reaped) {
+                continue;
             }
-            if !queued {
-                driver.wait_for_completion(deadline - now);
+            // Doorbells this shard owes others (a cancel a destructor here asked of another
+            // shard) go out now, through their eventfds: the driver is borrowed.
+            self.flush_pending_doorbells();
+            // Sleep as a parked shard does: publish, re-check, wait. A cancel sent after the
+            // re-check finds `sleeping` and rings the doorbell, which ends the wait.
+            remote.prepare_sleep();
+            if self.push_queued_cancels(&mut driver, reaped) {
+                remote.wake_up();
+                continue;
             }
+            driver.drain_wait(deadline - now, counters);
+            remote.wake_up();
         }
+    }
+
+    /// Pushes the op cancels queued for this shard; true if there were any. Wakes that
+    /// freeing an op asks for meanwhile go into `reaped`, for after the drain.
+    fn push_queued_cancels(&self, driver: &mut crate::driver::Driver, reaped: &mut Reaped) -> bool {
+        let mut queued = false;
+        while let Some(op) = self.next_queued_cancel() {
+            collecting(&mut reaped.wakers, || {
+                driver.push_cancel(op, self.counters())
+            });
+            queued = true;
+        }
+        queued
     }
 }

@@ -11,6 +11,7 @@ use super::Shard;
 use crate::op::raw::OpHeader;
 use crate::shared::remote::RemoteCmd;
 use crate::task;
+use crate::util::wake_later::collecting;
 use crate::util::{contain_panic, drain_queue, retry_steal};
 
 impl Shard {
@@ -88,7 +89,13 @@ impl Shard {
                 // SAFETY: the command owned one reference on the op.
                 unsafe { crate::op::raw::release(op) }
             } else {
-                self.driver.borrow_mut().push_cancel(op, self.counters())
+                let mut later = Vec::new();
+                collecting(&mut later, || {
+                    self.driver.borrow_mut().push_cancel(op, self.counters())
+                });
+                for w in later {
+                    contain_panic(|| w.wake());
+                }
             }
         }
     }

@@ -167,4 +167,17 @@ impl Shared {
         }
         drain_queue(queue, drop);
     }
+
+    /// After a thread queued a command for `shard` (an op cancel, say): if the final sweep
+    /// has begun, it may be past that queue already, and nobody would ever take the command:
+    /// a cancel would keep its reference, and the op, with its buffer and descriptor, would
+    /// never be freed. So give up what is queued there now, as the sweep does
+    /// ([`RemoteShard::release_cmds`]). As in `sweep_if_shut_down`, either this sees `swept`
+    /// or the sweep sees the command.
+    pub(crate) fn sweep_cmds_if_shut_down(&self, shard: usize) {
+        std::sync::atomic::fence(SeqCst);
+        if self.swept.load(SeqCst) {
+            self.shards[shard].release_cmds();
+        }
+    }
 }

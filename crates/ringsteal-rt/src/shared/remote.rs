@@ -34,6 +34,7 @@ use crate::driver::user_data::TAG_DOORBELL;
 use crate::op::raw::OpHeader;
 use crate::stats::ShardCounters;
 use crate::task::Notified;
+use crate::util::drain_queue;
 
 /// A request another thread asks this shard to carry out on its ring or wheel.
 pub(crate) enum RemoteCmd {
@@ -206,6 +207,18 @@ impl RemoteShard {
         while self.senders.load(SeqCst) != 0 {
             std::hint::spin_loop();
         }
+    }
+
+    /// Gives up the commands queued here without carrying them out, once this shard has
+    /// drained its ring and stopped: an op cancel releases the reference it held (the op has
+    /// completed, so this may free it; or the drain gave up, and the references of its
+    /// unreaped CQEs keep it, leaked, for the kernel); a timer command finds no wheel.
+    pub(crate) fn release_cmds(&self) {
+        drain_queue(&self.cmds, |cmd| match cmd {
+            // SAFETY: the command owned one reference on the op.
+            RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
+            RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
+        });
     }
 
     /// True if other threads left anything for this shard.

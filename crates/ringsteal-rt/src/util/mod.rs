@@ -6,6 +6,8 @@ mod cache_padded;
 mod contain;
 mod queue;
 mod rand;
+pub(crate) mod sigmask;
+pub(crate) mod wake_later;
 
 pub(crate) use cache_padded::CachePadded;
 pub(crate) use contain::contain_panic;

@@ -126,7 +126,9 @@ impl RecvBuf {
 
 impl Drop for RecvBuf {
     fn drop(&mut self) {
-        self.give_back().into_iter().for_each(Waker::wake);
+        // Dropped inside the driver (in an op's cell that a reap frees), the wakes wait for
+        // the reap to end (`util/wake_later.rs`).
+        crate::util::wake_later::wake_all(self.give_back());
     }
 }
 

@@ -6,7 +6,7 @@
 
 mod waitid;
 
-pub use waitid::{waitid_pidfd, WaitId};
+pub use waitid::{wait_exit_pidfd, waitid_pidfd, WaitId};
 
 use std::io;
 use std::os::fd::AsRawFd;

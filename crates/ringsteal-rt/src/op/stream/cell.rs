@@ -6,8 +6,10 @@
 //! heap buffer) and the [`ItemQueue`] of results delivered so far. Every CQE with
 //! `IORING_CQE_F_MORE` becomes an item right away, on the submitting shard's thread (that is
 //! when a provided buffer or an accepted descriptor becomes owned), and wakes the consumer;
-//! the CQE without it ends the request and is left in the header for the consumer (or, if
-//! the consumer is gone, released when the cell is freed).
+//! the CQE without it ends the request: it becomes the request's last item at once too (a
+//! provided buffer it names is owned while its group is still registered: a shutdown may
+//! retire the group before anyone looks), kept in the cell for the consumer, or, if the
+//! consumer is gone, released when the cell is freed.
 //!
 //! Lifetime: as every op cell, freed by whoever drops the last reference: the consumer's,
 //! one per armed SQE (released by its last CQE), one per cancel. So nothing the kernel may
@@ -26,6 +28,7 @@ use ringsteal_uring::io_uring_sqe;
 
 use super::queue::{ItemQueue, Pushed};
 use crate::op::raw::{OpHeader, OpVTable};
+use crate::util::wake_later::wake_all;
 use crate::util::{block_cache, contain_panic};
 
 /// What a completion of a stream may carry that must not be dropped on the floor when
@@ -59,9 +62,10 @@ pub(crate) unsafe trait Source: Send + 'static {
     /// `(res, flags)` is a CQE the kernel posted for this source's request, passed once.
     unsafe fn item(&self, res: i32, flags: u32) -> Self::Item;
 
-    /// The item of the request's last CQE (the one without `F_MORE`). Runs on the consumer's
-    /// thread, or wherever the cell is freed if the consumer is gone. By default the same as
-    /// [`item`](Self::item); a single-shot step moves its heap buffer out here.
+    /// The item of the request's last CQE (the one without `F_MORE`). Runs on the
+    /// submitting shard's thread, as the driver reaps that CQE (the kernel is done with the
+    /// source by then). By default the same as [`item`](Self::item); a single-shot step moves
+    /// its heap buffer out here.
     ///
     /// # Safety
     /// As for [`item`](Self::item).
@@ -79,6 +83,9 @@ pub(crate) struct StreamCell<S: Source> {
     fd: RawFd,
     /// `None` once the consumer took the source back (after the last CQE).
     source: UnsafeCell<Option<S>>,
+    /// The item of the last CQE, made by the driver before the request completes; `None`
+    /// until then, and once the consumer took it.
+    last: UnsafeCell<Option<S::Item>>,
     pub(crate) queue: ItemQueue<S::Item>,
 }
 
@@ -86,6 +93,7 @@ impl<S: Source> StreamCell<S> {
     const VTABLE: &'static OpVTable = &OpVTable {
         free: free::<S>,
         more: more::<S>,
+        end: Some(end::<S>),
         cancel_fd: cancel_fd::<S>,
     };
 
@@ -95,6 +103,7 @@ impl<S: Source> StreamCell<S> {
             header: OpHeader::new(shard, Self::VTABLE),
             fd: source.fd(),
             source: UnsafeCell::new(Some(source)),
+            last: UnsafeCell::new(None),
             queue: ItemQueue::new(),
         };
         let ptr = block_cache::allocate(Layout::new::<StreamCell<S>>()).cast::<StreamCell<S>>();
@@ -119,6 +128,17 @@ impl<S: Source> StreamCell<S> {
     pub(crate) unsafe fn take_source(cell: NonNull<Self>) -> S {
         // SAFETY: forwarded from the caller; only the consumer takes it, once.
         unsafe { (*(*cell.as_ptr()).source.get()).take() }.expect("source is taken once")
+    }
+
+    /// Takes the item of the request's last CQE.
+    ///
+    /// # Safety
+    /// The request must have completed (`is_complete`, observed by the caller), so the
+    /// driver wrote the item before; only the consumer takes it, once.
+    pub(crate) unsafe fn take_last(cell: NonNull<Self>) -> S::Item {
+        // SAFETY: forwarded from the caller: written before the Release that completed the
+        // request, which the caller's Acquire observed; nobody else touches it now.
+        unsafe { (*(*cell.as_ptr()).last.get()).take() }.expect("the last item is taken once")
     }
 }
 
@@ -153,6 +173,25 @@ unsafe fn more<S: Source>(
     }
 }
 
+/// `OpVTable::end`: the request's last CQE becomes its last item now, on the submitting
+/// shard, kept in the cell until the consumer (or the cell's destructor) takes it.
+unsafe fn end<S: Source>(op: NonNull<OpHeader>, _index: usize, res: i32, flags: u32) {
+    let cell = op.cast::<StreamCell<S>>();
+    // SAFETY: the SQE's reference keeps the cell alive. Until the request completes (the
+    // driver records this CQE right after this), the source and the last item are the
+    // driver's alone: the consumer takes them only once it has seen the completion, whose
+    // Release publishes what is written here.
+    unsafe {
+        let cell = cell.as_ref();
+        let source = (*cell.source.get())
+            .as_mut()
+            .expect("armed stream has its source");
+        // A CQE of this cell's request, its last, delivered once by the driver.
+        let item = source.last(res, flags);
+        *cell.last.get() = Some(item);
+    }
+}
+
 /// `OpVTable::cancel_fd`: streams are cancelled by descriptor too.
 unsafe fn cancel_fd<S: Source>(op: NonNull<OpHeader>) -> Option<RawFd> {
     // SAFETY: the caller's reference keeps the cell alive; `fd` never changes.
@@ -160,7 +199,7 @@ unsafe fn cancel_fd<S: Source>(op: NonNull<OpHeader>) -> Option<RawFd> {
 }
 
 /// `OpVTable::free`: the last reference is gone. What the consumer left behind, the queued
-/// items and, if the request ended, its last result, goes to the sink the consumer left, or
+/// items and, if the request ended, its last item, goes to the sink the consumer left, or
 /// is released; then the sink is dropped.
 unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
     let cell = op.cast::<StreamCell<S>>();
@@ -168,6 +207,7 @@ unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
     let StreamCell {
         header,
         source,
+        last,
         queue,
         ..
     } = unsafe { cell.as_ptr().read() };
@@ -176,7 +216,6 @@ unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
     // Item and source destructors (closing descriptors, returning buffers, waking stalled
     // streams) run here, usually on the driver's reaping path: contain a panic in them.
     contain_panic(move || {
-        let last = header.is_complete().then(|| header.first_result());
         drop(header);
         let mut wakers = Vec::new();
         let (items, mut sink) = queue.finish();
@@ -187,13 +226,12 @@ unsafe fn free<S: Source>(op: NonNull<OpHeader>) {
         for item in items {
             give_up(item, &mut wakers);
         }
-        if let Some(mut source) = source.into_inner() {
-            if let Some((res, flags)) = last {
-                // SAFETY: the request's last CQE, which nobody took.
-                give_up(unsafe { source.last(res, flags) }, &mut wakers);
-            }
+        if let Some(last) = last.into_inner() {
+            give_up(last, &mut wakers);
         }
+        drop(source);
         drop(sink);
-        wakers.into_iter().for_each(Waker::wake);
+        // Usually inside the driver's reap: the wakes wait for it to end.
+        wake_all(wakers);
     });
 }

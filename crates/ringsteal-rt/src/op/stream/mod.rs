@@ -4,7 +4,8 @@
 //!
 //! * [`accept_multishot`] (`accept.rs`): a stream of accepted connections;
 //! * [`recv_multishot`] (`recv.rs`): a stream of received bytes in provided buffers;
-//! * [`recvmsg_multishot`] (`recvmsg.rs`): a stream of datagrams with their source addresses.
+//! * [`recvmsg_multishot`] (`recvmsg.rs`): a stream of datagrams with their source addresses;
+//! * [`poll_multishot`] (`poll.rs`): a stream of readiness reports of a descriptor.
 //!
 //! Each is a stream with `poll_next` and `next().await`, ending (`None`) when no more can
 //! come. Where the kernel (or the builder) lacks the multishot form or provided buffers, the
@@ -23,12 +24,14 @@
 
 mod accept;
 mod cell;
+mod poll;
 mod queue;
 mod receiver;
 mod recv;
 mod recvmsg;
 
 pub use accept::{accept_multishot, AcceptStream};
+pub use poll::{poll_multishot, PollEvents};
 pub use recv::{recv_multishot, RecvStream};
 pub use recvmsg::{recvmsg_multishot, Datagram, RecvMsgStream};
 
@@ -161,15 +164,21 @@ impl<S: Source> Multishot<S> {
         if let Some(item) = c.queue.pop() {
             return Poll::Ready(Polled::Item(item));
         }
-        let (res, flags) = c.header.first_result();
-        // SAFETY: the last CQE arrived: the kernel is done with the source.
-        let mut source = unsafe { StreamCell::take_source(cell) };
+        // SAFETY: the last CQE arrived: the kernel is done with the source, and the driver
+        // made the last item before completing the request.
+        let (source, last) =
+            unsafe { (StreamCell::take_source(cell), StreamCell::take_last(cell)) };
         self.cell = None;
         // SAFETY: drops our reference; the cell has no SQE left, so this frees it.
         unsafe { release(cell.cast()) };
-        // SAFETY: the request's last CQE, taken once.
-        let last = unsafe { source.last(res, flags) };
         Poll::Ready(Polled::Ended(last, source))
+    }
+
+    /// The next delivered item, if one is queued; never registers a waker.
+    pub(crate) fn try_item(&self) -> Option<S::Item> {
+        let cell = self.cell?;
+        // SAFETY: our reference keeps the cell alive.
+        unsafe { cell.as_ref() }.queue.pop()
     }
 
     /// The shard the armed request was submitted to.
@@ -210,7 +219,8 @@ impl<S: Source> Multishot<S> {
         // SAFETY: drops our reference; the driver frees the cell (releasing what the
         // request still delivers) at its last CQE if that has not arrived yet.
         unsafe { release(header) };
-        wakers.into_iter().for_each(Waker::wake);
+        // A stream dropped by a destructor the driver runs waits for the driver to be free.
+        crate::util::wake_later::wake_all(wakers);
     }
 }
 

@@ -1,0 +1,82 @@
+//! The tokio HTTP/1.1 server of the http groups, with the code shape of
+//! `examples/http_server` (`ringsteal_benches::http::server`) written the way a tokio user
+//! writes it: an accept loop spawns a task per connection (`tokio::spawn`); each connection
+//! reads into the spare room of one buffer (`read_buf`, at most `MAX_HEAD` bytes pending, as
+//! `ringsteal_examples::http::serve` keeps), answers every complete request with the same
+//! parser, routes and head writer (`app::Requests`) and writes the answers with one
+//! `write_all`.
+//!
+//! API read from docs.rs/tokio (net::TcpListener::{bind, accept}, net::TcpStream::
+//! set_nodelay, io::{AsyncReadExt::read_buf, AsyncWriteExt::{write_all, shutdown}}).
+
+use std::io;
+use std::net::SocketAddr;
+
+use ringsteal_benches::http::app::Requests;
+use ringsteal_examples::http::MAX_HEAD;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::peers::tokio_rt;
+
+/// A multi-thread tokio runtime with `threads` workers serving HTTP on a loopback port;
+/// dropping it stops the server.
+pub(crate) struct Server {
+    rt: tokio::runtime::Runtime,
+    addr: SocketAddr,
+}
+
+impl Server {
+    pub(crate) fn start(threads: usize) -> Self {
+        let rt = tokio_rt::multi_thread(threads);
+        let listener = rt
+            .block_on(TcpListener::bind("127.0.0.1:0"))
+            .expect("tokio bind");
+        let addr = listener.local_addr().expect("local_addr");
+        rt.spawn(async move {
+            if let Err(e) = serve(listener).await {
+                panic!("tokio accept: {e}");
+            }
+        });
+        Self { rt, addr }
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the server (every task is dropped with the runtime).
+    pub(crate) fn stop(self) {
+        self.rt.shutdown_background();
+    }
+}
+
+async fn serve(listener: TcpListener) -> io::Result<()> {
+    loop {
+        let (stream, _) = listener.accept().await?;
+        tokio::spawn(connection(stream));
+    }
+}
+
+async fn connection(mut stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut requests = Requests::default();
+    let mut input = Vec::with_capacity(MAX_HEAD);
+    let mut out = Vec::with_capacity(1024);
+    loop {
+        // `read_buf` grows the buffer when it is full; a head over `MAX_HEAD` bytes is
+        // refused by the parser before that matters.
+        if stream.read_buf(&mut input).await? == 0 {
+            return Ok(());
+        }
+        let handled = requests.handle(&input, &mut out);
+        input.drain(..handled.consumed);
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+            out.clear();
+        }
+        if handled.close {
+            return stream.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! Networking family of issue 12, side by side in one run:
+//!
+//! - stream workloads, every runtime as the *client* of the same std echo peer (a thread
+//!   per connection, `net::thread_server::echo`), as in spargio's own network benchmarks:
+//!   `net_echo_rtt_256b`, `net_stream_4k_window32`, `net_stream_hotspot_rotation_4k`,
+//!   `net_pipeline_hotspot_rotation_4k_window32` (shapes in `workloads::net_streams`, client
+//!   loops in `net_clients.rs`);
+//! - HTTP/1.1 servers under `wrk` with 1,000 keep-alive connections: `http_1000_concurrent`
+//!   (`GET /`, the 14-byte greeting), `..._pipelined16` (16 requests per write) and
+//!   `..._16k` (16 KiB bodies), against `examples/http_server`'s code on ringsteal
+//!   (`http_ringsteal.rs`), a tokio server of the same shape (`http_tokio.rs`), a std thread-per-connection server
+//!   and a raw io_uring floor (`http_floor.rs`). Every server runs on threads of its own; the
+//!   bench thread only runs wrk. Beside each time, server CPU per request (`net::report`).
+//!
+//! Every runtime gets `threads()` threads; the runtimes and servers of a group run in a
+//! rotated order (`peers::run_rotated`). Every server is first checked, answer by answer,
+//! by the in-process client (`net::http_client`); that check is all the http groups do in
+//! criterion's `--test` pass when `wrk` is missing. Measuring needs wrk
+//! (`apt-get install -y wrk`): without it the http groups measure nothing and say so.
+
+mod http_floor;
+mod http_ringsteal;
+mod http_tokio;
+mod net_clients;
+mod peers;
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use ringsteal::{IdleStrategy, Placement};
+use ringsteal_benches::http::server::Reads;
+use ringsteal_benches::net::thread_server::{self, ThreadServer};
+use ringsteal_benches::net::{http_client, raise_fd_limit, report, wrk};
+use ringsteal_benches::threads;
+use ringsteal_benches::workloads::net_streams::Shape;
+
+use peers::{compio_rt, entry, ringsteal_rt, run_rotated, spargio_rt, tokio_rt, Group};
+
+/// Whether criterion runs in `--test` mode (every benchmark once): the http groups then use
+/// small wrk runs.
+fn test_mode() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+// ------------------------------------------------------------------------ stream workloads
+
+fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
+    let n = threads();
+    let peer = ThreadServer::start("echo-peer", thread_server::echo).expect("echo peer");
+    let addr = peer.addr();
+    let mut g = c.benchmark_group(group);
+    if shape == Shape::EchoRtt {
+        g.throughput(Throughput::Elements(1));
+    } else {
+        g.throughput(Throughput::Bytes(shape.bytes_per_iteration()));
+        g.sample_size(20);
+    }
+    let spread = shape != Shape::EchoRtt;
+    let mut entries = vec![
+        entry("ringsteal", |g: &mut Group<'_>| {
+            // The streams spawned with `ringsteal::spawn` from `block_on`, and, where there
+            // are several, with `RoundRobin` (placement decides which shard each
+            // connection's task lives on).
+            let mut variants = vec![("ringsteal", None)];
+            if spread {
+                variants.push(("ringsteal_round_robin", Some(Placement::RoundRobin)));
+            }
+            for (id, placement) in variants {
+                let rt = ringsteal_rt::runtime(n);
+                g.bench_function(id, |b| {
+                    b.iter_custom(|iters| {
+                        net_clients::ringsteal(&rt, addr, shape, iters, placement)
+                    })
+                });
+                if let Some(shares) = ringsteal_rt::ops_per_shard(&rt) {
+                    eprintln!("{group}/{id}: ops completed per shard {shares}");
+                }
+            }
+        }),
+        entry("tokio", |g: &mut Group<'_>| {
+            let rt = tokio_rt::multi_thread(n);
+            g.bench_function("tokio", |b| {
+                b.iter_custom(|iters| net_clients::tokio(&rt, addr, shape, iters))
+            });
+        }),
+        entry("compio", |g: &mut Group<'_>| {
+            let th = compio_rt::Threads::new(n);
+            g.bench_function("compio", |b| {
+                b.iter_custom(|iters| net_clients::compio(&th, addr, shape, iters))
+            });
+        }),
+        entry("spargio", |g: &mut Group<'_>| {
+            let rt = spargio_rt::build(spargio_rt::builder(n));
+            g.bench_function("spargio", |b| {
+                b.iter_custom(|iters| net_clients::spargio(&rt, addr, shape, iters))
+            });
+            drop(rt);
+        }),
+    ];
+    if shape == Shape::EchoRtt {
+        entries.push(entry("ringsteal_spinning", |g: &mut Group<'_>| {
+            // The same client on shards that spin up to 50 µs before parking: no kernel
+            // wake-up when the echo comes back within the spin (spargio always spins).
+            let rt = ringsteal_rt::build(
+                ringsteal_rt::builder(n).idle(IdleStrategy::SpinThenPark(ringsteal_rt::SPIN)),
+            );
+            g.bench_function("ringsteal_spinning", |b| {
+                b.iter_custom(|iters| net_clients::ringsteal(&rt, addr, shape, iters, None))
+            });
+        }));
+    }
+    run_rotated(&mut g, group, entries);
+    g.finish();
+    drop(peer);
+}
+
+fn net_echo_rtt_256b(c: &mut Criterion) {
+    stream_group(c, "net_echo_rtt_256b", Shape::EchoRtt);
+}
+
+fn net_stream_4k_window32(c: &mut Criterion) {
+    stream_group(c, "net_stream_4k_window32", Shape::Window);
+}
+
+fn net_stream_hotspot_rotation_4k(c: &mut Criterion) {
+    stream_group(c, "net_stream_hotspot_rotation_4k", Shape::HotspotRotation);
+}
+
+fn net_pipeline_hotspot_rotation_4k_window32(c: &mut Criterion) {
+    stream_group(
+        c,
+        "net_pipeline_hotspot_rotation_4k_window32",
+        Shape::PipelineHotspot,
+    );
+}
+
+// ----------------------------------------------------------------------------- http groups
+
+/// Keep-alive connections wrk holds open.
+const CONNECTIONS: usize = 1000;
+/// Connections of the in-process check of every server.
+const CHECK_CONNECTIONS: usize = 64;
+
+/// One http group: what wrk asks for, and how many requests one criterion iteration is
+/// (sized so an iteration takes a few tenths of a second here, 50 requests per connection
+/// and up: every wrk run also opens and closes its 1,000 connections, and that is measured
+/// with the requests).
+struct HttpShape {
+    group: &'static str,
+    path: &'static str,
+    pipeline: usize,
+    requests: u64,
+}
+
+const HTTP_SHAPES: [HttpShape; 3] = [
+    HttpShape {
+        group: "http_1000_concurrent",
+        path: "/",
+        pipeline: 1,
+        requests: 50_000,
+    },
+    HttpShape {
+        group: "http_1000_concurrent_pipelined16",
+        path: "/",
+        pipeline: 16,
+        requests: 400_000,
+    },
+    HttpShape {
+        group: "http_1000_concurrent_16k",
+        path: "/bytes/16384",
+        pipeline: 1,
+        requests: 25_000,
+    },
+];
+
+impl HttpShape {
+    /// Requests per criterion iteration (a few per connection in `--test` mode).
+    fn requests(&self) -> u64 {
+        if test_mode() {
+            (CONNECTIONS * self.pipeline * 4) as u64
+        } else {
+            self.requests
+        }
+    }
+
+    fn load(&self, iters: u64) -> wrk::Load {
+        wrk::Load {
+            connections: CONNECTIONS,
+            threads: threads(),
+            requests: self.requests() * iters,
+            path: self.path.to_string(),
+            pipeline: self.pipeline,
+        }
+    }
+}
+
+/// Registers benchmark `id` of `shape`: each iteration batch is one wrk run made by `run`,
+/// its time scaled from the requests completed to the requests asked for (a thread stops
+/// with requests still in flight). The runs are recorded with their CPU (`net::report`).
+fn bench_wrk(
+    g: &mut Group<'_>,
+    shape: &HttpShape,
+    id: &str,
+    mut run: impl FnMut(wrk::Load) -> Result<wrk::Run, String>,
+) {
+    let mut runs = Vec::new();
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let load = shape.load(iters);
+            let asked = load.requests;
+            let r = run(load).unwrap_or_else(|e| panic!("{}/{id}: {e}", shape.group));
+            runs.push(r);
+            r.duration.mul_f64(asked as f64 / r.requests as f64)
+        })
+    });
+    report::record(
+        &format!("{}/{id}", shape.group),
+        shape.requests(),
+        &runs,
+        !test_mode(),
+    );
+}
+
+/// Checks the server at `addr` with the in-process client, then (if `with_wrk`) registers
+/// benchmark `id` loading it with wrk.
+fn check_and_measure(
+    g: &mut Group<'_>,
+    shape: &HttpShape,
+    id: &str,
+    addr: std::net::SocketAddr,
+    with_wrk: bool,
+) {
+    let answered = http_client::check_server(addr, CHECK_CONNECTIONS)
+        .unwrap_or_else(|e| panic!("{}/{id}: the server answered wrongly: {e}", shape.group));
+    assert_eq!(
+        answered,
+        CHECK_CONNECTIONS as u64 * http_client::REQUESTS_PER_CONNECTION
+    );
+    if with_wrk {
+        bench_wrk(g, shape, id, |load| wrk::run(addr, &load));
+    }
+}
+
+fn http_group(c: &mut Criterion, shape: &HttpShape) {
+    let n = threads();
+    raise_fd_limit().expect("raise the descriptor limit");
+    let with_wrk = wrk::available();
+    if !with_wrk {
+        eprintln!(
+            "{}: wrk not found (apt-get install -y wrk): NOT MEASURED; every server is only \
+             checked by the in-process client",
+            shape.group
+        );
+    }
+    let mut g = c.benchmark_group(shape.group);
+    g.throughput(Throughput::Elements(shape.requests()));
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_secs(1));
+    let floor = format!("floor_io_uring_{n}t");
+    let floor = floor.as_str();
+    let mut entries = Vec::new();
+    for (id, reads) in [
+        ("ringsteal", Reads::Single),
+        ("ringsteal_recv_stream", Reads::RecvStream),
+    ] {
+        entries.push(entry(id, move |g: &mut Group<'_>| {
+            let s = http_ringsteal::Server::start(n, reads);
+            check_and_measure(g, shape, id, s.addr(), with_wrk);
+            if let Some(shares) = s.stop() {
+                eprintln!("{}/{id}: ops completed per shard {shares}", shape.group);
+            }
+        }));
+    }
+    entries.push(entry("tokio", |g: &mut Group<'_>| {
+        let s = http_tokio::Server::start(n);
+        check_and_measure(g, shape, "tokio", s.addr(), with_wrk);
+        s.stop();
+    }));
+    entries.push(entry("std_threads", |g: &mut Group<'_>| {
+        let s = ThreadServer::start("std-http", thread_server::http).expect("std server");
+        check_and_measure(g, shape, "std_threads", s.addr(), with_wrk);
+    }));
+    entries.push(entry(floor, move |g: &mut Group<'_>| {
+        let s = http_floor::Server::start(n).expect("io_uring floor server");
+        check_and_measure(g, shape, floor, s.addr(), with_wrk);
+        s.stop();
+    }));
+    run_rotated(&mut g, shape.group, entries);
+    g.finish();
+}
+
+fn http_1000_concurrent(c: &mut Criterion) {
+    http_group(c, &HTTP_SHAPES[0]);
+}
+
+fn http_1000_concurrent_pipelined16(c: &mut Criterion) {
+    http_group(c, &HTTP_SHAPES[1]);
+}
+
+fn http_1000_concurrent_16k(c: &mut Criterion) {
+    http_group(c, &HTTP_SHAPES[2]);
+}
+
+criterion_group!(
+    benches,
+    net_echo_rtt_256b,
+    net_stream_4k_window32,
+    net_stream_hotspot_rotation_4k,
+    net_pipeline_hotspot_rotation_4k_window32,
+    http_1000_concurrent,
+    http_1000_concurrent_pipelined16,
+    http_1000_concurrent_16k
+);
+criterion_main!(benches);

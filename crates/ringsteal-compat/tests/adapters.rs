@@ -1,0 +1,476 @@
+//! The poll-based adapters on real sockets, under every wake mechanism and ring mode: what
+//! the `futures-io` and `tokio::io` traits promise (a pending read takes nothing, a write
+//! counts only what the kernel took, flush and shutdown mean what they say), and how the
+//! adapter and the owned-buffer API of one stream take turns (ADR-0014).
+
+#![cfg(all(feature = "tokio-io", feature = "futures-io"))]
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+#[path = "../../ringsteal-net/tests/support/mod.rs"]
+mod support;
+
+use std::future::poll_fn;
+use std::sync::Arc;
+use std::task::Poll;
+
+use common::{with_every_runtime, Rng};
+use ringsteal_compat::PollIo;
+use ringsteal_net::TcpStream;
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Echoes through the tokio traits until end of stream, then shuts down.
+async fn echo_tokio(stream: TcpStream) {
+    let mut io = PollIo::new(stream);
+    let mut buf = vec![0u8; 7919];
+    loop {
+        let n = io.read(&mut buf).await.expect("echo read");
+        if n == 0 {
+            break;
+        }
+        io.write_all(&buf[..n]).await.expect("echo write");
+    }
+    io.shutdown().await.expect("echo shutdown");
+}
+
+#[test]
+fn tokio_traits_echo_a_self_checking_stream_across_shards() {
+    with_every_runtime("tokio traits echo", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let echo = ringsteal_rt::spawn_with(Placement::Pinned(1), echo_tokio(server));
+            let (r, w) = client.into_split();
+            const LEN: u64 = 512 * 1024;
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(0), async move {
+                let mut w = PollIo::new(w);
+                let mut rng = Rng::new(7);
+                let mut pos = 0;
+                while pos < LEN {
+                    let len = (1 + rng.below(20_000)).min(LEN - pos);
+                    w.write_all(&stream_bytes(1, pos, len as usize))
+                        .await
+                        .unwrap();
+                    pos += len;
+                }
+                w.shutdown().await.unwrap();
+                w.into_inner().forget();
+            });
+            let mut r = PollIo::new(r);
+            let mut got = Vec::new();
+            timeout(OP_GUARD * 2, r.read_to_end(&mut got))
+                .await
+                .expect("echo stalled")
+                .unwrap();
+            assert_eq!(got.len() as u64, LEN);
+            check_stream(1, 0, &got);
+            writer.await.unwrap();
+            echo.await.unwrap();
+        })
+    });
+}
+
+/// In a module of its own: futures' extension traits have the same method names as tokio's.
+mod futures_io_traits {
+    use futures::io::{AsyncReadExt, AsyncWriteExt};
+    use ringsteal_compat::PollIo;
+    use ringsteal_net::UnixStream;
+    use ringsteal_rt::Placement;
+
+    use super::common::with_every_runtime;
+    use super::support::stream_bytes;
+
+    #[test]
+    fn futures_io_traits_echo_over_unix_streams() {
+        with_every_runtime("futures-io echo", 2, |_, rt| {
+            rt.block_on(async {
+                let (a, b) = UnixStream::pair().unwrap();
+                let echo = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    let mut io = PollIo::new(b);
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        match io.read(&mut buf).await.unwrap() {
+                            0 => break,
+                            n => io.write_all(&buf[..n]).await.unwrap(),
+                        }
+                    }
+                    io.close().await.unwrap();
+                });
+                let mut io = PollIo::new(a);
+                let msg = stream_bytes(3, 0, 100_000);
+                // Write and read back in turns small enough for the socket buffers.
+                let mut back = Vec::new();
+                for chunk in msg.chunks(10_000) {
+                    io.write_all(chunk).await.unwrap();
+                    let mut part = vec![0u8; chunk.len()];
+                    io.read_exact(&mut part).await.unwrap();
+                    back.extend_from_slice(&part);
+                }
+                io.close().await.unwrap();
+                let mut rest = Vec::new();
+                io.read_to_end(&mut rest).await.unwrap();
+                assert!(rest.is_empty());
+                assert_eq!(back, msg);
+                echo.await.unwrap();
+            })
+        });
+    }
+}
+
+#[test]
+fn a_read_left_pending_forever_takes_no_bytes_and_holds_nothing() {
+    with_every_runtime("pending read holds nothing", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let server = Arc::new(server);
+            let mut io = PollIo::new(&*server);
+            let mut buf = [0u8; 64];
+            let first = poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf))).await;
+            assert!(first.is_pending(), "nothing was sent yet");
+            client.write_all(b"abc".to_vec()).await.0.unwrap();
+            // The adapter is never polled again. The owned-buffer API gets every byte.
+            let (res, got) = timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                .await
+                .expect("the pending adapter read held the stream");
+            assert_eq!(&got[..res.unwrap()], b"abc");
+            drop(io);
+        })
+    });
+}
+
+#[test]
+fn poll_write_counts_only_what_the_kernel_took_even_if_the_buffer_changes_after_pending() {
+    // h2 rebuilds its write buffer after a `Pending`. The bytes of the abandoned call must
+    // not go out: the peer sees stream 1 up to the counts returned, then stream 2.
+    with_every_runtime("write after pending", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(client);
+            let mut taken = 0u64;
+            loop {
+                let chunk = stream_bytes(1, taken, 65536);
+                match poll_fn(|cx| Poll::Ready(io.poll_write(cx, &chunk))).await {
+                    Poll::Ready(n) => taken += n.unwrap() as u64,
+                    Poll::Pending => break, // the socket is full; this call sent nothing
+                }
+            }
+            assert!(taken > 0);
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                read_to_eof(&server).await
+            });
+            let other = stream_bytes(2, 0, 4096);
+            io.write_all(&other).await.unwrap();
+            io.shutdown().await.unwrap();
+            let got = reader.await.unwrap();
+            assert_eq!(got.len() as u64, taken + 4096, "extra or missing bytes");
+            check_stream(1, 0, &got[..taken as usize]);
+            check_stream(2, 0, &got[taken as usize..]);
+        })
+    });
+}
+
+#[test]
+fn shutdown_sends_the_fin_after_every_earlier_byte() {
+    with_every_runtime("shutdown sends fin", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let got = read_to_eof(&server).await;
+                // Our side of the connection is still open for reading after the FIN.
+                server.write_all(b"bye".to_vec()).await.0.unwrap();
+                got
+            });
+            let mut io = PollIo::new(client);
+            let data = stream_bytes(5, 0, 300_000);
+            io.write_all(&data).await.unwrap();
+            io.shutdown().await.unwrap();
+            let got = timeout(OP_GUARD, reader)
+                .await
+                .expect("no end of stream")
+                .unwrap();
+            assert_eq!(got, data);
+            let mut bye = Vec::new();
+            io.read_to_end(&mut bye).await.unwrap();
+            assert_eq!(bye, b"bye");
+        })
+    });
+}
+
+#[test]
+fn flush_and_writes_wait_for_an_owned_write_in_flight() {
+    with_every_runtime("flush waits for owned write", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let client = Arc::new(client);
+            const BIG: usize = 8 << 20;
+            // An owned write far larger than the socket buffers: it holds the write lane
+            // until the peer has read most of it.
+            let owned = {
+                let c = client.clone();
+                ringsteal_rt::spawn_with(Placement::Pinned(0), async move {
+                    c.write_all(stream_bytes(1, 0, BIG)).await.0.unwrap();
+                })
+            };
+            while !client_write_in_flight(&client) {
+                ringsteal_rt::yield_now().await;
+            }
+            let mut io = PollIo::new(&*client);
+            let flushed = poll_fn(|cx| Poll::Ready(io.poll_flush(cx))).await;
+            assert!(
+                flushed.is_pending(),
+                "flush returned with an owned write in flight"
+            );
+            let tail = stream_bytes(9, 0, 1000);
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut all = Vec::new();
+                while all.len() < BIG + 1000 {
+                    let (res, buf) = server.read(Vec::with_capacity(1 << 16)).await;
+                    all.extend_from_slice(&buf[..res.unwrap()]);
+                }
+                all
+            });
+            // Written through the adapter while the owned write is in flight: after it.
+            io.write_all(&tail).await.unwrap();
+            poll_fn(|cx| io.poll_flush(cx)).await.unwrap();
+            owned.await.unwrap();
+            let got = reader.await.unwrap();
+            check_stream(1, 0, &got[..BIG]);
+            check_stream(9, 0, &got[BIG..]);
+        })
+    });
+}
+
+/// True while a write of `s` holds its write lane (the owned write is in the kernel).
+fn client_write_in_flight(s: &TcpStream) -> bool {
+    let mut io = PollIo::new(s);
+    let waker = noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    io.poll_flush(&mut cx).is_pending()
+}
+
+#[test]
+fn bytes_an_abandoned_owned_read_kept_come_first_through_the_adapter() {
+    with_every_runtime("kept bytes through adapter", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+            let before = ops_completed();
+            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(read); // completed in the kernel: its bytes are kept in the read lane
+            client.write_all(b" then more".to_vec()).await.0.unwrap();
+            let mut io = PollIo::new(server);
+            let mut got = vec![0u8; 20];
+            timeout(OP_GUARD, io.read_exact(&mut got))
+                .await
+                .expect("stalled")
+                .unwrap();
+            assert_eq!(&got, b"late bytes then more");
+        })
+    });
+}
+
+#[test]
+fn serving_kept_bytes_does_not_forget_that_the_socket_is_readable() {
+    // The adapter's poll is armed and has reported data waiting in the socket when it
+    // serves a shorter run of kept bytes first: the socket must still count as readable
+    // (no new report will come for data that is already there).
+    with_every_runtime("kept bytes, then the socket", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(&server);
+            let mut got = vec![0u8; 20];
+            {
+                // Arms the adapter's poll: nothing to read yet.
+                let mut first = Box::pin(io.read(&mut got));
+                assert!(poll_once(&mut first).await.is_none());
+            }
+            let mut owned = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut owned).await.is_none(), "nothing to read yet");
+            let before = ops_completed();
+            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 2).await;
+            drop(owned); // completed in the kernel: its bytes are kept in the read lane
+            client.write_all(b" then more".to_vec()).await.0.unwrap();
+            // One more request through the ring, so that the poll's report of that data has
+            // been reaped before the adapter reads.
+            ringsteal_rt::op::nop().await.unwrap();
+            timeout(OP_GUARD, io.read_exact(&mut got))
+                .await
+                .expect("the data in the socket was never read")
+                .unwrap();
+            assert_eq!(&got, b"late bytes then more");
+        })
+    });
+}
+
+#[test]
+fn owned_and_adapter_reads_with_random_drops_keep_a_stream_intact() {
+    with_every_runtime("mixed reads stress", 2, |config, rt| {
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            const LEN: u64 = 256 * 1024;
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut rng = Rng::new(11);
+                let mut pos = 0;
+                while pos < LEN {
+                    let len = (1 + rng.below(3000)).min(LEN - pos);
+                    client
+                        .write_all(stream_bytes(4, pos, len as usize))
+                        .await
+                        .0
+                        .unwrap();
+                    pos += len;
+                    if rng.below(4) == 0 {
+                        ringsteal_rt::yield_now().await;
+                    }
+                }
+            });
+            let mut rng = Rng::new(config as u64 + 100);
+            let mut pos = 0u64;
+            while pos < LEN {
+                match rng.below(3) {
+                    0 => {
+                        let mut io = PollIo::new(&server);
+                        let mut buf = vec![0u8; 1 + rng.below(4000) as usize];
+                        let n = timeout(OP_GUARD, io.read(&mut buf))
+                            .await
+                            .expect("adapter read stalled")
+                            .unwrap();
+                        check_stream(4, pos, &buf[..n]);
+                        pos += n as u64;
+                    }
+                    1 => {
+                        let cap = 1 + rng.below(4000) as usize;
+                        let (res, buf) = timeout(OP_GUARD, server.read(Vec::with_capacity(cap)))
+                            .await
+                            .expect("owned read stalled");
+                        let n = res.unwrap();
+                        check_stream(4, pos, &buf[..n]);
+                        pos += n as u64;
+                    }
+                    _ => {
+                        // An owned read dropped at once: its bytes, if any, stay in the lane.
+                        let mut read = Box::pin(server.read(Vec::with_capacity(512)));
+                        if let Some((res, buf)) = poll_once(&mut read).await {
+                            let n = res.unwrap();
+                            check_stream(4, pos, &buf[..n]);
+                            pos += n as u64;
+                        }
+                    }
+                }
+            }
+            assert_eq!(pos, LEN);
+            writer.await.unwrap();
+        })
+    });
+}
+
+#[test]
+fn a_read_half_adapter_refuses_to_write_and_a_write_half_to_read() {
+    with_every_runtime("halves", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, _server) = tcp_pair().await;
+            let (r, w) = client.into_split();
+            let mut r = PollIo::new(r);
+            let err = r.write_all(b"x").await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+            let mut w = PollIo::new(w);
+            let err = w.read(&mut [0u8; 4]).await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::Unsupported);
+        })
+    });
+}
+
+#[test]
+fn dropping_an_adapter_with_an_armed_poll_closes_the_socket() {
+    with_every_runtime("armed poll dropped", 1, |_, rt| {
+        rt.block_on(async {
+            let before = open_fds();
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(server);
+            let mut buf = [0u8; 16];
+            assert!(poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf)))
+                .await
+                .is_pending());
+            drop(io); // cancels the armed POLL_ADD; the socket closes at its completion
+            let (res, _) = timeout(OP_GUARD, client.read(Vec::with_capacity(8)))
+                .await
+                .expect("the peer never saw the socket close");
+            assert_eq!(res.unwrap(), 0, "end of stream");
+            drop(client);
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while open_fds() > before {
+                assert!(std::time::Instant::now() < deadline, "a descriptor leaked");
+                ringsteal_rt::yield_now().await;
+            }
+        })
+    });
+}
+
+#[test]
+fn shutting_down_a_connection_the_peer_reset_succeeds() {
+    // A client that drops its socket with unread bytes resets the connection; an HTTP/2
+    // server then shuts its side down, and must not fail because it is already closed.
+    with_every_runtime("shutdown after reset", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            server.write_all(b"unread".to_vec()).await.0.unwrap();
+            let before = ops_completed();
+            client.write_all(b"x".to_vec()).await.0.unwrap();
+            until_ops_completed(before, 1).await;
+            drop(client); // unread bytes: the kernel sends a reset
+            let mut io = PollIo::new(server);
+            let mut buf = [0u8; 8];
+            // Drain what arrived, until the reset (or the end) shows.
+            loop {
+                match timeout(OP_GUARD, io.read(&mut buf)).await.expect("stalled") {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            io.shutdown().await.expect("shutdown of a reset connection");
+        })
+    });
+}
+
+#[test]
+fn an_end_of_stream_reported_before_the_last_data_was_read_still_ends_the_read() {
+    // The read side waits with a multishot poll, which reports the peer's FIN once. Here
+    // that report is queued before the read that drains the data: the next read must see
+    // end of stream, not wait for a report that will never come.
+    with_every_runtime("eof after drained data", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(server);
+            let mut buf = [0u8; 64];
+            assert!(poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf)))
+                .await
+                .is_pending());
+            client.write_all(b"last words".to_vec()).await.0.unwrap();
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            for _ in 0..4 {
+                ringsteal_rt::yield_now().await; // the reports are reaped and queued
+            }
+            let n = timeout(OP_GUARD, io.read(&mut buf)).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"last words", "one short read drains the data");
+            let n = timeout(OP_GUARD, io.read(&mut buf))
+                .await
+                .expect("the end of stream was lost with the stale reports")
+                .unwrap();
+            assert_eq!(n, 0);
+        })
+    });
+}
+
+/// A waker that does nothing (`Waker::noop` needs Rust 1.85; the MSRV is 1.80).
+fn noop_waker() -> std::task::Waker {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    std::task::Waker::from(std::sync::Arc::new(Noop))
+}

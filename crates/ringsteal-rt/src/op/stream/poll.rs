@@ -1,0 +1,168 @@
+//! Multishot `IORING_OP_POLL_ADD` (`IORING_POLL_ADD_MULTI`, 5.13): one request that stays armed
+//! on a descriptor and posts a completion each time the kernel wakes the descriptor's waiters
+//! with a requested event, until it is cancelled or the kernel ends it. It is how the
+//! readiness path of poll-based I/O (`io/poll/readiness.rs`, ADR-0014) waits for a socket
+//! to become readable without arming a new request each time.
+//!
+//! Policy: every completion is one readiness report (the ready mask). `poll_ready` drains
+//! every report queued and yields their union; when the kernel ends the request (a full CQ,
+//! an error) the last result is yielded and the poll re-armed at the next call. Nothing is
+//! owned by a report, so nothing can leak.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{Context, Poll, Waker};
+
+use ringsteal_uring::{io_uring_sqe, opcode};
+
+use super::cell::{Release, Source};
+use super::{not_on_shard, Multishot, Polled};
+use crate::op::{cqe_result, SharedFd};
+use crate::shard::context;
+
+/// Reports readiness of `fd` for `events` (`libc::POLLIN`, ...) as a stream of masks: one
+/// multishot `POLL_ADD`, submitted on the first poll on the polling shard's ring and
+/// cancelled when the value is dropped.
+///
+/// ```
+/// use std::future::poll_fn;
+/// use std::io::Write;
+/// use ringsteal_rt::op::{self, SharedFd};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let mut readable = op::poll_multishot(&SharedFd::new(a.into()), libc::POLLIN as u32);
+///     b.write_all(b"x").unwrap();
+///     let mask = poll_fn(|cx| readable.poll_ready(cx)).await.unwrap();
+///     assert_ne!(mask & libc::POLLIN as u32, 0);
+/// });
+/// ```
+pub fn poll_multishot(fd: &SharedFd, events: u32) -> PollEvents {
+    PollEvents {
+        armed: Multishot::new(),
+        source: Some(PollSource {
+            fd: fd.clone(),
+            events,
+        }),
+    }
+}
+
+/// The stream of readiness reports of [`poll_multishot`].
+///
+/// ```
+/// fn is_send<T: Send>() {}
+/// is_send::<ringsteal_rt::op::PollEvents>();
+/// ```
+pub struct PollEvents {
+    armed: Multishot<PollSource>,
+    /// The request's data while nothing is armed.
+    source: Option<PollSource>,
+}
+
+impl PollEvents {
+    /// Ready with the union of the readiness reports queued since the last call (at least
+    /// one); pending, with `cx` registered, while none is. Arms the poll on the current
+    /// shard first if nothing is armed. An error of the request (or a poll off a shard) is
+    /// returned; the next call re-arms.
+    pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u32>> {
+        if !self.armed.is_armed() {
+            let source = self
+                .source
+                .take()
+                .expect("the source is here while unarmed");
+            let armed = context::with_shard(|shard| match shard {
+                Some(shard) => self.armed.arm(shard, source, cx.waker()),
+                None => Err((source, not_on_shard())),
+            });
+            if let Err((source, e)) = armed {
+                self.source = Some(source);
+                return Poll::Ready(Err(e));
+            }
+        }
+        match self.armed.poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Polled::Item(first)) => {
+                let mut mask = first?;
+                while let Some(more) = self.armed.try_item() {
+                    mask |= more?;
+                }
+                Poll::Ready(Ok(mask))
+            }
+            Poll::Ready(Polled::Ended(last, source)) => {
+                self.source = Some(source);
+                Poll::Ready(last)
+            }
+        }
+    }
+
+    /// Drops the reports queued so far if they are certainly stale, that is, if the poll is
+    /// armed on the calling thread's shard of the same runtime: that shard's driver is the
+    /// only one that queues reports, and it does so between task polls, so every queued
+    /// report is of a wakeup before the caller's latest system call (which found the
+    /// descriptor not ready). On any other thread a report may be arriving right now: they
+    /// are kept (the next wait then returns at once; the cost is one system call). Returns
+    /// the union of the dropped reports' masks (`None`: nothing was dropped), so that the
+    /// caller keeps what must not be forgotten (a hang-up is reported once).
+    pub fn clear_stale_reports(&mut self) -> Option<u32> {
+        let armed_on = self.armed.armed_shard()?;
+        let runtime = self.armed.runtime();
+        let here = context::with_shard(|shard| {
+            shard.is_some_and(|s| {
+                s.index == armed_on
+                    && runtime.is_some_and(|r| {
+                        std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&s.shared))
+                    })
+            })
+        });
+        if !here {
+            return None;
+        }
+        let mut mask = 0;
+        while let Some(report) = self.armed.try_item() {
+            // An error report (the request is ending) counts as everything ready.
+            mask |= report.unwrap_or(u32::MAX);
+        }
+        Some(mask)
+    }
+
+    /// Requests submitted so far (the first arming and every re-arm).
+    pub fn armings(&self) -> u64 {
+        self.armed.armings()
+    }
+}
+
+impl std::fmt::Debug for PollEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PollEvents")
+            .field("armed", &self.armed.is_armed())
+            .finish()
+    }
+}
+
+struct PollSource {
+    fd: SharedFd,
+    events: u32,
+}
+
+// SAFETY: a poll references no memory; the source holds the descriptor open while armed
+// (it lives in the cell until the last CQE).
+unsafe impl Source for PollSource {
+    type Item = io::Result<u32>;
+
+    fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn prepare(&mut self) -> io_uring_sqe {
+        opcode::poll_add(self.fd.as_raw_fd(), self.events, true)
+    }
+
+    unsafe fn item(&self, res: i32, _flags: u32) -> Self::Item {
+        cqe_result(res)
+    }
+}
+
+impl Release for u32 {
+    fn release(self, _: &mut Vec<Waker>) {}
+}
