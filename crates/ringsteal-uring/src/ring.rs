@@ -14,6 +14,7 @@ use crate::abi::*;
 use crate::cq::CompletionQueue;
 use crate::error::SetupError;
 use crate::mmap::Mmap;
+use crate::ring_fd::RingFdRegistration;
 use crate::sq::SubmissionQueue;
 use crate::sys;
 
@@ -233,6 +234,9 @@ pub struct Ring {
     _sq_map: Mmap,
     _cq_map: Option<Mmap>,
     _sqe_map: Mmap,
+    /// The descriptor registered with the thread that enters the ring, if it was
+    /// (`ring_fd.rs`); dropped (unregistered) before the descriptor closes.
+    registration: Option<RingFdRegistration>,
     /// Shared with the [`BufRing`](crate::BufRing)s registered on this ring, which must
     /// reach this ring, and no other, until they unregister.
     fd: Arc<OwnedFd>,
@@ -279,6 +283,7 @@ impl Ring {
             _sq_map: sq_map,
             _cq_map: cq_map,
             _sqe_map: sqe_map,
+            registration: None,
             fd: Arc::new(fd),
         })
     }
@@ -292,6 +297,26 @@ impl Ring {
     /// The ring's file descriptor (the target of MSG_RING, the first register argument).
     pub fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+
+    /// True if the ring enters the kernel through a descriptor registered with its thread
+    /// ([`register_ring_fd`](Self::register_ring_fd)).
+    pub fn ring_fd_registered(&self) -> bool {
+        self.registration.is_some()
+    }
+
+    pub(crate) fn set_registration(&mut self, registration: RingFdRegistration) {
+        self.registration = Some(registration);
+    }
+
+    /// What `io_uring_enter` is given to name this ring, and the flag that says which kind
+    /// of name it is.
+    #[inline]
+    fn enter_target(&self) -> (RawFd, u32) {
+        match &self.registration {
+            Some(r) => (r.index() as RawFd, IORING_ENTER_REGISTERED_RING),
+            None => (self.fd(), 0),
+        }
     }
 
     /// The parameters the kernel returned from setup.
@@ -512,7 +537,12 @@ impl Ring {
         };
         // SAFETY: `arg` and `ts` live on this frame for the duration of the syscall; the SQEs
         // being submitted were pushed under `push`'s contract.
-        let ret = unsafe { sys::io_uring_enter(self.fd(), submit_arg, want, flags, argp, argsz) };
+        let (target, registered) = self.enter_target();
+        // SAFETY: as above; `target` names this ring (a registered slot is this thread's:
+        // `register_ring_fd`'s contract).
+        let ret = unsafe {
+            sys::io_uring_enter(target, submit_arg, want, flags | registered, argp, argsz)
+        };
         match ret {
             Ok(n) => Ok((n, Wait::Completed)),
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok((0, Wait::TimedOut)),
@@ -528,10 +558,18 @@ impl Ring {
     /// Flushes completions the kernel holds back (CQ overflow, deferred task work) into the CQ
     /// without waiting.
     pub fn flush_completions(&mut self) -> io::Result<()> {
+        let (target, registered) = self.enter_target();
         loop {
-            // SAFETY: no argument pointer; submits nothing.
+            // SAFETY: no argument pointer; submits nothing; `target` names this ring.
             match unsafe {
-                sys::io_uring_enter(self.fd(), 0, 0, IORING_ENTER_GETEVENTS, std::ptr::null(), 0)
+                sys::io_uring_enter(
+                    target,
+                    0,
+                    0,
+                    IORING_ENTER_GETEVENTS | registered,
+                    std::ptr::null(),
+                    0,
+                )
             } {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
