@@ -447,6 +447,7 @@ impl Ring {
     }
 
     /// Submits every queued SQE without waiting; returns how many the kernel consumed.
+    #[inline]
     pub fn submit(&mut self) -> io::Result<u32> {
         self.submit_and_wait(0)
     }
@@ -457,6 +458,7 @@ impl Ring {
     /// completions are backed up, or could not allocate) are reported as
     /// `ErrorKind::WouldBlock`; the SQEs it did not consume stay queued, so callers reap what
     /// is ready and submit again.
+    #[inline]
     pub fn submit_and_wait(&mut self, want: u32) -> io::Result<u32> {
         loop {
             match self.enter_getevents(want, None) {
@@ -484,6 +486,7 @@ impl Ring {
 
     /// Enters the kernel once: publishes the SQ, submits, and (if `want > 0`, or to run
     /// deferred completion work and flush overflow) waits.
+    #[inline]
     fn enter_getevents(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<(u32, Wait)> {
         let to_submit = self.sq.publish();
         let sqpoll = self.params.flags & IORING_SETUP_SQPOLL != 0;
