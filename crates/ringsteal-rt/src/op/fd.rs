@@ -154,7 +154,10 @@ impl Drop for SharedFd {
                 Err(actual) => cur = actual,
             }
         }
-        if cur & COUNT == 1 || cur & WAITING != 0 {
+        // Only the two ends that still own a claim on the allocation may touch it again: any
+        // other holder's last access was the decrement above, after which the owner may free
+        // it (even making a reference to it, as `let_go` does, would race with that).
+        if cur & COUNT == 1 || (cur & WAITING != 0 && cur & COUNT == 2) {
             self.let_go(cur);
         }
     }
