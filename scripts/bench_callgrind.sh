@@ -5,6 +5,8 @@
 #
 #   scripts/bench_callgrind.sh             # measure and compare; fails on a rise above 5 %
 #   scripts/bench_callgrind.sh --update    # measure and write the baseline
+#   scripts/bench_callgrind.sh --keep DIR  # also keep the callgrind outputs in DIR, for
+#                                          # scripts/callgrind_steps.py (where they go, per step)
 #
 # What is counted (benches/src/bin/callgrind_probe.rs):
 #   spawn_join  instructions per spawn + join of a tiny task on a one-shard runtime
@@ -12,6 +14,11 @@
 #               the target's tick that takes the task from its inbox, and the poll
 #   op_nop      instructions per single-shot op (IORING_OP_NOP awaited) on a one-shard runtime:
 #               the op cell, its SQE, the submit, the reap and the wake
+#   read_qd1    instructions per 4 KiB read of a cached file (`File::read_at` awaited by one
+#               reader task) on a one-shard runtime: fs_read_4k_qd1's op path on one shard
+#   read_qd32   the same with 32 reader tasks, so 32 reads in flight (fs_read_4k_qd32)
+#   floor_qd1   the same reads on a bare ring with no runtime, one in flight: the floor
+#   floor_qd32  the floor with 32 in flight
 # Each probe runs at two sizes; per operation = (count(large) - count(small)) / operations,
 # which cancels start-up and shutdown. The shard's idle loop (steal attempts, spinning,
 # parking: `Shard::idle` and everything it calls) is left out of both counts, because how
@@ -25,11 +32,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 baseline="benches/callgrind_baseline.toml"
 update=0
+keep=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --update) update=1; shift ;;
         --baseline) baseline="$2"; shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        --keep) keep="$2"; shift 2 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -43,16 +52,24 @@ cargo build --release -p ringsteal-benches --bin callgrind_probe
 probe="${CARGO_TARGET_DIR:-target}/release/callgrind_probe"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+fi
 
 # counted MODE N: instructions of one probe run outside `Shard::idle`.
 counted() {
     local out="$tmp/$1.$2.out"
     # A shard that parks would hang valgrind 3.19 (see the probe's docs): bound every run.
+    # --dump-instr (for --keep: callgrind_steps.py resolves instructions by address) only
+    # changes what the output records, not what is counted.
     if ! timeout -s KILL 900 valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$probe" "$1" "$2" > "$tmp/valgrind.log" 2>&1; then
+        ${keep:+--dump-instr=yes} "$probe" "$1" "$2" > "$tmp/valgrind.log" 2>&1; then
         echo "callgrind run of '$1 $2' failed or hung:" >&2
         tail -20 "$tmp/valgrind.log" >&2
         exit 1
+    fi
+    if [ -n "$keep" ]; then
+        cp "$out" "$keep/$1.$2.out"
     fi
     callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$out" | python3 -c '
 import re, sys
@@ -81,19 +98,32 @@ per_op() {
     echo "    $1: $small instructions at $2, $large at $3" >&2
 }
 
-echo "==> valgrind --tool=callgrind (this takes about a minute)"
-spawn_join="$(per_op spawn_join 2000 4000 1)"
-cross_wake="$(per_op cross_wake 200 400 2)"
-op_nop="$(per_op op_nop 2000 4000 1)"
+# The probes: name, small size, large size, operations per unit of size, what one op is.
+probes=(
+    "spawn_join|2000|4000|1|instructions per spawn + join of a tiny task, one shard"
+    "cross_wake|200|400|2|instructions per cross-shard task wake between spinning shards (idle loop excluded)"
+    "op_nop|2000|4000|1|instructions per single-shot op (a NOP submitted, reaped and awaited), one shard"
+    "read_qd1|2000|4000|1|instructions per 4 KiB cached read (File::read_at awaited), one reader task on one shard"
+    "read_qd32|2048|4096|1|instructions per 4 KiB cached read, 32 reader tasks on one shard"
+    "floor_qd1|2000|4000|1|instructions per 4 KiB cached read on a bare ring (no runtime), one in flight"
+    "floor_qd32|2048|4096|1|instructions per 4 KiB cached read on a bare ring (no runtime), 32 in flight"
+)
+
+echo "==> valgrind --tool=callgrind (this takes about two minutes)"
+results=()
+for p in "${probes[@]}"; do
+    IFS='|' read -r name small large unit what <<< "$p"
+    n="$(per_op "$name" "$small" "$large" "$unit")"
+    results+=("$name|$n|$what")
+    echo "$name: $n $what"
+done
 rustc_v="$(rustc --version)"
 valgrind_v="$(valgrind --version)"
 libc_v="$(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown)"
-echo "spawn_join: $spawn_join instructions per spawn+join (one shard)"
-echo "cross_wake: $cross_wake instructions per cross-shard wake (spinning target)"
-echo "op_nop: $op_nop instructions per single-shot op (one shard)"
 
 if [ "$update" -eq 1 ]; then
-    cat > "$baseline" <<EOF
+    {
+        cat <<EOF
 # Baseline of scripts/bench_callgrind.sh: instructions per operation counted by valgrind's
 # callgrind in the release profile (see the script for what each count covers). A measured
 # count more than \`tolerance\` above its baseline fails. Written by
@@ -102,42 +132,34 @@ rustc = "$rustc_v"
 valgrind = "$valgrind_v"
 libc = "$libc_v"
 tolerance = 0.05
-
-[spawn_join]
-per_op = $spawn_join
-what = "instructions per spawn + join of a tiny task, one shard"
-
-[cross_wake]
-per_op = $cross_wake
-what = "instructions per cross-shard task wake between spinning shards (idle loop excluded)"
-
-[op_nop]
-per_op = $op_nop
-what = "instructions per single-shot op (a NOP submitted, reaped and awaited), one shard"
 EOF
+        for r in "${results[@]}"; do
+            IFS='|' read -r name n what <<< "$r"
+            printf '\n[%s]\nper_op = %s\nwhat = "%s"\n' "$name" "$n" "$what"
+        done
+    } > "$baseline"
     echo "==> wrote $baseline"
     exit 0
 fi
 
 [ -f "$baseline" ] || { echo "no baseline $baseline: run with --update first" >&2; exit 1; }
-python3 - "$baseline" "$spawn_join" "$cross_wake" "$op_nop" "$rustc_v" "$valgrind_v" "$libc_v" <<'EOF'
+python3 - "$baseline" "$rustc_v" "$valgrind_v" "$libc_v" "${results[@]}" <<'EOF'
 import pathlib, sys, tomllib
-path, sj, cw, on, rustc, valgrind, libc = sys.argv[1:]
+path, rustc, valgrind, libc = sys.argv[1:5]
+measured = [r.split("|", 2)[:2] for r in sys.argv[5:]]
 try:
     base = tomllib.loads(pathlib.Path(path).read_text())
     tol = float(base["tolerance"])
-    want = {"spawn_join": float(base["spawn_join"]["per_op"]),
-            "cross_wake": float(base["cross_wake"]["per_op"]),
-            "op_nop": float(base["op_nop"]["per_op"])}
+    want = {name: float(base[name]["per_op"]) for name, _ in measured}
 except (OSError, KeyError, ValueError, TypeError, tomllib.TOMLDecodeError) as e:
-    sys.exit(f"FAIL: unreadable baseline {path}: {e}")
+    sys.exit(f"FAIL: unreadable baseline {path} (every probe needs a [name] with per_op): {e}")
 for key, have in (("rustc", rustc), ("valgrind", valgrind), ("libc", libc)):
     if base.get(key) != have:
         print(f"note: baseline {key} is {base.get(key)!r}, this machine has {have!r}; "
               "counts may differ for that reason alone")
 bad = 0
-for name, got in (("spawn_join", float(sj)), ("cross_wake", float(cw)), ("op_nop", float(on))):
-    ref = want[name]
+for name, got in measured:
+    got, ref = float(got), want[name]
     change = got / ref - 1
     verdict = "FAIL" if change > tol else "ok  "
     bad += change > tol

@@ -181,7 +181,7 @@ section="$work/section.md"
     echo "ringsteal ahead. \`n/e\`: the peer cannot express the workload (see below). \`vs floor\`:"
     echo "floor median / ringsteal median (1.00× would be the floor's speed)."
     echo
-    echo "### Targets (issues 3-6, 12)"
+    echo "### Targets (issues 3-6, 12, 16)"
     echo
     cat "$work/tables/targets.md"
     echo

@@ -359,7 +359,7 @@ def http_table(res: Results, http: HttpRuns) -> str:
 
 def _targets(res: Results, fio: dict[str, float],
              http: HttpRuns | None = None) -> list[tuple[str, str, str, bool | None]]:
-    """(source, target, measured, met) for every target of issues 3-6 and 12; met None = no
+    """(source, target, measured, met) for every target of issues 3-6, 12 and 16; met None = no
     data."""
     t: list[tuple[str, str, str, bool | None]] = []
     by_id = {r["id"]: r for r in ROWS}
@@ -412,6 +412,14 @@ def _targets(res: Results, fio: dict[str, float],
         r = rat(f"fs_read_4k_{depth}/ringsteal", f"fs_read_4k_{depth}/{floor}")
         t.append(("issue 6", f"fs_read_4k_{depth} within 1.5× of {floor}",
                   f"floor/ringsteal = {r:.2f}×" if r else "missing", (r >= 1 / 1.5) if r else None))
+    # Issue 16: the op path within 10 % of a raw ring, and ahead of compio at depth 32.
+    for depth, floor in (("qd1", "floor_io_uring_1t"), ("qd32", "floor_io_uring_2t")):
+        r = rat(f"fs_read_4k_{depth}/ringsteal", f"fs_read_4k_{depth}/{floor}")
+        t.append(("issue 16", f"fs_read_4k_{depth} within 1.1× of {floor}",
+                  f"floor/ringsteal = {r:.2f}×" if r else "missing", (r >= 1 / 1.1) if r else None))
+    r = rat("fs_read_4k_qd32/ringsteal", "fs_read_4k_qd32/compio")
+    t.append(("issue 16", "fs_read_4k_qd32 ahead of compio",
+              f"compio/ringsteal = {r:.2f}×" if r else "missing", (r > 1) if r else None))
     for depth, ns in sorted(fio.items()):
         m = med(f"fs_read_4k_{depth}/ringsteal")
         if m:

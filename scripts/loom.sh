@@ -2,7 +2,8 @@
 # Model-checks the sleep/wake protocol (crates/ringsteal-rt/src/shared/sleep_flag.rs) with
 # loom: every interleaving of a sleeper and its wakers, under the C11 memory model as loom
 # implements it. A lost wakeup shows as a deadlock, more than one doorbell per sleep as a
-# failed assertion. Release build: loom explores many thousands of executions.
+# failed assertion. Also the waker slot of ops (crates/ringsteal-rt/src/sync/atomic_waker.rs):
+# a registration racing a take, or the final take of a completion, never loses a wake. Release build: loom explores many thousands of executions.
 # Extra arguments go to the test binary (e.g. --nocapture). Builds into target/loom (or
 # $CARGO_TARGET_DIR), so the `--cfg loom` build does not evict the normal release build.
 set -euo pipefail

@@ -14,6 +14,7 @@
 #                       reads are simulated)
 #   op::tests           how an op's SQEs are assembled (flags, links, the link timeout)
 #   op::net::addr       socket address storage and conversions
+#   op::fd              the descriptor's holder count, into_owned, closing (pipes, threads)
 #   buf::provided::ledger   provided-buffer accounting: buffers in use, stalled streams' wakers
 #   op::stream::queue   a stream's queue of delivered results (push, pop, close, two threads)
 # Everything else in the crate talks to io_uring, which Miri cannot run.
@@ -29,4 +30,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::stream::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue "$@"

@@ -7,6 +7,10 @@
 //! callgrind_probe cross_wake N   # shards(2): N round trips between a task Pinned(0)
 //!                                # and a task Pinned(1), two cross-shard wakes each
 //! callgrind_probe op_nop N       # shards(1): N `IORING_OP_NOP` ops awaited one by one
+//! callgrind_probe read_qd1 N     # shards(1): N 4 KiB reads of a cached file, one in flight
+//! callgrind_probe read_qd32 N    # shards(1): N 4 KiB reads, 32 reader tasks in flight
+//! callgrind_probe floor_qd1 N    # no runtime: the same reads on a raw ring, one in flight
+//! callgrind_probe floor_qd32 N   # no runtime: the same reads on a raw ring, 32 in flight
 //! ```
 //!
 //! The script runs each probe at two sizes and divides the difference in
@@ -18,6 +22,15 @@
 //! - `op_nop` runs on a single shard too: the whole single-shot op path (the op cell,
 //!   the SQE, the submit, the reap and the wake of the awaiting future), with the kernel's
 //!   share of a NOP as small as it gets.
+//! - `read_qd1` and `read_qd32` are `fs_read_4k_qd1`/`_qd32` on one shard: reader tasks
+//!   spawned the default way, each awaiting `File::read_at` into a reused buffer (the
+//!   submit, the reap, the wake and the poll to completion of every read). The file is
+//!   small ([`PROBE_FILE_BLOCKS`] blocks) and written just before, so every read is a
+//!   page-cache copy that completes inside the `io_uring_enter` that submits it.
+//! - `floor_qd1` and `floor_qd32` read the same blocks in the same order through a bare
+//!   [`Ring`] with no runtime (as `floors::uring_reads` does with the io-uring crate):
+//!   what the reads cost in user space when nothing but the ring is between the program
+//!   and the kernel. The difference to `read_*` is the runtime's share of every read.
 //! - `cross_wake` cannot let a shard park: valgrind 3.19 (Debian 12) does not
 //!   treat `io_uring_enter` as a blocking system call, so a thread waiting in it
 //!   keeps valgrind's global lock and every other thread stops (the process
@@ -42,7 +55,10 @@ use std::task::{Context, Poll, Waker};
 
 use std::time::Duration;
 
+use ringsteal::uring::{opcode, Ring};
 use ringsteal::{IdleStrategy, Placement, Runtime};
+use ringsteal_benches::files::BLOCK;
+use ringsteal_benches::workloads::fs_read_4k::{share, Offsets};
 
 /// Spin budget of the `cross_wake` shards: longer than any probe runs.
 const NEVER_PARK: Duration = Duration::from_secs(3600);
@@ -57,12 +73,18 @@ fn main() {
         "spawn_join" => spawn_join(n),
         "cross_wake" => cross_wake(n),
         "op_nop" => op_nop(n),
+        "read_qd1" => with_probe_file(|path| read(path, n, 1)),
+        "read_qd32" => with_probe_file(|path| read(path, n, 32)),
+        "floor_qd1" => with_probe_file(|path| floor(path, n, 1)),
+        "floor_qd32" => with_probe_file(|path| floor(path, n, 32)),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: callgrind_probe spawn_join|cross_wake|op_nop N");
+    eprintln!(
+        "usage: callgrind_probe spawn_join|cross_wake|op_nop|read_qd1|read_qd32|floor_qd1|floor_qd32 N"
+    );
     std::process::exit(2);
 }
 
@@ -99,6 +121,94 @@ fn op_nop(n: u64) {
             ringsteal::op::nop().await.expect("nop");
         }
     });
+}
+
+/// Blocks in the file the read probes read: 1 MiB, small enough to write quickly under
+/// valgrind and to stay in the page cache.
+const PROBE_FILE_BLOCKS: u64 = 256;
+
+/// Runs `f` with the path of a freshly written [`PROBE_FILE_BLOCKS`]-block file (in the
+/// temporary directory, removed afterwards). Written just before the reads, so its pages are
+/// in the page cache.
+fn with_probe_file(f: impl FnOnce(&std::path::Path)) {
+    let path = std::env::temp_dir().join(format!("ringsteal-callgrind-{}", std::process::id()));
+    let data: Vec<u8> = (0..PROBE_FILE_BLOCKS as usize * BLOCK)
+        .map(|i| i as u8)
+        .collect();
+    std::fs::write(&path, &data).unwrap_or_else(|e| {
+        eprintln!("write {}: {e}", path.display());
+        std::process::exit(1)
+    });
+    f(&path);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// `n` 4 KiB reads on a one-shard runtime by `depth` reader tasks (spawned the default way,
+/// as `fs_read_4k` does), each reading its share one after another into a reused buffer.
+fn read(path: &std::path::Path, n: u64, depth: usize) {
+    let rt = build(1, IdleStrategy::Park);
+    let path = path.to_path_buf();
+    rt.block_on(async move {
+        let f = Arc::new(ringsteal::fs::File::open(&path).await.expect("open"));
+        let readers: Vec<_> = (0..depth)
+            .map(|r| {
+                let f = f.clone();
+                ringsteal::spawn(async move {
+                    let mut offs = Offsets::new(r, PROBE_FILE_BLOCKS);
+                    let mut buf = Vec::with_capacity(BLOCK);
+                    for _ in 0..share(n, depth, r) {
+                        buf.clear();
+                        let (res, b) = f.read_at(buf, offs.next_offset()).await;
+                        buf = b;
+                        assert_eq!(res.expect("read_at"), BLOCK, "short read");
+                    }
+                })
+            })
+            .collect();
+        for r in readers {
+            r.await.expect("reader");
+        }
+    });
+}
+
+/// The floor of [`read`]: the same `n` reads at the same offsets on a bare ring, `depth` in
+/// flight (reader `r`'s reads in slot `r`), reaped with `submit_and_wait(1)`.
+fn floor(path: &std::path::Path, n: u64, depth: usize) {
+    let file = std::fs::File::open(path).expect("open");
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let mut ring = Ring::new((depth as u32).next_power_of_two()).expect("io_uring setup");
+    let mut bufs = vec![vec![0u8; BLOCK]; depth];
+    let mut offs: Vec<_> = (0..depth)
+        .map(|r| Offsets::new(r, PROBE_FILE_BLOCKS))
+        .collect();
+    let mut left: Vec<u64> = (0..depth).map(|r| share(n, depth, r)).collect();
+    let mut in_flight = 0;
+    let push = |ring: &mut Ring, slot: usize, buf: &mut Vec<u8>, off: u64| {
+        let sqe = opcode::read(fd, buf.as_mut_ptr(), BLOCK as u32, off).with_user_data(slot as u64);
+        // SAFETY: the buffer of `slot` is neither moved nor touched until this read's CQE is
+        // reaped below, and `file` outlives the ring's last CQE.
+        unsafe { ring.push(&sqe) }.expect("submission queue full");
+    };
+    for slot in 0..depth {
+        if left[slot] > 0 {
+            left[slot] -= 1;
+            push(&mut ring, slot, &mut bufs[slot], offs[slot].next_offset());
+            in_flight += 1;
+        }
+    }
+    while in_flight > 0 {
+        ring.submit_and_wait(1).expect("io_uring_enter");
+        while let Some(cqe) = ring.pop_cqe() {
+            assert_eq!(cqe.res, BLOCK as i32, "io_uring read failed or was short");
+            in_flight -= 1;
+            let slot = cqe.user_data as usize;
+            if left[slot] > 0 {
+                left[slot] -= 1;
+                push(&mut ring, slot, &mut bufs[slot], offs[slot].next_offset());
+                in_flight += 1;
+            }
+        }
+    }
 }
 
 /// A one-shot, reusable flag with a waker: the smallest cross-task signal, so

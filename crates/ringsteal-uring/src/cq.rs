@@ -49,6 +49,7 @@ impl CompletionQueue {
         self.entries
     }
 
+    #[inline]
     fn ktail(&self) -> u32 {
         // SAFETY: `ktail` points into the live CQ ring mapping; Acquire pairs with the
         // kernel's release store after writing the CQEs.
@@ -56,6 +57,7 @@ impl CompletionQueue {
     }
 
     /// CQEs ready to be consumed.
+    #[inline]
     pub(crate) fn ready(&self) -> u32 {
         self.ktail().wrapping_sub(self.head)
     }
@@ -67,6 +69,7 @@ impl CompletionQueue {
     }
 
     /// Copies up to `out.len()` ready CQEs into `out`, frees their slots, returns the count.
+    #[inline]
     pub(crate) fn copy_into(&mut self, out: &mut [io_uring_cqe]) -> usize {
         let ready = self.ready() as usize;
         let n = ready.min(out.len());
@@ -81,6 +84,7 @@ impl CompletionQueue {
     }
 
     /// Consumes the oldest ready CQE, if any.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<io_uring_cqe> {
         if self.ready() == 0 {
             return None;
@@ -92,6 +96,7 @@ impl CompletionQueue {
         Some(cqe)
     }
 
+    #[inline]
     fn advance(&mut self, n: u32) {
         if n == 0 {
             return;

@@ -41,6 +41,7 @@ pub mod opcode;
 mod probe;
 mod register;
 mod ring;
+mod ring_fd;
 mod sq;
 mod sys;
 

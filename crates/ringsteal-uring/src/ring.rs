@@ -14,6 +14,7 @@ use crate::abi::*;
 use crate::cq::CompletionQueue;
 use crate::error::SetupError;
 use crate::mmap::Mmap;
+use crate::ring_fd::RingFdRegistration;
 use crate::sq::SubmissionQueue;
 use crate::sys;
 
@@ -248,6 +249,9 @@ pub struct Ring {
     _sq_map: Mmap,
     _cq_map: Option<Mmap>,
     _sqe_map: Mmap,
+    /// The descriptor registered with the thread that enters the ring, if it was
+    /// (`ring_fd.rs`); dropped (unregistered) before the descriptor closes.
+    registration: Option<RingFdRegistration>,
     /// Shared with the [`BufRing`](crate::BufRing)s registered on this ring, which must
     /// reach this ring, and no other, until they unregister.
     fd: Arc<OwnedFd>,
@@ -294,6 +298,7 @@ impl Ring {
             _sq_map: sq_map,
             _cq_map: cq_map,
             _sqe_map: sqe_map,
+            registration: None,
             fd: Arc::new(fd),
         })
     }
@@ -307,6 +312,26 @@ impl Ring {
     /// The ring's file descriptor (the target of MSG_RING, the first register argument).
     pub fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+
+    /// True if the ring enters the kernel through a descriptor registered with its thread
+    /// ([`register_ring_fd`](Self::register_ring_fd)).
+    pub fn ring_fd_registered(&self) -> bool {
+        self.registration.is_some()
+    }
+
+    pub(crate) fn set_registration(&mut self, registration: RingFdRegistration) {
+        self.registration = Some(registration);
+    }
+
+    /// What `io_uring_enter` is given to name this ring, and the flag that says which kind
+    /// of name it is.
+    #[inline]
+    fn enter_target(&self) -> (RawFd, u32) {
+        match &self.registration {
+            Some(r) => (r.index() as RawFd, IORING_ENTER_REGISTERED_RING),
+            None => (self.fd(), 0),
+        }
     }
 
     /// The parameters the kernel returned from setup.
@@ -335,26 +360,31 @@ impl Ring {
     }
 
     /// Free SQ slots.
+    #[inline]
     pub fn sq_space_left(&self) -> u32 {
         self.sq.space_left()
     }
 
     /// SQEs pushed but not yet consumed by the kernel.
+    #[inline]
     pub fn sq_pending(&self) -> u32 {
         self.sq.len()
     }
 
     /// The SQ flags word (`IORING_SQ_NEED_WAKEUP`, `IORING_SQ_CQ_OVERFLOW`, `IORING_SQ_TASKRUN`).
+    #[inline]
     pub fn sq_flags(&self) -> u32 {
         self.sq.flags()
     }
 
     /// True when the kernel holds overflowed CQEs that only an enter with GETEVENTS flushes.
+    #[inline]
     pub fn cq_overflow_pending(&self) -> bool {
         self.sq.flags() & IORING_SQ_CQ_OVERFLOW != 0
     }
 
     /// True when completion work waits for a kernel entry (`TASKRUN_FLAG` rings only).
+    #[inline]
     pub fn taskrun_pending(&self) -> bool {
         self.sq.flags() & IORING_SQ_TASKRUN != 0
     }
@@ -376,6 +406,7 @@ impl Ring {
     /// and buffers the kernel writes must not be read or written by anyone else, until the
     /// request's final CQE has been reaped (or the opcode is documented to copy them at
     /// submission and the SQE has been submitted). The fd must stay open until then too.
+    #[inline]
     pub unsafe fn push(&mut self, sqe: &io_uring_sqe) -> Result<(), io_uring_sqe> {
         // SAFETY: forwarded from the caller.
         if unsafe { self.sq.push(std::slice::from_ref(sqe)) } {
@@ -391,6 +422,7 @@ impl Ring {
     ///
     /// # Safety
     /// As for [`push`](Self::push), for every SQE.
+    #[inline]
     pub unsafe fn push_all(&mut self, sqes: &[io_uring_sqe]) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.sq.push(sqes) }
@@ -430,6 +462,7 @@ impl Ring {
     }
 
     /// Submits every queued SQE without waiting; returns how many the kernel consumed.
+    #[inline]
     pub fn submit(&mut self) -> io::Result<u32> {
         self.submit_and_wait(0)
     }
@@ -440,6 +473,7 @@ impl Ring {
     /// completions are backed up, or could not allocate) are reported as
     /// `ErrorKind::WouldBlock`; the SQEs it did not consume stay queued, so callers reap what
     /// is ready and submit again.
+    #[inline]
     pub fn submit_and_wait(&mut self, want: u32) -> io::Result<u32> {
         loop {
             match self.enter_getevents(want, None) {
@@ -467,6 +501,7 @@ impl Ring {
 
     /// Enters the kernel once: publishes the SQ, submits, and (if `want > 0`, or to run
     /// deferred completion work and flush overflow) waits.
+    #[inline]
     fn enter_getevents(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<(u32, Wait)> {
         let to_submit = self.sq.publish();
         let sqpoll = self.params.flags & IORING_SETUP_SQPOLL != 0;
@@ -520,7 +555,12 @@ impl Ring {
         };
         // SAFETY: `arg` and `ts` live on this frame for the duration of the syscall; the SQEs
         // being submitted were pushed under `push`'s contract.
-        let ret = unsafe { sys::io_uring_enter(self.fd(), submit_arg, want, flags, argp, argsz) };
+        let (target, registered) = self.enter_target();
+        // SAFETY: as above; `target` names this ring (a registered slot is this thread's:
+        // `register_ring_fd`'s contract).
+        let ret = unsafe {
+            sys::io_uring_enter(target, submit_arg, want, flags | registered, argp, argsz)
+        };
         match ret {
             Ok(n) => Ok((n, Wait::Completed)),
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok((0, Wait::TimedOut)),
@@ -536,10 +576,18 @@ impl Ring {
     /// Flushes completions the kernel holds back (CQ overflow, deferred task work) into the CQ
     /// without waiting.
     pub fn flush_completions(&mut self) -> io::Result<()> {
+        let (target, registered) = self.enter_target();
         loop {
-            // SAFETY: no argument pointer; submits nothing.
+            // SAFETY: no argument pointer; submits nothing; `target` names this ring.
             match unsafe {
-                sys::io_uring_enter(self.fd(), 0, 0, IORING_ENTER_GETEVENTS, std::ptr::null(), 0)
+                sys::io_uring_enter(
+                    target,
+                    0,
+                    0,
+                    IORING_ENTER_GETEVENTS | registered,
+                    std::ptr::null(),
+                    0,
+                )
             } {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -552,16 +600,19 @@ impl Ring {
     }
 
     /// CQEs ready to be reaped.
+    #[inline]
     pub fn cq_ready(&self) -> u32 {
         self.cq.ready()
     }
 
     /// Reaps the oldest ready CQE.
+    #[inline]
     pub fn pop_cqe(&mut self) -> Option<io_uring_cqe> {
         self.cq.pop()
     }
 
     /// Reaps up to `out.len()` ready CQEs into `out`; returns how many.
+    #[inline]
     pub fn reap(&mut self, out: &mut [io_uring_cqe]) -> usize {
         self.cq.copy_into(out)
     }

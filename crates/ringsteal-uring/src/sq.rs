@@ -60,6 +60,7 @@ impl SubmissionQueue {
         self.entries
     }
 
+    #[inline]
     fn khead(&self) -> u32 {
         // SAFETY: `khead` points into the live SQ ring mapping; the kernel writes it
         // atomically; Acquire pairs with the kernel's release after it read the SQEs.
@@ -67,16 +68,19 @@ impl SubmissionQueue {
     }
 
     /// Slots written but not yet consumed by the kernel (published or not).
+    #[inline]
     pub(crate) fn len(&self) -> u32 {
         self.tail.wrapping_sub(self.khead())
     }
 
     /// Free slots.
+    #[inline]
     pub(crate) fn space_left(&self) -> u32 {
         self.entries - self.len()
     }
 
     /// The SQ flags word (`IORING_SQ_*`), as the kernel last set it.
+    #[inline]
     pub(crate) fn flags(&self) -> u32 {
         // SAFETY: `kflags` points into the live SQ ring mapping; the kernel updates it with
         // atomic bit operations.
@@ -93,6 +97,7 @@ impl SubmissionQueue {
     ///
     /// # Safety
     /// See [`crate::Ring::push`].
+    #[inline]
     pub(crate) unsafe fn push(&mut self, sqes: &[io_uring_sqe]) -> bool {
         if (self.space_left() as usize) < sqes.len() {
             return false;
@@ -127,6 +132,7 @@ impl SubmissionQueue {
     }
 
     /// Publishes every written SQE to the kernel; returns how many are waiting to be consumed.
+    #[inline]
     pub(crate) fn publish(&mut self) -> u32 {
         // SAFETY: `ktail` points into the live SQ ring mapping. Release makes the SQE writes
         // visible to the kernel before the new tail.

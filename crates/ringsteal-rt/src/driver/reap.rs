@@ -14,7 +14,7 @@
 
 use std::ptr::NonNull;
 
-use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW};
+use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW, IORING_SQ_TASKRUN};
 use ringsteal_uring::io_uring_cqe;
 
 use super::user_data::*;
@@ -34,17 +34,23 @@ impl Driver {
     pub(crate) fn reap(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
         // Cells freed here may wake wakers (a provided buffer back in its ring un-stalls a
         // stream): they join the wakers of the completed ops, woken after the reap.
+        // (Usually nothing: an empty vector, which neither allocates nor needs moving.)
         let mut later = Vec::new();
         let total = collecting(&mut later, || self.reap_now(out, counters));
-        out.wakers.append(&mut later);
+        if !later.is_empty() {
+            out.wakers.append(&mut later);
+        }
         total
     }
 
+    #[inline(always)]
     fn reap_now(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
-        if self.ring.sq_flags() & IORING_SQ_CQ_OVERFLOW != 0 {
-            counters.cq_overflows.incr();
-        }
-        if self.ring.taskrun_pending() || self.ring.cq_overflow_pending() {
+        // One read of the flags word for both questions (the usual answer is no to both).
+        let flags = self.ring.sq_flags();
+        if flags & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0 {
+            if flags & IORING_SQ_CQ_OVERFLOW != 0 {
+                counters.cq_overflows.incr();
+            }
             counters.enters.incr();
             let _ = self.ring.flush_completions();
         }

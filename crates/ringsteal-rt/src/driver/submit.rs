@@ -82,8 +82,13 @@ impl Driver {
         sqes: &[io_uring_sqe],
         counters: &ShardCounters,
     ) -> io::Result<()> {
+        // The usual case first: nothing waits in the backlog and the SQ has room. Anything
+        // else (a full SQ, a backlog, more SQEs than the SQ has slots) takes the general path.
         // SAFETY: forwarded from the caller.
-        unsafe { self.push(sqes, counters)? };
+        if !(self.backlog.is_empty() && unsafe { self.ring.push_all(sqes) }) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.push(sqes, counters)? };
+        }
         self.add_in_flight(sqes.len(), counters);
         Ok(())
     }

@@ -2,17 +2,30 @@
 //! only when the last of them lets go, so an op never acts on a reused descriptor number;
 //! and [`IntoOwned`], for the owner who wants it back (to close it and hear the result) once
 //! the others have let go.
+//!
+//! Every op clones the handle and drops it at its end, so the count is one word: the number
+//! of holders, which is also the reference count of the allocation (one locked instruction
+//! per clone and per drop), and two flags for the owner waiting in `into_owned`: `WAITING`
+//! (it registered its waker) and `LEAVING` (the holder whose drop leaves the owner alone is
+//! between letting go and waking it; the owner must not free the allocation yet).
 
 use std::fmt;
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering::*};
-use std::sync::Arc;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicUsize, Ordering::*};
 use std::task::{Context, Poll};
 
 use crate::sync::atomic_waker::AtomicWaker;
+
+/// In `Inner::state`: the owner waits in `into_owned` (its waker is registered).
+const WAITING: usize = 1 << (usize::BITS - 1);
+/// In `Inner::state`: a holder let go, leaving the waiting owner alone, and has not woken it
+/// yet: the allocation is still in use.
+const LEAVING: usize = 1 << (usize::BITS - 2);
+/// In `Inner::state`: the number of holders.
+const COUNT: usize = !(WAITING | LEAVING);
 
 /// A reference-counted owned descriptor. Every op on it holds a clone until its last CQE.
 ///
@@ -26,14 +39,19 @@ use crate::sync::atomic_waker::AtomicWaker;
 /// assert_eq!(fd.as_raw_fd(), raw);
 /// ```
 pub struct SharedFd {
-    inner: ManuallyDrop<Arc<Inner>>,
+    inner: NonNull<Inner>,
 }
+
+// SAFETY: a counted reference to `Inner`, which is Send and Sync (a descriptor, atomics and
+// the waker slot), like an `Arc<Inner>`.
+unsafe impl Send for SharedFd {}
+// SAFETY: as above.
+unsafe impl Sync for SharedFd {}
 
 struct Inner {
     fd: OwnedFd,
-    /// The `SharedFd`s alive. Counted apart from the `Arc` so that the step down to one
-    /// can wake the holder waiting in [`SharedFd::into_owned`].
-    holders: AtomicUsize,
+    /// Holders (`COUNT`), `WAITING` and `LEAVING`. The last holder frees the allocation.
+    state: AtomicUsize,
     /// The holder waiting in `into_owned`, if any.
     last_holder: AtomicWaker,
 }
@@ -41,27 +59,34 @@ struct Inner {
 impl SharedFd {
     /// Takes ownership of `fd`.
     pub fn new(fd: OwnedFd) -> Self {
+        let inner = Box::new(Inner {
+            fd,
+            state: AtomicUsize::new(1),
+            last_holder: AtomicWaker::new(),
+        });
         Self {
-            inner: ManuallyDrop::new(Arc::new(Inner {
-                fd,
-                holders: AtomicUsize::new(1),
-                last_holder: AtomicWaker::new(),
-            })),
+            inner: NonNull::from(Box::leak(inner)),
         }
+    }
+
+    #[inline]
+    fn inner(&self) -> &Inner {
+        // SAFETY: this holder's count keeps the allocation alive.
+        unsafe { self.inner.as_ref() }
     }
 
     /// The descriptor, if no op (and no clone) holds it any more.
     pub fn try_unwrap(self) -> Result<OwnedFd, Self> {
-        if self.inner.holders.load(Acquire) != 1 {
+        let state = self.inner().state.load(Acquire);
+        // Alone, and nobody who let go still touches the allocation (`LEAVING`).
+        if state & COUNT != 1 || state & LEAVING != 0 {
             return Err(self);
         }
-        match Arc::try_unwrap(self.into_arc()) {
-            Ok(inner) => Ok(inner.fd),
-            // Another holder has let go (the count says one) but is still dropping its `Arc`.
-            Err(arc) => Err(Self {
-                inner: ManuallyDrop::new(arc),
-            }),
-        }
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the only holder, and every other one is done with the allocation (the
+        // Acquire load saw their last writes): it is ours to take apart, once.
+        let inner = unsafe { Box::from_raw(this.inner.as_ptr()) };
+        Ok(inner.fd)
     }
 
     /// Waits until every other holder (ops in flight on the descriptor, and clones) has let
@@ -91,43 +116,81 @@ impl SharedFd {
 
     /// Number of holders (the owner plus ops in flight plus clones).
     pub fn holders(&self) -> usize {
-        self.inner.holders.load(Acquire)
-    }
-
-    /// The `Arc`, without letting go as a holder (the caller is the last one, or rebuilds
-    /// a `SharedFd` from it).
-    fn into_arc(self) -> Arc<Inner> {
-        let mut this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again, so the Arc is moved out once.
-        unsafe { ManuallyDrop::take(&mut this.inner) }
+        self.inner().state.load(Acquire) & COUNT
     }
 }
 
 impl Clone for SharedFd {
+    #[inline]
     fn clone(&self) -> Self {
-        self.inner.holders.fetch_add(1, Relaxed);
-        Self {
-            inner: self.inner.clone(),
+        let prev = self.inner().state.fetch_add(1, Relaxed);
+        if prev & COUNT >= COUNT / 2 {
+            // As `Arc`: a count this high means clones are being leaked.
+            std::process::abort();
         }
+        Self { inner: self.inner }
     }
 }
 
 impl Drop for SharedFd {
+    #[inline]
     fn drop(&mut self) {
-        let left = self.inner.holders.fetch_sub(1, AcqRel) - 1;
-        // Taken before the Arc goes: the waiter may free `Inner` as soon as it can unwrap.
-        let waiter = (left == 1).then(|| self.inner.last_holder.take()).flatten();
-        // SAFETY: dropped once, here; `inner` is not used afterwards.
-        unsafe { ManuallyDrop::drop(&mut self.inner) };
-        if let Some(w) = waiter {
-            w.wake();
+        let inner = self.inner();
+        let mut cur = inner.state.load(Relaxed);
+        loop {
+            // Leaving the waiting owner alone: mark it, so that it does not free the
+            // allocation before its waker was taken and `LEAVING` cleared.
+            let next = if cur & WAITING != 0 && cur & COUNT == 2 {
+                (cur - 1) | LEAVING
+            } else {
+                cur - 1
+            };
+            // Release: this holder's uses of the descriptor come before whoever frees it.
+            match inner
+                .state
+                .compare_exchange_weak(cur, next, Release, Relaxed)
+            {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        // Only the two ends that still own a claim on the allocation may touch it again: any
+        // other holder's last access was the decrement above, after which the owner may free
+        // it (even making a reference to it, as `let_go` does, would race with that).
+        if cur & COUNT == 1 || (cur & WAITING != 0 && cur & COUNT == 2) {
+            self.let_go(cur);
+        }
+    }
+}
+
+impl SharedFd {
+    /// The rarer ends of a drop that took the count down from `before`: the last holder
+    /// frees the allocation; the one that left the waiting owner alone wakes it.
+    #[cold]
+    #[inline(never)]
+    fn let_go(&self, before: usize) {
+        let inner = self.inner();
+        if before & WAITING != 0 && before & COUNT == 2 {
+            let waiter = inner.last_holder.take();
+            // This holder's last use of the allocation: the owner may take it apart once it
+            // sees `LEAVING` clear.
+            inner.state.fetch_and(!LEAVING, Release);
+            if let Some(w) = waiter {
+                w.wake();
+            }
+        } else if before & COUNT == 1 {
+            // The last holder: every other one let go (Release), seen through this fence.
+            fence(Acquire);
+            // SAFETY: no holder is left: the allocation is ours to free, once.
+            drop(unsafe { Box::from_raw(self.inner.as_ptr()) });
         }
     }
 }
 
 impl AsRawFd for SharedFd {
+    #[inline]
     fn as_raw_fd(&self) -> RawFd {
-        self.inner.fd.as_raw_fd()
+        self.inner().fd.as_raw_fd()
     }
 }
 
@@ -168,13 +231,16 @@ impl Future for IntoOwned {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<OwnedFd> {
         let fd = self.fd.take().expect("IntoOwned polled after it completed");
-        // Registered before looking: a holder that lets go after the look wakes us.
-        fd.inner.last_holder.register(cx.waker());
+        // Registered, then announced, before looking: a holder that leaves us alone after
+        // the look sees WAITING and wakes us.
+        fd.inner().last_holder.register(cx.waker());
+        fd.inner().state.fetch_or(WAITING, AcqRel);
         match fd.try_unwrap() {
             Ok(owned) => Poll::Ready(owned),
             Err(fd) => {
                 if fd.holders() == 1 {
-                    // The last other holder is between its two decrements: look again soon.
+                    // The last other holder is between letting go and waking us: look again
+                    // soon.
                     cx.waker().wake_by_ref();
                 }
                 self.fd = Some(fd);
@@ -187,14 +253,30 @@ impl Future for IntoOwned {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
-    fn dev_null() -> SharedFd {
-        SharedFd::new(std::fs::File::open("/dev/null").unwrap().into())
+    /// The two ends of a pipe: a descriptor Miri can make too (it cannot open files).
+    fn pipe() -> (std::fs::File, OwnedFd) {
+        use std::os::fd::FromRawFd;
+        let mut ends = [0; 2];
+        // SAFETY: `ends` has room for the two descriptors pipe(2) writes.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+        // SAFETY: fresh descriptors, each owned once from here on.
+        unsafe {
+            (
+                std::fs::File::from_raw_fd(ends[0]),
+                OwnedFd::from_raw_fd(ends[1]),
+            )
+        }
+    }
+
+    fn shared() -> SharedFd {
+        SharedFd::new(pipe().1)
     }
 
     #[test]
     fn try_unwrap_gives_the_descriptor_back_only_to_the_last_holder() {
-        let fd = dev_null();
+        let fd = shared();
         let other = fd.clone();
         assert_eq!(fd.holders(), 2);
         let fd = fd.try_unwrap().unwrap_err();
@@ -214,8 +296,9 @@ mod tests {
                 let _ = self.0.send(());
             }
         }
-        for _ in 0..100 {
-            let fd = dev_null();
+        let rounds = if cfg!(miri) { 10 } else { 100 };
+        for _ in 0..rounds {
+            let fd = shared();
             let holders: Vec<SharedFd> = (0..3).map(|_| fd.clone()).collect();
             let (tx, rx) = mpsc::channel();
             let waker = std::task::Waker::from(Arc::new(Notify(tx)));
@@ -236,6 +319,26 @@ mod tests {
             };
             threads.into_iter().for_each(|t| t.join().unwrap());
             drop(fd);
+        }
+    }
+
+    #[test]
+    fn the_descriptor_closes_with_its_last_holder_on_any_thread() {
+        use std::io::Read;
+        let rounds = if cfg!(miri) { 10 } else { 100 };
+        for _ in 0..rounds {
+            let (mut reader, writer) = pipe();
+            let fd = SharedFd::new(writer);
+            let clones: Vec<SharedFd> = (0..4).map(|_| fd.clone()).collect();
+            assert_eq!(fd.holders(), 5);
+            drop(fd);
+            let threads: Vec<_> = clones
+                .into_iter()
+                .map(|c| std::thread::spawn(move || drop(c)))
+                .collect();
+            threads.into_iter().for_each(|t| t.join().unwrap());
+            // End of file: the last holder closed the only write end.
+            assert_eq!(reader.read(&mut [0u8; 1]).unwrap(), 0);
         }
     }
 }

@@ -60,7 +60,7 @@ use crate::shard::context;
 use crate::shard::run_here_or_send;
 use crate::shard::sched::SchedHandle;
 use crate::shared::remote::{OpRef, RemoteCmd};
-use raw::{release, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
+use raw::{release, release_completed, release_many, OpCell, OpHeader, MAX_SQES, TIMEOUT_SLOT};
 
 /// The SQEs of one operation: one, or two linked ones. `user_data` is set by [`Op`].
 /// Returned by [`Operation::prepare`].
@@ -360,7 +360,8 @@ impl<T: Operation> Op<T> {
             // SAFETY: the header is live (we hold a reference).
             let h = unsafe { header.as_ref() };
             h.set_expected(n as u32);
-            h.register(cx.waker());
+            // SAFETY: the cell is not shared yet (its SQEs are pushed below).
+            unsafe { h.register_unshared(cx.waker()) };
             // SAFETY: every pointer in the SQEs points into the cell, which lives until the
             // last of these CQEs (each holds a reference).
             let pushed = unsafe {
@@ -392,9 +393,12 @@ impl<T: Operation> Future for Op<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T::Output> {
         if let State::Unsubmitted(_) = self.state {
-            if let Err(out) = self.submit(cx) {
-                return Poll::Ready(out);
-            }
+            return match self.submit(cx) {
+                // Submission registered the waker, and no CQE can have been reaped since:
+                // the driver reaps between polls, never during one.
+                Ok(()) => Poll::Pending,
+                Err(out) => Poll::Ready(out),
+            };
         }
         let State::Submitted(cell) = self.state else {
             panic!("an Op was polled after it completed");
@@ -407,18 +411,25 @@ impl<T: Operation> Future for Op<T> {
                 return Poll::Pending;
             }
         }
-        let results = header.op_results(T::TIMED_OUT_RESULT);
+        // One request and no link timeout (most ops): its slot is the result, as it stands.
+        let single = self.sqes == 1;
+        let results = if single {
+            [header.first_result(); MAX_SQES]
+        } else {
+            header.op_results(T::TIMED_OUT_RESULT)
+        };
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
         let n = self.sqes - usize::from(self.linked_timeout);
-        // SAFETY: drops the future's reference.
-        unsafe { release(cell.cast()) };
+        // SAFETY: drops the future's reference; the data was taken.
+        unsafe { release_completed(cell) };
         Poll::Ready(data.complete(&results[..n]))
     }
 }
 
 impl<T: Operation> Drop for Op<T> {
+    #[inline]
     fn drop(&mut self) {
         let State::Submitted(cell) = self.state else {
             return;

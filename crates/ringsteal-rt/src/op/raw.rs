@@ -119,15 +119,18 @@ impl<T: Operation> OpCell<T> {
 
     /// Allocates a cell holding `data` with only the future's reference; the SQE references
     /// are added by [`OpHeader::set_expected`] just before submission.
+    #[inline]
     pub(crate) fn allocate(data: T, shard: usize) -> NonNull<OpCell<T>> {
-        let cell = OpCell {
-            header: OpHeader::new(shard, Self::VTABLE),
-            data: UnsafeCell::new(Some(data)),
-            timeout: UnsafeCell::new(__kernel_timespec::default()),
-        };
         let ptr = block_cache::allocate(Layout::new::<OpCell<T>>()).cast::<OpCell<T>>();
-        // SAFETY: freshly allocated for exactly this type.
-        unsafe { ptr.as_ptr().write(cell) };
+        let cell = ptr.as_ptr();
+        // SAFETY: freshly allocated for exactly this type; each field is written in place
+        // (built on the stack and copied, the cell cost twice the stores).
+        unsafe {
+            std::ptr::addr_of_mut!((*cell).header).write(OpHeader::new(shard, Self::VTABLE));
+            std::ptr::addr_of_mut!((*cell).data).write(UnsafeCell::new(Some(data)));
+            std::ptr::addr_of_mut!((*cell).timeout)
+                .write(UnsafeCell::new(__kernel_timespec::default()));
+        }
         ptr
     }
 }
@@ -233,8 +236,16 @@ impl OpHeader {
     }
 
     /// Takes the waker registered by the future (driver side, after queueing a result).
+    #[inline]
     pub(crate) fn take_waker(&self) -> Option<Waker> {
         self.waker.take()
+    }
+
+    /// The `(res, flags)` of the last CQE of SQE 0, for a one-SQE op; only after
+    /// [`is_complete`](Self::is_complete).
+    #[inline]
+    pub(crate) fn first_result(&self) -> (i32, u32) {
+        self.results()[0]
     }
 
     /// Tests, on the op's own shard thread: the `(res, flags)` recorded so far for SQE
@@ -247,16 +258,19 @@ impl OpHeader {
     }
 
     /// Takes one more reference (for a cancel SQE about to be submitted).
+    #[inline]
     pub(crate) fn add_ref(&self) {
         self.refs.fetch_add(1, Ordering::Relaxed);
     }
 
     /// True once every CQE has arrived.
+    #[inline]
     pub(crate) fn is_complete(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
     }
 
     /// The `(res, flags)` of each SQE; only after [`is_complete`](Self::is_complete).
+    #[inline]
     pub(crate) fn results(&self) -> [(i32, u32); MAX_SQES] {
         debug_assert!(self.pending.load(Ordering::Relaxed) == 0);
         // SAFETY: all slots were written before `pending` reached zero (Release), observed
@@ -266,7 +280,10 @@ impl OpHeader {
 
     /// Before submission: SQE [`TIMEOUT_SLOT`] is a link timeout.
     pub(crate) fn set_link_timeout(&self) {
-        self.shape.fetch_or(SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
+        // Not shared yet: a plain update.
+        let shape = self.shape.load(Ordering::Relaxed);
+        self.shape
+            .store(shape | SHAPE_LINK_TIMEOUT, Ordering::Relaxed);
     }
 
     /// Whether SQE [`TIMEOUT_SLOT`] is a link timeout. Relaxed: written before submission,
@@ -297,8 +314,20 @@ impl OpHeader {
     }
 
     /// Registers the future's waker.
+    #[inline]
     pub(crate) fn register(&self, waker: &Waker) {
         self.waker.register(waker);
+    }
+
+    /// Registers the future's waker before submission, when nothing else can reach the cell
+    /// yet: a plain store (`AtomicWaker::register_unshared`), no locked instruction.
+    ///
+    /// # Safety
+    /// The cell is not shared yet: no SQE naming it was pushed, no reference handed out.
+    #[inline]
+    pub(crate) unsafe fn register_unshared(&self, waker: &Waker) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.waker.register_unshared(waker) }
     }
 
     /// Driver side: records a CQE of SQE `index` that has `IORING_CQE_F_MORE` (more CQEs of
@@ -313,9 +342,10 @@ impl OpHeader {
     /// returns `Some` with the waker to wake (if one is registered). A zero-copy send's
     /// notification (`IORING_CQE_F_NOTIF`) keeps the `res` of the CQE before it and adds its
     /// flags.
+    #[inline]
     pub(crate) fn complete(&self, index: usize, res: i32, flags: u32) -> Option<Option<Waker>> {
-        // SAFETY: only the driver of the op's shard writes, before the Release decrement
-        // below publishes the slot; the future reads it only after that.
+        // SAFETY: only the driver of the op's shard writes, before the Release store below
+        // publishes the slot; the future reads it only after that.
         let slot = unsafe { &mut (*self.results.get())[index] };
         if flags & IORING_CQE_F_NOTIF != 0 {
             slot.1 |= flags;
@@ -323,20 +353,25 @@ impl OpHeader {
             *slot = (res, flags);
         }
         self.finish(index);
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            Some(self.waker.take())
-        } else {
-            None
-        }
+        // After submission only this driver writes `pending`: a load and a store, no locked
+        // instruction. The Release store publishes the results to the future's Acquire load.
+        let left = self.pending.load(Ordering::Relaxed) - 1;
+        self.pending.store(left, Ordering::Release);
+        // The last wake of this cell: the future checks `pending` after registering.
+        (left == 0).then(|| self.waker.take_final())
     }
 
-    /// Before submission: the op will post `sqes` CQEs, each holding a reference.
+    /// Before submission: the op will post `sqes` CQEs, each holding a reference. The cell is
+    /// not shared yet, so plain updates do (no locked instruction).
+    #[inline]
     pub(crate) fn set_expected(&self, sqes: u32) {
-        self.refs.fetch_add(sqes, Ordering::Relaxed);
+        let refs = self.refs.load(Ordering::Relaxed);
+        self.refs.store(refs + sqes, Ordering::Relaxed);
         self.pending.store(sqes, Ordering::Relaxed);
         debug_assert!(sqes as usize <= MAX_SQES);
+        let shape = self.shape.load(Ordering::Relaxed);
         self.shape
-            .fetch_or(sqes as u8 & SHAPE_SQES, Ordering::Relaxed);
+            .store(shape | (sqes as u8 & SHAPE_SQES), Ordering::Relaxed);
     }
 
     /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
@@ -384,6 +419,30 @@ pub(crate) unsafe fn release(ptr: NonNull<OpHeader>) {
         let free_fn = header.vtable.free;
         // SAFETY: that was the last reference.
         unsafe { free_fn(ptr) }
+    }
+}
+
+/// The future's release of an op it completed and took the data of: drops its reference
+/// and, if that was the last (the usual case: every CQE's reference went first), frees the
+/// cell in place: with the data taken and the results read, only the waker slot is left to
+/// drop. A cancel's reference may still be out (a cancel racing the completion); then its
+/// CQE frees the cell through the vtable.
+///
+/// # Safety
+/// `cell` is a live op cell, the caller owns one reference, and the data was taken.
+#[inline]
+pub(crate) unsafe fn release_completed<T: Operation>(cell: NonNull<OpCell<T>>) {
+    // SAFETY: the caller's reference keeps the cell alive until the decrement.
+    let header = unsafe { &(*cell.as_ptr()).header };
+    if header.refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+        // SAFETY: that was the last reference: nobody else reaches the cell. The data was
+        // taken (`None`) and the timespec is plain, so dropping the header is all that is
+        // left before the block goes back.
+        unsafe {
+            std::ptr::drop_in_place(std::ptr::addr_of_mut!((*cell.as_ptr()).header));
+            debug_assert!((*(*cell.as_ptr()).data.get()).is_none());
+            block_cache::deallocate(cell.cast(), Layout::new::<OpCell<T>>());
+        }
     }
 }
 

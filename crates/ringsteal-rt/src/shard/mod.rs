@@ -39,6 +39,7 @@ mod msg_refusal_tests;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crossbeam_deque::Worker;
@@ -60,6 +61,9 @@ const HAND_OFF_MAX: usize = 256;
 pub(crate) struct Shard {
     pub(crate) index: usize,
     pub(crate) shared: Arc<Shared>,
+    /// `shared.shards[index]`, looked up once: the loop reaches its own counters and queues
+    /// many times per tick.
+    me: NonNull<RemoteShard>,
     pub(crate) run_queue: RefCell<VecDeque<Notified>>,
     pub(crate) worker: Worker<Notified>,
     pub(crate) owned: OwnedTasks,
@@ -90,6 +94,7 @@ impl Shard {
         let origin = shared.clock_origin;
         Self {
             index,
+            me: NonNull::from(&*shared.shards[index]),
             run_queue: RefCell::new(VecDeque::with_capacity(256)),
             worker,
             owned: OwnedTasks::new(),
@@ -109,10 +114,14 @@ impl Shard {
         }
     }
 
+    #[inline]
     pub(crate) fn remote(&self) -> &RemoteShard {
-        &self.shared.shards[self.index]
+        // SAFETY: `me` points into `shared.shards`, a boxed slice that `shared` (an `Arc` this
+        // shard holds) owns and never moves or resizes.
+        unsafe { self.me.as_ref() }
     }
 
+    #[inline]
     pub(crate) fn counters(&self) -> &ShardCounters {
         &self.remote().counters
     }
@@ -155,10 +164,19 @@ impl Shard {
     /// rung if it sleeps. Checked after the poll, when a burst of spawns is complete, and at
     /// most once per idle period of the receiver (its `idle` flag is claimed), so a waking
     /// shard is not handed everything. The tasks stay stealable there.
+    #[inline]
     pub(crate) fn hand_off_if_idle_shard(&self) {
-        use std::sync::atomic::Ordering::Relaxed;
         // Only after a poll that queued stealable work: a cell test on every other poll.
-        if !self.queued_stealable.replace(false) || self.shared.shards.len() < 2 {
+        if self.queued_stealable.replace(false) {
+            self.hand_off_to_idle_shard();
+        }
+    }
+
+    /// The rest of [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard), out of line.
+    #[inline(never)]
+    fn hand_off_to_idle_shard(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.shared.shards.len() < 2 {
             return;
         }
         let queued = self.worker.len();
@@ -228,6 +246,7 @@ impl Shard {
     }
 
     /// Queues a task to run here (started, pinned or woken).
+    #[inline]
     pub(crate) fn push_local(&self, task: Notified) {
         self.run_queue.borrow_mut().push_back(task);
     }
@@ -299,10 +318,16 @@ impl Shard {
     /// `maintain`, before parking and on leaving `block_on`, so none waits for this shard's
     /// next wakeup. If the driver is still borrowed (a panic unwinding past a borrow), they go
     /// through the targets' eventfds.
+    #[inline]
     pub(crate) fn flush_pending_doorbells(&self) {
-        if self.pending_doorbells.borrow().is_empty() {
-            return;
+        if !self.pending_doorbells.borrow().is_empty() {
+            self.ring_pending_doorbells();
         }
+    }
+
+    /// The rest of [`flush_pending_doorbells`](Self::flush_pending_doorbells), out of line.
+    #[inline(never)]
+    fn ring_pending_doorbells(&self) {
         let targets = std::mem::take(&mut *self.pending_doorbells.borrow_mut());
         let driver_free = self.driver.try_borrow_mut().is_ok();
         for t in targets {

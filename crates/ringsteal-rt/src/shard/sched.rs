@@ -61,6 +61,7 @@ impl SchedHandle {
 }
 
 impl Drop for SchedHandle {
+    #[inline]
     fn drop(&mut self) {
         let ptr = self.shared.as_ptr() as *const Shared;
         let pooled = context::with_shard_of(ptr, |cur| match cur {
@@ -95,6 +96,7 @@ pub(crate) fn return_credits(shard: &Shard) {
 }
 
 impl Schedule for SchedHandle {
+    #[inline]
     unsafe fn schedule(this: NonNull<Self>, task: Notified) {
         // SAFETY: the caller passes a live handle; we copy the runtime pointer out of it and
         // do not touch the handle (which lives in the task) after queuing the task.

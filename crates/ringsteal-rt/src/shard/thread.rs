@@ -33,6 +33,10 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
     })?;
     let mut driver = driver;
     driver.set_cancel_any(shared.config.cancel_any);
+    // SAFETY: this runs on the shard's thread (above), and the driver lives in the shard,
+    // which is `!Send` (shard 0's in `Runtime`, also `!Send`; a worker's on its thread's
+    // stack): every enter of this ring and its drop happen on this thread.
+    unsafe { driver.register_ring_fd() };
     let remote = &shared.shards[index];
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();

@@ -64,6 +64,7 @@ impl Shared {
     /// caller must queue it with [`schedule_foreign`](Self::schedule_foreign) while holding
     /// its own reference to `self`, since once the task is queued it may run, complete and
     /// drop the last reference the caller was relying on.
+    #[inline]
     pub(crate) fn schedule_woken(&self, task: Notified) -> Option<Notified> {
         let home = task.home().unwrap_or(0);
         context::with_shard_of(self, |cur| match cur {

@@ -5,6 +5,10 @@
 //! sets `WAKING` and, if it got the slot free, takes the waker out. If a wake arrives while a
 //! registration holds the lock, the registrant sees `WAKING` when it releases and wakes
 //! itself. Either way the registered waker is woken exactly once and no wake is lost.
+//!
+//! A waking side that wakes for the last time (an operation's final completion) uses
+//! [`take_final`](AtomicWaker::take_final): it leaves `WAKING` set, so it costs one locked
+//! instruction instead of two, and a registration after it wakes its own waker at once.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
@@ -36,6 +40,7 @@ impl AtomicWaker {
     }
 
     /// Stores `waker` to be woken by whoever next [`take`](Self::take)s it.
+    #[inline]
     pub(crate) fn register(&self, waker: &Waker) {
         match self
             .state
@@ -77,6 +82,7 @@ impl AtomicWaker {
 
     /// Takes the registered waker for the caller to wake (or `None`). Call after publishing
     /// whatever the registrant will check after registering.
+    #[inline]
     pub(crate) fn take(&self) -> Option<Waker> {
         match self.state.fetch_or(WAKING, AcqRel) {
             WAITING => {
@@ -90,7 +96,41 @@ impl AtomicWaker {
     }
 }
 
+impl AtomicWaker {
+    /// [`register`](Self::register) for a slot no other thread can reach yet (its owner has
+    /// not shared it): a plain write, no locked instruction.
+    ///
+    /// # Safety
+    /// Nothing else may access the slot during the call: no `take` or `register` can run
+    /// concurrently (the slot is published to other threads only afterwards, by whatever
+    /// synchronisation shares its owner).
+    #[inline]
+    pub(crate) unsafe fn register_unshared(&self, waker: &Waker) {
+        debug_assert_eq!(self.state.load(Acquire), WAITING);
+        // SAFETY: exclusive access, by the caller's contract.
+        unsafe { *self.waker.get() = Some(waker.clone()) };
+    }
+
+    /// [`take`](Self::take) for the last wake: call after publishing what the registrant
+    /// checks after registering, and never take again. One locked instruction where `take`
+    /// needs two, because `WAKING` is left set: a registration that comes later wakes its own
+    /// waker at once and keeps nothing in the slot (the registrant, checking after
+    /// registering, sees what was published). If the final take meets a registration in
+    /// progress, that registrant wakes itself as with `take`, and reopens the slot.
+    #[inline]
+    pub(crate) fn take_final(&self) -> Option<Waker> {
+        match self.state.fetch_or(WAKING, AcqRel) {
+            // SAFETY: we set WAKING from WAITING, and a registrant cannot take the lock while
+            // WAKING is set: exclusive access to the slot, now and later.
+            WAITING => unsafe { (*self.waker.get()).take() },
+            // A registrant holds the lock: it sees WAKING when it releases and wakes itself.
+            _ => None,
+        }
+    }
+}
+
 impl Drop for AtomicWaker {
+    #[inline]
     fn drop(&mut self) {
         // Exclusive access: nothing else can be using the slot.
         self.waker.get_mut().take();
@@ -155,6 +195,43 @@ mod tests {
     }
 
     #[test]
+    fn after_the_final_take_a_registration_wakes_itself_and_keeps_nothing() {
+        let slot = AtomicWaker::new();
+        let (first, w1) = counting();
+        slot.register(&w1);
+        slot.take_final().expect("the registered waker").wake();
+        assert_eq!(first.0.load(SeqCst), 1);
+        let (late, w2) = counting();
+        slot.register(&w2);
+        assert_eq!(
+            late.0.load(SeqCst),
+            1,
+            "a late registration is woken at once"
+        );
+        assert_eq!(Arc::strong_count(&late), 2, "and its waker is not kept");
+        assert!(slot.take_final().is_none(), "the slot stays closed");
+    }
+
+    #[test]
+    fn a_final_wake_racing_a_registration_is_never_lost() {
+        registrant_sees_the_flag_or_is_woken(AtomicWaker::take_final);
+    }
+
+    #[test]
+    fn a_waker_stored_before_sharing_is_taken_like_a_registered_one() {
+        let slot = AtomicWaker::new();
+        let (count, waker) = counting();
+        // SAFETY: the slot is not shared with anything yet.
+        unsafe { slot.register_unshared(&waker) };
+        let slot = Arc::new(slot);
+        let s = slot.clone();
+        std::thread::spawn(move || s.take_final().expect("the stored waker").wake())
+            .join()
+            .unwrap();
+        assert_eq!(count.0.load(SeqCst), 1);
+    }
+
+    #[test]
     fn dropping_the_slot_drops_the_registered_waker() {
         let (count, waker) = counting();
         let slot = AtomicWaker::new();
@@ -168,8 +245,12 @@ mod tests {
 
     #[test]
     fn a_wake_racing_a_registration_is_never_lost() {
-        // The waking side publishes a flag, then takes the waker. The registrant registers,
-        // then checks the flag: it either sees the flag or is woken.
+        registrant_sees_the_flag_or_is_woken(AtomicWaker::take);
+    }
+
+    /// The waking side publishes a flag, then takes the waker with `take`. The registrant
+    /// registers, then checks the flag: it either sees the flag or is woken.
+    fn registrant_sees_the_flag_or_is_woken(take: fn(&AtomicWaker) -> Option<Waker>) {
         let rounds = if cfg!(miri) { 30 } else { 2000 };
         for _ in 0..rounds {
             let slot = Arc::new(AtomicWaker::new());
@@ -178,7 +259,7 @@ mod tests {
             let (s, f) = (slot.clone(), flag.clone());
             let waking = std::thread::spawn(move || {
                 f.store(true, SeqCst);
-                if let Some(w) = s.take() {
+                if let Some(w) = take(&s) {
                     w.wake();
                 }
             });
@@ -221,5 +302,65 @@ mod tests {
         waking.join().unwrap();
         assert_eq!(count.0.load(SeqCst), rounds, "one wake per registration");
         assert!(slot.take().is_none());
+    }
+}
+
+/// Loom models of the slot's state word (`scripts/loom.sh`): every interleaving of a
+/// registrant that registers and then checks a flag against a waking side that publishes the
+/// flag and then takes the waker, with `take` and with `take_final`. The registrant must see
+/// the flag or be woken. (The slot itself is a std `UnsafeCell`, which loom does not track:
+/// the models check the protocol's states, the unit tests above and Miri its memory.)
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use std::sync::atomic::AtomicUsize as Count;
+    use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
+    use std::task::{Wake, Waker};
+
+    use loom::sync::atomic::AtomicBool;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    use super::AtomicWaker;
+
+    struct Counted(Count);
+
+    impl Wake for Counted {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn registrant_sees_the_flag_or_is_woken(final_take: bool) {
+        loom::model(move || {
+            let slot = Arc::new(AtomicWaker::new());
+            let flag = Arc::new(AtomicBool::new(false));
+            let count = std::sync::Arc::new(Counted(Count::new(0)));
+            let waker = Waker::from(count.clone());
+            let (s, f) = (slot.clone(), flag.clone());
+            let waking = thread::spawn(move || {
+                f.store(true, Release);
+                let w = if final_take { s.take_final() } else { s.take() };
+                if let Some(w) = w {
+                    w.wake();
+                }
+            });
+            slot.register(&waker);
+            let saw_flag = flag.load(Acquire);
+            waking.join().unwrap();
+            assert!(
+                saw_flag || count.0.load(SeqCst) >= 1,
+                "registered, saw no flag, and was never woken: lost wake"
+            );
+        });
+    }
+
+    #[test]
+    fn loom_a_take_racing_a_registration_loses_no_wake() {
+        registrant_sees_the_flag_or_is_woken(false);
+    }
+
+    #[test]
+    fn loom_a_final_take_racing_a_registration_loses_no_wake() {
+        registrant_sees_the_flag_or_is_woken(true);
     }
 }

@@ -64,8 +64,8 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
             }));
             match res {
                 Ok(Poll::Pending) => match cell.header.state.transition_to_idle() {
-                    // SAFETY: drops the queued reference.
-                    ToIdle::Idle => unsafe { drop_reference::<F, S>(ptr) },
+                    // The transition dropped the queued reference.
+                    ToIdle::Idle => {}
                     // Woken while running: requeue it, reusing the queued reference.
                     // SAFETY: we own that reference.
                     ToIdle::Notified => unsafe { schedule::<F, S>(ptr) },

@@ -91,7 +91,7 @@ pub(crate) enum ToRunning {
 /// What `transition_to_idle` found after a `Pending` poll.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ToIdle {
-    /// Idle: drop the queued reference.
+    /// Idle; the queued reference was dropped with the transition.
     Idle,
     /// Woken during the poll: reschedule, reusing the queued reference.
     Notified,
@@ -135,6 +135,7 @@ impl State {
     }
 
     /// A queued task is about to be polled.
+    #[inline]
     pub(crate) fn transition_to_running(&self) -> ToRunning {
         self.update(|s| {
             if s & (RUNNING | COMPLETE) != 0 {
@@ -150,20 +151,24 @@ impl State {
         })
     }
 
-    /// The poll returned `Pending`.
+    /// The poll returned `Pending`. Going idle also drops the poller's queued reference, in
+    /// the same locked instruction (the owner's reference keeps the count above zero); woken
+    /// meanwhile (`Notified`), the poller keeps it to queue the task again.
+    #[inline]
     pub(crate) fn transition_to_idle(&self) -> ToIdle {
         self.update(|s| {
             debug_assert!(s & RUNNING != 0);
             if s & CANCELLED != 0 {
                 return (None, ToIdle::Cancel);
             }
-            let next = s & !RUNNING;
-            let ret = if s & NOTIFIED != 0 {
-                ToIdle::Notified
-            } else {
-                ToIdle::Idle
-            };
-            (Some(next), ret)
+            if s & NOTIFIED != 0 {
+                return (Some(s & !RUNNING), ToIdle::Notified);
+            }
+            debug_assert!(
+                s >> REF_SHIFT >= 2,
+                "the owner and the poller hold references"
+            );
+            (Some((s & !RUNNING) - REF_ONE), ToIdle::Idle)
         })
     }
 

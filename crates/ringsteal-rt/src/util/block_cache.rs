@@ -39,11 +39,22 @@ thread_local! {
     static CACHE: RefCell<Cache> = const { RefCell::new(Cache { free: [const { Vec::new() }; CLASSES.len()] }) };
 }
 
-fn class_of(layout: Layout) -> Option<usize> {
+/// The class serving `layout`. Inlined and written as a plain loop over a constant table,
+/// so that for a layout known at compile time (every caller's: `Layout::new::<Cell>()`) the
+/// whole choice folds away.
+#[inline(always)]
+const fn class_of(layout: Layout) -> Option<usize> {
     if layout.align() > ALIGN {
         return None;
     }
-    CLASSES.iter().position(|&c| layout.size() <= c)
+    let mut class = 0;
+    while class < CLASSES.len() {
+        if layout.size() <= CLASSES[class] {
+            return Some(class);
+        }
+        class += 1;
+    }
+    None
 }
 
 fn class_layout(class: usize) -> Layout {
@@ -51,21 +62,26 @@ fn class_layout(class: usize) -> Layout {
     unsafe { Layout::from_size_align_unchecked(CLASSES[class], ALIGN) }
 }
 
-/// Allocates memory for `layout` (non-zero size).
+/// Allocates memory for `layout` (non-zero size). The cached path is inlined; the global
+/// allocator is the cold path.
+#[inline]
 pub(crate) fn allocate(layout: Layout) -> NonNull<u8> {
-    let layout = match class_of(layout) {
-        Some(class) => {
-            let reused = CACHE
-                .try_with(|c| c.borrow_mut().free[class].pop())
-                .ok()
-                .flatten();
-            if let Some(block) = reused {
-                return block;
-            }
-            class_layout(class)
-        }
-        None => layout,
+    let Some(class) = class_of(layout) else {
+        return allocate_global(layout);
     };
+    let reused = CACHE
+        .try_with(|c| c.borrow_mut().free[class].pop())
+        .ok()
+        .flatten();
+    match reused {
+        Some(block) => block,
+        None => allocate_global(class_layout(class)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn allocate_global(layout: Layout) -> NonNull<u8> {
     // SAFETY: the layout has a non-zero size (callers allocate real cells).
     let ptr = unsafe { alloc(layout) };
     NonNull::new(ptr).unwrap_or_else(|| handle_alloc_error(layout))
@@ -75,10 +91,11 @@ pub(crate) fn allocate(layout: Layout) -> NonNull<u8> {
 ///
 /// # Safety
 /// `ptr` must come from `allocate(layout)` and not be used afterwards.
+#[inline]
 pub(crate) unsafe fn deallocate(ptr: NonNull<u8>, layout: Layout) {
     let Some(class) = class_of(layout) else {
         // SAFETY: allocated by the global allocator with this layout.
-        unsafe { global_dealloc(ptr.as_ptr(), layout) };
+        unsafe { deallocate_global(ptr, layout) };
         return;
     };
     let cap = CACHE_BYTES / CLASSES[class];
@@ -96,8 +113,17 @@ pub(crate) unsafe fn deallocate(ptr: NonNull<u8>, layout: Layout) {
         .unwrap_or(false);
     if !kept {
         // SAFETY: cached-class blocks are allocated with the class layout.
-        unsafe { global_dealloc(ptr.as_ptr(), class_layout(class)) };
+        unsafe { deallocate_global(ptr, class_layout(class)) };
     }
+}
+
+/// # Safety
+/// `ptr` was allocated by the global allocator with `layout` and is not used afterwards.
+#[cold]
+#[inline(never)]
+unsafe fn deallocate_global(ptr: NonNull<u8>, layout: Layout) {
+    // SAFETY: forwarded from the caller.
+    unsafe { global_dealloc(ptr.as_ptr(), layout) };
 }
 
 #[cfg(test)]

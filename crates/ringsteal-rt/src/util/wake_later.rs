@@ -9,45 +9,52 @@
 //! wakes them once the driver is released, as it wakes the wakers of completed ops. Anywhere
 //! else (a buffer dropped by a task, on another thread) it wakes at once.
 //!
-//! Owns: the per-thread stack of open scopes. Knows nothing of the driver or the shard.
+//! Owns: the per-thread pointer to the innermost open scope's collection. Knows nothing of the
+//! driver or the shard.
+//!
+//! The driver opens a scope for every reap, so a scope costs what the common reap (nothing
+//! deferred) can afford: a thread-local pointer swapped in and back, no allocation, no
+//! `RefCell`, and nothing to move out when nothing was collected.
 
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::ptr;
 use std::task::Waker;
 
 thread_local! {
-    /// One collection per open scope, innermost last.
-    static SCOPES: RefCell<Vec<Vec<Waker>>> = const { RefCell::new(Vec::new()) };
+    /// The collection of the innermost open scope on this thread, or null outside any.
+    static SCOPE: Cell<*mut Vec<Waker>> = const { Cell::new(ptr::null_mut()) };
 }
 
 /// Wakes `wakers`, or, inside a [`collecting`] scope on this thread, hands them to it.
 pub(crate) fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
-    let mut wakers = wakers.into_iter().peekable();
-    if wakers.peek().is_none() {
+    let scope = SCOPE.with(Cell::get);
+    if scope.is_null() {
+        wakers.into_iter().for_each(Waker::wake);
         return;
     }
-    // The borrow ends before any waker runs: a wake may come back here.
-    let now: Vec<Waker> = SCOPES.with(|s| match s.borrow_mut().last_mut() {
-        Some(scope) => {
-            scope.extend(wakers);
-            Vec::new()
-        }
-        None => wakers.collect(),
-    });
-    now.into_iter().for_each(Waker::wake);
+    for waker in wakers {
+        // SAFETY: a non-null `SCOPE` is the `into` of a `collecting` call still running on
+        // this thread (its guard puts the outer value back before that call returns or
+        // unwinds), and this call runs inside it, so the vector is alive. Nothing else uses
+        // it meanwhile: `collecting` holds its `&mut` without touching it, and the mutable
+        // borrow made here ends with the `push`, which runs no waker or destructor (so a scope opened
+        // by the iterator's own code, nested and closed inside `next`, never overlaps it).
+        unsafe { (*scope).push(waker) };
+    }
 }
 
 /// Runs `f` with the wakes [`wake_all`] is asked for on this thread collected into `into`
 /// rather than done (also if `f` unwinds). Scopes nest: the innermost collects.
+#[inline]
 pub(crate) fn collecting<R>(into: &mut Vec<Waker>, f: impl FnOnce() -> R) -> R {
-    struct Scope<'a>(&'a mut Vec<Waker>);
-    impl Drop for Scope<'_> {
+    /// Puts the enclosing scope's collection back, on return and on unwind.
+    struct Restore(*mut Vec<Waker>);
+    impl Drop for Restore {
         fn drop(&mut self) {
-            let collected = SCOPES.with(|s| s.borrow_mut().pop()).unwrap_or_default();
-            self.0.extend(collected);
+            SCOPE.with(|s| s.set(self.0));
         }
     }
-    SCOPES.with(|s| s.borrow_mut().push(Vec::new()));
-    let _scope = Scope(into);
+    let _restore = Restore(SCOPE.with(|s| s.replace(ptr::from_mut(into))));
     f()
 }
 
@@ -81,5 +88,44 @@ mod tests {
         assert_eq!(later.len(), 1);
         wake_all(later);
         assert_eq!(count.0.load(SeqCst), 2);
+    }
+
+    #[test]
+    fn a_scope_closed_by_a_panic_collects_what_came_before_and_no_more() {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let mut later = Vec::new();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            collecting(&mut later, || {
+                wake_all([Waker::from(count.clone())]);
+                panic!("inside the scope");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(later.len(), 1, "the wake before the panic was collected");
+        wake_all([Waker::from(count.clone())]);
+        assert_eq!(
+            count.0.load(SeqCst),
+            1,
+            "outside the scope again: woken at once"
+        );
+        assert_eq!(later.len(), 1);
+    }
+
+    #[test]
+    fn wakers_whose_iterator_opens_its_own_scope_all_reach_the_outer_one() {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let mut later = Vec::new();
+        collecting(&mut later, || {
+            // Producing each waker opens and closes a scope of its own (as dropping a
+            // stream's items could), between the outer scope's pushes.
+            wake_all((0..3).map(|_| {
+                let mut inner = Vec::new();
+                collecting(&mut inner, || wake_all([Waker::from(count.clone())]));
+                assert_eq!(inner.len(), 1);
+                Waker::from(count.clone())
+            }));
+        });
+        assert_eq!(later.len(), 3);
+        assert_eq!(count.0.load(SeqCst), 0, "nothing woken inside the scopes");
     }
 }

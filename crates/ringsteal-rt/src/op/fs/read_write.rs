@@ -57,6 +57,7 @@ impl<B: IoBufMut> ReadAt<B> {
 unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
     type Output = BufResult<usize, B>;
 
+    #[inline]
     fn prepare(&mut self) -> Sqes {
         let len = sqe_len(self.buf.bytes_total());
         Sqes::One(opcode::read(
@@ -67,6 +68,7 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
         ))
     }
 
+    #[inline]
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
             // SAFETY: the kernel wrote n bytes at the start of the buffer.
@@ -130,6 +132,7 @@ impl<B: IoBuf> WriteAt<B> {
 unsafe impl<B: IoBuf> Operation for WriteAt<B> {
     type Output = BufResult<usize, B>;
 
+    #[inline]
     fn prepare(&mut self) -> Sqes {
         let len = sqe_len(self.buf.bytes_init());
         Sqes::One(opcode::write(
@@ -140,6 +143,7 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
         ))
     }
 
+    #[inline]
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         (cqe_result(results[0].0).map(|n| n as usize), self.buf)
     }

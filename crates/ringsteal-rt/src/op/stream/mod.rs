@@ -106,7 +106,8 @@ impl<S: Source> Multishot<S> {
         // SAFETY: the header is live (we hold a reference).
         let h = unsafe { header.as_ref() };
         h.set_expected(1);
-        h.register(waker);
+        // SAFETY: the cell is not shared yet (its SQE is pushed below).
+        unsafe { h.register_unshared(waker) };
         // SAFETY: every pointer in the SQE points into the cell, which lives until the CQE
         // without F_MORE (the SQE holds a reference until then).
         let pushed = unsafe {
