@@ -258,8 +258,8 @@ fn bytes_an_abandoned_owned_read_kept_come_first_through_the_adapter() {
             let mut read = Box::pin(server.read(Vec::with_capacity(64)));
             assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
             let before = ops_completed();
-            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
-            until_ops_completed(before, 2).await;
+            send_outside_the_ring(&client, b"late bytes");
+            until_ops_completed(before, 1).await;
             drop(read); // completed in the kernel: its bytes are kept in the read lane
             client.write_all(b" then more".to_vec()).await.0.unwrap();
             let mut io = PollIo::new(server);
@@ -291,8 +291,8 @@ fn serving_kept_bytes_does_not_forget_that_the_socket_is_readable() {
             let mut owned = Box::pin(server.read(Vec::with_capacity(64)));
             assert!(poll_once(&mut owned).await.is_none(), "nothing to read yet");
             let before = ops_completed();
-            client.write_all(b"late bytes".to_vec()).await.0.unwrap();
-            until_ops_completed(before, 2).await;
+            send_outside_the_ring(&client, b"late bytes");
+            until_ops_completed(before, 1).await;
             drop(owned); // completed in the kernel: its bytes are kept in the read lane
             client.write_all(b" then more".to_vec()).await.0.unwrap();
             // One more request through the ring, so that the poll's report of that data has
@@ -419,9 +419,8 @@ fn shutting_down_a_connection_the_peer_reset_succeeds() {
         rt.block_on(async {
             let (client, server) = tcp_pair().await;
             server.write_all(b"unread".to_vec()).await.0.unwrap();
-            let before = ops_completed();
-            client.write_all(b"x".to_vec()).await.0.unwrap();
-            until_ops_completed(before, 1).await;
+            // A blocking send: "x" is in the server's receive queue when it returns.
+            send_outside_the_ring(&client, b"x");
             drop(client); // unread bytes: the kernel sends a reset
             let mut io = PollIo::new(server);
             let mut buf = [0u8; 8];

@@ -7,7 +7,10 @@
 //!
 //! Every I/O call is one io_uring request on the shard that polls it: `SOCKET`, `CONNECT`,
 //! `ACCEPT`, `RECV`, `SEND` (always with `MSG_NOSIGNAL`), `RECVMSG`/`SENDMSG`, `SHUTDOWN`.
-//! There are no readiness loops. Setting options, binding and listening are plain system
+//! There are no readiness loops. One exception: a stream write that follows another write
+//! of the same stream (no read in between) first offers its bytes with one non-blocking
+//! `send(2)`, and only what the socket does not take at once goes as a `SEND`, so a run of
+//! writes reaches the peer back to back. Setting options, binding and listening are plain system
 //! calls (they never block); host names are resolved on the blocking pool.
 //!
 //! Streams of completions need no request per item: a listener's [`incoming`](TcpListener::incoming)
@@ -64,6 +67,7 @@
 mod stream_api;
 
 mod incoming;
+mod inline_send;
 mod recv_stream;
 mod resolve;
 mod sockopt;

@@ -21,6 +21,8 @@ use ringsteal_rt::buf::RecvBuf;
 use ringsteal_rt::io::{Lane, LaneGuard};
 use ringsteal_rt::op::{self, SharedFd};
 
+use crate::inline_send::WriteRun;
+
 /// Most leftover bytes yielded in one buffer (a cancelled `read_exact` may have left many).
 const LEFTOVER_CHUNK: usize = 64 * 1024;
 
@@ -66,15 +68,18 @@ pub struct RecvStream {
     guard: Option<LaneGuard>,
     receives: Option<op::RecvStream>,
     ended: bool,
+    /// The stream's run of writes, which data delivered here ends.
+    run: WriteRun,
 }
 
 impl RecvStream {
-    pub(crate) fn new(fd: &SharedFd, lane: &Lane) -> Self {
+    pub(crate) fn new(fd: &SharedFd, lane: &Lane, run: &WriteRun) -> Self {
         Self {
             lane: lane.clone(),
             guard: None,
             receives: Some(op::recv_multishot(fd)),
             ended: false,
+            run: run.clone(),
         }
     }
 
@@ -91,6 +96,7 @@ impl RecvStream {
                 Poll::Pending => return Poll::Pending,
             },
         };
+        self.run.read();
         if guard.has_leftover() {
             let (_, kept) = guard.take_leftover(Vec::with_capacity(LEFTOVER_CHUNK));
             return Poll::Ready(Some(Ok(RecvBuf::from(kept))));

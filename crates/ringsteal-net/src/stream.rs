@@ -18,6 +18,7 @@ use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufM
 use ringsteal_rt::io::{InLane, Lane, LaneGuard, PollParts, SpliceEnd};
 use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
+use crate::inline_send::{self, Inline, WriteRun};
 use crate::recv_stream::RecvStream;
 
 /// Smallest write that [`write_all_zc`](crate::TcpStream::write_all_zc) and
@@ -38,6 +39,8 @@ pub(crate) struct StreamCore {
     fd: SharedFd,
     read: Lane,
     write: Lane,
+    /// Whether the next write continues a run of writes (and is tried inline).
+    run: WriteRun,
 }
 
 impl StreamCore {
@@ -50,6 +53,7 @@ impl StreamCore {
             fd,
             read: Lane::new(),
             write: Lane::new(),
+            run: WriteRun::default(),
         }
     }
 
@@ -95,6 +99,7 @@ impl StreamCore {
     }
 
     pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        self.run.read();
         let guard = self.read.acquire().await;
         self.read_with(guard, buf).await.0
     }
@@ -103,6 +108,7 @@ impl StreamCore {
     /// stream (`InLane::read_rest`), so a dropped `read_exact` loses nothing either.
     pub(crate) async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
         let want = buf.bytes_total();
+        self.run.read();
         let mut guard = self.read.acquire().await;
         let mut buf = buf;
         let mut filled = 0;
@@ -128,6 +134,7 @@ impl StreamCore {
     }
 
     pub(crate) async fn readv<B: IoVecBufMut>(&self, bufs: B) -> BufResult<usize, B> {
+        self.run.read();
         let mut guard = self.read.acquire().await;
         if guard.has_leftover() {
             let (n, bufs) = guard.take_leftover_vectored(bufs);
@@ -162,9 +169,25 @@ impl StreamCore {
             .into_parts()
     }
 
+    /// Offers `buf` to the socket at once if this write continues a run of writes
+    /// (`inline_send`), and starts (or continues) the run. The write lane must be held.
+    fn try_inline<B: IoBuf>(&self, buf: &B) -> Inline {
+        if !self.run.continues() {
+            self.run.wrote();
+            return Inline::UseRing;
+        }
+        inline_send::try_send(self.fd.as_raw_fd(), init_bytes(buf))
+    }
+
+    /// One write: an inline send if it continues a run of writes and the socket takes
+    /// anything at once, else a `SEND`.
     pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
         let guard = self.write.acquire().await;
-        self.write_with(guard, buf).await.0
+        match self.try_inline(&buf) {
+            Inline::Sent(n) => (Ok(n), buf),
+            Inline::Failed(e) => (Err(e), buf),
+            Inline::UseRing => self.write_with(guard, buf).await.0,
+        }
     }
 
     pub(crate) async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
@@ -172,12 +195,22 @@ impl StreamCore {
     }
 
     /// Writes every byte of `buf` holding the write lane throughout, with plain sends or,
-    /// if `zero_copy`, zero-copy ones from [`SEND_ZC_MIN`] bytes up.
+    /// if `zero_copy`, zero-copy ones from [`SEND_ZC_MIN`] bytes up. A plain write first
+    /// offers the bytes inline (`inline_send`); what the socket does not take at once goes
+    /// by ring.
     async fn write_all_by<B: IoBuf>(&self, buf: B, zero_copy: bool) -> BufResult<(), B> {
         let want = buf.bytes_init();
         let mut guard = self.write.acquire().await;
         let mut buf = buf;
         let mut done = 0;
+        if !zero_copy && want > 0 {
+            match self.try_inline(&buf) {
+                Inline::Sent(0) => return (Err(write_zero()), buf),
+                Inline::Sent(n) => done = n,
+                Inline::Failed(e) => return (Err(e), buf),
+                Inline::UseRing => {}
+            }
+        }
         while done < want {
             let rest = buf.slice(done..want);
             let ((res, slice), g) = if zero_copy {
@@ -231,7 +264,7 @@ impl StreamCore {
 
     /// The stream's data as owned buffers, from one multishot receive holding the read lane.
     pub(crate) fn recv_stream(&self) -> RecvStream {
-        RecvStream::new(&self.fd, &self.read)
+        RecvStream::new(&self.fd, &self.read, &self.run)
     }
 
     /// One send, holding the write lane until the kernel is done with the buffer: zero-copy
@@ -304,6 +337,13 @@ fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
     }
     // SAFETY: as above.
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// The initialised bytes of `buf`, what a write sends.
+fn init_bytes<B: IoBuf>(buf: &B) -> &[u8] {
+    // SAFETY: `IoBuf`'s contract: `stable_ptr` points at `bytes_init()` initialised bytes,
+    // valid while `buf` is alive and unchanged, which the shared borrow guarantees.
+    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) }
 }
 
 fn unexpected_eof() -> io::Error {

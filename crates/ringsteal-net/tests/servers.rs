@@ -12,6 +12,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::with_every_runtime;
@@ -22,12 +23,17 @@ const REQUESTS: usize = 20;
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
 /// The quick start's connection handler: read a request, write the response, repeat.
-/// Records the shard it runs on.
-async fn serve(stream: TcpStream, shards: Arc<Mutex<Vec<usize>>>) {
+/// Records the shard it runs on, and counts itself in `ended` when the client has closed.
+async fn serve(stream: TcpStream, shards: Arc<Mutex<Vec<usize>>>, ended: Arc<AtomicUsize>) {
     shards
         .lock()
         .unwrap()
         .push(ringsteal_rt::current_shard().unwrap());
+    serve_requests(stream).await;
+    ended.fetch_add(1, Ordering::SeqCst);
+}
+
+async fn serve_requests(stream: TcpStream) {
     let mut buf = Vec::with_capacity(1024);
     loop {
         let (res, mut b) = stream.read(buf).await;
@@ -71,16 +77,18 @@ fn served_by_both_shards(name: &str, use_incoming: bool) {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let s = shards.clone();
+            let ended = Arc::new(AtomicUsize::new(0));
+            let e = ended.clone();
             // The accept loop, as the quick start writes it.
             let server = ringsteal_rt::spawn(async move {
                 if use_incoming {
                     let mut incoming = listener.incoming();
                     while let Some(stream) = incoming.next().await {
-                        ringsteal_rt::spawn(serve(stream.unwrap(), s.clone()));
+                        ringsteal_rt::spawn(serve(stream.unwrap(), s.clone(), e.clone()));
                     }
                 } else {
                     while let Ok((stream, _)) = listener.accept().await {
-                        ringsteal_rt::spawn(serve(stream, s.clone()));
+                        ringsteal_rt::spawn(serve(stream, s.clone(), e.clone()));
                     }
                 }
             });
@@ -88,6 +96,9 @@ fn served_by_both_shards(name: &str, use_incoming: bool) {
                 .await
                 .unwrap();
             server.abort();
+            // Every handler has seen its client close: each response's send was reaped
+            // (the clients' last reads return before the shard reaps the last sends).
+            common::yield_until(|| ended.load(Ordering::SeqCst) == CONNECTIONS).await;
         });
         let stats = rt.handle().stats();
         let per_shard: Vec<usize> = (0..2)

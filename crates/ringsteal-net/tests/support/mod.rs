@@ -144,3 +144,45 @@ pub async fn join<A: std::future::Future, B: std::future::Future>(
     })
     .await
 }
+
+/// Writes all of `bytes` to the socket `s` with plain blocking `send(2)` calls, outside the
+/// ring: for tests that count operations, which a stream write may or may not be (it first
+/// tries an inline send).
+pub fn send_outside_the_ring(s: &impl std::os::fd::AsRawFd, bytes: &[u8]) {
+    let mut done = 0;
+    while done < bytes.len() {
+        // SAFETY: the rest of `bytes` is valid for reads for the call, which keeps no pointer.
+        let n = unsafe {
+            libc::send(
+                s.as_raw_fd(),
+                bytes[done..].as_ptr().cast(),
+                bytes.len() - done,
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        assert!(n > 0, "send: {}", std::io::Error::last_os_error());
+        done += n as usize;
+    }
+}
+
+/// Bytes waiting in the receive queue of the socket `s` (`FIONREAD`).
+pub fn bytes_waiting(s: &impl std::os::fd::AsRawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int into a live local.
+    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(rc, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+    n as usize
+}
+
+/// Yields until at least `n` bytes wait in the receive queue of `s` (loopback delivers a
+/// send before it returns, almost always; this covers the rest).
+pub async fn until_bytes_waiting(s: &impl std::os::fd::AsRawFd, n: usize) {
+    let deadline = std::time::Instant::now() + OP_GUARD;
+    while bytes_waiting(s) < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bytes never arrived"
+        );
+        ringsteal_rt::yield_now().await;
+    }
+}
