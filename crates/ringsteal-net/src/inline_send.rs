@@ -1,7 +1,7 @@
 //! Inline sends: a stream write that follows another write of the same stream (no read in
 //! between) first offers its bytes to the socket with one non-blocking `send(2)`
 //! (`MSG_DONTWAIT | MSG_NOSIGNAL`) and submits an io_uring `SEND` only for what the socket
-//! did not take (ADR-XXXX-inline-sends-for-runs-of-writes).
+//! did not take (ADR-0021-inline-sends-for-runs-of-writes).
 //!
 //! A socket with room in its send buffer takes a small write whole, so the write completes
 //! in the poll that made it: no op cell, no completion to reap, no wake and second poll of
