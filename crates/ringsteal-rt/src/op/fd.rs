@@ -6,8 +6,10 @@
 //! Every op clones the handle and drops it at its end, so the count is one word: the number
 //! of holders, which is also the reference count of the allocation (one locked instruction
 //! per clone and per drop), and two flags for the owner waiting in `into_owned`: `WAITING`
-//! (it registered its waker) and `LEAVING` (the holder whose drop leaves the owner alone is
-//! between letting go and waking it; the owner must not free the allocation yet).
+//! (it registered its waker; cleared again if it gives up waiting) and `LEAVING` (the holder
+//! whose drop leaves the owner alone is between letting go and waking it). Exactly one
+//! party frees the allocation: the holder whose drop takes the count to 0 with `LEAVING`
+//! clear, or else the leaving holder, which sees the count at 0 when it clears `LEAVING`.
 
 use std::fmt;
 use std::future::Future;
@@ -156,8 +158,10 @@ impl Drop for SharedFd {
         }
         // Only the two ends that still own a claim on the allocation may touch it again: any
         // other holder's last access was the decrement above, after which the owner may free
-        // it (even making a reference to it, as `let_go` does, would race with that).
-        if cur & COUNT == 1 || (cur & WAITING != 0 && cur & COUNT == 2) {
+        // it (even making a reference to it, as `let_go` does, would race with that). The
+        // last holder's claim is void while a leaving holder still uses the allocation
+        // (`LEAVING`): that one frees it instead.
+        if (cur & COUNT == 1 && cur & LEAVING == 0) || (cur & WAITING != 0 && cur & COUNT == 2) {
             self.let_go(cur);
         }
     }
@@ -173,8 +177,15 @@ impl SharedFd {
         if before & WAITING != 0 && before & COUNT == 2 {
             let waiter = inner.last_holder.take();
             // This holder's last use of the allocation: the owner may take it apart once it
-            // sees `LEAVING` clear.
-            inner.state.fetch_and(!LEAVING, Release);
+            // sees `LEAVING` clear. If the owner let go meanwhile (it gave up waiting and
+            // dropped its handle, taking the count to 0 while `LEAVING` was set), freeing is
+            // left to us; Acquire: after its uses.
+            let prev = inner.state.fetch_and(!LEAVING, AcqRel);
+            if prev & COUNT == 0 {
+                // SAFETY: no holder is left and the one that took the count to 0 saw
+                // `LEAVING` set, so it did not free the allocation: ours to free, once.
+                drop(unsafe { Box::from_raw(self.inner.as_ptr()) });
+            }
             if let Some(w) = waiter {
                 w.wake();
             }
@@ -224,6 +235,17 @@ impl fmt::Debug for SharedFd {
 #[derive(Debug)]
 pub struct IntoOwned {
     fd: Option<SharedFd>,
+}
+
+impl Drop for IntoOwned {
+    fn drop(&mut self) {
+        if let Some(fd) = self.fd.take() {
+            // Given up waiting: no holder may take this owner for waiting any more (a stale
+            // `WAITING` would make every later drop at two holders a "leaving" one).
+            fd.inner().state.fetch_and(!WAITING, AcqRel);
+            drop(fd);
+        }
+    }
 }
 
 impl Future for IntoOwned {
@@ -319,6 +341,64 @@ mod tests {
             };
             threads.into_iter().for_each(|t| t.join().unwrap());
             drop(fd);
+        }
+    }
+
+    fn ignore_wakes() -> std::task::Waker {
+        use std::task::Wake;
+        struct Ignore;
+        impl Wake for Ignore {
+            fn wake(self: Arc<Self>) {}
+        }
+        std::task::Waker::from(Arc::new(Ignore))
+    }
+
+    /// An `into_owned` given up after its first poll (`file.close()` under a timeout that
+    /// fired) leaves no trace: the remaining holders, dropped on two threads at once, free
+    /// the allocation once and after every use (Miri saw a use after free here when
+    /// `WAITING` stayed set).
+    #[test]
+    fn an_into_owned_given_up_leaves_the_other_holders_a_plain_count() {
+        let waker = ignore_wakes();
+        let mut cx = Context::from_waker(&waker);
+        let rounds = if cfg!(miri) { 20 } else { 1000 };
+        for _ in 0..rounds {
+            let fd = shared();
+            let (a, b) = (fd.clone(), fd.clone());
+            let mut owned = fd.into_owned();
+            assert!(Pin::new(&mut owned).poll(&mut cx).is_pending());
+            drop(owned);
+            assert_eq!(b.holders(), 2);
+            let t = std::thread::spawn(move || drop(a));
+            drop(b);
+            t.join().unwrap();
+        }
+    }
+
+    /// The owner gives up waiting while the last other holder leaves it alone on another
+    /// thread: whichever ends second frees the allocation, never while the other still
+    /// uses it.
+    #[test]
+    fn an_owner_giving_up_while_the_last_other_holder_leaves_frees_once() {
+        let waker = ignore_wakes();
+        let mut cx = Context::from_waker(&waker);
+        let rounds = if cfg!(miri) { 20 } else { 1000 };
+        for _ in 0..rounds {
+            let fd = shared();
+            let other = fd.clone();
+            let mut owned = fd.into_owned();
+            assert!(Pin::new(&mut owned).poll(&mut cx).is_pending());
+            let start = Arc::new(std::sync::Barrier::new(2));
+            let t = {
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    drop(other)
+                })
+            };
+            start.wait();
+            drop(owned);
+            t.join().unwrap();
         }
     }
 
