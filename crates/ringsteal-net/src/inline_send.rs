@@ -17,8 +17,9 @@
 //! **Budget.** A write that completes inline does not yield. So that a task writing in a
 //! loop to a fast reader cannot hold its shard, a thread makes at most [`MAX_STREAK`]
 //! inline sends in a row; the next write goes through the ring, whose first poll always
-//! returns `Pending` (the task yields), and the count starts again. Any write that takes the
-//! ring (a full socket, a refused inline send) resets it too.
+//! returns `Pending` (the task yields), and the count starts again. A write that was offered
+//! inline and then took the ring (a full socket, a refused send) resets it too; writes that
+//! never try inline (the first after a read, vectored and zero-copy writes) leave it alone.
 //!
 //! Owns: the decision whether to try, the system call and the per-thread streak.
 //! May not: hold or release a lane (the caller holds the write lane around every call, so

@@ -341,9 +341,16 @@ fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
 
 /// The initialised bytes of `buf`, what a write sends.
 fn init_bytes<B: IoBuf>(buf: &B) -> &[u8] {
+    let len = buf.bytes_init();
+    if len == 0 {
+        // `IoBuf` allows a null pointer for an empty buffer (the kernel takes it with length
+        // 0); a slice may not have one.
+        return &[];
+    }
     // SAFETY: `IoBuf`'s contract: `stable_ptr` points at `bytes_init()` initialised bytes,
-    // valid while `buf` is alive and unchanged, which the shared borrow guarantees.
-    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) }
+    // valid while `buf` is alive and unchanged, which the shared borrow guarantees; `len`
+    // is not 0, so the pointer is not null.
+    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), len) }
 }
 
 fn unexpected_eof() -> io::Error {
