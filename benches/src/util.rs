@@ -105,31 +105,9 @@ impl Future for PendingOnce {
     }
 }
 
-/// The output of [`race`]: which future finished first, and its output.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Either<A, B> {
-    /// The first future finished first.
-    Left(A),
-    /// The second future finished first.
-    Right(B),
-}
-
-/// Polls `a` and `b` (in that order) until one is ready; the other is dropped unfinished.
-/// Used to run a server's accept loop until the work that loads it is done.
-pub async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(x) = a.as_mut().poll(cx) {
-            return Poll::Ready(Either::Left(x));
-        }
-        if let Poll::Ready(y) = b.as_mut().poll(cx) {
-            return Poll::Ready(Either::Right(y));
-        }
-        Poll::Pending
-    })
-    .await
-}
+/// Races two futures (the accept loop against the work that loads it): the examples'
+/// own, so the benchmarks and the examples share one.
+pub use ringsteal_examples::future::{race, Either};
 
 /// The `p`-th of `parts` nearly equal, contiguous pieces of `0..total`.
 pub fn part(total: usize, parts: usize, p: usize) -> std::ops::Range<usize> {
