@@ -82,7 +82,8 @@ impl<S> PollIo<S> {
     /// Reads into `dst`; the bytes received come first in it.
     pub fn poll_read(&mut self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
         // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have the same layout, and the read only ever
-        // writes initialised bytes into the slice, so it stays initialised.
+        // writes initialised bytes into the slice (as `PollStream::poll_read` promises), so it
+        // stays initialised.
         let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
         self.io.poll_read(cx, dst)
     }

@@ -258,7 +258,9 @@ pub struct Ring {
 }
 
 // SAFETY: all raw pointers in the queues point into mappings owned by this Ring, which are
-// valid from any thread; the kernel's own single-issuer rule is documented above.
+// valid from any thread; the kernel's own single-issuer rule is documented above. A ring
+// whose descriptor was registered with its thread (`register_ring_fd`) must be entered and
+// dropped on that thread: that is the caller's promise to the `unsafe` registration.
 unsafe impl Send for Ring {}
 
 impl Ring {

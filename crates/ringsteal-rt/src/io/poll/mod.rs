@@ -158,7 +158,8 @@ impl PollStream {
 
     /// Reads into `dst`: the bytes an abandoned owned-buffer read kept first, else what the
     /// socket has (`Ok(0)`: end of stream, or an empty `dst`). Pending until the socket is
-    /// readable; a pending call has taken nothing.
+    /// readable; a pending call has taken nothing. Only ever writes initialised bytes into
+    /// `dst` (callers may pass an initialised slice viewed as `MaybeUninit`).
     pub fn poll_read(
         &mut self,
         cx: &mut Context<'_>,
