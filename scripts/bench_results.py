@@ -558,13 +558,28 @@ def cmd_check(args) -> int:
         return 1
     failures = 0
     passed = 0
-    for c in checks:
+
+    def entry(c, kind: str):
+        """(ringsteal id, peer id, minimum ratio) of one entry, or None (reported) if malformed."""
         try:
-            rs, peer, floor = c["ringsteal"], c["peer"], float(c["min"])
+            return c["ringsteal"], c["peer"], float(c["min"])
         except (KeyError, TypeError, ValueError) as e:
-            print(f"FAIL: malformed guardrail entry {c!r}: {e}")
+            print(f"FAIL: malformed {kind}entry {c!r}: {e}")
+            return None
+
+    def judge(what: str, r: float, floor: float) -> None:
+        nonlocal failures, passed
+        ok = r >= floor
+        failures += not ok
+        passed += ok
+        print(f"{'ok  ' if ok else 'FAIL'} {what} = {r:.2f}× (threshold {floor:.2f}×)")
+
+    for c in checks:
+        e = entry(c, "guardrail ")
+        if e is None:
             failures += 1
             continue
+        rs, peer, floor = e
         row = {"id": rs}
         if "overshoot_ns" in c:
             row["overshoot_ns"] = float(c["overshoot_ns"])
@@ -574,12 +589,7 @@ def cmd_check(args) -> int:
             print(f"FAIL: {rs} vs {peer}: {e}")
             failures += 1
             continue
-        verdict = "ok  " if r >= floor else "FAIL"
-        if r < floor:
-            failures += 1
-        else:
-            passed += 1
-        print(f"{verdict} {peer} / {rs} = {r:.2f}× (threshold {floor:.2f}×)")
+        judge(f"{peer} / {rs}", r, floor)
     # Server CPU per request (http groups): peer CPU / ringsteal CPU, from the runs' records.
     http = HttpRuns(pathlib.Path(args.results))
     cpu_checks = config.get("cpu", [])
@@ -587,23 +597,18 @@ def cmd_check(args) -> int:
         print(f"FAIL: [[cpu]] of {args.config} is not a list of entries")
         cpu_checks, failures = [], failures + 1
     for c in cpu_checks:
-        try:
-            rs, peer, floor = c["ringsteal"], c["peer"], float(c["min"])
-        except (KeyError, TypeError, ValueError) as e:
-            print(f"FAIL: malformed cpu guardrail entry {c!r}: {e}")
+        e = entry(c, "cpu guardrail ")
+        if e is None:
             failures += 1
             continue
+        rs, peer, floor = e
         try:
             r = http.per_request_ns(peer, "server_cpu_ns") / http.per_request_ns(rs, "server_cpu_ns")
         except ResultError as e:
             print(f"FAIL: server CPU of {rs} vs {peer}: {e}")
             failures += 1
             continue
-        ok = r >= floor
-        failures += not ok
-        passed += ok
-        print(f"{'ok  ' if ok else 'FAIL'} server CPU per request {peer} / {rs} = {r:.2f}× "
-              f"(threshold {floor:.2f}×)")
+        judge(f"server CPU per request {peer} / {rs}", r, floor)
     for d, why in res.broken.items():
         print(f"FAIL: {d}: {why}")
         failures += 1
