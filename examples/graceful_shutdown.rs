@@ -6,7 +6,7 @@
 //! 1. `ringsteal::signal::shutdown_signal()` is created before the server says it listens,
 //!    so a signal that comes early is not lost; the accept loop waits for it beside each
 //!    `accept`.
-//! 2. When it completes, the listener is shut down (new connections are refused) and a
+//! 2. When it completes, the listener is dropped (new connections are refused at once) and a
 //!    `CancellationToken` is cancelled. Every connection watches a child of it:
 //!    `http::serve` closes one that waits for its next request at once, and lets one in the
 //!    middle of a request answer it, with `Connection: close`, then close.
@@ -31,11 +31,9 @@
 //! The request in flight is answered, then the server prints that it drained and exits 0.
 
 use std::future::pending;
-use std::net::Shutdown;
 use std::time::Duration;
 
 use ringsteal::net::TcpStream;
-use ringsteal::op;
 use ringsteal::sync::CancellationToken;
 use ringsteal::task::TaskGroup;
 use ringsteal_examples::cli;
@@ -84,13 +82,10 @@ async fn main() {
             Either::Right(Either::Right(_ended)) => {}
         }
     };
-    drop(shutdown); // a second signal now has its default effect: it ends the process
-                    // New connections are refused from here on. Shutting the listening socket down does it
-                    // now; closing it alone would wait for the cancelled accept's completion, which holds
-                    // the descriptor open, and a client could still connect (then be reset) meanwhile.
-    if let Err(e) = op::shutdown(listener.shared_fd(), Shutdown::Both).await {
-        eprintln!("shutting the listener down: {e}");
-    }
+    // A second signal now has its default effect: it ends the process.
+    drop(shutdown);
+    // New connections are refused from here on: the listener dropped (its cancelled accept
+    // first), the socket stops listening at once, although that accept still names it.
     drop(accept);
     drop(listener);
     println!(

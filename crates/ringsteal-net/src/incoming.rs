@@ -12,7 +12,9 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::task::{Context, Poll};
 
-use ringsteal_rt::op::{self, SharedFd};
+use ringsteal_rt::op;
+
+use crate::listener_fd::ListenerHandle;
 
 /// The connections of a [`TcpListener`](crate::TcpListener) or
 /// [`UnixListener`](crate::UnixListener), from [`incoming`](crate::TcpListener::incoming): one
@@ -25,6 +27,9 @@ use ringsteal_rt::op::{self, SharedFd};
 /// free up; errors of one connection (`ECONNABORTED`) are yielded and the stream goes on;
 /// an error that says the socket cannot accept ends it (`None` next). Dropping the stream
 /// cancels the request; connections the kernel accepted meanwhile are closed, never leaked.
+/// The stream keeps the socket listening after its listener is dropped; once both are gone
+/// the socket stops listening at once (its address can be bound again), even while the
+/// cancelled request still holds the descriptor.
 ///
 /// A task that takes a connection from it and then `spawn`s (default placement) in the same
 /// poll has the spawned task dealt to the shards in turn, so the connections of the obvious
@@ -71,15 +76,19 @@ use ringsteal_rt::op::{self, SharedFd};
 /// .unwrap();
 /// ```
 pub struct Incoming<S> {
+    // Dropped first: the accept is cancelled before `_listener` may stop the socket.
     accepts: op::AcceptStream,
     make: fn(OwnedFd) -> S,
+    /// Keeps the socket listening after its listener is dropped.
+    _listener: ListenerHandle,
 }
 
 impl<S> Incoming<S> {
-    pub(crate) fn new(listener: &SharedFd, make: fn(OwnedFd) -> S) -> Self {
+    pub(crate) fn new(listener: &ListenerHandle, make: fn(OwnedFd) -> S) -> Self {
         Self {
-            accepts: op::accept_multishot(listener),
+            accepts: op::accept_multishot(listener.shared()),
             make,
+            _listener: listener.clone(),
         }
     }
 

@@ -68,6 +68,7 @@ mod stream_api;
 
 mod incoming;
 mod inline_send;
+mod listener_fd;
 mod recv_stream;
 mod resolve;
 mod sockopt;

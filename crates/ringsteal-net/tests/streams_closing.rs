@@ -1,7 +1,8 @@
 //! Sockets closed under armed streams of completions, and runtimes shut down with them
 //! armed: a socket whose handle is dropped while a multishot receive or accept is armed
 //! stays open for that request (it names the descriptor) and is closed when the stream
-//! goes; a peer closing or resetting ends a receive stream after every byte it sent; and
+//! goes, except a listener, which stops listening the moment its last handle goes; a peer
+//! closing or resetting ends a receive stream after every byte it sent; and
 //! a runtime dropped with multishot accepts and receives armed on both shards, buffers
 //! held and a receive stalled for want of buffers, closes every descriptor and frees
 //! everything (`scripts/asan.sh` runs this binary under AddressSanitizer with leak
@@ -16,7 +17,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::{hang_guard, Config, HANG_LIMIT};
-use ringsteal_net::{TcpListener, TcpStream, UdpSocket};
+use ringsteal_net::{TcpListener, UdpSocket};
 use ringsteal_rt::time::timeout;
 use ringsteal_rt::Placement;
 use support::*;
@@ -102,32 +103,85 @@ fn a_peer_closing_or_resetting_ends_the_receive_stream_after_its_data(config: Co
     });
 }
 
-fn a_listener_dropped_with_its_accepts_armed_is_closed_when_they_go(config: Config) {
-    let rt = config.runtime(1);
+/// Connects to `addr` from a std socket (a plain blocking connect: loopback answers at once).
+fn std_connect(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpStream> {
+    std::net::TcpStream::connect_timeout(&addr, OP_GUARD)
+}
+
+fn a_listener_dropped_with_its_accepts_armed_stops_listening_at_once(config: Config) {
+    let rt = config.runtime(2);
     rt.block_on(async {
-        let (listener, addr) = listener().await;
-        let mut incoming = listener.incoming();
-        drop(listener);
-        let _c = std::net::TcpStream::connect(addr).unwrap();
+        // An `Incoming` outlives its listener and still accepts.
+        let (first, addr) = listener().await;
+        let mut incoming = first.incoming();
+        drop(first);
+        let _c = std_connect(addr).unwrap();
         let conn = timeout(OP_GUARD, incoming.next())
             .await
             .expect("no connection");
         drop(conn.unwrap().unwrap());
+        // Armed again (the multishot request), then dropped with the listener gone: the
+        // cancel has not completed yet, and still nothing listens and the port is free.
+        let mut next = Box::pin(incoming.next());
+        assert!(
+            poll_once(&mut next).await.is_none(),
+            "armed, nobody connecting"
+        );
+        drop(next);
         drop(incoming);
-        // Nothing listens any more once the cancelled accept is done with the socket.
-        let refused = timeout(OP_GUARD, async {
-            loop {
-                match TcpStream::connect(addr).await {
-                    Err(e) => return e,
-                    Ok(s) => {
-                        drop(s);
-                        ringsteal_rt::yield_now().await;
-                    }
-                }
-            }
-        })
-        .await
-        .expect("the listener stayed open");
+        let refused = std_connect(addr).expect_err("still listening");
+        assert_eq!(
+            refused.kind(),
+            std::io::ErrorKind::ConnectionRefused,
+            "{config:?}"
+        );
+        let again = TcpListener::bind(addr).await;
+        assert!(again.is_ok(), "{config:?}: rebinding failed: {again:?}");
+        drop(again);
+
+        // The same for a single accept dropped under a timeout, on an accept loop's shard.
+        let (second, addr) = listener().await;
+        let armed = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+            let waited = timeout(Duration::from_millis(1), second.accept()).await;
+            assert!(waited.is_err(), "nobody connected");
+            drop(second);
+            TcpListener::bind(addr).await.map(drop)
+        });
+        let rebound = armed.await.unwrap();
+        assert!(rebound.is_ok(), "{config:?}: rebinding failed: {rebound:?}");
+
+        // A listener handed to std keeps listening, cancelled accept or not.
+        let (third, addr) = listener().await;
+        let mut incoming = third.incoming();
+        let mut next = Box::pin(incoming.next());
+        assert!(poll_once(&mut next).await.is_none());
+        drop(next);
+        drop(incoming);
+        let std_listener = third.into_std().unwrap();
+        // (The connection itself may go to the cancelled accept if it is still armed, which
+        // closes it: that it is not refused is what says the socket listens.)
+        let c = std_connect(addr);
+        assert!(
+            c.is_ok(),
+            "{config:?}: the std listener stopped listening: {c:?}"
+        );
+        drop(std_listener);
+    });
+}
+
+fn a_unix_listener_dropped_with_its_accept_armed_refuses_connections_at_once(config: Config) {
+    let rt = config.runtime(1);
+    rt.block_on(async {
+        let name = format!("\0ringsteal-closing-{}-{config:?}", std::process::id());
+        let listener = ringsteal_net::UnixListener::bind(&name).unwrap();
+        let mut incoming = listener.incoming();
+        let mut next = Box::pin(incoming.next());
+        assert!(poll_once(&mut next).await.is_none());
+        drop(next);
+        drop((incoming, listener));
+        let refused = ringsteal_net::UnixStream::connect(&name)
+            .await
+            .expect_err("still listening");
         assert_eq!(
             refused.kind(),
             std::io::ErrorKind::ConnectionRefused,
@@ -228,7 +282,8 @@ fn sockets_closed_under_armed_streams_and_runtimes_dropped_with_them() {
                     config,
                 );
                 a_peer_closing_or_resetting_ends_the_receive_stream_after_its_data(config);
-                a_listener_dropped_with_its_accepts_armed_is_closed_when_they_go(config);
+                a_listener_dropped_with_its_accepts_armed_stops_listening_at_once(config);
+                a_unix_listener_dropped_with_its_accept_armed_refuses_connections_at_once(config);
                 a_runtime_dropped_with_streams_armed_closes_every_socket(config);
                 assert_eq!(open_fds(), start, "{config:?}: descriptors left open");
             },

@@ -7,6 +7,7 @@ use ringsteal_rt::op::{self, SharedFd};
 
 use super::{TcpSocket, TcpStream};
 use crate::incoming::Incoming;
+use crate::listener_fd::{ListenerFd, ListenerHandle};
 use crate::resolve::{each_addr, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
@@ -21,6 +22,10 @@ const DEFAULT_BACKLOG: u32 = 1024;
 /// one listener. A connection accepted after its `accept` future was dropped is closed,
 /// never leaked. Running out of descriptors (`EMFILE`) is an error of that one `accept`:
 /// the listener keeps working once descriptors are free again.
+///
+/// Dropping the listener (and every [`Incoming`] made from it) stops it listening at once,
+/// as with tokio: its address can be bound again right away, even while a cancelled accept
+/// still holds the descriptor (the socket is shut down, then closed when that request goes).
 ///
 /// ```
 /// use ringsteal_net::{TcpListener, TcpStream};
@@ -40,12 +45,14 @@ const DEFAULT_BACKLOG: u32 = 1024;
 /// ```
 #[derive(Debug)]
 pub struct TcpListener {
-    fd: SharedFd,
+    fd: ListenerHandle,
 }
 
 impl TcpListener {
     pub(crate) fn from_fd(fd: SharedFd) -> Self {
-        Self { fd }
+        Self {
+            fd: ListenerFd::new(fd),
+        }
     }
 
     /// Binds to `addr` (each address it resolves to in turn, until one binds) and listens.
@@ -76,7 +83,7 @@ impl TcpListener {
     /// The kernel's, for this accept only: `EMFILE`/`ENFILE` when out of descriptors,
     /// `ECONNABORTED` for a connection reset before it was accepted, and so on.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (fd, addr) = op::accept(&self.fd).await?;
+        let (fd, addr) = op::accept(self.fd.shared()).await?;
         // The caller's next default spawn, if it comes in this poll, is dealt round-robin.
         ringsteal_rt::spread_next_spawn();
         let stream = TcpStream::from_core(StreamCore::new(fd));
@@ -135,12 +142,14 @@ impl TcpListener {
     /// The std listener. If a cancelled accept still holds the socket, the std listener
     /// gets a duplicate of the descriptor.
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        into_owned(self.fd).map(Into::into)
+        into_owned(self.fd.hand_over()).map(Into::into)
     }
 
-    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
+    /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`). A clone of it
+    /// does not keep the socket listening: once the listener and its [`Incoming`] streams are
+    /// dropped, the socket stops listening (see [`TcpListener`]).
     pub fn shared_fd(&self) -> &SharedFd {
-        &self.fd
+        self.fd.shared()
     }
 }
 

@@ -7,6 +7,7 @@ use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::{SocketAddr, UnixStream};
 use crate::incoming::Incoming;
+use crate::listener_fd::{ListenerFd, ListenerHandle};
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
 
@@ -15,7 +16,10 @@ const DEFAULT_BACKLOG: u32 = 1024;
 
 /// A Unix-domain socket listening for connections; each accept is an `IORING_OP_ACCEPT`.
 /// As with [`TcpListener`](crate::TcpListener), a connection accepted after its `accept`
-/// future was dropped is closed, never leaked.
+/// future was dropped is closed, never leaked, and dropping the listener (and every
+/// [`Incoming`] made from it) stops it listening at once: new connections are refused even
+/// while a cancelled accept still holds the descriptor. (The name, like a path's socket
+/// file, stays taken until the descriptor is closed, when that request goes.)
 ///
 /// ```
 /// use ringsteal_net::{UnixListener, UnixStream};
@@ -36,7 +40,7 @@ const DEFAULT_BACKLOG: u32 = 1024;
 /// ```
 #[derive(Debug)]
 pub struct UnixListener {
-    fd: SharedFd,
+    fd: ListenerHandle,
 }
 
 impl UnixListener {
@@ -51,7 +55,7 @@ impl UnixListener {
         sockopt::bind(&fd, &addr)?;
         sockopt::listen(&fd, DEFAULT_BACKLOG)?;
         Ok(Self {
-            fd: SharedFd::new(fd),
+            fd: ListenerFd::new(SharedFd::new(fd)),
         })
     }
 
@@ -59,7 +63,7 @@ impl UnixListener {
     /// `spawn` right after it deals the new task round-robin, as
     /// [`TcpListener::accept`](crate::TcpListener::accept) does.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let (fd, addr) = op::accept(&self.fd).await?;
+        let (fd, addr) = op::accept(self.fd.shared()).await?;
         ringsteal_rt::spread_next_spawn();
         Ok((
             UnixStream::from_core(StreamCore::new(fd)),
@@ -98,13 +102,13 @@ impl UnixListener {
     /// does.
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         Ok(Self {
-            fd: SharedFd::new(listener.into()),
+            fd: ListenerFd::new(SharedFd::new(listener.into())),
         })
     }
 
     /// The std listener; a duplicate descriptor if a cancelled accept still holds it.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        into_owned(self.fd).map(Into::into)
+        into_owned(self.fd.hand_over()).map(Into::into)
     }
 }
 
