@@ -10,7 +10,8 @@
 //!   `..._16k` (16 KiB bodies), against `examples/http_server`'s code on ringsteal
 //!   (`http_ringsteal.rs`), a tokio server of the same shape (`http_tokio.rs`), a std thread-per-connection server
 //!   and a raw io_uring floor (`http_floor.rs`). Every server runs on threads of its own; the
-//!   bench thread only runs wrk. Beside each time, server CPU per request (`net::report`).
+//!   bench thread only runs wrk. Beside each time, server CPU per request (`net::report`),
+//!   and again from wrk runs interleaved across the servers (`interleaved_cpu`).
 //!
 //! Every runtime gets `threads()` threads; the runtimes and servers of a group run in a
 //! rotated order (`peers::run_rotated`). Every server is first checked, answer by answer,
@@ -287,7 +288,114 @@ fn http_group(c: &mut Criterion, shape: &HttpShape) {
         s.stop();
     }));
     run_rotated(&mut g, shape.group, entries);
+    if with_wrk {
+        interleaved_cpu(&mut g, shape, n);
+    }
     g.finish();
+}
+
+/// The servers of [`interleaved_cpu`], all up at once (idle ones park and use no CPU).
+struct Interleaved {
+    ringsteal: http_ringsteal::Server,
+    recv_stream: http_ringsteal::Server,
+    tokio: http_tokio::Server,
+    floor: http_floor::Server,
+}
+
+impl Interleaved {
+    /// Ids, in the order of [`addrs`](Self::addrs) (ringsteal's first, tokio's third).
+    fn ids(n: usize) -> [String; 4] {
+        [
+            "ringsteal".into(),
+            "ringsteal_recv_stream".into(),
+            "tokio".into(),
+            format!("floor_io_uring_{n}t"),
+        ]
+    }
+
+    fn start(n: usize) -> Self {
+        Self {
+            ringsteal: http_ringsteal::Server::start(n, Reads::Single),
+            recv_stream: http_ringsteal::Server::start(n, Reads::RecvStream),
+            tokio: http_tokio::Server::start(n),
+            floor: http_floor::Server::start(n).expect("io_uring floor server"),
+        }
+    }
+
+    fn addrs(&self) -> [std::net::SocketAddr; 4] {
+        [
+            self.ringsteal.addr(),
+            self.recv_stream.addr(),
+            self.tokio.addr(),
+            self.floor.addr(),
+        ]
+    }
+
+    fn stop(self) {
+        drop((self.ringsteal.stop(), self.recv_stream.stop()));
+        self.tokio.stop();
+        self.floor.stop();
+    }
+}
+
+/// Benchmark `<group>/interleaved`: server CPU per request with the servers' wrk runs
+/// interleaved. One criterion iteration is a round of one wrk run per server (ringsteal's
+/// two, tokio's, the floor's), in an order rotated every round. On this VM the CPU a request
+/// costs drifts by a quarter over minutes (the host's load), and the criterion runs above
+/// measure one server after the other, so a drift between two servers' turns reads as a
+/// difference between them; here every server sees every stretch of the run. The runs are
+/// recorded as `<group>/interleaved/<server>` (`net::report`), and the median of the
+/// per-round ratios of tokio's CPU to each ringsteal server's is printed.
+fn interleaved_cpu(g: &mut Group<'_>, shape: &HttpShape, n: usize) {
+    let ids = Interleaved::ids(n);
+    let mut servers: Option<Interleaved> = None;
+    let mut runs: Vec<Vec<wrk::Run>> = vec![Vec::new(); ids.len()];
+    let mut round = 0;
+    g.throughput(Throughput::Elements(shape.requests() * ids.len() as u64));
+    g.bench_function("interleaved", |b| {
+        b.iter_custom(|iters| {
+            let addrs = servers.get_or_insert_with(|| Interleaved::start(n)).addrs();
+            let mut took = Duration::ZERO;
+            for _ in 0..iters {
+                for k in 0..ids.len() {
+                    let i = (round + k) % ids.len();
+                    let run = wrk::run(addrs[i], &shape.load(1))
+                        .unwrap_or_else(|e| panic!("{}/interleaved/{}: {e}", shape.group, ids[i]));
+                    took += run.duration;
+                    runs[i].push(run);
+                }
+                round += 1;
+            }
+            took
+        })
+    });
+    let Some(servers) = servers else {
+        return; // filtered out
+    };
+    servers.stop();
+    for (id, runs) in ids.iter().zip(&runs) {
+        let id = format!("{}/interleaved/{id}", shape.group);
+        report::record(&id, shape.requests(), runs, !test_mode());
+    }
+    let cpu = |r: &wrk::Run| r.server_cpu.as_secs_f64() / r.requests.max(1) as f64;
+    for i in 0..2 {
+        let mut ratios: Vec<f64> = runs[2]
+            .iter()
+            .zip(&runs[i])
+            .map(|(tokio, mine)| cpu(tokio) / cpu(mine))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        eprintln!(
+            "{}/interleaved/{}: tokio's server CPU per request / ringsteal's, median of {} \
+             rounds {:.2}x (range {:.2}-{:.2}x)",
+            shape.group,
+            ids[i],
+            ratios.len(),
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
 }
 
 fn http_1000_concurrent(c: &mut Criterion) {
