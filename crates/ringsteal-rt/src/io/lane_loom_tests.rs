@@ -51,6 +51,17 @@ impl Section {
     }
 }
 
+/// A thread that, like a request, takes the lane if it is free, enters `section`, lets go.
+fn spawn_request(lane: &Lane, section: &Arc<Section>) -> thread::JoinHandle<()> {
+    let (lane, section) = (lane.clone(), section.clone());
+    thread::spawn(move || {
+        if let Some(g) = lane.try_acquire() {
+            section.enter();
+            drop(g);
+        }
+    })
+}
+
 /// A request lets go while a waiter registers: the waiter takes the lane at once or is
 /// woken, and then takes it.
 fn a_waiter_racing_a_release_takes_the_lane_or_is_woken(poll_free: bool) {
@@ -97,13 +108,7 @@ fn loom_two_acquirers_never_both_hold_and_each_sees_the_others_writes() {
     loom::model(|| {
         let lane = Lane::new();
         let section = Section::new();
-        let (l, s) = (lane.clone(), section.clone());
-        let other = thread::spawn(move || {
-            if let Some(g) = l.try_acquire() {
-                s.enter();
-                drop(g);
-            }
-        });
+        let other = spawn_request(&lane, &section);
         let (_count, waker) = counted_waker();
         let mut cx = Context::from_waker(&waker);
         if let Poll::Ready(g) = Pin::new(&mut lane.acquire()).poll(&mut cx) {
@@ -119,13 +124,7 @@ fn loom_poll_free_never_runs_while_a_request_holds_the_lane() {
     loom::model(|| {
         let lane = Lane::new();
         let section = Section::new();
-        let (l, s) = (lane.clone(), section.clone());
-        let request = thread::spawn(move || {
-            if let Some(g) = l.try_acquire() {
-                s.enter();
-                drop(g);
-            }
-        });
+        let request = spawn_request(&lane, &section);
         let (count, waker) = counted_waker();
         let mut cx = Context::from_waker(&waker);
         let ran = lane.poll_free(&mut cx, |_| section.enter()).is_ready();
@@ -145,13 +144,7 @@ fn loom_two_poll_frees_and_a_request_take_turns() {
     builder.check(|| {
         let lane = Lane::new();
         let section = Section::new();
-        let (l, s) = (lane.clone(), section.clone());
-        let request = thread::spawn(move || {
-            if let Some(g) = l.try_acquire() {
-                s.enter();
-                drop(g);
-            }
-        });
+        let request = spawn_request(&lane, &section);
         let (l, s) = (lane.clone(), section.clone());
         let polling = thread::spawn(move || {
             let (_count, waker) = counted_waker();
