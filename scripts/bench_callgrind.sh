@@ -19,6 +19,9 @@
 #   read_qd32   the same with 32 reader tasks, so 32 reads in flight (fs_read_4k_qd32)
 #   floor_qd1   the same reads on a bare ring with no runtime, one in flight: the floor
 #   floor_qd32  the floor with 32 in flight
+#   stream_rtt  instructions per 64-byte round trip between two tasks over a Unix stream pair
+#               on one spinning shard: two writes and two reads, each taking and freeing its
+#               stream's lane (idle loop excluded)
 # Each probe runs at two sizes; per operation = (count(large) - count(small)) / operations,
 # which cancels start-up and shutdown. The shard's idle loop (steal attempts, spinning,
 # parking: `Shard::idle` and everything it calls) is left out of both counts, because how
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
         --update) update=1; shift ;;
         --baseline) baseline="$2"; shift 2 ;;
         --keep) keep="$2"; shift 2 ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -107,6 +110,7 @@ probes=(
     "read_qd32|2048|4096|1|instructions per 4 KiB cached read, 32 reader tasks on one shard"
     "floor_qd1|2000|4000|1|instructions per 4 KiB cached read on a bare ring (no runtime), one in flight"
     "floor_qd32|2048|4096|1|instructions per 4 KiB cached read on a bare ring (no runtime), 32 in flight"
+    "stream_rtt|1000|2000|1|instructions per 64-byte round trip over a Unix stream pair (two writes, two reads), one spinning shard (idle loop excluded)"
 )
 
 echo "==> valgrind --tool=callgrind (this takes about two minutes)"

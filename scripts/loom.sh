@@ -3,7 +3,11 @@
 # loom: every interleaving of a sleeper and its wakers, under the C11 memory model as loom
 # implements it. A lost wakeup shows as a deadlock, more than one doorbell per sleep as a
 # failed assertion. Also the waker slot of ops (crates/ringsteal-rt/src/sync/atomic_waker.rs):
-# a registration racing a take, or the final take of a completion, never loses a wake. Release build: loom explores many thousands of executions.
+# a registration racing a take, or the final take of a completion, never loses a wake. And the
+# state word of stream lanes (crates/ringsteal-rt/src/io/lane_loom_tests.rs): a release racing a
+# waiter's registration never loses the wake, two would-be holders never both hold, a
+# poll_free closure never runs while a request holds the lane, kept bytes reach the next
+# holder. Release build: loom explores many thousands of executions.
 # Extra arguments go to the test binary (e.g. --nocapture). Builds into target/loom (or
 # $CARGO_TARGET_DIR), so the `--cfg loom` build does not evict the normal release build.
 set -euo pipefail

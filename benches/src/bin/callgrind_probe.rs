@@ -11,6 +11,7 @@
 //! callgrind_probe read_qd32 N    # shards(1): N 4 KiB reads, 32 reader tasks in flight
 //! callgrind_probe floor_qd1 N    # no runtime: the same reads on a raw ring, one in flight
 //! callgrind_probe floor_qd32 N   # no runtime: the same reads on a raw ring, 32 in flight
+//! callgrind_probe stream_rtt N   # shards(1): N 64-byte round trips over a UnixStream pair
 //! ```
 //!
 //! The script runs each probe at two sizes and divides the difference in
@@ -31,6 +32,13 @@
 //!   [`Ring`] with no runtime (as `floors::uring_reads` does with the io-uring crate):
 //!   what the reads cost in user space when nothing but the ring is between the program
 //!   and the kernel. The difference to `read_*` is the runtime's share of every read.
+//! - `stream_rtt` is the owned-buffer stream path on one shard: two tasks on the ends of a
+//!   [`UnixStream::pair`](ringsteal::net::UnixStream::pair), the client `write_all`s 64
+//!   bytes and `read_exact`s the echo, the server `read_exact`s and `write_all`s them back.
+//!   One round trip is two writes and two reads, each taking and freeing its stream's lane
+//!   (`io::Lane`) around its request: what a request/response service pays per exchange on
+//!   top of the op path. Its shard spins (`SpinThenPark(1 h)`, idle loop left out, as for
+//!   `cross_wake`): a shard waiting in `io_uring_enter` for a socket would stop valgrind.
 //! - `cross_wake` cannot let a shard park: valgrind 3.19 (Debian 12) does not
 //!   treat `io_uring_enter` as a blocking system call, so a thread waiting in it
 //!   keeps valgrind's global lock and every other thread stops (the process
@@ -77,13 +85,14 @@ fn main() {
         "read_qd32" => with_probe_file(|path| read(path, n, 32)),
         "floor_qd1" => with_probe_file(|path| floor(path, n, 1)),
         "floor_qd32" => with_probe_file(|path| floor(path, n, 32)),
+        "stream_rtt" => stream_rtt(n),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: callgrind_probe spawn_join|cross_wake|op_nop|read_qd1|read_qd32|floor_qd1|floor_qd32 N"
+        "usage: callgrind_probe spawn_join|cross_wake|op_nop|read_qd1|read_qd32|floor_qd1|floor_qd32|stream_rtt N"
     );
     std::process::exit(2);
 }
@@ -272,5 +281,41 @@ fn cross_wake(n: u64) {
         });
         pinger.await.expect("pinger");
         responder.await.expect("responder");
+    });
+}
+
+/// Bytes of one `stream_rtt` message.
+const RTT_MSG: usize = 64;
+
+/// `n` round trips of [`RTT_MSG`] bytes between two tasks on the ends of a Unix stream pair,
+/// on one spinning shard: the client writes and reads the echo, the server echoes.
+fn stream_rtt(n: u64) {
+    let rt = build(1, IdleStrategy::SpinThenPark(NEVER_PARK));
+    rt.block_on(async move {
+        let (client, server) = ringsteal::net::UnixStream::pair().expect("socketpair");
+        let echo = ringsteal::spawn(async move {
+            let mut buf = Vec::with_capacity(RTT_MSG);
+            for _ in 0..n {
+                buf.clear();
+                let (res, b) = server.read_exact(buf).await;
+                res.expect("server read_exact");
+                let (res, b) = server.write_all(b).await;
+                res.expect("server write_all");
+                buf = b;
+            }
+        });
+        let mut msg = vec![7u8; RTT_MSG];
+        let mut back = Vec::with_capacity(RTT_MSG);
+        for _ in 0..n {
+            let (res, m) = client.write_all(msg).await;
+            res.expect("client write_all");
+            msg = m;
+            back.clear();
+            let (res, b) = client.read_exact(back).await;
+            res.expect("client read_exact");
+            back = b;
+            assert_eq!(back, msg, "echo differs");
+        }
+        echo.await.expect("echo task");
     });
 }

@@ -1,9 +1,12 @@
 //! Switches the atomics of the kernel-free protocols (task state, wake flags, the sleep/wake
-//! protocol) to loom's model-checked versions under `--cfg loom`, and to std's otherwise.
-//! `Ordering` is std's in both cases (loom re-exports it).
+//! protocol, the lanes' state word) to loom's model-checked versions under `--cfg loom`, and
+//! to std's otherwise. `Ordering` is std's in both cases (loom re-exports it). `Mutex` is
+//! parking_lot's outside loom and loom's, behind parking_lot's `lock()` signature, under it.
 
 #[cfg(not(loom))]
 pub(crate) mod sync {
+    pub(crate) use parking_lot::Mutex;
+
     pub(crate) mod atomic {
         pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize};
     }
@@ -11,6 +14,22 @@ pub(crate) mod sync {
 
 #[cfg(loom)]
 pub(crate) mod sync {
+    /// loom's mutex with parking_lot's API: `lock()` returns the guard (no poisoning).
+    #[derive(Default)]
+    pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+
+    impl<T> Mutex<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Self(loom::sync::Mutex::new(value))
+        }
+
+        pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+            self.0
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        }
+    }
+
     pub(crate) mod atomic {
         pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize};
     }

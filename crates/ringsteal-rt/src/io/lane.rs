@@ -14,18 +14,41 @@
 //!   into the lane's *leftover*; the next read is served from there before it asks the
 //!   kernel again.
 //!
-//! Owns: the lane's state (held flag, waiters, leftover bytes) behind one lock.
+//! **The uncontended fast path.** Beside the lock, a lane keeps one atomic state word:
+//! `HELD` (a request, or a [`Lane::poll_free`] closure, holds the lane), `WAITERS` (a task is
+//! registered to be woken when it is let go) and `LEFTOVER` (there are kept bytes). Taking a
+//! free lane is one compare-and-swap of the word; letting it go is one compare-and-swap when
+//! nobody waits; [`LaneGuard::has_leftover`] is a load. The lock is taken only to wait, to
+//! wake, to touch the kept bytes and by `poll_free`. The protocol:
+//!
+//! * A task sets `WAITERS` only under the lock, by a compare-and-swap that also finds `HELD`
+//!   still set, and pushes its waker before it unlocks. A holder that lets go clears `HELD`
+//!   by a compare-and-swap that expects `WAITERS` clear; if it finds `WAITERS` set it takes
+//!   the lock (so every registration in progress has finished), clears both bits and wakes
+//!   every waiter. Whichever compare-and-swap comes first, the waiter either sees the lane
+//!   free and takes it, or is woken: no wake is lost. `WAITERS` is never set while the lane
+//!   is free, so taking a free lane never skips a waiter.
+//! * `poll_free` takes the lock, then sets `HELD` (by compare-and-swap, as a request would),
+//!   runs its closure, clears `HELD` and unlocks. `HELD` keeps requests out while the
+//!   closure runs (a request that finds it set goes to the lock and waits there, as it
+//!   always did); the lock keeps other `poll_free` calls and every slow path out. So, under
+//!   the lock, `HELD` always means that a request holds the lane.
+//! * Only the holder changes the kept bytes, under the lock, and it sets or clears
+//!   `LEFTOVER` in step; the next holder sees both through the word's acquire and release.
+//!
+//! Owns: the lane's state (its state word; waiters and leftover bytes behind one lock).
 //! May not: submit anything (the stream types and `InLane` do); it is plain memory and runs
 //! under Miri.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering::{self, Relaxed, Release};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use parking_lot::Mutex;
-
 use crate::buf::{IoBufMut, IoVecBufMut};
+use crate::loom::sync::atomic::AtomicUsize;
+use crate::loom::sync::Mutex;
 
 /// One direction of a stream: who may submit next, and bytes an abandoned read left behind.
 /// Cloning shares the lane (the halves of a split stream share their stream's lanes).
@@ -44,12 +67,128 @@ use crate::buf::{IoBufMut, IoVecBufMut};
 /// ```
 #[derive(Clone, Default)]
 pub struct Lane {
-    inner: Arc<Mutex<State>>,
+    inner: Arc<Shared>,
 }
 
+/// A request or a `poll_free` closure holds the lane.
+const HELD: usize = 1;
+/// At least one waker is registered (only ever set while `HELD` is).
+const WAITERS: usize = 2;
+/// There are kept bytes (`State::pending` is not empty).
+const LEFTOVER: usize = 4;
+
+/// What a lane's clones and guards share: the state word and the locked part.
+struct Shared {
+    /// `HELD | WAITERS | LEFTOVER` (see the module docs).
+    word: AtomicUsize,
+    locked: Mutex<State>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            word: AtomicUsize::new(0),
+            locked: Mutex::new(State::default()),
+        }
+    }
+}
+
+impl Shared {
+    /// Holds the lane if it is free: the fast path, one compare-and-swap and no lock.
+    fn try_hold(&self) -> bool {
+        let mut s = self.word.load(Relaxed);
+        while s & HELD == 0 {
+            match self
+                .word
+                .compare_exchange(s, s | HELD, Ordering::Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+        false
+    }
+
+    /// Under the lock (`st`): holds the lane if it is free, else registers `waker` to be
+    /// woken when the holder lets go. Setting `WAITERS` only if `HELD` is still set, in one
+    /// compare-and-swap, is what makes a racing fast release see it (module docs).
+    fn hold_or_wait(&self, st: &mut State, waker: &Waker) -> bool {
+        let mut s = self.word.load(Relaxed);
+        loop {
+            let next = if s & HELD == 0 { s | HELD } else { s | WAITERS };
+            match self
+                .word
+                .compare_exchange(s, next, Ordering::Acquire, Relaxed)
+            {
+                Ok(_) if s & HELD == 0 => return true,
+                Ok(_) => {
+                    if !st.waiters.iter().any(|w| w.will_wake(waker)) {
+                        st.waiters.push(waker.clone());
+                    }
+                    return false;
+                }
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Lets go of a lane held by a request: one compare-and-swap if nobody waits, else, under
+    /// the lock, clears `HELD` and `WAITERS` and wakes every waiter.
+    fn release(&self) {
+        let mut s = self.word.load(Relaxed);
+        while s & WAITERS == 0 {
+            match self.word.compare_exchange(s, s & !HELD, Release, Relaxed) {
+                Ok(_) => return,
+                Err(now) => s = now,
+            }
+        }
+        self.release_to_waiters();
+    }
+
+    /// The slow path of [`release`](Self::release), out of line like `Acquire::poll_slow`.
+    #[cold]
+    #[inline(never)]
+    fn release_to_waiters(&self) {
+        let waiters = {
+            let mut st = self.locked.lock();
+            self.word.fetch_and(!(HELD | WAITERS), Release);
+            std::mem::take(&mut st.waiters)
+        };
+        for w in waiters {
+            w.wake();
+        }
+    }
+
+    /// Sets or clears `LEFTOVER` after the holder changed the kept bytes (`st`, under the
+    /// lock). Relaxed: the next holder sees it through `HELD`'s release and acquire.
+    fn note_leftover(&self, st: &State) {
+        let has = !st.pending().is_empty();
+        if has != (self.word.load(Relaxed) & LEFTOVER != 0) {
+            if has {
+                self.word.fetch_or(LEFTOVER, Relaxed);
+            } else {
+                self.word.fetch_and(!LEFTOVER, Relaxed);
+            }
+        }
+    }
+}
+
+/// Clears `HELD` when a `poll_free` closure returns or unwinds. A plain store is enough: while
+/// `poll_free` holds both the lock and `HELD`, nobody else changes the word (`WAITERS` is set
+/// under the lock only, a fast acquire's compare-and-swap fails without writing, and
+/// `LEFTOVER` changes only by the holder).
+struct FreeOnDrop<'a>(&'a Shared);
+
+impl Drop for FreeOnDrop<'_> {
+    fn drop(&mut self) {
+        let s = self.0.word.load(Relaxed);
+        self.0.word.store(s & !HELD, Release);
+    }
+}
+
+/// The locked part of a lane.
 #[derive(Default)]
 struct State {
-    held: bool,
     waiters: Vec<Waker>,
     /// Bytes read by an abandoned request, not yet delivered: `leftover[start..]`.
     leftover: Vec<u8>,
@@ -83,21 +222,29 @@ impl Lane {
 
     /// Holds the lane if it is free.
     pub fn try_acquire(&self) -> Option<LaneGuard> {
-        let mut st = self.inner.lock();
-        if st.held {
-            return None;
+        if !self.inner.try_hold() {
+            // `HELD` may be a `poll_free` closure's, which ends before its lock is free:
+            // under the lock, it is a request's.
+            let _st = self.inner.locked.lock();
+            if !self.inner.try_hold() {
+                return None;
+            }
         }
-        st.held = true;
-        Some(LaneGuard {
+        Some(self.guard())
+    }
+
+    fn guard(&self) -> LaneGuard {
+        LaneGuard {
             lane: self.inner.clone(),
-        })
+        }
     }
 
     /// Runs `f` under the lane's lock if no request holds the lane; pending otherwise, with
     /// `cx` registered to be woken when the holder lets go. For a poll-based read or write
     /// (ADR-0014), which needs the lane for one non-blocking system call only: run inside
     /// `f`, that call cannot be overtaken or split by an owned-buffer request (one of those
-    /// waits for the lock), and it costs one lock instead of taking and freeing the lane.
+    /// waits for the lock until `f` has returned), and it costs the lock and one
+    /// compare-and-swap instead of a future that takes and frees the lane.
     /// `f` gets the lane's [`Leftover`], to serve what an abandoned read kept first.
     ///
     /// `f` must be short and must not block or touch this lane: other threads wait for it.
@@ -127,33 +274,42 @@ impl Lane {
         cx: &mut Context<'_>,
         f: impl FnOnce(&mut Leftover<'_>) -> R,
     ) -> Poll<R> {
-        let mut st = self.inner.lock();
-        if st.held {
-            if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                st.waiters.push(cx.waker().clone());
-            }
+        // The lock first, then `HELD`: see the module docs for how they compose.
+        let mut st = self.inner.locked.lock();
+        if !self.inner.hold_or_wait(&mut st, cx.waker()) {
             return Poll::Pending;
         }
-        Poll::Ready(f(&mut Leftover { st: &mut st }))
+        let free = FreeOnDrop(&self.inner);
+        let out = f(&mut Leftover {
+            st: &mut st,
+            shared: &self.inner,
+        });
+        drop(free);
+        Poll::Ready(out)
     }
 
     /// True if an abandoned read left bytes that the next read will return.
     pub fn has_leftover(&self) -> bool {
-        !self.inner.lock().pending().is_empty()
+        self.inner.word.load(Ordering::Acquire) & LEFTOVER != 0
     }
 
     /// True if a request holds the lane.
     pub fn is_held(&self) -> bool {
-        self.inner.lock().held
+        if self.inner.word.load(Ordering::Acquire) & HELD == 0 {
+            return false;
+        }
+        // `HELD` may be a `poll_free` closure's: under the lock, it is a request's.
+        let _st = self.inner.locked.lock();
+        self.inner.word.load(Ordering::Acquire) & HELD != 0
     }
 }
 
 impl std::fmt::Debug for Lane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let st = self.inner.lock();
+        let leftover = self.inner.locked.lock().pending().len();
         f.debug_struct("Lane")
-            .field("held", &st.held)
-            .field("leftover", &st.pending().len())
+            .field("held", &self.is_held())
+            .field("leftover", &leftover)
             .finish()
     }
 }
@@ -178,12 +334,13 @@ impl std::fmt::Debug for Lane {
 /// ```
 pub struct Leftover<'a> {
     st: &'a mut State,
+    shared: &'a Shared,
 }
 
 impl Leftover<'_> {
     /// Moves kept bytes into `dst`, as a read would; how many (0: nothing kept).
     pub fn take_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
-        take_into(self.st, dst)
+        take_into(self.shared, self.st, dst)
     }
 }
 
@@ -221,15 +378,23 @@ impl Future for Acquire<'_> {
     type Output = LaneGuard;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-        let mut st = self.lane.inner.lock();
-        if !st.held {
-            st.held = true;
-            return Poll::Ready(LaneGuard {
-                lane: self.lane.inner.clone(),
-            });
+        if self.lane.inner.try_hold() {
+            return Poll::Ready(self.lane.guard());
         }
-        if !st.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            st.waiters.push(cx.waker().clone());
+        self.poll_slow(cx)
+    }
+}
+
+impl Acquire<'_> {
+    /// The lane is held: wait for it under the lock. Out of line, so that the fast path
+    /// saves no registers for it.
+    #[cold]
+    #[inline(never)]
+    fn poll_slow(&self, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+        let inner = &self.lane.inner;
+        let mut st = inner.locked.lock();
+        if inner.hold_or_wait(&mut st, cx.waker()) {
+            return Poll::Ready(self.lane.guard());
         }
         Poll::Pending
     }
@@ -248,13 +413,14 @@ impl Future for Acquire<'_> {
 /// assert!(guard.has_leftover(), "a peek consumes nothing");
 /// ```
 pub struct LaneGuard {
-    lane: Arc<Mutex<State>>,
+    lane: Arc<Shared>,
 }
 
 impl LaneGuard {
     /// True if there are leftover bytes to deliver before reading from the kernel again.
     pub fn has_leftover(&self) -> bool {
-        !self.lane.lock().pending().is_empty()
+        // Only the holder changes `LEFTOVER`, and this guard is the holder.
+        self.lane.word.load(Relaxed) & LEFTOVER != 0
     }
 
     /// Moves leftover bytes into `buf` (from its start, up to its capacity), as a read would.
@@ -268,7 +434,7 @@ impl LaneGuard {
     }
 
     fn copy_leftover<B: IoBufMut>(&mut self, mut buf: B, consume: bool) -> (usize, B) {
-        let mut st = self.lane.lock();
+        let mut st = self.lane.locked.lock();
         let n = st.pending().len().min(buf.bytes_total());
         // SAFETY: `buf` is valid for writes of bytes_total() >= n bytes (IoBufMut contract)
         // and cannot overlap the lane's own Vec; the n bytes are then initialised.
@@ -278,6 +444,7 @@ impl LaneGuard {
         }
         if consume {
             st.consume(n);
+            self.lane.note_leftover(&st);
         }
         (n, buf)
     }
@@ -296,12 +463,12 @@ impl LaneGuard {
     /// assert!(guard.has_leftover(), "one byte is still kept");
     /// ```
     pub fn take_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
-        take_into(&mut self.lane.lock(), dst)
+        take_into(&self.lane, &mut self.lane.locked.lock(), dst)
     }
 
     /// Moves leftover bytes into `bufs` in order, as a vectored read would.
     pub fn take_leftover_vectored<B: IoVecBufMut>(&mut self, mut bufs: B) -> (usize, B) {
-        let mut st = self.lane.lock();
+        let mut st = self.lane.locked.lock();
         let mut done = 0;
         for iov in bufs.iovecs_mut() {
             let n = (st.pending().len() - done).min(iov.iov_len);
@@ -322,6 +489,7 @@ impl LaneGuard {
         // SAFETY: the first `done` bytes across the buffers, in order, were just written.
         unsafe { bufs.set_init(done) };
         st.consume(done);
+        self.lane.note_leftover(&st);
         (done, bufs)
     }
 
@@ -341,13 +509,14 @@ impl LaneGuard {
         if bytes.is_empty() {
             return;
         }
-        let mut st = self.lane.lock();
+        let mut st = self.lane.locked.lock();
         if st.start > 0 {
             let start = st.start;
             st.leftover.drain(..start);
             st.start = 0;
         }
         st.leftover.extend_from_slice(bytes);
+        self.lane.note_leftover(&st);
     }
 
     /// Puts `bytes` back in front of the leftover: the next read returns them first.
@@ -355,7 +524,7 @@ impl LaneGuard {
         if bytes.is_empty() {
             return;
         }
-        let mut st = self.lane.lock();
+        let mut st = self.lane.locked.lock();
         if st.pending().is_empty() {
             st.leftover = bytes.to_vec();
             st.start = 0;
@@ -366,11 +535,12 @@ impl LaneGuard {
             st.leftover = joined;
             st.start = 0;
         }
+        self.lane.note_leftover(&st);
     }
 }
 
-/// Moves leftover bytes of `st` into `dst`; how many.
-fn take_into(st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+/// Moves leftover bytes of `st` (the locked part of `shared`) into `dst`; how many.
+fn take_into(shared: &Shared, st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
     let n = st.pending().len().min(dst.len());
     if n == 0 {
         return 0;
@@ -381,26 +551,20 @@ fn take_into(st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
         std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
     };
     st.consume(n);
+    shared.note_leftover(st);
     n
 }
 
 impl Drop for LaneGuard {
     fn drop(&mut self) {
-        let waiters = {
-            let mut st = self.lane.lock();
-            st.held = false;
-            std::mem::take(&mut st.waiters)
-        };
-        for w in waiters {
-            w.wake();
-        }
+        self.lane.release();
     }
 }
 
 impl std::fmt::Debug for LaneGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LaneGuard")
-            .field("leftover", &self.lane.lock().pending().len())
+            .field("leftover", &self.lane.locked.lock().pending().len())
             .finish()
     }
 }
@@ -453,6 +617,73 @@ mod tests {
         assert_eq!(taken, Poll::Ready(3));
         assert!(lane.has_leftover(), "one byte is still kept");
         assert!(!lane.is_held(), "the lane was never taken");
+    }
+
+    #[test]
+    fn has_leftover_follows_every_change_of_the_kept_bytes() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        assert!(!g.has_leftover() && !lane.has_leftover());
+        g.keep(b"ab");
+        assert!(g.has_leftover() && lane.has_leftover());
+        let mut one = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        assert_eq!(g.take_leftover_into(&mut one), 1);
+        assert!(g.has_leftover(), "one byte is still kept");
+        let (n, _) = g.peek_leftover(vec![0u8; 4]);
+        assert_eq!(n, 1);
+        assert!(g.has_leftover(), "a peek consumes nothing");
+        let (n, _) = g.take_leftover_vectored(vec![Vec::with_capacity(4)]);
+        assert_eq!(n, 1);
+        assert!(!g.has_leftover() && !lane.has_leftover());
+        g.unread(b"c");
+        drop(g);
+        assert!(lane.has_leftover(), "kept across holders");
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes);
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 4];
+        let taken = lane.poll_free(&mut Context::from_waker(&waker), |l| l.take_into(&mut dst));
+        assert_eq!(taken, Poll::Ready(1));
+        assert!(!lane.has_leftover());
+        assert!(!lane.try_acquire().unwrap().has_leftover());
+    }
+
+    #[test]
+    fn a_panicking_poll_free_closure_leaves_the_lane_free() {
+        let lane = Lane::new();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes);
+        let mut cx = Context::from_waker(&waker);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = lane.poll_free(&mut cx, |_| -> () { panic!("closure fails") });
+        }));
+        assert!(unwound.is_err());
+        assert!(!lane.is_held());
+        assert!(
+            lane.try_acquire().is_some(),
+            "a request can still take the lane"
+        );
+        assert!(lane.poll_free(&mut cx, |_| ()).is_ready());
+    }
+
+    #[test]
+    fn no_request_starts_while_a_poll_free_closure_runs() {
+        let lane = Lane::new();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let other = lane.clone();
+        let inside = lane.poll_free(&mut cx, |_| {
+            // From another thread, as a fast acquire during the closure would be: the lane
+            // is taken, so a request cannot start.
+            std::thread::scope(|s| s.spawn(|| other.inner.try_hold()).join().unwrap())
+        });
+        assert_eq!(
+            inside,
+            Poll::Ready(false),
+            "no request starts while the closure runs"
+        );
+        assert!(!lane.is_held(), "and the lane is free once it has returned");
+        assert!(lane.try_acquire().is_some());
     }
 
     #[test]
@@ -525,3 +756,8 @@ mod tests {
         assert_eq!((n, &buf[..]), (2, &b"xycd"[..]));
     }
 }
+
+/// Loom models of the state word (`scripts/loom.sh`).
+#[cfg(all(test, loom))]
+#[path = "lane_loom_tests.rs"]
+mod loom_tests;
