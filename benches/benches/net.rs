@@ -111,8 +111,128 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
         }));
     }
     run_rotated(&mut g, group, entries);
+    if spread {
+        interleaved_streams(&mut g, group, shape, addr, n);
+    }
     g.finish();
     drop(peer);
+}
+
+/// The runtimes of [`interleaved_streams`], in the order of its records.
+const STREAM_RUNTIMES: [&str; 5] = [
+    "ringsteal",
+    "ringsteal_round_robin",
+    "tokio",
+    "compio",
+    "spargio",
+];
+
+/// Iterations of `shape` in one runtime's turn of [`interleaved_streams`]: a few tenths of a
+/// second each, so that the start of a turn (a runtime just built, new connections, new echo
+/// threads) is a small part of it, as in criterion's samples.
+fn turn_iterations(shape: Shape) -> u64 {
+    match shape {
+        Shape::Window => 200,
+        Shape::HotspotRotation => 20,
+        _ => 10,
+    }
+}
+
+/// One turn of runtime `i` of [`STREAM_RUNTIMES`]: built, `iters` iterations of `shape`
+/// (the time the client loop reports), dropped (one runtime alive at a time, so spargio's
+/// spinning never takes CPU from another).
+fn stream_turn(
+    i: usize,
+    shape: Shape,
+    addr: std::net::SocketAddr,
+    n: usize,
+    iters: u64,
+) -> Duration {
+    match i {
+        0 | 1 => {
+            let rt = ringsteal_rt::runtime(n);
+            let placement = (i == 1).then_some(Placement::RoundRobin);
+            net_clients::ringsteal(&rt, addr, shape, iters, placement)
+        }
+        2 => net_clients::tokio(&tokio_rt::multi_thread(n), addr, shape, iters),
+        3 => net_clients::compio(&compio_rt::Threads::new(n), addr, shape, iters),
+        _ => {
+            let rt = spargio_rt::build(spargio_rt::builder(n));
+            let took = net_clients::spargio(&rt, addr, shape, iters);
+            drop(rt);
+            took
+        }
+    }
+}
+
+/// Benchmark `<group>/interleaved`: the stream shapes with the runtimes' turns interleaved.
+/// One criterion iteration is a round of one turn per runtime ([`turn_iterations`] each), in
+/// an order rotated every round; it prints, per peer, the median over the rounds of the
+/// peer's time divided by ringsteal's (above 1: ringsteal faster), for both ringsteal rows.
+/// Criterion's groups above measure one runtime after the other, and this VM's speed drifts
+/// over minutes with the host's load, so a drift between two runtimes' turns reads as a
+/// difference between them; here every runtime sees every stretch of the run.
+fn interleaved_streams(
+    g: &mut Group<'_>,
+    group: &str,
+    shape: Shape,
+    addr: std::net::SocketAddr,
+    n: usize,
+) {
+    let iters = if test_mode() {
+        1
+    } else {
+        turn_iterations(shape)
+    };
+    let mut turns: Vec<Vec<Duration>> = vec![Vec::new(); STREAM_RUNTIMES.len()];
+    let mut round = 0;
+    g.throughput(Throughput::Bytes(
+        shape.bytes_per_iteration() * iters * STREAM_RUNTIMES.len() as u64,
+    ));
+    g.bench_function("interleaved", |b| {
+        b.iter_custom(|rounds| {
+            let mut took = Duration::ZERO;
+            for _ in 0..rounds {
+                for k in 0..STREAM_RUNTIMES.len() {
+                    let i = (round + k) % STREAM_RUNTIMES.len();
+                    let t = stream_turn(i, shape, addr, n, iters);
+                    took += t;
+                    turns[i].push(t);
+                }
+                round += 1;
+            }
+            took
+        })
+    });
+    if turns[0].is_empty() {
+        return; // filtered out
+    }
+    for (mine, id) in STREAM_RUNTIMES.iter().enumerate().take(2) {
+        let ratios: Vec<String> = STREAM_RUNTIMES
+            .iter()
+            .enumerate()
+            .skip(2)
+            .map(|(peer, peer_id)| {
+                let mut r: Vec<f64> = turns[peer]
+                    .iter()
+                    .zip(&turns[mine])
+                    .map(|(p, m)| p.as_secs_f64() / m.as_secs_f64())
+                    .collect();
+                r.sort_by(f64::total_cmp);
+                format!(
+                    "{peer_id} {:.2}x ({:.2}-{:.2}x)",
+                    r[r.len() / 2],
+                    r[0],
+                    r[r.len() - 1]
+                )
+            })
+            .collect();
+        eprintln!(
+            "{group}/interleaved/{id}: peer time / ringsteal time, median of {} rounds: {}",
+            turns[mine].len(),
+            ratios.join(", ")
+        );
+    }
 }
 
 fn net_echo_rtt_256b(c: &mut Criterion) {
