@@ -21,7 +21,7 @@ use ringsteal_rt::buf::RecvBuf;
 use ringsteal_rt::io::{Lane, LaneGuard};
 use ringsteal_rt::op::{self, SharedFd};
 
-use crate::inline_send::WriteRun;
+use crate::inline::StreamHints;
 
 /// Most leftover bytes yielded in one buffer (a cancelled `read_exact` may have left many).
 const LEFTOVER_CHUNK: usize = 64 * 1024;
@@ -68,18 +68,18 @@ pub struct RecvStream {
     guard: Option<LaneGuard>,
     receives: Option<op::RecvStream>,
     ended: bool,
-    /// The stream's run of writes, which data delivered here ends.
-    run: WriteRun,
+    /// The stream's hints: data delivered here ends a run of writes.
+    hints: StreamHints,
 }
 
 impl RecvStream {
-    pub(crate) fn new(fd: &SharedFd, lane: &Lane, run: &WriteRun) -> Self {
+    pub(crate) fn new(fd: &SharedFd, lane: &Lane, hints: &StreamHints) -> Self {
         Self {
             lane: lane.clone(),
             guard: None,
             receives: Some(op::recv_multishot(fd)),
             ended: false,
-            run: run.clone(),
+            hints: hints.clone(),
         }
     }
 
@@ -96,7 +96,7 @@ impl RecvStream {
                 Poll::Pending => return Poll::Pending,
             },
         };
-        self.run.read();
+        self.hints.read();
         if guard.has_leftover() {
             let (_, kept) = guard.take_leftover(Vec::with_capacity(LEFTOVER_CHUNK));
             return Poll::Ready(Some(Ok(RecvBuf::from(kept))));

@@ -1,5 +1,6 @@
 //! [`StreamCore`]: what a connected byte-stream socket (TCP, Unix) is made of — its
-//! descriptor and one [`Lane`] per direction — and its I/O, each call one io_uring request.
+//! descriptor and one [`Lane`] per direction — and its I/O: io_uring requests, or inline
+//! system calls where the stream's hints say the socket will serve one at once (`inline`).
 //!
 //! Every read holds the read lane from before it is submitted to its last completion, and
 //! every write the write lane (see `ringsteal_rt::io::Lane`): a read or write whose future is
@@ -11,14 +12,15 @@
 //! May not: know the address family (the TCP and Unix types wrap it).
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::Shutdown;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut, Slice};
 use ringsteal_rt::io::{InLane, Lane, LaneGuard, PollParts, SpliceEnd};
 use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
-use crate::inline_send::{self, Inline, WriteRun};
+use crate::inline::{self, Inline, StreamHints};
 use crate::recv_stream::RecvStream;
 
 /// Smallest write that [`write_all_zc`](crate::TcpStream::write_all_zc) and
@@ -39,8 +41,8 @@ pub(crate) struct StreamCore {
     fd: SharedFd,
     read: Lane,
     write: Lane,
-    /// Whether the next write continues a run of writes (and is tried inline).
-    run: WriteRun,
+    /// What past transfers say about the next (whether to try them inline).
+    hints: StreamHints,
 }
 
 impl StreamCore {
@@ -53,7 +55,7 @@ impl StreamCore {
             fd,
             read: Lane::new(),
             write: Lane::new(),
-            run: WriteRun::default(),
+            hints: StreamHints::default(),
         }
     }
 
@@ -83,23 +85,74 @@ impl StreamCore {
         SpliceEnd::new(&self.fd, &self.write)
     }
 
-    /// One read with the lane held: leftover bytes first, else a `RECV`.
+    /// One read with the lane held: leftover bytes first, else an inline receive if the
+    /// socket had bytes queued after the last read, else a `RECV`.
     async fn read_with<B: IoBufMut>(
         &self,
         mut guard: LaneGuard,
-        buf: B,
+        mut buf: B,
     ) -> (BufResult<usize, B>, LaneGuard) {
         if guard.has_leftover() {
             let (n, buf) = guard.take_leftover(buf);
             return ((Ok(n), buf), guard);
         }
-        InLane::read(RecvOp::new(&self.fd, buf, 0), guard)
-            .await
-            .into_parts()
+        match self.try_inline_read(&mut buf) {
+            Inline::Done(n) => return ((Ok(n), buf), guard),
+            Inline::Failed(e) => return ((Err(e), buf), guard),
+            Inline::UseRing => {}
+        }
+        let out = InLane::read(RecvOp::new(&self.fd, buf, 0), guard).await;
+        self.hints.set_bytes_queued(out.socket_nonempty());
+        out.into_parts()
+    }
+
+    /// One read into the rest of a `read_exact`'s buffer, as [`read_with`](Self::read_with)
+    /// (an abandoned ring read gives back the earlier bytes too: `InLane::read_rest`).
+    async fn read_rest_with<B: IoBufMut>(
+        &self,
+        mut guard: LaneGuard,
+        mut rest: Slice<B>,
+    ) -> (BufResult<usize, Slice<B>>, LaneGuard) {
+        if guard.has_leftover() {
+            let (n, rest) = guard.take_leftover(rest);
+            return ((Ok(n), rest), guard);
+        }
+        match self.try_inline_read(&mut rest) {
+            Inline::Done(n) => return ((Ok(n), rest), guard),
+            Inline::Failed(e) => return ((Err(e), rest), guard),
+            Inline::UseRing => {}
+        }
+        let out = InLane::read_rest(RecvOp::new(&self.fd, rest, 0), guard).await;
+        self.hints.set_bytes_queued(out.socket_nonempty());
+        out.into_parts()
+    }
+
+    /// Takes queued bytes into `buf` at once if the socket had bytes queued after the last
+    /// read (`inline`). The read lane must be held, with no leftover bytes.
+    fn try_inline_read<B: IoBufMut>(&self, buf: &mut B) -> Inline {
+        let len = buf.bytes_total();
+        if len == 0 || !self.hints.bytes_queued() {
+            return Inline::UseRing;
+        }
+        // SAFETY: `IoBufMut`'s contract: `stable_mut_ptr` is valid for writes of
+        // `bytes_total()` bytes while `buf` is alive, and the exclusive borrow keeps it alive
+        // and unmoved until the slice is gone (at the end of this function); `len` is not 0,
+        // so the pointer is not null.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(buf.stable_mut_ptr().cast::<MaybeUninit<u8>>(), len)
+        };
+        let got = inline::try_recv(self.fd.as_raw_fd(), dst);
+        if let Inline::Done(n) = got {
+            // SAFETY: the receive initialised the first n bytes (n <= len).
+            unsafe { buf.set_init(n) };
+            // A full buffer may have left more queued; a short one took all there was.
+            self.hints.set_bytes_queued(n == len);
+        }
+        got
     }
 
     pub(crate) async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        self.run.read();
+        self.hints.read();
         let guard = self.read.acquire().await;
         self.read_with(guard, buf).await.0
     }
@@ -108,19 +161,12 @@ impl StreamCore {
     /// stream (`InLane::read_rest`), so a dropped `read_exact` loses nothing either.
     pub(crate) async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
         let want = buf.bytes_total();
-        self.run.read();
+        self.hints.read();
         let mut guard = self.read.acquire().await;
         let mut buf = buf;
         let mut filled = 0;
         while filled < want {
-            let ((res, slice), g) = if guard.has_leftover() {
-                let (n, slice) = guard.take_leftover(buf.slice(filled..));
-                ((Ok(n), slice), guard)
-            } else {
-                InLane::read_rest(RecvOp::new(&self.fd, buf.slice(filled..), 0), guard)
-                    .await
-                    .into_parts()
-            };
+            let ((res, slice), g) = self.read_rest_with(guard, buf.slice(filled..)).await;
             guard = g;
             buf = slice.into_inner();
             match res {
@@ -134,7 +180,7 @@ impl StreamCore {
     }
 
     pub(crate) async fn readv<B: IoVecBufMut>(&self, bufs: B) -> BufResult<usize, B> {
-        self.run.read();
+        self.hints.read();
         let mut guard = self.read.acquire().await;
         if guard.has_leftover() {
             let (n, bufs) = guard.take_leftover_vectored(bufs);
@@ -170,13 +216,13 @@ impl StreamCore {
     }
 
     /// Offers `buf` to the socket at once if this write continues a run of writes
-    /// (`inline_send`), and starts (or continues) the run. The write lane must be held.
+    /// (`inline`), and starts (or continues) the run. The write lane must be held.
     fn try_inline<B: IoBuf>(&self, buf: &B) -> Inline {
-        if !self.run.continues() {
-            self.run.wrote();
+        if !self.hints.continues_writes() {
+            self.hints.wrote();
             return Inline::UseRing;
         }
-        inline_send::try_send(self.fd.as_raw_fd(), init_bytes(buf))
+        inline::try_send(self.fd.as_raw_fd(), init_bytes(buf))
     }
 
     /// One write: an inline send if it continues a run of writes and the socket takes
@@ -184,7 +230,7 @@ impl StreamCore {
     pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
         let guard = self.write.acquire().await;
         match self.try_inline(&buf) {
-            Inline::Sent(n) => (Ok(n), buf),
+            Inline::Done(n) => (Ok(n), buf),
             Inline::Failed(e) => (Err(e), buf),
             Inline::UseRing => self.write_with(guard, buf).await.0,
         }
@@ -196,7 +242,7 @@ impl StreamCore {
 
     /// Writes every byte of `buf` holding the write lane throughout, with plain sends or,
     /// if `zero_copy`, zero-copy ones from [`SEND_ZC_MIN`] bytes up. A plain write first
-    /// offers the bytes inline (`inline_send`); what the socket does not take at once goes
+    /// offers the bytes inline (`inline`); what the socket does not take at once goes
     /// by ring.
     async fn write_all_by<B: IoBuf>(&self, buf: B, zero_copy: bool) -> BufResult<(), B> {
         let want = buf.bytes_init();
@@ -205,8 +251,8 @@ impl StreamCore {
         let mut done = 0;
         if !zero_copy && want > 0 {
             match self.try_inline(&buf) {
-                Inline::Sent(0) => return (Err(write_zero()), buf),
-                Inline::Sent(n) => done = n,
+                Inline::Done(0) => return (Err(write_zero()), buf),
+                Inline::Done(n) => done = n,
                 Inline::Failed(e) => return (Err(e), buf),
                 Inline::UseRing => {}
             }
@@ -264,7 +310,7 @@ impl StreamCore {
 
     /// The stream's data as owned buffers, from one multishot receive holding the read lane.
     pub(crate) fn recv_stream(&self) -> RecvStream {
-        RecvStream::new(&self.fd, &self.read, &self.run)
+        RecvStream::new(&self.fd, &self.read, &self.hints)
     }
 
     /// One send, holding the write lane until the kernel is done with the buffer: zero-copy

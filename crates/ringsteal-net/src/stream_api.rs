@@ -57,7 +57,10 @@ macro_rules! stream_read_methods {
     () => {
         /// Reads into `buf` (from its start, up to its capacity): one `IORING_OP_RECV`, or
         /// the bytes a cancelled read left behind. Yields the byte count (0: the peer shut
-        /// down its sending side) and the buffer, on success and on error alike.
+        /// down its sending side) and the buffer, on success and on error alike. If the
+        /// kernel said the socket still had bytes queued after the stream's last read, they
+        /// are taken with one non-blocking `recv(2)` in the poll that made the read (a
+        /// `RECV` only if none are left).
         ///
         /// Cancel-safe: if the future is dropped and the kernel still delivers bytes to
         /// this read, the next read returns them, in order.
@@ -69,7 +72,8 @@ macro_rules! stream_read_methods {
         }
 
         /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends
-        /// first. Other reads of this stream wait until it is done.
+        /// first. Other reads of this stream wait until it is done. Bytes already queued
+        /// are taken as [`read`](Self::read) takes them.
         pub async fn read_exact<B: ::ringsteal_rt::buf::IoBufMut>(
             &self,
             buf: B,

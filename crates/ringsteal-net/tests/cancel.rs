@@ -8,6 +8,8 @@
 mod common;
 mod support;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{with_every_runtime, Rng};
@@ -117,13 +119,18 @@ fn a_unix_stream_keeps_the_bytes_of_a_dropped_read_too() {
     });
 }
 
-/// Sends `len` bytes of stream `seed` in random chunks, yielding now and then so the reader
-/// catches data in flight.
-async fn send_stream(w: ringsteal_net::tcp::OwnedWriteHalf, seed: u64, len: u64) {
+/// Sends bytes of stream `seed` in random chunks until `stop` is set, yielding now and then
+/// so the reader catches data in flight; then publishes how many it sent in `sent`.
+async fn send_stream(
+    w: ringsteal_net::tcp::OwnedWriteHalf,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+) {
     let mut rng = Rng::new(seed);
     let mut pos = 0;
-    while pos < len {
-        let n = (1 + rng.below(3000)).min(len - pos);
+    while !stop.load(Ordering::Acquire) {
+        let n = 1 + rng.below(3000);
         w.write_all(stream_bytes(seed, pos, n as usize))
             .await
             .0
@@ -133,21 +140,33 @@ async fn send_stream(w: ringsteal_net::tcp::OwnedWriteHalf, seed: u64, len: u64)
             ringsteal_rt::yield_now().await;
         }
     }
+    sent.store(pos, Ordering::Release);
 }
 
 #[test]
 fn reads_dropped_while_bytes_arrive_lose_and_reorder_nothing() {
+    // Reads that find bytes queued complete inline, in their first poll (`inline`): only
+    // those that go by ring can be dropped in flight. So the writer goes on until the reader
+    // has seen at least 1 MiB and dropped more than a hundred reads.
     const LEN: u64 = 1 << 20;
+    const MAX_LEN: u64 = 256 << 20;
     with_every_runtime("dropped reads race", 2, |config, rt| {
         rt.block_on(async move {
             let (client, server) = tcp_pair().await;
             let (_c_rd, c_wr) = client.into_split();
             let seed = 7 + config as u64;
-            let writer =
-                ringsteal_rt::spawn_with(Placement::Pinned(1), send_stream(c_wr, seed, LEN));
+            let stop = Arc::new(AtomicBool::new(false));
+            let sent = Arc::new(AtomicU64::new(u64::MAX));
+            let writer = ringsteal_rt::spawn_with(
+                Placement::Pinned(1),
+                send_stream(c_wr, seed, stop.clone(), sent.clone()),
+            );
             let mut rng = Rng::new(seed);
             let (mut got, mut dropped) = (0u64, 0u32);
-            while got < LEN {
+            while got < sent.load(Ordering::Acquire) {
+                if got >= MAX_LEN || (got >= LEN && dropped > 100) {
+                    stop.store(true, Ordering::Release);
+                }
                 let cap = 1 + rng.below(2048) as usize;
                 // Drop the read at a random moment: before it was submitted, right after,
                 // or after a few microseconds, while the other shard keeps sending.
@@ -172,14 +191,18 @@ fn reads_dropped_while_bytes_arrive_lose_and_reorder_nothing() {
                     continue;
                 };
                 let n = res.unwrap();
-                assert!(n > 0, "end of stream at {got} of {LEN}");
+                if n == 0 {
+                    // The writer stopped and its half shut the stream down: after all of it.
+                    assert_eq!(got, sent.load(Ordering::Acquire), "early end of stream");
+                    break;
+                }
                 check_stream(seed, got, &buf[..n]);
                 got += n as u64;
             }
             writer.await.unwrap();
             assert!(
                 dropped > 100,
-                "only {dropped} reads were dropped: the race was not exercised"
+                "only {dropped} reads were dropped in {got} bytes: the race was not exercised"
             );
         })
     });

@@ -12,6 +12,8 @@
 
 use std::io;
 
+use ringsteal_uring::abi::IORING_CQE_F_SOCK_NONEMPTY;
+
 use super::lane::LaneGuard;
 use crate::buf::{BufResult, IoBufMut, IoVecBufMut, Slice};
 use crate::op::{Op, Operation, Sqes};
@@ -136,10 +138,12 @@ unsafe impl<T: Operation> Operation for InLane<T> {
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        let flags = results.last().map_or(0, |&(_, flags)| flags);
         LaneOutput {
             out: Some(self.op.complete(results)),
             guard: Some(self.guard),
             keep: self.keep,
+            flags,
         }
     }
 
@@ -148,6 +152,7 @@ unsafe impl<T: Operation> Operation for InLane<T> {
             out: Some(self.op.fail(err)),
             guard: Some(self.guard),
             keep: keep_nothing::<T::Output>,
+            flags: 0,
         }
     }
 }
@@ -183,9 +188,38 @@ pub struct LaneOutput<O> {
     out: Option<O>,
     guard: Option<LaneGuard>,
     keep: fn(&O, &mut LaneGuard),
+    /// The flags of the op's last completion (0 if it never reached the kernel).
+    flags: u32,
 }
 
 impl<O> LaneOutput<O> {
+    /// True if the kernel said the socket still had bytes queued after this receive
+    /// (`IORING_CQE_F_SOCK_NONEMPTY`; TCP and Unix streams set it, a family that never does
+    /// reads as never having more): the next read will find data without waiting.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{InLane, Lane};
+    /// use ringsteal_rt::op::{self, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    ///     let me = SharedFd::new(listener.accept().unwrap().0.into());
+    ///     std::io::Write::write_all(&mut peer, b"0123456789").unwrap();
+    ///     let lane = Lane::new();
+    ///     let out = InLane::read(op::RecvOp::new(&me, Vec::with_capacity(4), 0), lane.acquire().await).await;
+    ///     assert!(out.socket_nonempty(), "6 of the 10 bytes are still queued");
+    ///     drop(out.into_parts());
+    ///     let out = InLane::read(op::RecvOp::new(&me, Vec::with_capacity(64), 0), lane.acquire().await).await;
+    ///     assert!(!out.socket_nonempty(), "this receive took the rest");
+    ///     assert_eq!(out.into_parts().0 .0.unwrap(), 6);
+    /// });
+    /// ```
+    pub fn socket_nonempty(&self) -> bool {
+        self.flags & IORING_CQE_F_SOCK_NONEMPTY != 0
+    }
+
     /// The op's output and the guard (drop the guard to let the next request of the lane go).
     pub fn into_parts(mut self) -> (O, LaneGuard) {
         let out = self.out.take().expect("output present until taken");
