@@ -189,3 +189,111 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
         );
     });
 }
+
+#[test]
+fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them() {
+    // Shard 0 hands half of a burst of 8 to parked shard 1, starts its own half (each task
+    // only registers a waker) and is idle again microseconds later, while shard 1 is still
+    // waking up. Stealing then would take back half of what it gave, every burst; it leaves
+    // the handed-over tasks alone until shard 1 runs.
+    const BURSTS: usize = 10;
+    const TASKS: usize = 8;
+    with_every_runtime("no steal-back of a hand-off", 2, |_, rt| {
+        let handle = rt.handle();
+        rt.block_on(async {
+            ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
+                .await
+                .unwrap()
+        });
+        let before = handle.stats();
+        let mut on = [0usize; 2];
+        for _ in 0..BURSTS {
+            while !handle.stats().shards[1].idle {
+                std::thread::yield_now();
+            }
+            let first_polls = rt.block_on(async {
+                let gate = ringsteal_rt::sync::CancellationToken::new();
+                let all_started = ringsteal_rt::sync::CancellationToken::new();
+                let started = Arc::new(AtomicUsize::new(0));
+                let joins: Vec<_> = (0..TASKS)
+                    .map(|_| {
+                        let (gate, all_started) = (gate.clone(), all_started.clone());
+                        let started = started.clone();
+                        ringsteal_rt::spawn(async move {
+                            let shard = current_shard().unwrap();
+                            if started.fetch_add(1, SeqCst) + 1 == TASKS {
+                                all_started.cancel();
+                            }
+                            gate.cancelled().await;
+                            shard
+                        })
+                    })
+                    .collect();
+                // Waits without running: shard 0 goes idle once its own half has started.
+                all_started.cancelled().await;
+                gate.cancel();
+                let mut on = [0usize; 2];
+                for j in joins {
+                    on[j.await.unwrap()] += 1;
+                }
+                on
+            });
+            on[0] += first_polls[0];
+            on[1] += first_polls[1];
+        }
+        let after = handle.stats();
+        let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
+        let stolen_back = after.shards[0].tasks_stolen - before.shards[0].tasks_stolen;
+        assert!(
+            on[1] * 10 >= BURSTS * TASKS * 4,
+            "first polls per shard {on:?}: {handed} handed off, {stolen_back} stolen back"
+        );
+    });
+}
+
+#[test]
+fn a_shard_busy_with_handed_over_work_is_stolen_from_once_a_poll_runs_long() {
+    // The tasks handed to shard 1 turn out to be long (each runs 2 ms of CPU there); shard 0's
+    // own share is quick. Shard 0 left shard 1's share alone and went to sleep while shard 1
+    // woke; once a poll on shard 1 runs long, shard 0 is woken and takes some of what is
+    // still queued there, instead of sleeping while shard 1 runs them one after the other.
+    with_every_runtime("steal from a busy receiver", 2, |_, rt| {
+        let handle = rt.handle();
+        rt.block_on(async {
+            ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
+                .await
+                .unwrap()
+        });
+        while !handle.stats().shards[1].idle {
+            std::thread::yield_now();
+        }
+        let before = handle.stats();
+        let on = rt.block_on(async {
+            let joins: Vec<_> = (0..8)
+                .map(|_| {
+                    ringsteal_rt::spawn(async {
+                        let shard = current_shard().unwrap();
+                        if shard == 1 {
+                            let until =
+                                std::time::Instant::now() + std::time::Duration::from_millis(2);
+                            spin_until(|| std::time::Instant::now() >= until);
+                        }
+                        shard
+                    })
+                })
+                .collect();
+            let mut on = [0usize; 2];
+            for j in joins {
+                on[j.await.unwrap()] += 1;
+            }
+            on
+        });
+        let after = handle.stats();
+        let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
+        let taken = after.shards[0].tasks_stolen - before.shards[0].tasks_stolen;
+        assert!(
+            handed == 0 || taken > 0,
+            "first polls per shard {on:?}, {handed} handed off, none taken back from busy shard 1"
+        );
+    });
+}

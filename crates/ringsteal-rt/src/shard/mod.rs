@@ -205,6 +205,7 @@ impl Shard {
             given += 1;
         }
         self.counters().tasks_handed_off.add(given as u64);
+        remote.reservation.reserve();
         // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
         self.shared.notify(target);
         // Shard 0 may have left `block_on` since `driven` was read: its doorbell then rings
@@ -243,6 +244,22 @@ impl Shard {
         if flag.load(Relaxed) != idle {
             flag.store(idle, Relaxed);
         }
+        if idle {
+            self.release_reservation();
+        }
+    }
+
+    /// True if work was handed over to this shard and is reserved for it
+    /// (`shared/reservation.rs`).
+    #[inline]
+    pub(crate) fn holds_reservation(&self) -> bool {
+        self.remote().reservation.is_set()
+    }
+
+    /// Opens this shard's queues to thieves again after a hand-off.
+    #[inline]
+    pub(crate) fn release_reservation(&self) {
+        self.remote().reservation.release();
     }
 
     /// Queues a task to run here (started, pinned or woken).

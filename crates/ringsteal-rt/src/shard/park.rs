@@ -90,12 +90,27 @@ impl Shard {
                 Paused::Sleep => timeout = None,
             }
         }
+        // Work kept for a shard that is waking up is ours to steal once its time is up.
+        if let Some(reserved) = self.reserved_elsewhere() {
+            timeout = Some(timeout.map_or(reserved, |t| t.min(reserved)));
+        }
         let counters = self.counters();
         let started = Instant::now();
         self.driver.borrow_mut().park(timeout, counters);
         remote.wake_up();
         counters.parks.incr();
         counters.parked_ns.add(started.elapsed().as_nanos() as u64);
+    }
+
+    /// The shortest time queued work elsewhere stays reserved for its shard (`None`: none is).
+    fn reserved_elsewhere(&self) -> Option<Duration> {
+        self.shared
+            .shards
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != self.index)
+            .filter_map(|(_, r)| r.reserved_for().filter(|_| r.has_stealable()))
+            .min()
     }
 
     /// True if anything is waiting for this shard (checked after publishing `sleeping`).

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use super::main_wake::MainWake;
 use super::Shard;
@@ -27,6 +28,12 @@ pub(crate) const BUDGET: usize = 61;
 /// run dry cannot starve spawns from outside (tokio's global queue interval).
 const INJECTOR_INTERVAL: u32 = 61;
 
+/// A poll this long, in the first tick after work was handed over to this shard, ends the
+/// reservation of the rest of that work (`shared/reservation.rs`): the shard is busy with
+/// real work, and an idle shard should take what is still queued here. Quick polls (tasks
+/// that start I/O and wait) keep it to the end of the tick.
+const RESERVED_POLL_LIMIT: Duration = Duration::from_micros(20);
+
 impl Shard {
     /// Drives `fut` to completion on this thread, running the shard meanwhile.
     pub(crate) fn block_on<F: Future>(&self, fut: F) -> F::Output {
@@ -36,6 +43,8 @@ impl Shard {
         let mut fut = pin!(fut);
         loop {
             if wake.take() {
+                // Running the main future: not a shard to hand work over to.
+                self.set_idle(false);
                 let polled = fut.as_mut().poll(&mut cx);
                 self.end_of_poll();
                 if let Poll::Ready(v) = polled {
@@ -81,16 +90,40 @@ impl Shard {
                 local.or_else(|| self.next_unstarted())
             };
             let Some(task) = task else { break };
-            self.run_task(task);
+            if self.holds_reservation() {
+                self.run_while_reserved(task);
+            } else {
+                self.run_task(task);
+            }
             polled += 1;
         }
         if polled > 0 {
             self.set_idle(false);
+            // What was handed over here has been started: what is still queued is stealable
+            // as usual.
+            self.release_reservation();
         }
         self.submit();
         // Completions that arrived during submission (a page-cache read completes inline)
         // mean more to do right away, not a trip through the idle path.
         polled > 0 || !self.run_queue.borrow().is_empty() || self.driver.borrow().has_completions()
+    }
+
+    /// Runs `task` while work handed over to this shard is reserved for it
+    /// (`shared/reservation.rs`): thieves leave it alone while this tick starts it, unless
+    /// a poll shows the shard is busy for real ([`RESERVED_POLL_LIMIT`]).
+    #[inline(never)]
+    fn run_while_reserved(&self, task: Notified) {
+        let started = Instant::now();
+        self.run_task(task);
+        if started.elapsed() >= RESERVED_POLL_LIMIT {
+            self.release_reservation();
+            // Busy for real: an idle shard (the one that handed the work over went to sleep
+            // instead of taking it back) should take what is still queued here.
+            if !self.worker.is_empty() || !self.remote().stealable.is_empty() {
+                self.shared.notify_idle(Some(self.index));
+            }
+        }
     }
 
     pub(crate) fn run_task(&self, task: Notified) {

@@ -1,7 +1,9 @@
 //! Taking queued, not yet started work from other shards.
 //!
 //! A shard with nothing to run tries every other shard once, from a random start: first the
-//! victim's own stealable deque, then the stealable queue others filled for it. Each steal
+//! victim's own stealable deque, then the stealable queue others filled for it (neither while
+//! work handed over to it waits for it to wake and start it: `shared/reservation.rs`).
+//! Each steal
 //! takes a batch (about half of the victim's queue, at most 32 tasks) into our deque and runs
 //! one. Started tasks never move: they are not in these queues.
 
@@ -30,6 +32,9 @@ impl Shard {
                 continue;
             }
             let remote = &self.shared.shards[victim];
+            if !remote.open_to_thieves() {
+                continue;
+            }
             if let Some(stealer) = remote.stealer.get() {
                 if let Some(t) = retry_steal(|| stealer.steal_batch_and_pop(&self.worker)) {
                     return Some(self.stole(t));
@@ -51,9 +56,10 @@ impl Shard {
 
     /// True if another shard has queued work we could steal.
     pub(crate) fn others_have_stealable(&self) -> bool {
-        self.shared.shards.iter().enumerate().any(|(i, r)| {
-            i != self.index
-                && (r.stealer.get().is_some_and(|s| !s.is_empty()) || !r.stealable.is_empty())
-        })
+        self.shared
+            .shards
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i != self.index && r.has_stealable() && r.open_to_thieves())
     }
 }

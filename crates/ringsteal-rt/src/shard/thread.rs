@@ -63,8 +63,6 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             return;
         }
     };
-    let _ = ready.send(Ok(shard.driver.borrow().mode()));
-    drop(ready);
     {
         let _guard = ShardGuard::enter(&shard);
         shard
@@ -72,6 +70,11 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             .driven
             .store(true, std::sync::atomic::Ordering::SeqCst);
         shard.remote().wake_up();
+        // Ready once driven: the runtime's first spawns can be handed over to this shard
+        // (a hand-off skips shards nobody drives yet, and tasks that started on shard 0 in
+        // the meantime would stay there).
+        let _ = ready.send(Ok(shard.driver.borrow().mode()));
+        drop(ready);
         // User code the loop runs outside tasks (wakers, destructors, an op's `complete`) is
         // contained where it runs, so no panic of user code escapes the loop (ADR-0019).
         // Should one escape anyway (a runtime bug), keep the shard running rather than

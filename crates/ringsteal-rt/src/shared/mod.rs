@@ -15,6 +15,7 @@
 pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod remote;
+pub(crate) mod reservation;
 mod sleep_flag;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};

@@ -25,9 +25,11 @@ use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use crossbeam_deque::{Injector, Stealer};
 
+use super::reservation::Reservation;
 use super::sleep_flag::SleepFlag;
 use crate::driver::signal_eventfd;
 use crate::driver::user_data::TAG_DOORBELL;
@@ -84,6 +86,9 @@ pub(crate) struct RemoteShard {
     /// The shard ran out of work and has not found any since (spinning, parked, or woken and
     /// not yet running anything). A hint for handing work over; never needed for correctness.
     pub(crate) idle: AtomicBool,
+    /// Work handed over to this shard while it was idle, kept for it for a moment
+    /// (`reservation.rs`).
+    pub(crate) reservation: Reservation,
     closed: AtomicBool,
     senders: AtomicUsize,
     ring_fd: AtomicI32,
@@ -107,7 +112,9 @@ impl RemoteShard {
             // whose completion waits in its ring for the thread that comes to drive it.
             sleeping: SleepFlag::new(true),
             driven: AtomicBool::new(false),
-            idle: AtomicBool::new(false),
+            // A new shard has no work: the first spawns can be handed over to it.
+            idle: AtomicBool::new(true),
+            reservation: Reservation::default(),
             closed: AtomicBool::new(false),
             senders: AtomicUsize::new(0),
             ring_fd: AtomicI32::new(-1),
@@ -219,6 +226,25 @@ impl RemoteShard {
             RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
             RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
         });
+    }
+
+    /// True if thieves may take from this shard's queues now: not while work handed over to
+    /// it is reserved for it (`reservation.rs`), unless no thread drives it.
+    pub(crate) fn open_to_thieves(&self) -> bool {
+        self.reserved_for().is_none()
+    }
+
+    /// How much longer thieves should leave this shard's queues alone (`None`: not at all).
+    pub(crate) fn reserved_for(&self) -> Option<Duration> {
+        if !self.reservation.is_set() || !self.driven.load(Relaxed) {
+            return None;
+        }
+        self.reservation.left()
+    }
+
+    /// True if tasks that have not started are queued here (either queue).
+    pub(crate) fn has_stealable(&self) -> bool {
+        self.stealer.get().is_some_and(|s| !s.is_empty()) || !self.stealable.is_empty()
     }
 
     /// True if other threads left anything for this shard.

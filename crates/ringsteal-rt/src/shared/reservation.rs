@@ -1,0 +1,93 @@
+//! [`Reservation`]: work handed over to an idle shard is kept for it for a moment.
+//!
+//! After a poll that left several stealable tasks queued, a shard hands the older half to an
+//! idle shard and rings it (ADR-0005). Waking takes tens of microseconds; the shard that
+//! handed the work over, whose own half only started I/O, is idle again within a few, and a
+//! steal then would take back half of what it gave while the receiver is still waking: the
+//! burst ends up on one shard, where its tasks stay once started. So other shards leave the
+//! receiver's queues alone until it has started the work (its next tick that runs tasks, or
+//! a poll there that runs long: it is busy, and stealing helps), or it goes idle, or
+//! [`RESERVATION`] has passed, whichever comes first. The time bound keeps every queue
+//! stealable in the end, whatever the receiver is doing (a long poll of `block_on`'s own
+//! future, say); a shard that finds only reserved work parks no longer than the reservation
+//! lasts.
+//!
+//! A hint: it never decides whether a task runs, only how soon another shard may take it.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Longest time handed-over work is kept for its receiver: a few wake-ups of a parked shard.
+pub(crate) const RESERVATION: Duration = Duration::from_micros(250);
+
+/// When work was last handed over to a shard, while it is kept for it.
+#[derive(Debug, Default)]
+pub(crate) struct Reservation {
+    /// [`now_ns`] at the hand-off; 0 if nothing is reserved.
+    since: AtomicU64,
+}
+
+impl Reservation {
+    /// Work was just handed over.
+    pub(crate) fn reserve(&self) {
+        self.since.store(now_ns(), Relaxed);
+    }
+
+    /// The receiver has started the work, or went idle: nothing is reserved.
+    #[inline]
+    pub(crate) fn release(&self) {
+        if self.is_set() {
+            self.since.store(0, Relaxed);
+        }
+    }
+
+    /// True if work is reserved (however long ago).
+    #[inline]
+    pub(crate) fn is_set(&self) -> bool {
+        self.since.load(Relaxed) != 0
+    }
+
+    /// How much longer other shards should leave the receiver's queues alone; `None` if they
+    /// may steal now (nothing reserved, or for long enough).
+    pub(crate) fn left(&self) -> Option<Duration> {
+        let since = self.since.load(Relaxed);
+        if since == 0 {
+            return None;
+        }
+        let age = Duration::from_nanos(now_ns().saturating_sub(since));
+        RESERVATION.checked_sub(age).filter(|left| !left.is_zero())
+    }
+}
+
+/// Nanoseconds on a process-wide monotonic clock, never 0.
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let epoch = EPOCH.get_or_init(Instant::now);
+    epoch.elapsed().as_nanos() as u64 + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reservation_holds_until_released_or_for_its_time() {
+        let r = Reservation::default();
+        assert!(!r.is_set() && r.left().is_none());
+        r.reserve();
+        assert!(r.is_set());
+        let left = r.left().expect("just reserved");
+        assert!(left <= RESERVATION);
+        r.release();
+        assert!(!r.is_set() && r.left().is_none());
+        // An old reservation no longer holds anyone back (it is still set until released).
+        r.since.store(1, Relaxed);
+        let _ = now_ns();
+        let old = Instant::now();
+        while old.elapsed() <= RESERVATION {
+            std::hint::spin_loop();
+        }
+        assert!(r.is_set() && r.left().is_none());
+    }
+}
