@@ -102,36 +102,48 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
         entries.push(entry("ringsteal_spinning", |g: &mut Group<'_>| {
             // The same client on shards that spin up to 50 µs before parking: no kernel
             // wake-up when the echo comes back within the spin (spargio always spins).
-            let rt = ringsteal_rt::build(
-                ringsteal_rt::builder(n).idle(IdleStrategy::SpinThenPark(ringsteal_rt::SPIN)),
-            );
+            let rt = ringsteal_rt::spinning(n);
             g.bench_function("ringsteal_spinning", |b| {
                 b.iter_custom(|iters| net_clients::ringsteal(&rt, addr, shape, iters, None))
             });
         }));
     }
     run_rotated(&mut g, group, entries);
-    if spread {
-        interleaved_streams(&mut g, group, shape, addr, n);
-    }
+    interleaved_streams(&mut g, group, shape, addr, n);
     g.finish();
     drop(peer);
 }
 
-/// The runtimes of [`interleaved_streams`], in the order of its records.
-const STREAM_RUNTIMES: [&str; 5] = [
-    "ringsteal",
-    "ringsteal_round_robin",
-    "tokio",
-    "compio",
-    "spargio",
-];
+/// The runtimes of [`interleaved_streams`], in the order of its records; the second row is
+/// [`second_row`]'s.
+const STREAM_RUNTIMES: [&str; 5] = ["ringsteal", "", "tokio", "compio", "spargio"];
+
+/// The second ringsteal row of [`interleaved_streams`]: `RoundRobin` placement for the
+/// multi-stream shapes; for the echo round trip (one stream, in the driver) shards that spin
+/// before they park.
+fn second_row(shape: Shape) -> &'static str {
+    if shape == Shape::EchoRtt {
+        "ringsteal_spinning"
+    } else {
+        "ringsteal_round_robin"
+    }
+}
+
+/// The name of runtime `i` of [`STREAM_RUNTIMES`] for `shape`.
+fn stream_runtime(i: usize, shape: Shape) -> &'static str {
+    if i == 1 {
+        second_row(shape)
+    } else {
+        STREAM_RUNTIMES[i]
+    }
+}
 
 /// Iterations of `shape` in one runtime's turn of [`interleaved_streams`]: a few tenths of a
 /// second each, so that the start of a turn (a runtime just built, new connections, new echo
 /// threads) is a small part of it, as in criterion's samples.
 fn turn_iterations(shape: Shape) -> u64 {
     match shape {
+        Shape::EchoRtt => 5_000,
         Shape::Window => 200,
         Shape::HotspotRotation => 20,
         _ => 10,
@@ -149,6 +161,9 @@ fn stream_turn(
     iters: u64,
 ) -> Duration {
     match i {
+        1 if shape == Shape::EchoRtt => {
+            net_clients::ringsteal(&ringsteal_rt::spinning(n), addr, shape, iters, None)
+        }
         0 | 1 => {
             let rt = ringsteal_rt::runtime(n);
             let placement = (i == 1).then_some(Placement::RoundRobin);
@@ -207,12 +222,11 @@ fn interleaved_streams(
     if turns[0].is_empty() {
         return; // filtered out
     }
-    for (mine, id) in STREAM_RUNTIMES.iter().enumerate().take(2) {
-        let ratios: Vec<String> = STREAM_RUNTIMES
-            .iter()
-            .enumerate()
-            .skip(2)
-            .map(|(peer, peer_id)| {
+    for mine in 0..2 {
+        let id = stream_runtime(mine, shape);
+        let ratios: Vec<String> = (2..STREAM_RUNTIMES.len())
+            .map(|peer| {
+                let peer_id = stream_runtime(peer, shape);
                 let mut r: Vec<f64> = turns[peer]
                     .iter()
                     .zip(&turns[mine])

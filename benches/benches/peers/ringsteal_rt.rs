@@ -10,6 +10,7 @@
 //! Variants used by the suites:
 //! - [`runtime`]: `shards(threads)`, everything else at its default (`Park`,
 //!   `WakeMechanism::Auto`, no CPU pinning), the way the book's examples build it;
+//! - [`spinning`]: `shards(threads)` with `IdleStrategy::SpinThenPark(SPIN)`;
 //! - [`pinned_parked`]: `pin_shards(true)`, `IdleStrategy::Park`;
 //! - [`pinned_spinning`]: `pin_shards(true)`, `IdleStrategy::SpinThenPark(SPIN)`.
 //!
@@ -50,6 +51,11 @@ pub(crate) fn build(builder: Builder) -> Runtime {
 /// `shards(threads)` with default settings (parking, no pinning).
 pub(crate) fn runtime(threads: usize) -> Runtime {
     build(builder(threads))
+}
+
+/// `shards(threads)` whose shards spin up to [`SPIN`] before parking (no pinning).
+pub(crate) fn spinning(threads: usize) -> Runtime {
+    build(builder(threads).idle(IdleStrategy::SpinThenPark(SPIN)))
 }
 
 /// `shards(threads)`, shard i pinned to CPU i, `Park`.
