@@ -28,7 +28,7 @@ mod peers;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use ringsteal::{IdleStrategy, Placement};
+use ringsteal::Placement;
 use ringsteal_benches::http::server::Reads;
 use ringsteal_benches::net::thread_server::{self, ThreadServer};
 use ringsteal_benches::net::{http_client, raise_fd_limit, report, wrk};
