@@ -247,6 +247,17 @@ fn interleaved_streams(
             ratios.join(", ")
         );
     }
+    let medians: Vec<String> = (0..STREAM_RUNTIMES.len())
+        .map(|i| {
+            let mut t: Vec<Duration> = turns[i].iter().map(|&d| d / iters as u32).collect();
+            t.sort();
+            format!("{} {:.2?}", stream_runtime(i, shape), t[t.len() / 2])
+        })
+        .collect();
+    eprintln!(
+        "{group}/interleaved: median time per iteration: {}",
+        medians.join(", ")
+    );
 }
 
 fn net_echo_rtt_256b(c: &mut Criterion) {
