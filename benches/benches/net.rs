@@ -30,6 +30,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use ringsteal::Placement;
 use ringsteal_benches::http::server::Reads;
+use ringsteal_benches::net::interleaved::Turns;
 use ringsteal_benches::net::thread_server::{self, ThreadServer};
 use ringsteal_benches::net::{http_client, raise_fd_limit, report, wrk};
 use ringsteal_benches::threads;
@@ -183,8 +184,8 @@ fn stream_turn(
 /// Benchmark `<group>/interleaved`: the stream shapes with the runtimes' turns interleaved.
 /// One criterion iteration is a round of one turn per runtime ([`turn_iterations`] each), in
 /// an order rotated every round; it prints, per peer, the median over the rounds of the
-/// peer's time divided by ringsteal's (above 1: ringsteal faster), for both ringsteal rows.
-/// Criterion's groups above measure one runtime after the other, and this VM's speed drifts
+/// peer's time divided by ringsteal's (above 1: ringsteal faster), for both ringsteal rows,
+/// and records every turn for the report ([`Turns`]). Criterion's groups above measure one runtime after the other, and this VM's speed drifts
 /// over minutes with the host's load, so a drift between two runtimes' turns reads as a
 /// difference between them; here every runtime sees every stretch of the run.
 fn interleaved_streams(
@@ -199,7 +200,10 @@ fn interleaved_streams(
     } else {
         turn_iterations(shape)
     };
-    let mut turns: Vec<Vec<Duration>> = vec![Vec::new(); STREAM_RUNTIMES.len()];
+    let names: Vec<&'static str> = (0..STREAM_RUNTIMES.len())
+        .map(|i| stream_runtime(i, shape))
+        .collect();
+    let mut turns = Turns::new(&names, iters);
     let mut round = 0;
     g.throughput(Throughput::Bytes(
         shape.bytes_per_iteration() * iters * STREAM_RUNTIMES.len() as u64,
@@ -212,52 +216,14 @@ fn interleaved_streams(
                     let i = (round + k) % STREAM_RUNTIMES.len();
                     let t = stream_turn(i, shape, addr, n, iters);
                     took += t;
-                    turns[i].push(t);
+                    turns.push(i, t);
                 }
                 round += 1;
             }
             took
         })
     });
-    if turns[0].is_empty() {
-        return; // filtered out
-    }
-    for mine in 0..2 {
-        let id = stream_runtime(mine, shape);
-        let ratios: Vec<String> = (2..STREAM_RUNTIMES.len())
-            .map(|peer| {
-                let peer_id = stream_runtime(peer, shape);
-                let mut r: Vec<f64> = turns[peer]
-                    .iter()
-                    .zip(&turns[mine])
-                    .map(|(p, m)| p.as_secs_f64() / m.as_secs_f64())
-                    .collect();
-                r.sort_by(f64::total_cmp);
-                format!(
-                    "{peer_id} {:.2}x ({:.2}-{:.2}x)",
-                    r[r.len() / 2],
-                    r[0],
-                    r[r.len() - 1]
-                )
-            })
-            .collect();
-        eprintln!(
-            "{group}/interleaved/{id}: peer time / ringsteal time, median of {} rounds: {}",
-            turns[mine].len(),
-            ratios.join(", ")
-        );
-    }
-    let medians: Vec<String> = (0..STREAM_RUNTIMES.len())
-        .map(|i| {
-            let mut t: Vec<Duration> = turns[i].iter().map(|&d| d / iters as u32).collect();
-            t.sort();
-            format!("{} {:.2?}", stream_runtime(i, shape), t[t.len() / 2])
-        })
-        .collect();
-    eprintln!(
-        "{group}/interleaved: median time per iteration: {}",
-        medians.join(", ")
-    );
+    turns.report(group, &[0, 1], 2, !test_mode());
 }
 
 fn net_echo_rtt_256b(c: &mut Criterion) {

@@ -2,7 +2,8 @@
 //! std servers (`thread_server`: the echo peer and the thread-per-connection HTTP server),
 //! the `wrk` driver with its server-CPU accounting (`wrk`), and the in-process HTTP client
 //! that checks every server's answers (`http_client`), and what the http groups record beside
-//! criterion's times (`report`). The ringsteal HTTP server itself is in `crate::http`, where
+//! criterion's times (`report`) and the turns of the stream groups' interleaved runs
+//! (`interleaved`). The ringsteal HTTP server itself is in `crate::http`, where
 //! an example can reach it.
 
 use std::io;
@@ -10,6 +11,7 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub mod http_client;
+pub mod interleaved;
 pub mod report;
 pub mod thread_server;
 pub mod wrk;

@@ -3,19 +3,36 @@
 //! `$CRITERION_HOME/net-http/<id with / as __>.json`, where `scripts/bench_results.py` reads
 //! them for the report's http table and the CPU guardrails.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::wrk::Run;
 
 /// The file the runs of benchmark `id` are written to, if `CRITERION_HOME` is set.
 pub fn path(id: &str) -> Option<PathBuf> {
+    path_in("net-http", id)
+}
+
+/// `$CRITERION_HOME/<dir>/<id with / as __>.json`, if `CRITERION_HOME` is set.
+pub fn path_in(dir: &str, id: &str) -> Option<PathBuf> {
     let home = std::env::var_os("CRITERION_HOME")?;
     Some(
         PathBuf::from(home)
-            .join("net-http")
+            .join(dir)
             .join(format!("{}.json", id.replace('/', "__"))),
     )
+}
+
+/// Writes `json` to `path`, creating its directory; a failure is printed, not fatal (the
+/// report then finds the record missing and fails closed).
+pub fn write_json(id: &str, path: &Path, json: &str) {
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, json));
+    if let Err(e) = written {
+        eprintln!("{id}: cannot write {}: {e}", path.display());
+    }
 }
 
 /// Prints the medians of `runs` of benchmark `id` and writes them all to [`path`] (unless
@@ -55,13 +72,7 @@ pub fn record(id: &str, requests_per_iteration: u64, runs: &[Run], write: bool) 
         "{{\"id\": \"{id}\", \"requests_per_iteration\": {requests_per_iteration}, \"runs\": [\n  {}\n]}}\n",
         rows.join(",\n  ")
     );
-    let written = path
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&path, json));
-    if let Err(e) = written {
-        eprintln!("{id}: cannot write {}: {e}", path.display());
-    }
+    write_json(id, &path, &json);
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
