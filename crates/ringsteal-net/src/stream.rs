@@ -90,17 +90,12 @@ impl StreamCore {
     async fn read_with<B: IoBufMut>(
         &self,
         mut guard: LaneGuard,
-        mut buf: B,
+        buf: B,
     ) -> (BufResult<usize, B>, LaneGuard) {
-        if guard.has_leftover() {
-            let (n, buf) = guard.take_leftover(buf);
-            return ((Ok(n), buf), guard);
-        }
-        match self.try_inline_read(&mut buf) {
-            Inline::Done(n) => return ((Ok(n), buf), guard),
-            Inline::Failed(e) => return ((Err(e), buf), guard),
-            Inline::UseRing => {}
-        }
+        let buf = match self.read_without_ring(&mut guard, buf) {
+            Ok(done) => return (done, guard),
+            Err(buf) => buf,
+        };
         let out = InLane::read(RecvOp::new(&self.fd, buf, 0), guard).await;
         self.hints.set_bytes_queued(out.socket_nonempty());
         out.into_parts()
@@ -111,20 +106,34 @@ impl StreamCore {
     async fn read_rest_with<B: IoBufMut>(
         &self,
         mut guard: LaneGuard,
-        mut rest: Slice<B>,
+        rest: Slice<B>,
     ) -> (BufResult<usize, Slice<B>>, LaneGuard) {
-        if guard.has_leftover() {
-            let (n, rest) = guard.take_leftover(rest);
-            return ((Ok(n), rest), guard);
-        }
-        match self.try_inline_read(&mut rest) {
-            Inline::Done(n) => return ((Ok(n), rest), guard),
-            Inline::Failed(e) => return ((Err(e), rest), guard),
-            Inline::UseRing => {}
-        }
+        let rest = match self.read_without_ring(&mut guard, rest) {
+            Ok(done) => return (done, guard),
+            Err(rest) => rest,
+        };
         let out = InLane::read_rest(RecvOp::new(&self.fd, rest, 0), guard).await;
         self.hints.set_bytes_queued(out.socket_nonempty());
         out.into_parts()
+    }
+
+    /// The read of [`read_with`](Self::read_with) when it needs no ring request: from the
+    /// lane's leftover bytes, or inline ([`try_inline_read`](Self::try_inline_read)).
+    /// `Err` gives the buffer back for a `RECV`.
+    fn read_without_ring<B: IoBufMut>(
+        &self,
+        guard: &mut LaneGuard,
+        mut buf: B,
+    ) -> Result<BufResult<usize, B>, B> {
+        if guard.has_leftover() {
+            let (n, buf) = guard.take_leftover(buf);
+            return Ok((Ok(n), buf));
+        }
+        match self.try_inline_read(&mut buf) {
+            Inline::Done(n) => Ok((Ok(n), buf)),
+            Inline::Failed(e) => Ok((Err(e), buf)),
+            Inline::UseRing => Err(buf),
+        }
     }
 
     /// Takes queued bytes into `buf` at once if the socket had bytes queued after the last
