@@ -34,6 +34,31 @@ fn run_while_shard_0_spins(rt: &ringsteal_rt::Runtime, n: usize) -> Vec<usize> {
     })
 }
 
+/// Runs a task on shard 1 (so its thread is up and has run), from `block_on`.
+fn start_shard_1(rt: &ringsteal_rt::Runtime) {
+    rt.block_on(async {
+        ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
+            .await
+            .unwrap()
+    });
+}
+
+/// Waits until shard 1 has gone idle (it found no work; it may be parked or about to be).
+fn wait_until_shard_1_is_idle(handle: &ringsteal_rt::RuntimeHandle) {
+    while !handle.stats().shards[1].idle {
+        std::thread::yield_now();
+    }
+}
+
+/// Awaits tasks that return the shard they ran on; how many ran on each of 2 shards.
+async fn tasks_per_shard(joins: Vec<ringsteal_rt::JoinHandle<usize>>) -> [usize; 2] {
+    let mut on = [0usize; 2];
+    for j in joins {
+        on[j.await.unwrap()] += 1;
+    }
+    on
+}
+
 #[test]
 fn queued_stealable_tasks_run_on_another_shard_while_their_shard_is_blocked() {
     with_every_runtime("steal from blocked shard 0", 2, |_, rt| {
@@ -147,14 +172,8 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
     with_every_runtime("hand-off to an idle shard", 2, |_, rt| {
         let handle = rt.handle();
         // Let shard 1 start, run something, and go idle.
-        rt.block_on(async {
-            ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
-                .await
-                .unwrap()
-        });
-        while !handle.stats().shards[1].idle {
-            std::thread::yield_now();
-        }
+        start_shard_1(&rt);
+        wait_until_shard_1_is_idle(&handle);
         let before = handle.stats();
         let first_polls = rt.block_on(async {
             let gate = ringsteal_rt::sync::CancellationToken::new();
@@ -172,11 +191,7 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
                 ringsteal_rt::yield_now().await;
             }
             gate.cancel();
-            let mut on = [0usize; 2];
-            for j in joins {
-                on[j.await.unwrap()] += 1;
-            }
-            on
+            tasks_per_shard(joins).await
         });
         let after = handle.stats();
         // Moved before they started: handed over (shard 1 parked while shard 0 spawned) or
@@ -200,17 +215,11 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
     const TASKS: usize = 8;
     with_every_runtime("no steal-back of a hand-off", 2, |_, rt| {
         let handle = rt.handle();
-        rt.block_on(async {
-            ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
-                .await
-                .unwrap()
-        });
+        start_shard_1(&rt);
         let before = handle.stats();
         let mut on = [0usize; 2];
         for _ in 0..BURSTS {
-            while !handle.stats().shards[1].idle {
-                std::thread::yield_now();
-            }
+            wait_until_shard_1_is_idle(&handle);
             let first_polls = rt.block_on(async {
                 let gate = ringsteal_rt::sync::CancellationToken::new();
                 let all_started = ringsteal_rt::sync::CancellationToken::new();
@@ -232,11 +241,7 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
                 // Waits without running: shard 0 goes idle once its own half has started.
                 all_started.cancelled().await;
                 gate.cancel();
-                let mut on = [0usize; 2];
-                for j in joins {
-                    on[j.await.unwrap()] += 1;
-                }
-                on
+                tasks_per_shard(joins).await
             });
             on[0] += first_polls[0];
             on[1] += first_polls[1];
@@ -259,14 +264,8 @@ fn a_shard_busy_with_handed_over_work_is_stolen_from_once_a_poll_runs_long() {
     // still queued there, instead of sleeping while shard 1 runs them one after the other.
     with_every_runtime("steal from a busy receiver", 2, |_, rt| {
         let handle = rt.handle();
-        rt.block_on(async {
-            ringsteal_rt::spawn_with(Placement::Pinned(1), async {})
-                .await
-                .unwrap()
-        });
-        while !handle.stats().shards[1].idle {
-            std::thread::yield_now();
-        }
+        start_shard_1(&rt);
+        wait_until_shard_1_is_idle(&handle);
         let before = handle.stats();
         let on = rt.block_on(async {
             let joins: Vec<_> = (0..8)
@@ -282,11 +281,7 @@ fn a_shard_busy_with_handed_over_work_is_stolen_from_once_a_poll_runs_long() {
                     })
                 })
                 .collect();
-            let mut on = [0usize; 2];
-            for j in joins {
-                on[j.await.unwrap()] += 1;
-            }
-            on
+            tasks_per_shard(joins).await
         });
         let after = handle.stats();
         let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
