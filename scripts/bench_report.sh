@@ -181,6 +181,14 @@ section="$work/section.md"
     echo "ringsteal ahead. \`n/e\`: the peer cannot express the workload (see below). \`vs floor\`:"
     echo "floor median / ringsteal median (1.00× would be the floor's speed)."
     echo
+    echo "### Stream workloads, interleaved: median per-round ratio, peer / ringsteal"
+    echo
+    cat "$work/tables/interleaved.md"
+    echo
+    echo "Each \`<group>/interleaved\` round runs one turn of every runtime, each on a fresh"
+    echo "runtime, in a rotated order; a ratio is taken within a round and the median is over the"
+    echo "rounds (\`benches/NOTES.md\`). The issue-12 stream targets below use these figures."
+    echo
     echo "### Targets (issues 3-6, 12, 16)"
     echo
     cat "$work/tables/targets.md"
@@ -221,6 +229,12 @@ readme_section="$work/readme.md"
     echo "[book/src/benchmarks.md](book/src/benchmarks.md)."
     echo
     cat "$work/tables/ratios.md"
+    echo
+    echo "The stream rows above are criterion's medians, one runtime after the other. The same"
+    echo "run's interleaved rounds (every runtime in every round; the issue-12 targets use them),"
+    echo "median per-round ratio:"
+    echo
+    cat "$work/tables/interleaved.md"
 } > "$readme_section"
 
 if [ "$dry_run" -eq 1 ]; then

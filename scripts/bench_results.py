@@ -560,6 +560,26 @@ def _net_targets(rat, http: HttpRuns,
     return t
 
 
+def interleaved_table(streams: StreamTurns) -> str:
+    """The stream groups' interleaved rounds: per ringsteal row, the median per-round ratio to
+    each peer (the figures the issue-12 stream targets use)."""
+    out = ["| workload | vs tokio | vs compio | vs spargio |", "|---|---:|---:|---:|"]
+    for g in STREAM_GROUPS:
+        try:
+            turns = streams.turns(g)
+        except ResultError:
+            out.append(f"| `{g}` | missing | missing | missing |")
+            continue
+        for mine in (n for n in turns if n.startswith("ringsteal")):
+            label = f"`{g}`" if mine == "ringsteal" else f"`{g}` — `{mine}`"
+            cells = []
+            for peer in PEERS:
+                r = streams.try_ratio(g, mine, peer)
+                cells.append("missing" if r is None else fmt_ratio(r))
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def targets_table(res: Results, fio: dict[str, float], http: HttpRuns | None = None,
                   streams: StreamTurns | None = None) -> str:
     out = ["| issue | target | measured | met |", "|---|---|---|---|"]
@@ -582,6 +602,7 @@ def cmd_table(args) -> int:
         "absolute": absolute_table(res),
         "targets": targets_table(res, fio, http, streams),
         "http": http_table(res, http),
+        "interleaved": interleaved_table(streams),
     }
     if fio:
         lines = ["| fio job | time per read | IOPS |", "|---|---:|---:|"]
