@@ -182,7 +182,9 @@ fn a_started_task_never_changes_shard_across_awaits() {
                 }));
             }
             // Keep shard 0 busy until every task has started, so most are stolen first.
-            spin_until(|| started.load(SeqCst) == 48);
+            spin_until_all_ran(&started, 48, || {
+                drop(spawn_with(Placement::Stealable, async {}))
+            });
             let mut homes = BTreeSet::new();
             for h in handles {
                 homes.insert(h.await.unwrap());

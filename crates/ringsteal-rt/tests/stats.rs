@@ -108,7 +108,7 @@ fn poll_and_spawn_counters_count_every_task_where_it_was_placed() {
 fn steal_counters_count_attempts_successes_and_stolen_tasks() {
     with_every_runtime("steal counters", 2, |_, rt| {
         let before = rt.handle().stats();
-        rt.block_on(async {
+        let nudges = rt.block_on(async {
             let done = Arc::new(AtomicUsize::new(0));
             for _ in 0..40 {
                 let d = done.clone();
@@ -116,15 +116,15 @@ fn steal_counters_count_attempts_successes_and_stolen_tasks() {
                     d.fetch_add(1, SeqCst);
                 }));
             }
-            spin_until(|| done.load(SeqCst) == 40);
+            spin_until_all_ran(&done, 40, || drop(ringsteal_rt::spawn(async {})))
         });
         let d = deltas(&before, &rt.handle().stats());
         // Shard 0 spins, so shard 1 ran all 40: each either handed to it as it was woken
-        // (ADR-0005's hand-off) or stolen by it.
-        assert_eq!(
-            d[1].tasks_stolen + d[0].tasks_handed_off,
-            40,
-            "{:?} {:?}",
+        // (ADR-0005's hand-off) or stolen by it (the nudges too, the last maybe not yet).
+        let moved = d[1].tasks_stolen + d[0].tasks_handed_off;
+        assert!(
+            (40..=40 + nudges).contains(&moved),
+            "{nudges} nudges: {:?} {:?}",
             d[0],
             d[1]
         );

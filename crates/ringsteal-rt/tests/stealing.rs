@@ -9,32 +9,6 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use ringsteal_rt::{current_shard, Placement};
 
-/// Keeps the calling shard in a CPU loop (no await) until `done` reaches `n`. A lone stealable
-/// task queued last, after the idle shards looked and went to sleep, waits for a shard that
-/// wakes for another reason (ADR-0005: one queued task wakes no one; here the loop waits for
-/// it, so it would wait for ever). When nothing has finished for 100 ms, `nudge` (a no-op
-/// stealable task spawned here: two queued tasks wake an idle shard) is that reason. Returns
-/// how many nudges were spawned.
-fn spin_until_all_ran(done: &AtomicUsize, n: usize, nudge: impl Fn()) -> u64 {
-    let stall = std::time::Duration::from_millis(100);
-    let mut nudges = 0;
-    let (mut seen, mut since) = (done.load(SeqCst), std::time::Instant::now());
-    loop {
-        let now = done.load(SeqCst);
-        if now == n {
-            return nudges;
-        }
-        if now != seen {
-            (seen, since) = (now, std::time::Instant::now());
-        } else if since.elapsed() >= stall {
-            nudge();
-            nudges += 1;
-            since = std::time::Instant::now();
-        }
-        std::hint::spin_loop();
-    }
-}
-
 /// Spawns `n` stealable tasks from shard 0's main future, then keeps shard 0 in a CPU loop
 /// (no await) until all of them ran. Returns the shards they ran on and the nudges it took
 /// ([`spin_until_all_ran`]).

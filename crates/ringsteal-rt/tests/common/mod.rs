@@ -230,6 +230,39 @@ pub fn spin_until(mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Keeps the calling shard in a CPU loop (no await) until `done` reaches `n`. A lone stealable
+/// task queued last, after the idle shards looked and went to sleep, waits for a shard that
+/// wakes for another reason (ADR-0005: one queued task wakes no one; here the loop waits for
+/// it, so it would wait for ever). When nothing has finished for 100 ms, `nudge` (a no-op
+/// stealable task spawned here: two queued tasks wake an idle shard) is that reason. Returns
+/// how many nudges were spawned.
+pub fn spin_until_all_ran(
+    done: &std::sync::atomic::AtomicUsize,
+    n: usize,
+    nudge: impl Fn(),
+) -> u64 {
+    let stall = std::time::Duration::from_millis(100);
+    let mut nudges = 0;
+    let (mut seen, mut since) = (
+        done.load(std::sync::atomic::Ordering::SeqCst),
+        std::time::Instant::now(),
+    );
+    loop {
+        let now = done.load(std::sync::atomic::Ordering::SeqCst);
+        if now == n {
+            return nudges;
+        }
+        if now != seen {
+            (seen, since) = (now, std::time::Instant::now());
+        } else if since.elapsed() >= stall {
+            nudge();
+            nudges += 1;
+            since = std::time::Instant::now();
+        }
+        std::hint::spin_loop();
+    }
+}
+
 /// Awaits `yield_now` until `cond` holds, letting the shard run other work meanwhile.
 pub async fn yield_until(mut cond: impl FnMut() -> bool) {
     while !cond() {
