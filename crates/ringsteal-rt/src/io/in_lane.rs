@@ -138,7 +138,8 @@ unsafe impl<T: Operation> Operation for InLane<T> {
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
-        let flags = results.last().map_or(0, |&(_, flags)| flags);
+        // The op's own request is SQE 0 (a link timeout, if any, sits behind it).
+        let flags = results.first().map_or(0, |&(_, flags)| flags);
         LaneOutput {
             out: Some(self.op.complete(results)),
             guard: Some(self.guard),
@@ -188,7 +189,8 @@ pub struct LaneOutput<O> {
     out: Option<O>,
     guard: Option<LaneGuard>,
     keep: fn(&O, &mut LaneGuard),
-    /// The flags of the op's last completion (0 if it never reached the kernel).
+    /// The flags of the completion of the op's own request, its first SQE (0 if it never
+    /// reached the kernel).
     flags: u32,
 }
 
