@@ -115,28 +115,17 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
     drop(peer);
 }
 
-/// The runtimes of [`interleaved_streams`], in the order of its records; the second row is
-/// [`second_row`]'s.
-const STREAM_RUNTIMES: [&str; 5] = ["ringsteal", "", "tokio", "compio", "spargio"];
-
-/// The second ringsteal row of [`interleaved_streams`]: `RoundRobin` placement for the
+/// The runtimes of [`interleaved_streams`] for `shape`, in the order of its records (and of
+/// [`stream_turn`]'s `i`). The second ringsteal row is `RoundRobin` placement for the
 /// multi-stream shapes; for the echo round trip (one stream, in the driver) shards that spin
 /// before they park.
-fn second_row(shape: Shape) -> &'static str {
-    if shape == Shape::EchoRtt {
+fn stream_runtimes(shape: Shape) -> [&'static str; 5] {
+    let second = if shape == Shape::EchoRtt {
         "ringsteal_spinning"
     } else {
         "ringsteal_round_robin"
-    }
-}
-
-/// The name of runtime `i` of [`STREAM_RUNTIMES`] for `shape`.
-fn stream_runtime(i: usize, shape: Shape) -> &'static str {
-    if i == 1 {
-        second_row(shape)
-    } else {
-        STREAM_RUNTIMES[i]
-    }
+    };
+    ["ringsteal", second, "tokio", "compio", "spargio"]
 }
 
 /// Iterations of `shape` in one runtime's turn of [`interleaved_streams`]: a few tenths of a
@@ -151,7 +140,7 @@ fn turn_iterations(shape: Shape) -> u64 {
     }
 }
 
-/// One turn of runtime `i` of [`STREAM_RUNTIMES`]: built, `iters` iterations of `shape`
+/// One turn of runtime `i` of [`stream_runtimes`]: built, `iters` iterations of `shape`
 /// (the time the client loop reports), dropped (one runtime alive at a time, so spargio's
 /// spinning never takes CPU from another).
 fn stream_turn(
@@ -185,9 +174,10 @@ fn stream_turn(
 /// One criterion iteration is a round of one turn per runtime ([`turn_iterations`] each), in
 /// an order rotated every round; it prints, per peer, the median over the rounds of the
 /// peer's time divided by ringsteal's (above 1: ringsteal faster), for both ringsteal rows,
-/// and records every turn for the report ([`Turns`]). Criterion's groups above measure one runtime after the other, and this VM's speed drifts
-/// over minutes with the host's load, so a drift between two runtimes' turns reads as a
-/// difference between them; here every runtime sees every stretch of the run.
+/// and records every turn for the report ([`Turns`]). Criterion's groups above measure one
+/// runtime after the other, and this VM's speed drifts over minutes with the host's load, so
+/// a drift between two runtimes' turns reads as a difference between them; here every
+/// runtime sees every stretch of the run.
 fn interleaved_streams(
     g: &mut Group<'_>,
     group: &str,
@@ -200,20 +190,18 @@ fn interleaved_streams(
     } else {
         turn_iterations(shape)
     };
-    let names: Vec<&'static str> = (0..STREAM_RUNTIMES.len())
-        .map(|i| stream_runtime(i, shape))
-        .collect();
+    let names = stream_runtimes(shape);
     let mut turns = Turns::new(&names, iters);
     let mut round = 0;
     g.throughput(Throughput::Bytes(
-        shape.bytes_per_iteration() * iters * STREAM_RUNTIMES.len() as u64,
+        shape.bytes_per_iteration() * iters * names.len() as u64,
     ));
     g.bench_function("interleaved", |b| {
         b.iter_custom(|rounds| {
             let mut took = Duration::ZERO;
             for _ in 0..rounds {
-                for k in 0..STREAM_RUNTIMES.len() {
-                    let i = (round + k) % STREAM_RUNTIMES.len();
+                for k in 0..names.len() {
+                    let i = (round + k) % names.len();
                     let t = stream_turn(i, shape, addr, n, iters);
                     took += t;
                     turns.push(i, t);
