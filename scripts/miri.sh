@@ -17,6 +17,7 @@
 #   op::fd              the descriptor's holder count, into_owned, closing (pipes, threads)
 #   buf::provided::ledger   provided-buffer accounting: buffers in use, stalled streams' wakers
 #   op::stream::queue   a stream's queue of delivered results (push, pop, close, two threads)
+#   shared::reservation work handed over to a shard, kept for it until released or for its time
 # Everything else in the crate talks to io_uring, which Miri cannot run.
 # Installs nightly's miri component if it is missing. Extra arguments go to the test binary.
 set -euo pipefail
@@ -30,4 +31,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue shared::reservation "$@"
