@@ -51,11 +51,16 @@ impl Reservation {
     /// How much longer other shards should leave the receiver's queues alone; `None` if they
     /// may steal now (nothing reserved, or for long enough).
     pub(crate) fn left(&self) -> Option<Duration> {
+        self.left_at(now_ns())
+    }
+
+    /// [`left`](Self::left) at time `now` ([`now_ns`]).
+    fn left_at(&self, now: u64) -> Option<Duration> {
         let since = self.since.load(Relaxed);
         if since == 0 {
             return None;
         }
-        let age = Duration::from_nanos(now_ns().saturating_sub(since));
+        let age = Duration::from_nanos(now.saturating_sub(since));
         RESERVATION.checked_sub(age).filter(|left| !left.is_zero())
     }
 }
@@ -77,13 +82,23 @@ mod tests {
         assert!(!r.is_set() && r.left().is_none());
         r.reserve();
         assert!(r.is_set());
-        let left = r.left().expect("just reserved");
+        // Times relative to the hand-off, so the test does not depend on how fast it runs
+        // (under Miri, 250 µs of its clock pass between two statements).
+        let at = r.since.load(Relaxed);
+        let left = r.left_at(at).expect("just reserved");
         assert!(left <= RESERVATION);
+        assert!(
+            r.left_at(at + 100_000).is_some(),
+            "100 µs later it still holds"
+        );
         r.release();
         assert!(!r.is_set() && r.left().is_none());
         // An old reservation no longer holds anyone back (it is still set until released).
-        r.since.store(1, Relaxed);
-        let _ = now_ns();
+        r.reserve();
+        let at = r.since.load(Relaxed);
+        let after = at + RESERVATION.as_nanos() as u64;
+        assert!(r.is_set() && r.left_at(after).is_none());
+        // And on the real clock, once that much time has passed.
         let old = Instant::now();
         while old.elapsed() <= RESERVATION {
             std::hint::spin_loop();
