@@ -60,6 +60,10 @@ async fn get(
         .header("host", "test")
         .body(Empty::new())
         .unwrap();
+    // hyper's contract: an HTTP/1 sender takes the next request once the connection has
+    // finished the previous exchange (`ready`); without it a request can be refused as
+    // "connection was not ready" when the connection task has not run yet.
+    sender.ready().await.unwrap();
     let res = sender.send_request(req).await.unwrap();
     assert_eq!(res.status(), 200);
     let body = res.into_body().collect().await.unwrap().to_bytes();
