@@ -17,9 +17,10 @@ use support::*;
 
 const ROUNDS: usize = 150;
 
-/// Descriptors may exceed the count before a case by this many while requests are still in
-/// flight; a leak grows with the rounds instead.
-const IN_FLIGHT_SLACK: usize = 24;
+/// Descriptors a case may still hold once its dropped requests have completed, beyond the
+/// count before it: the connection the draining task of `connect_dropped_at_any_point` has
+/// just accepted and not yet dropped. A leak grows with the rounds instead.
+const SETTLED_SLACK: usize = 1;
 
 fn accept_completing_after_its_future_was_dropped(config: Config) {
     let rt = config.runtime(1);
@@ -45,11 +46,8 @@ fn accept_completing_after_its_future_was_dropped(config: Config) {
                 "the accepted socket is still open"
             );
         }
-        assert!(
-            open_fds() <= start + IN_FLIGHT_SLACK,
-            "{} descriptors, {start} at start",
-            open_fds()
-        );
+        // Dropped requests and their cancels may still be in flight: wait for them.
+        until_fds_at_most(start + SETTLED_SLACK, "after the rounds").await;
     });
 }
 
@@ -70,11 +68,8 @@ fn accept_dropped_while_a_connection_arrives(config: Config) {
                     .await;
             drop(client);
         }
-        assert!(
-            open_fds() <= start + IN_FLIGHT_SLACK,
-            "{} descriptors, {start} at start",
-            open_fds()
-        );
+        // Dropped requests and their cancels may still be in flight: wait for them.
+        until_fds_at_most(start + SETTLED_SLACK, "after the rounds").await;
     });
 }
 
@@ -106,11 +101,8 @@ fn connect_dropped_at_any_point(config: Config) {
             }
             drop(connect);
         }
-        assert!(
-            open_fds() <= start + IN_FLIGHT_SLACK,
-            "{} descriptors, {start} at start",
-            open_fds()
-        );
+        // Dropped requests and their cancels may still be in flight: wait for them.
+        until_fds_at_most(start + SETTLED_SLACK, "after the rounds").await;
         drain.abort();
     });
 }

@@ -70,6 +70,25 @@ pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
+/// Yields until at most `limit` descriptors are open: requests dropped by the caller (and
+/// their cancels) are still in flight for a while after the drop, and close their
+/// descriptors only when the shard reaps their last completion. A leak never gets there,
+/// and fails after [`OP_GUARD`] with the count.
+pub async fn until_fds_at_most(limit: usize, what: &str) {
+    let deadline = std::time::Instant::now() + OP_GUARD;
+    loop {
+        let open = open_fds();
+        if open <= limit {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: {open} descriptors open, at most {limit} expected"
+        );
+        ringsteal_rt::yield_now().await;
+    }
+}
+
 /// Reads from `s` until end of stream; returns everything read.
 pub async fn read_to_eof(s: &TcpStream) -> Vec<u8> {
     let mut all = Vec::new();
