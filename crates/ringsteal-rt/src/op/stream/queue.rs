@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 use std::task::Waker;
 
-use parking_lot::Mutex;
+use crate::loom::sync::Mutex;
 
 /// Where a closed queue's items go: called in order, under the queue's lock; any waker the
 /// item's release causes goes into the vector (the driver wakes them after its reap).
@@ -218,10 +218,6 @@ mod tests {
     }
 
     #[test]
-    // Contended, the queue's lock parks in parking_lot, whose word lock turns integers into
-    // pointers: unsupported under Miri's strict provenance. The sink's logic runs under
-    // Miri in the test above; this one checks the race on real threads.
-    #[cfg_attr(miri, ignore = "parking_lot parking under strict provenance")]
     fn a_producer_and_a_consumer_closing_into_a_sink_keep_the_push_order() {
         // The consumer pops some, then closes into a sink while the producer still pushes:
         // popped items then sunk items are exactly the push order.
