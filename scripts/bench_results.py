@@ -517,8 +517,8 @@ def _net_targets(rat, http: HttpRuns,
         # The stream groups: the interleaved rounds where the run has them (net.rs,
         # `interleaved_streams`: a drift of the host's speed cannot fall on one runtime's
         # turn); criterion's medians otherwise.
-        group, mine = row_id.split("/")
-        r = streams.try_ratio(group, mine, peer) if streams else None
+        group, mine = row_id.split("/", 1)
+        r = streams.try_ratio(group, mine, peer) if streams and group in STREAM_GROUPS else None
         how = " (interleaved)"
         if r is None:
             r, how = rat(row_id, peer_id), ""
