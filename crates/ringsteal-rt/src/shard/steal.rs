@@ -2,10 +2,9 @@
 //!
 //! A shard with nothing to run tries every other shard once, from a random start: first the
 //! victim's own stealable deque, then the stealable queue others filled for it (neither while
-//! work handed over to it waits for it to wake and start it: `shared/reservation.rs`).
-//! Each steal
-//! takes a batch (about half of the victim's queue, at most 32 tasks) into our deque and runs
-//! one. Started tasks never move: they are not in these queues.
+//! work handed over to it waits for it to wake and start it: `shared/reservation.rs`). Each
+//! steal takes a batch (about half of the victim's queue, at most 32 tasks) into our deque
+//! and runs one. Started tasks never move: they are not in these queues.
 
 use super::Shard;
 use crate::task::Notified;
