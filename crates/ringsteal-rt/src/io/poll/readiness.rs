@@ -99,12 +99,18 @@ impl Readiness {
     }
 
     /// Ready if the descriptor may be ready; otherwise arms a poll (once) and is pending
-    /// until it completes, with `cx`'s waker woken then. An error of the poll request (the
-    /// runtime shutting down, a refused opcode) is returned as is.
+    /// until it completes, with `cx`'s waker woken then. An error of the poll request (a
+    /// refused opcode, the runtime shutting down under the wait) is returned as is.
+    ///
+    /// A poll armed on another shard's ring (the value moved between tasks, or out of a
+    /// `block_on`) or on a runtime dropped since is replaced by one armed here: its
+    /// completion would reach this task only when that shard ran, if ever. A poll consumes
+    /// nothing and a new one reports the descriptor's state at once, so nothing is lost.
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if self.ready {
             return Poll::Ready(Ok(()));
         }
+        self.rearm_if_elsewhere();
         match &mut self.wait {
             Wait::OneShot(armed) => {
                 let op = armed.get_or_insert_with(|| op::poll_add(&self.fd, self.events));
@@ -119,6 +125,28 @@ impl Readiness {
         }
         self.ready = true;
         Poll::Ready(Ok(()))
+    }
+
+    /// Drops a wait armed on another shard's (or runtime's) ring, keeping what its reports
+    /// said that stays true (a hang-up), so that the next wait is armed on this shard.
+    fn rearm_if_elsewhere(&mut self) {
+        match &mut self.wait {
+            Wait::OneShot(armed) => {
+                if armed.as_ref().is_some_and(Op::submitted_elsewhere) {
+                    *armed = None;
+                }
+            }
+            Wait::Multishot(reports) => {
+                if reports.armed_elsewhere() {
+                    let mut kept =
+                        std::mem::replace(reports, op::poll_multishot(&self.fd, self.events));
+                    // Reports its shard queued and nobody took: a hang-up among them is
+                    // reported once, and must not be forgotten.
+                    let queued = kept.take_queued_masks();
+                    self.note(queued);
+                }
+            }
+        }
     }
 
     /// Marks the descriptor not ready: the system call said `EAGAIN` (or a short transfer

@@ -105,17 +105,7 @@ impl PollEvents {
     /// the union of the dropped reports' masks (`None`: nothing was dropped), so that the
     /// caller keeps what must not be forgotten (a hang-up is reported once).
     pub fn clear_stale_reports(&mut self) -> Option<u32> {
-        let armed_on = self.armed.armed_shard()?;
-        let runtime = self.armed.runtime();
-        let here = context::with_shard(|shard| {
-            shard.is_some_and(|s| {
-                s.index == armed_on
-                    && runtime.is_some_and(|r| {
-                        std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&s.shared))
-                    })
-            })
-        });
-        if !here {
+        if self.armed_here() != Some(true) {
             return None;
         }
         let mut mask = 0;
@@ -124,6 +114,61 @@ impl PollEvents {
             mask |= report.unwrap_or(u32::MAX);
         }
         Some(mask)
+    }
+
+    /// True if the poll is armed on the ring of another shard, or of another runtime (one
+    /// dropped since, whose shutdown ended the request), than the calling shard's: its
+    /// reports reach this value only when that shard runs. False if nothing is armed, and
+    /// on a thread that is no shard. Nothing is lost by dropping such a value and polling a
+    /// new one here: a poll armed anew reports the descriptor's readiness at once.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use std::task::Poll;
+    /// use ringsteal_rt::op::{self, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// let mut readable = op::poll_multishot(&SharedFd::new(a.into()), libc::POLLIN as u32);
+    /// let readable = rt.block_on(async move {
+    ///     assert!(!readable.armed_elsewhere(), "not armed yet");
+    ///     poll_fn(|cx| Poll::Ready(readable.poll_ready(cx).is_pending())).await;
+    ///     assert!(!readable.armed_elsewhere(), "armed on this shard's ring");
+    ///     readable
+    /// });
+    /// let on_shard_1 = rt.handle().spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+    ///     readable.armed_elsewhere()
+    /// });
+    /// assert!(rt.block_on(on_shard_1).unwrap(), "armed on shard 0's ring");
+    /// ```
+    pub fn armed_elsewhere(&self) -> bool {
+        self.armed_here() == Some(false)
+    }
+
+    /// Takes every report queued so far, wherever the poll is armed, and returns the union
+    /// of their masks. Error reports are dropped: they end the request, which is being let
+    /// go of (by [`Readiness`](crate::io::Readiness) when it moved to another shard).
+    pub(crate) fn take_queued_masks(&mut self) -> u32 {
+        let mut mask = 0;
+        while let Some(report) = self.armed.try_item() {
+            mask |= report.unwrap_or(0);
+        }
+        mask
+    }
+
+    /// Whether the poll is armed on the calling shard's ring (of the same runtime); `None`
+    /// if nothing is armed or the caller is no shard.
+    fn armed_here(&self) -> Option<bool> {
+        let armed_on = self.armed.armed_shard()?;
+        let runtime = self.armed.runtime();
+        context::with_shard(|shard| {
+            shard.map(|s| {
+                s.index == armed_on
+                    && runtime.is_some_and(|r| {
+                        std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&s.shared))
+                    })
+            })
+        })
     }
 
     /// Requests submitted so far (the first arming and every re-arm).
