@@ -70,6 +70,7 @@
 mod stream_api;
 
 mod incoming;
+mod into_std;
 mod inline;
 mod listener_fd;
 mod recv_stream;
@@ -81,6 +82,7 @@ mod udp;
 pub mod unix;
 
 pub use incoming::Incoming;
+pub use into_std::IntoStdError;
 pub use recv_stream::RecvStream;
 pub use resolve::{lookup_host, ToSocketAddrs};
 pub use ringsteal_rt::buf::RecvBuf;

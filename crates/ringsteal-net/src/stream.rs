@@ -347,16 +347,27 @@ impl StreamCore {
         }
     }
 
-    /// The descriptor, for `into_std`: refused if bytes of a cancelled read are buffered
-    /// (std could not return them); duplicated if an abandoned request still holds it.
-    pub(crate) fn into_owned_fd(self) -> io::Result<OwnedFd> {
+    /// The descriptor, for `into_std`; duplicated if a request outside the lanes (a
+    /// readiness poll) still holds it. Refused, with the core and the reason given back,
+    /// while bytes could be lost: kept bytes of a cancelled read are buffered (std could
+    /// not return them), or a read or write is in flight (a cancelled read may still
+    /// receive bytes, and a cancelled write still send, after the handover).
+    pub(crate) fn into_owned_fd(self) -> Result<io::Result<OwnedFd>, (Self, &'static str)> {
         if self.read.has_leftover() {
-            return Err(io::Error::other(
+            return Err((
+                self,
                 "bytes received by a cancelled read are buffered in this stream; read them \
                  before converting it into a std stream",
             ));
         }
-        into_owned(self.fd)
+        if self.read.is_held() || self.write.is_held() {
+            return Err((
+                self,
+                "a read or write is in flight on this stream (a cancelled one until its shard \
+                 has reaped the cancellation, or a receive stream); try again once it is done",
+            ));
+        }
+        Ok(into_owned(self.fd))
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{with_every_runtime, Rng};
-use ringsteal_net::{TcpStream, UnixStream};
+use ringsteal_net::{IntoStdError, TcpStream, UnixStream};
 use ringsteal_rt::time::timeout;
 use ringsteal_rt::Placement;
 use support::*;
@@ -39,6 +39,31 @@ fn a_read_dropped_after_its_bytes_arrived_gives_them_to_the_next_read() {
             let (res, buf) = server.read_exact(vec![0; 4]).await;
             res.unwrap();
             assert_eq!(buf, b"next");
+        })
+    });
+}
+
+#[test]
+fn into_std_refuses_while_a_dropped_read_is_in_flight_and_gives_the_stream_back() {
+    with_every_runtime("into_std with a dropped read in flight", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+            assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+            // The bytes reach the socket while the read is armed; the read is dropped before
+            // the shard has reaped what happened to it (a timeout firing, say).
+            send_outside_the_ring(&client, b"precious");
+            drop(read);
+            let refused = server.into_std().expect_err("a read is still in flight");
+            let server = IntoStdError::<TcpStream>::recover(refused).expect("the stream back");
+            // Wherever the cancelled read left the bytes (kept by the stream, or still in
+            // the socket), the stream returns them, and then changes hands.
+            let (res, buf) = timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                .await
+                .expect("the bytes were lost");
+            assert_eq!(&buf[..res.unwrap()], b"precious");
+            let std_server = server.into_std().expect("nothing in flight any more");
+            drop(std_server);
         })
     });
 }

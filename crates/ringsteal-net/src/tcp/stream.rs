@@ -12,6 +12,7 @@ use super::split::{
 use crate::resolve::{each_addr, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::StreamCore;
+use crate::IntoStdError;
 
 /// A TCP connection. Reads and writes take owned buffers and give them back with the result
 /// (`(io::Result<usize>, B)`); each is one io_uring request (`RECV`, `SEND` with
@@ -100,10 +101,16 @@ impl TcpStream {
     /// the socket, the std stream gets a duplicate of the descriptor.
     ///
     /// # Errors
-    /// If bytes received by a cancelled read are buffered here (read them first), or the
+    /// If the handover could lose bytes: bytes received by a cancelled read are buffered
+    /// here (read them first), or a read or write is still in flight (a dropped one until
+    /// the shard has reaped its cancellation, or a live [`RecvStream`](crate::RecvStream)).
+    /// The error then holds the stream: [`IntoStdError::recover`] gives it back. Also if the
     /// descriptor could not be duplicated.
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        self.core.into_owned_fd().map(Into::into)
+        match self.core.into_owned_fd() {
+            Ok(fd) => fd.map(Into::into),
+            Err((core, reason)) => Err(IntoStdError::new(Self::from_core(core), reason).into()),
+        }
     }
 
     /// The local address.

@@ -11,6 +11,7 @@ use super::split::{
 use super::SocketAddr;
 use crate::sockopt;
 use crate::stream::StreamCore;
+use crate::IntoStdError;
 
 /// A connected Unix-domain stream socket, with the same owned-buffer API and guarantees as
 /// [`TcpStream`](crate::TcpStream): `&self` methods, ordered reads and writes, and the bytes
@@ -73,7 +74,10 @@ impl UnixStream {
 
     /// The std stream (see [`TcpStream::into_std`](crate::TcpStream::into_std)).
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        self.core.into_owned_fd().map(Into::into)
+        match self.core.into_owned_fd() {
+            Ok(fd) => fd.map(Into::into),
+            Err((core, reason)) => Err(IntoStdError::new(Self::from_core(core), reason).into()),
+        }
     }
 
     /// The local address.
