@@ -95,8 +95,9 @@ where
 fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 
 fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
-    if let (Ok(n), buf) = out {
-        // SAFETY: the read initialised its first n bytes (n <= bytes_init after set_init).
+    if let (Ok(n @ 1..), buf) = out {
+        // SAFETY: the read initialised its first n bytes (n <= bytes_init after set_init);
+        // not null, as n > 0 (an empty buffer's pointer may be null).
         let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), *n) };
         guard.unread(bytes);
     }
@@ -104,9 +105,16 @@ fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
 
 fn keep_read_rest<B: IoBufMut>(out: &BufResult<usize, Slice<B>>, guard: &mut LaneGuard) {
     let (res, slice) = out;
-    let n = slice.begin() + res.as_ref().copied().unwrap_or(0);
-    // SAFETY: the first `begin` bytes of the buffer were filled by earlier reads and the
-    // next n by this one (if it succeeded): all initialised.
+    // The bytes before the slice count only as far as the buffer says they are initialised:
+    // `read_rest` is public, and nothing stops a caller from passing a slice of a buffer
+    // whose start was never written (`Vec::with_capacity(64).slice(32..)`). A read that got
+    // bytes has made everything before its end initialised (`Slice::set_init`).
+    let n = (slice.begin() + res.as_ref().copied().unwrap_or(0)).min(slice.get_ref().bytes_init());
+    if n == 0 {
+        return;
+    }
+    // SAFETY: `IoBuf`'s contract: `stable_ptr` points at `bytes_init()` initialised bytes,
+    // and n <= bytes_init(); not null, as n > 0.
     let bytes = unsafe { std::slice::from_raw_parts(slice.get_ref().stable_ptr(), n) };
     guard.unread(bytes);
 }
@@ -358,6 +366,29 @@ mod tests {
         let mut g = lane.try_acquire().unwrap();
         let (n, buf) = g.take_leftover(Vec::with_capacity(8));
         assert_eq!(&buf[..n], b"abcde");
+    }
+
+    #[test]
+    fn an_abandoned_read_rest_into_a_never_written_buffer_keeps_nothing_uninitialised() {
+        // A caller's slice past bytes nobody wrote (`read_rest` is public): a read that gets
+        // nothing must not put the gap into the lane (under Miri, reading it is an error).
+        for result in [Err(()), Ok(0)] {
+            let lane = Lane::new();
+            let op = InLane {
+                op: FakeReadRest {
+                    buf: Vec::with_capacity(64).slice(32..),
+                    data: b"",
+                },
+                guard: lane.try_acquire().unwrap(),
+                keep: keep_read_rest::<Vec<u8>>,
+            };
+            match result {
+                Err(()) => drop(op.fail(io::Error::other("refused"))),
+                Ok(n) => drop(op.complete(&[(n, 0)])),
+            }
+            assert!(!lane.is_held());
+            assert!(!lane.has_leftover(), "bytes nobody received were kept");
+        }
     }
 
     #[test]
