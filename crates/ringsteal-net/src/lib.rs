@@ -70,8 +70,8 @@
 mod stream_api;
 
 mod incoming;
-mod into_std;
 mod inline;
+mod into_std;
 mod listener_fd;
 mod recv_stream;
 mod resolve;

@@ -161,68 +161,73 @@ impl<'a> SpliceEnd<'a> {
     }
 }
 
-impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for &mut T {
-    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).read(buf)
-    }
-    fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
-        (**self).read_exact(buf)
-    }
-    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-        (**self).splice_source()
-    }
+/// Implements both traits for a pointer type (`&mut T`, `Box<T>`) by forwarding *every*
+/// method to the pointee, the provided ones included: a type's own `read_exact` or
+/// `write_all` may promise more than the provided loops (a stream's keep a dropped
+/// `read_exact`'s bytes and hold its write lane for the whole call), and a pointer to it
+/// must keep those promises.
+macro_rules! forward_through {
+    ($($ptr:ty),+) => {$(
+        impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for $ptr {
+            fn read<B: IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                (**self).read(buf)
+            }
+            fn read_exact<B: IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                (**self).read_exact(buf)
+            }
+            fn read_to_end(
+                &mut self,
+                buf: Vec<u8>,
+            ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
+                (**self).read_to_end(buf)
+            }
+            fn splice_source(&self) -> Option<SpliceEnd<'_>> {
+                (**self).splice_source()
+            }
+        }
+
+        impl<T: AsyncWriteOwned + ?Sized> AsyncWriteOwned for $ptr {
+            fn write<B: IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                (**self).write(buf)
+            }
+            fn writev<B: IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                (**self).writev(bufs)
+            }
+            fn write_all<B: IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                (**self).write_all(buf)
+            }
+            fn write_all_vectored<B: IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                (**self).write_all_vectored(bufs)
+            }
+            fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+                (**self).flush()
+            }
+            fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+                (**self).shutdown()
+            }
+            fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
+                (**self).splice_sink()
+            }
+        }
+    )+};
 }
 
-impl<T: AsyncWriteOwned + ?Sized> AsyncWriteOwned for &mut T {
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).write(buf)
-    }
-    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).writev(bufs)
-    }
-    fn write_all<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
-        (**self).write_all(buf)
-    }
-    fn write_all_vectored<B: IoVecBuf>(
-        &mut self,
-        bufs: B,
-    ) -> impl Future<Output = BufResult<(), B>> + Send {
-        (**self).write_all_vectored(bufs)
-    }
-    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        (**self).flush()
-    }
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        (**self).shutdown()
-    }
-    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
-        (**self).splice_sink()
-    }
-}
-
-impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for Box<T> {
-    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).read(buf)
-    }
-    fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-        (**self).splice_source()
-    }
-}
-
-impl<T: AsyncWriteOwned + ?Sized> AsyncWriteOwned for Box<T> {
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).write(buf)
-    }
-    fn writev<B: IoVecBuf>(&mut self, bufs: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        (**self).writev(bufs)
-    }
-    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        (**self).flush()
-    }
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        (**self).shutdown()
-    }
-    fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
-        (**self).splice_sink()
-    }
-}
+forward_through!(&mut T, Box<T>);
