@@ -16,8 +16,11 @@ use crate::buf::{BufResult, IoBuf, IoBufMut};
 /// on [`shutdown`](AsyncWriteOwned::shutdown). Writes at least as large as the buffer skip
 /// it (after flushing it). Reads pass through to the inner value.
 ///
-/// Dropping the value loses what is buffered: flush first. Dropping a flush's future
-/// loses the buffered bytes the kernel had not taken yet (as a dropped write does).
+/// Dropping the value loses what is buffered: flush first. Dropping a flush's future, or
+/// the future of a write that is flushing the full buffer, loses the buffered bytes the
+/// kernel had not taken yet, those of earlier writes that returned `Ok` included (the
+/// flush is a `write_all` of the buffer, in flight in the kernel; tokio's `BufWriter`
+/// keeps them). Do not drop its writes mid-way unless the stream is then closed.
 ///
 /// ```
 /// use ringsteal_rt::io::{AsyncWriteOwned, BufWriter};
