@@ -100,12 +100,13 @@ pub(crate) fn poll_pending_now(
     let mut cx = Context::from_waker(&waker);
     match pending.as_mut()?.poll_exited(&mut cx) {
         Poll::Pending => None,
-        Poll::Ready(res) => {
+        Poll::Ready(_) => {
             *pending = None;
-            // Exited (or the wait failed): reap with waitid(WNOHANG).
-            res.err()
-                .map(Err)
-                .or_else(|| op::try_reap_pidfd(pidfd).transpose())
+            // Exited, or the wait failed: either way, what waitid(WNOHANG) finds now is the
+            // answer. A failed wait says nothing about the child (a runtime's shutdown
+            // cancelled it: `ECANCELED` for a child that has exited meanwhile), and it never
+            // reaps, so nothing is lost by not reporting it; a `wait()` starts a new one.
+            op::try_reap_pidfd(pidfd).transpose()
         }
     }
 }

@@ -64,3 +64,37 @@ fn a_wait_started_on_a_runtime_that_was_dropped_completes_on_the_next() {
         assert_eq!(common::child_state(pid), common::ChildState::Gone);
     });
 }
+
+#[test]
+fn try_wait_after_a_wait_cancelled_by_its_runtime_reports_the_exit() {
+    with_every_runtime("try_wait after a cancelled wait", 1, |config, rt| {
+        let (mut child, stdin) = rt.block_on(cat_with_a_kept_wait());
+        let pid = child.id().unwrap();
+        // Its shutdown cancels the wait in flight on its ring.
+        drop(rt);
+        drop(stdin); // cat exits
+        exited_not_reaped(pid);
+        let status = child
+            .try_wait()
+            .unwrap_or_else(|e| panic!("{config:?}: try_wait failed: {e}"))
+            .unwrap_or_else(|| panic!("{config:?}: the child has exited"));
+        assert!(status.success(), "{config:?}: {status:?}");
+        assert_eq!(common::child_state(pid), common::ChildState::Gone);
+    });
+}
+
+/// Blocks until child `pid` has exited, leaving it to be reaped (`waitid` with `WNOWAIT`).
+fn exited_not_reaped(pid: u32) {
+    // SAFETY: an all-zero siginfo_t is valid; waitid writes it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: plain system call on our own child, writing into `info`.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    assert_eq!(r, 0, "waitid: {}", std::io::Error::last_os_error());
+}
