@@ -9,7 +9,6 @@
 //! (ADR-0012). It costs no CPU while it waits.
 
 use std::collections::HashMap;
-use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Mutex, OnceLock};
 
@@ -39,8 +38,9 @@ struct Orphans {
 }
 
 static ORPHANS: OnceLock<Mutex<Orphans>> = OnceLock::new();
-/// The epoll instance the thread waits on. Created once, never closed.
-static EPOLL: OnceLock<io::Result<OwnedFd>> = OnceLock::new();
+/// The epoll instance the thread waits on. Created once (tried again at the next orphan if
+/// creating it failed, say with the descriptors used up), never closed.
+static EPOLL: OnceLock<OwnedFd> = OnceLock::new();
 
 fn orphans() -> std::sync::MutexGuard<'static, Orphans> {
     ORPHANS
@@ -55,25 +55,26 @@ fn orphans() -> std::sync::MutexGuard<'static, Orphans> {
 }
 
 fn epoll() -> Option<RawFd> {
-    EPOLL
-        .get_or_init(|| {
-            // SAFETY: epoll_create1 returns a new descriptor or -1.
-            let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: the descriptor is new and ours.
-            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-        })
-        .as_ref()
-        .ok()
-        .map(AsRawFd::as_raw_fd)
+    if let Some(ep) = EPOLL.get() {
+        return Some(ep.as_raw_fd());
+    }
+    // SAFETY: epoll_create1 returns a new descriptor or -1.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if fd < 0 {
+        return None; // Not remembered: the next orphan tries again.
+    }
+    // SAFETY: the descriptor is new and ours.
+    let ours = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Another thread may have set one meanwhile: then ours is closed and theirs used.
+    let _ = EPOLL.set(ours);
+    EPOLL.get().map(AsRawFd::as_raw_fd)
 }
 
 /// Hands a running child to the reaper thread (starting it if needed).
 fn adopt(pid: u32, pidfd: SharedFd) {
     let Some(ep) = epoll() else {
-        return; // No epoll (out of descriptors): the child stays a zombie; nothing else to do.
+        // No epoll (out of descriptors): a thread of its own waits for this one.
+        return reap_on_its_own_thread(pidfd);
     };
     let mut orphans = orphans();
     let fd = pidfd.as_raw_fd();
@@ -83,7 +84,8 @@ fn adopt(pid: u32, pidfd: SharedFd) {
     };
     // SAFETY: registers an open pidfd (held in the map until it is removed from the set).
     if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
-        return;
+        drop(orphans);
+        return reap_on_its_own_thread(pidfd);
     }
     orphans.children.insert(fd, (pidfd, pid));
     if !orphans.running {
@@ -92,6 +94,31 @@ fn adopt(pid: u32, pidfd: SharedFd) {
             .spawn(move || run(ep));
         orphans.running = started.is_ok();
     }
+}
+
+/// Reaps one orphan on a thread of its own, blocked in `waitid` on its pidfd: for when the
+/// reaper's epoll set cannot take it (no descriptor left to create the set, or the kernel
+/// refused to add it). Needs no new descriptor. If no thread can be started either, the
+/// child stays a zombie until the process ends: nothing else is left to try.
+fn reap_on_its_own_thread(pidfd: SharedFd) {
+    let _ = std::thread::Builder::new()
+        .name("ringsteal-orphan".into())
+        .spawn(move || loop {
+            // SAFETY: an all-zero siginfo_t is valid; waitid writes it.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waits for (and reaps) our own child through its open pidfd.
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PIDFD,
+                    pidfd.as_raw_fd() as libc::id_t,
+                    &mut info,
+                    libc::WEXITED,
+                )
+            };
+            if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return;
+            }
+        });
 }
 
 /// Whether the orphan reaper thread is running and waits for the child `pid` (tests).

@@ -150,3 +150,62 @@ fn without_kill_on_drop_a_dropped_child_runs_on() {
     let left = wait_until_reaped(&[pid], REAP_LIMIT);
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_child_dropped_with_every_descriptor_in_use_is_still_reaped() {
+    // The orphan reaper's epoll set needs a descriptor; with none left, the child gets a
+    // thread of its own. Runs in a child process, whose descriptor limit it lowers and
+    // whose reaper has no epoll set yet.
+    if common::child_role().as_deref() == Some("no-descriptors") {
+        let rt = Config::ALL[0].runtime(1);
+        let (child, stdin) = rt.block_on(async {
+            let (c, stdin, _) = common::cat_held_open(false);
+            (c, stdin)
+        });
+        let pid = child.id().unwrap();
+        let fillers = use_up_descriptors();
+        drop(child); // running: adopted, and epoll_create1 fails with EMFILE
+        drop(fillers);
+        assert_eq!(child_state(pid), ChildState::Alive);
+        drop(stdin); // cat exits
+        let left = wait_until_reaped(&[pid], REAP_LIMIT);
+        assert!(left.is_empty(), "not reaped: {left:?}");
+        println!("reaped");
+        drop(rt);
+        return;
+    }
+    let out = common::run_self_as_child(
+        "a_child_dropped_with_every_descriptor_in_use_is_still_reaped",
+        "no-descriptors",
+    );
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("reaped"),
+        "the child process: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Lowers this process's descriptor limit to a little above what is open and opens
+/// `/dev/null` until no descriptor is left; the files free them again when dropped.
+fn use_up_descriptors() -> Vec<std::fs::File> {
+    let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain system calls with a valid rlimit; the hard limit stays as it is.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = (open + 16).min(limit.rlim_max);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    let mut fillers = Vec::new();
+    loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(f) => fillers.push(f),
+            Err(e) if e.raw_os_error() == Some(libc::EMFILE) => return fillers,
+            Err(e) => panic!("opening /dev/null: {e}"),
+        }
+    }
+}
