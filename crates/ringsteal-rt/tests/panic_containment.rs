@@ -149,3 +149,45 @@ fn wakers_that_panic_when_shutdown_drops_them_do_not_cut_the_drain_short() {
         drop(left_behind);
     });
 }
+
+#[test]
+fn a_sink_that_panics_on_an_abandoned_streams_delivery_loses_no_other_completion() {
+    quiet_intentional_panics();
+    under_every_config("an abandoned stream's sink panics", 2, |config, b| {
+        // A small ring, so that the completions behind the delivery share its reap batch.
+        let rt = b.ring_entries(8).recv_buffers(4, 4096).build().unwrap();
+        let sink_calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let calls = sink_calls.clone();
+        let task = rt.handle().spawn_with(Placement::Pinned(1), async move {
+            let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let mut stream = op::recv_multishot(&SharedFd::new(a.into()));
+            std::io::Write::write_all(&mut b, b"first").unwrap();
+            assert_eq!(&stream.next().await.unwrap().unwrap()[..], b"first");
+            // Delivered after the abandon, to the sink, on the driver's reaping path.
+            std::io::Write::write_all(&mut b, b"second").unwrap();
+            stream.abandon_into(move |bytes| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                panic!("{INTENTIONAL}: a sink, given {} bytes", bytes.len());
+            });
+            // More completions, reaped with or after the delivery.
+            let nops: Vec<_> = (0..12).map(|_| op::nop()).collect();
+            for nop in nops {
+                nop.await.unwrap();
+            }
+            current_shard()
+        });
+        assert_eq!(rt.block_on(task).unwrap(), Some(1));
+        // On a plain ring the receive completes as the write returns (the task work runs
+        // on the way back to user space), so the delivery comes after the abandon, to the
+        // sink; with deferred task work the cancel may win, and the bytes stay unread.
+        let calls = sink_calls.load(std::sync::atomic::Ordering::SeqCst);
+        if config == Config::Plain {
+            assert_eq!(calls, 1, "the sink was given the delivery");
+        }
+        assert!(calls <= 1, "{calls} deliveries of one receive");
+        // The abandoned request's cancellation completes too: nothing is left in flight.
+        let handle = rt.handle();
+        spin_until(|| handle.stats().shards.iter().all(|s| s.ops_in_flight == 0));
+        drop(rt);
+    });
+}

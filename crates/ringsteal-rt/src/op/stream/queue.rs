@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use std::task::Waker;
 
 use crate::loom::sync::Mutex;
+use crate::util::contain_panic;
 
 /// Where a closed queue's items go: called in order, under the queue's lock; any waker the
 /// item's release causes goes into the vector (the driver wakes them after its reap).
@@ -68,7 +69,15 @@ impl<T> ItemQueue<T> {
         }
         match &mut inner.sink {
             Some(sink) => {
-                sink(item, wakers);
+                // The sink may be user code (`RecvStream::abandon_into`), called on the
+                // driver's reaping path: a panic in it must not unwind through the reap
+                // (which would lose the rest of the batch's completions; ADR-0019). The
+                // item went down with the panic; the sink is let go of, and later items are
+                // handed back to be released.
+                if !contain_panic(|| sink(item, wakers)) {
+                    let failed = inner.sink.take();
+                    contain_panic(move || drop(failed));
+                }
                 Pushed::Sunk
             }
             None => Pushed::Refused(item),
