@@ -83,3 +83,59 @@ fn a_zero_copy_send_on_a_socket_without_zero_copy_fails_and_returns_the_buffer()
         });
     });
 }
+
+#[test]
+fn dropping_a_zero_copy_send_that_owes_only_its_notification_costs_no_cancels() {
+    under_every_config(
+        "dropped send_zc awaiting its notification",
+        1,
+        |config, b| {
+            let rt = b.build().unwrap();
+            if !rt.features().supports(Feature::SendZc) {
+                return;
+            }
+            let h = rt.handle();
+            rt.block_on(async {
+                // The peer never reads: the send's pages stay referenced by its queue, so the
+                // notification does not come while the test runs; the result does (a short send).
+                let (peer, tx) = tcp_pair();
+                let mut send = Box::pin(op::send_zc(&SharedFd::new(tx.into()), vec![7u8; 4 << 20]));
+                std::future::poll_fn(|cx| {
+                    assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                while bytes_queued(&peer) == 0 {
+                    op::nop().await.unwrap();
+                }
+                // The result's CQE is reaped by the next few ticks.
+                for _ in 0..3 {
+                    op::nop().await.unwrap();
+                }
+                let before = h.stats().total().sqes_submitted;
+                drop(send);
+                for _ in 0..10 {
+                    op::nop().await.unwrap();
+                }
+                let cancels = h.stats().total().sqes_submitted - before - 10;
+                // None once the result is in (a cancel finds nothing, and was aimed again up to
+                // 64 times); at most a cancel pair if the result had not been reaped yet.
+                assert!(
+                    cancels <= 2,
+                    "{config:?}: {cancels} cancel SQEs for one dropped send"
+                );
+                drop(peer);
+            });
+        },
+    );
+}
+
+/// Bytes waiting in `s`'s receive queue (`FIONREAD`).
+fn bytes_queued(s: &std::net::TcpStream) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(r, 0);
+    n as usize
+}

@@ -89,7 +89,7 @@ impl Driver {
         let header = unsafe { op.as_ref() };
         let state = header.cancel_state() | REQUESTED;
         header.set_cancel_state(state);
-        match header.first_unfinished_sqe() {
+        match header.first_cancellable_sqe() {
             Some(sqe) if aimed(state).is_none() => self.aim_cancel(op, sqe, counters),
             // Everything but the link timeout has completed (the kernel ends the timeout),
             // or cancels are already in flight.
@@ -194,7 +194,7 @@ impl Driver {
             // Cancels are in flight; the last of their CQEs moves things on.
             return;
         }
-        if let Some(sqe) = header.first_unfinished_sqe() {
+        if let Some(sqe) = header.first_cancellable_sqe() {
             header.add_ref();
             self.aim_cancel(op, sqe, counters);
         }

@@ -30,7 +30,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 use std::task::Waker;
 
-use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_NOTIF};
+use ringsteal_uring::abi::{__kernel_timespec, IORING_CQE_F_MORE, IORING_CQE_F_NOTIF};
 
 use super::Operation;
 use crate::sync::atomic_waker::AtomicWaker;
@@ -375,14 +375,21 @@ impl OpHeader {
     }
 
     /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
-    /// out) whose last CQE has not been reaped yet.
-    pub(crate) fn first_unfinished_sqe(&self) -> Option<usize> {
+    /// out) that a cancel can still reach: its last CQE has not been reaped yet, and it is
+    /// not a zero-copy send that owes only its notification. That one posted its result
+    /// already (a CQE with `IORING_CQE_F_MORE`, kept by `record_more`): the request is over,
+    /// a cancel would find nothing (`-ENOENT`), and the notification comes on its own.
+    /// (A stream's deliveries never reach `record_more`, so its request stays reachable.)
+    pub(crate) fn first_cancellable_sqe(&self) -> Option<usize> {
         let done = self.done.load(Ordering::Relaxed);
         let timeout = self.has_link_timeout();
         let sqes = self.shape.load(Ordering::Relaxed) & SHAPE_SQES;
+        // SAFETY: driver side, the only writer of the slots; nothing else reads them
+        // before every SQE is done.
+        let results = unsafe { &*self.results.get() };
         (0..usize::from(sqes))
             .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
-            .find(|&i| done & (1 << i) == 0)
+            .find(|&i| done & (1 << i) == 0 && results[i].1 & IORING_CQE_F_MORE == 0)
     }
 
     /// Driver side: records that SQE `index`'s last CQE was reaped.
