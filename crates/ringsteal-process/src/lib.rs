@@ -63,7 +63,7 @@ pub use child::Child;
 pub use command::Command;
 #[doc(hidden)]
 pub use orphans::orphan_reaper_waits_for;
-pub use pipe::{ChildStderr, ChildStdin, ChildStdout};
+pub use pipe::{ChildStderr, ChildStdin, ChildStdout, PipeBusy};
 pub use std::process::{ExitStatus, Output, Stdio};
 
 use std::future::{poll_fn, Future};

@@ -103,6 +103,53 @@ impl ChildStdin {
     }
 }
 
+/// A pipe that could not become a [`Stdio`] because an operation is still in flight on it
+/// (a dropped read or write, until its shard has reaped the cancellation): the pipe, given
+/// back unchanged. Converts into an `io::Error` (kind `Other`), so `?` works where the pipe is
+/// not wanted back.
+///
+/// ```
+/// use ringsteal_process::{ChildStdout, Command, PipeBusy, Stdio};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut child = Command::new("true").stdout(Stdio::piped()).spawn().unwrap();
+///     let stdout = child.stdout.take().unwrap();
+///     // Nothing in flight: the pipe becomes a Stdio for the next child.
+///     let passed: Result<Stdio, PipeBusy<ChildStdout>> = stdout.try_into();
+///     assert!(passed.is_ok());
+///     child.wait().await.unwrap();
+/// });
+/// ```
+pub struct PipeBusy<P>(P);
+
+impl<P> PipeBusy<P> {
+    /// The pipe, unchanged.
+    pub fn into_pipe(self) -> P {
+        self.0
+    }
+}
+
+impl<P> std::fmt::Debug for PipeBusy<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PipeBusy(..)")
+    }
+}
+
+impl<P> std::fmt::Display for PipeBusy<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an operation is still in flight on this pipe")
+    }
+}
+
+impl<P> std::error::Error for PipeBusy<P> {}
+
+impl<P> From<PipeBusy<P>> for io::Error {
+    fn from(e: PipeBusy<P>) -> Self {
+        io::Error::other(e.to_string())
+    }
+}
+
 macro_rules! reader {
     ($name:ident, $stream:literal, $std:ty, $fd_doc:literal) => {
         #[doc = concat!("The reading end of a child's ", $stream, " (set up with `Stdio::piped()`).")]
@@ -206,14 +253,13 @@ macro_rules! fd_traits {
         }
 
         /// Passes the pipe on to another child (`Command::stdin(...)`), if no op is in flight
-        /// on it.
+        /// on it; otherwise the error gives the pipe back ([`PipeBusy::into_pipe`]), and
+        /// converts into an `io::Error` for `?`.
         impl TryFrom<$name> for Stdio {
-            type Error = io::Error;
+            type Error = PipeBusy<$name>;
 
-            fn try_from(pipe: $name) -> io::Result<Stdio> {
-                pipe.into_owned_fd()
-                    .map(Stdio::from)
-                    .map_err(|_| io::Error::other("an operation is still in flight on this pipe"))
+            fn try_from(pipe: $name) -> Result<Stdio, PipeBusy<$name>> {
+                pipe.into_owned_fd().map(Stdio::from).map_err(PipeBusy)
             }
         }
     )*};

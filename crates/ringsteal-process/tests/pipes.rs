@@ -251,3 +251,40 @@ fn a_pipe_can_be_handed_to_another_child() {
         assert!(first.wait().await.unwrap().success());
     });
 }
+
+#[test]
+fn a_pipe_with_a_read_in_flight_is_refused_and_given_back() {
+    with_every_runtime("busy pipe handed on", 1, |config, rt| {
+        rt.block_on(async {
+            let (mut first, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.expect("piped stdout");
+            {
+                // A read that is submitted (the shard's tick ends) and dropped: in flight
+                // until its cancellation is reaped. `cat` has nothing to echo yet.
+                let mut read = std::pin::pin!(stdout.read(Vec::with_capacity(16)));
+                assert!(
+                    common::poll_once(read.as_mut()).await.is_pending(),
+                    "{config:?}"
+                );
+                ringsteal_rt::yield_now().await;
+                assert!(
+                    common::poll_once(read.as_mut()).await.is_pending(),
+                    "{config:?}"
+                );
+            }
+            let busy = Stdio::try_from(stdout).expect_err("a read is in flight");
+            let mut stdout = busy.into_pipe();
+            // Once the shard has reaped the cancellation, the pipe passes.
+            let pipe = loop {
+                ringsteal_rt::yield_now().await;
+                match Stdio::try_from(stdout) {
+                    Ok(pipe) => break pipe,
+                    Err(busy) => stdout = busy.into_pipe(),
+                }
+            };
+            drop(pipe);
+            drop(stdin);
+            assert!(first.wait().await.unwrap().success(), "{config:?}");
+        });
+    });
+}
