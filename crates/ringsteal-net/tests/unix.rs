@@ -254,3 +254,49 @@ fn a_unix_datagram_stream_delivers_datagrams_with_the_senders_name() {
         });
     });
 }
+
+#[test]
+fn a_writer_waiting_for_the_stream_is_not_overtaken_by_a_task_writing_in_a_loop() {
+    const ROUNDS: usize = 200;
+    const CHUNK: usize = 64 * 1024;
+    with_every_runtime("two writers of one stream", 1, |config, rt| {
+        rt.block_on(async move {
+            let (a, b) = UnixStream::pair().unwrap();
+            let a = std::sync::Arc::new(a);
+            let mut std_b = b.into_std().unwrap();
+            let reader = std::thread::spawn(move || {
+                let mut all = Vec::new();
+                std::io::Read::read_to_end(&mut std_b, &mut all).unwrap();
+                all
+            });
+            let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let (a1, w1) = (a.clone(), written.clone());
+            let looping = ringsteal_rt::spawn(async move {
+                for _ in 0..ROUNDS {
+                    a1.write_all(vec![1u8; CHUNK]).await.0.unwrap();
+                    w1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            // The loop is under way (its writes wait for the reader now and then, holding
+            // the stream's write lane); a second writer asks for the stream.
+            while written.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                ringsteal_rt::yield_now().await;
+            }
+            let a2 = a.clone();
+            let single = ringsteal_rt::spawn(async move {
+                a2.write_all(vec![2u8; 1]).await.0.unwrap();
+            });
+            looping.await.unwrap();
+            single.await.unwrap();
+            drop(std::sync::Arc::into_inner(a).unwrap());
+            let all = reader.join().unwrap();
+            assert_eq!(all.len(), ROUNDS * CHUNK + 1, "{config:?}");
+            let pos = all.iter().position(|&x| x == 2).unwrap();
+            assert_eq!(pos % CHUNK, 0, "{config:?}: a write was split");
+            assert!(
+                pos / CHUNK < ROUNDS,
+                "{config:?}: the second writer waited until the loop of {ROUNDS} writes ended"
+            );
+        })
+    });
+}

@@ -22,12 +22,23 @@
 //! wake, to touch the kept bytes and by `poll_free`. The protocol:
 //!
 //! * A task sets `WAITERS` only under the lock, by a compare-and-swap that also finds `HELD`
-//!   still set, and pushes its waker before it unlocks. A holder that lets go clears `HELD`
+//!   still set, and queues itself before it unlocks. A holder that lets go clears `HELD`
 //!   by a compare-and-swap that expects `WAITERS` clear; if it finds `WAITERS` set it takes
-//!   the lock (so every registration in progress has finished), clears both bits and wakes
-//!   every waiter. Whichever compare-and-swap comes first, the waiter either sees the lane
-//!   free and takes it, or is woken: no wake is lost. `WAITERS` is never set while the lane
-//!   is free, so taking a free lane never skips a waiter.
+//!   the lock (so every registration in progress has finished) and *hands the lane over*:
+//!   `HELD` stays set, the first queued [`Acquire`] future is marked as the lane's new
+//!   holder (`granted`) and woken, and `WAITERS` is cleared if nobody else waits; with no
+//!   future queued it clears both bits. Whichever compare-and-swap comes first, the waiter
+//!   either sees the lane free and takes it, or is woken: no wake is lost. The handover is
+//!   what makes the lane fair: a holder that lets go and asks again in the same poll (a task
+//!   writing in a loop) finds the lane held for the waiter and queues behind it, instead of
+//!   taking it back before the woken waiter runs. `WAITERS` is never set while the lane is
+//!   free, so taking a free lane never skips a waiter.
+//! * A queued future that is dropped gives up its place, but its waker is still woken at
+//!   the next letting go (a caller that polls a fresh `acquire()` each time, as the receive
+//!   stream does, waits as it always did); one dropped after the lane was handed to it hands
+//!   it on (or frees it), as its guard would have.
+//! * `poll_free` callers are not queued for a handover (a poll-based read has no future
+//!   whose drop could hand the lane on): they are woken at every letting go, and try again.
 //! * `poll_free` takes the lock, then sets `HELD` (by compare-and-swap, as a request would),
 //!   runs its closure, clears `HELD` and unlocks. `HELD` keeps requests out while the
 //!   closure runs (a request that finds it set goes to the lock and waits there, as it
@@ -40,6 +51,7 @@
 //! May not: submit anything (the stream types and `InLane` do); it is plain memory and runs
 //! under Miri.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering::{self, Relaxed, Release};
@@ -109,10 +121,10 @@ impl Shared {
         false
     }
 
-    /// Under the lock (`st`): holds the lane if it is free, else registers `waker` to be
-    /// woken when the holder lets go. Setting `WAITERS` only if `HELD` is still set, in one
-    /// compare-and-swap, is what makes a racing fast release see it (module docs).
-    fn hold_or_wait(&self, st: &mut State, waker: &Waker) -> bool {
+    /// Under the lock: sets `HELD` if the lane is free (true), else `WAITERS` (false), in one
+    /// compare-and-swap, which is what makes a racing fast release see a waiter (module
+    /// docs). The caller queues itself before it unlocks.
+    fn hold_or_flag_waiters(&self) -> bool {
         let mut s = self.word.load(Relaxed);
         loop {
             let next = if s & HELD == 0 { s | HELD } else { s | WAITERS };
@@ -120,20 +132,64 @@ impl Shared {
                 .word
                 .compare_exchange(s, next, Ordering::Acquire, Relaxed)
             {
-                Ok(_) if s & HELD == 0 => return true,
-                Ok(_) => {
-                    if !st.waiters.iter().any(|w| w.will_wake(waker)) {
-                        st.waiters.push(waker.clone());
-                    }
-                    return false;
-                }
+                Ok(_) => return s & HELD == 0,
                 Err(now) => s = now,
             }
         }
     }
 
+    /// Under the lock (`st`), for an [`Acquire`] future with its place in the queue
+    /// (`ticket`, once it has one): takes the lane if it was handed to it, or if it is free;
+    /// else queues (or stays queued) with `waker`.
+    fn hold_or_queue(&self, st: &mut State, waker: &Waker, ticket: &mut Option<Ticket>) -> bool {
+        if let Some(t) = *ticket {
+            if st.granted == Some(t) {
+                // Handed over: `HELD` was kept set for this future.
+                st.granted = None;
+                *ticket = None;
+                return true;
+            }
+            if let Some(w) = st.waiters.iter_mut().find(|w| w.ticket == Some(t)) {
+                if !w.waker.will_wake(waker) {
+                    w.waker = waker.clone();
+                }
+            }
+            return false;
+        }
+        if self.hold_or_flag_waiters() {
+            return true;
+        }
+        st.next_ticket += 1;
+        let t = Ticket::new(st.next_ticket).expect("counts up from 1");
+        st.waiters.push_back(Waiter {
+            ticket: Some(t),
+            waker: waker.clone(),
+        });
+        *ticket = Some(t);
+        false
+    }
+
+    /// Under the lock (`st`), for `poll_free`: takes the lane if it is free, else registers
+    /// `waker` to be woken at the next letting go (no handover: see the module docs).
+    fn hold_or_wait(&self, st: &mut State, waker: &Waker) -> bool {
+        if self.hold_or_flag_waiters() {
+            return true;
+        }
+        if !st
+            .waiters
+            .iter()
+            .any(|w| w.ticket.is_none() && w.waker.will_wake(waker))
+        {
+            st.waiters.push_back(Waiter {
+                ticket: None,
+                waker: waker.clone(),
+            });
+        }
+        false
+    }
+
     /// Lets go of a lane held by a request: one compare-and-swap if nobody waits, else, under
-    /// the lock, clears `HELD` and `WAITERS` and wakes every waiter.
+    /// the lock, hands it to the first queued future (module docs).
     fn release(&self) {
         let mut s = self.word.load(Relaxed);
         while s & WAITERS == 0 {
@@ -145,17 +201,61 @@ impl Shared {
         self.release_to_waiters();
     }
 
-    /// The slow path of [`release`](Self::release), out of line like `Acquire::poll_slow`.
+    /// The slow path of [`release`](Self::release), out of line like `Acquire::poll_slow`:
+    /// wakes every `poll_free` waiter, and hands the lane to the first queued future (or,
+    /// with none, frees it). The wakes run after the lock is let go.
     #[cold]
     #[inline(never)]
     fn release_to_waiters(&self) {
-        let waiters = {
+        let mut wake = Vec::new();
+        {
             let mut st = self.locked.lock();
-            self.word.fetch_and(!(HELD | WAITERS), Release);
-            std::mem::take(&mut st.waiters)
-        };
-        for w in waiters {
+            let mut i = 0;
+            while i < st.waiters.len() {
+                if st.waiters[i].ticket.is_none() {
+                    let w = st.waiters.remove(i).expect("in range");
+                    wake.push(w.waker);
+                } else {
+                    i += 1;
+                }
+            }
+            match st.waiters.pop_front() {
+                Some(next) => {
+                    // `HELD` stays set, now on `next`'s behalf; the lock orders this
+                    // holder's writes before `next`'s critical section.
+                    st.granted = next.ticket;
+                    if st.waiters.is_empty() {
+                        self.word.fetch_and(!WAITERS, Relaxed);
+                    }
+                    wake.push(next.waker);
+                }
+                None => {
+                    self.word.fetch_and(!(HELD | WAITERS), Release);
+                }
+            }
+        }
+        for w in wake {
             w.wake();
+        }
+    }
+
+    /// A queued [`Acquire`] future (`ticket`) is dropped: it gives up its place, or, if the
+    /// lane was handed to it meanwhile, lets go of the lane as its guard would have.
+    #[cold]
+    #[inline(never)]
+    fn leave_queue(&self, ticket: Ticket) {
+        let mut st = self.locked.lock();
+        if st.granted == Some(ticket) {
+            st.granted = None;
+            drop(st);
+            self.release();
+            return;
+        }
+        // Its place in the queue is given up, but its waker stays for one wake at the next
+        // letting go, as a `poll_free` caller's: a caller that polls a fresh `acquire()`
+        // each time (and drops it when pending) is still woken to try again.
+        if let Some(w) = st.waiters.iter_mut().find(|w| w.ticket == Some(ticket)) {
+            w.ticket = None;
         }
     }
 
@@ -189,10 +289,27 @@ impl Drop for FreeOnDrop<'_> {
 /// The locked part of a lane.
 #[derive(Default)]
 struct State {
-    waiters: Vec<Waker>,
+    /// Who waits for the lane, in the order they came.
+    waiters: VecDeque<Waiter>,
+    /// The queued future the lane was handed to, until it takes it (`HELD` stays set).
+    granted: Option<Ticket>,
+    /// The ticket of the last future queued (0: none yet).
+    next_ticket: u64,
     /// Bytes read by an abandoned request, not yet delivered: `leftover[start..]`.
     leftover: Vec<u8>,
     start: usize,
+}
+
+/// A queued future's place in the queue (non-zero, so that an `Option` of it is one word
+/// and `Acquire` two).
+type Ticket = std::num::NonZeroU64;
+
+/// A task waiting for the lane.
+struct Waiter {
+    /// An [`Acquire`] future's place in the queue (it can be handed the lane); `None` for a
+    /// `poll_free` caller (woken when the lane is let go, to try again).
+    ticket: Option<Ticket>,
+    waker: Waker,
 }
 
 impl State {
@@ -217,7 +334,10 @@ impl Lane {
 
     /// Waits until no other request of this direction is in flight, then holds the lane.
     pub fn acquire(&self) -> Acquire<'_> {
-        Acquire { lane: self }
+        Acquire {
+            lane: self,
+            ticket: None,
+        }
     }
 
     /// Holds the lane if it is free.
@@ -372,13 +492,15 @@ impl std::fmt::Debug for Leftover<'_> {
 #[derive(Debug)]
 pub struct Acquire<'a> {
     lane: &'a Lane,
+    /// Its place in the lane's queue, once it waits there.
+    ticket: Option<Ticket>,
 }
 
 impl Future for Acquire<'_> {
     type Output = LaneGuard;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-        if self.lane.inner.try_hold() {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+        if self.ticket.is_none() && self.lane.inner.try_hold() {
             return Poll::Ready(self.lane.guard());
         }
         self.poll_slow(cx)
@@ -386,23 +508,30 @@ impl Future for Acquire<'_> {
 }
 
 impl Acquire<'_> {
-    /// The lane is held: wait for it under the lock. Out of line, so that the fast path
-    /// saves no registers for it.
+    /// The lane is held (or this future is queued): wait for it under the lock. Out of
+    /// line, so that the fast path saves no registers for it.
     #[cold]
     #[inline(never)]
-    fn poll_slow(&self, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<LaneGuard> {
         let inner = &self.lane.inner;
         let mut st = inner.locked.lock();
-        if inner.hold_or_wait(&mut st, cx.waker()) {
+        if inner.hold_or_queue(&mut st, cx.waker(), &mut self.ticket) {
             return Poll::Ready(self.lane.guard());
         }
         Poll::Pending
     }
 }
 
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            self.lane.inner.leave_queue(ticket);
+        }
+    }
+}
+
 /// The right to submit the next request of a lane's direction, and access to its leftover.
-/// Dropping it frees the lane and wakes every task waiting for it (a waiter whose future was
-/// dropped meanwhile costs one spurious wake).
+/// Dropping it hands the lane to the task that has waited longest, or frees it.
 ///
 /// ```
 /// let lane = ringsteal_rt::io::Lane::new();
@@ -580,6 +709,76 @@ mod tests {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    fn waker_counting(wakes: &Arc<CountWakes>) -> Waker {
+        Waker::from(wakes.clone())
+    }
+
+    #[test]
+    fn waiters_get_the_lane_in_the_order_they_came_and_a_holder_asking_again_queues() {
+        let lane = Lane::new();
+        let first = lane.try_acquire().unwrap();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = waker_counting(&wakes);
+        let mut cx = Context::from_waker(&waker);
+        let mut a = lane.acquire();
+        let mut b = lane.acquire();
+        assert!(Pin::new(&mut a).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut b).poll(&mut cx).is_pending());
+        drop(first);
+        // Handed to `a`: a newcomer, and `b`, find it held.
+        assert!(
+            lane.try_acquire().is_none(),
+            "a newcomer overtook the queue"
+        );
+        assert!(Pin::new(&mut b).poll(&mut cx).is_pending());
+        let Poll::Ready(held_by_a) = Pin::new(&mut a).poll(&mut cx) else {
+            panic!("the lane was not handed to the first waiter");
+        };
+        // `a` lets go and asks again at once (a task writing in a loop): it queues behind `b`.
+        drop(held_by_a);
+        let mut a_again = lane.acquire();
+        assert!(Pin::new(&mut a_again).poll(&mut cx).is_pending());
+        let Poll::Ready(held_by_b) = Pin::new(&mut b).poll(&mut cx) else {
+            panic!("the second waiter was overtaken");
+        };
+        drop(held_by_b);
+        assert!(Pin::new(&mut a_again).poll(&mut cx).is_ready());
+        assert!(wakes.0.load(Ordering::SeqCst) >= 2);
+    }
+
+    #[test]
+    fn a_waiter_dropped_after_the_lane_was_handed_to_it_hands_it_on() {
+        let lane = Lane::new();
+        let first = lane.try_acquire().unwrap();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = waker_counting(&wakes);
+        let mut cx = Context::from_waker(&waker);
+        let mut a = lane.acquire();
+        let mut b = lane.acquire();
+        assert!(Pin::new(&mut a).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut b).poll(&mut cx).is_pending());
+        drop(first); // handed to `a`
+        drop(a); // which never takes it
+        assert!(Pin::new(&mut b).poll(&mut cx).is_ready(), "lost with `a`");
+        drop(b);
+        let mut c = lane.acquire();
+        assert!(Pin::new(&mut c).poll(&mut cx).is_ready(), "free again");
+    }
+
+    #[test]
+    fn a_poll_free_caller_is_woken_when_the_lane_is_let_go() {
+        let lane = Lane::new();
+        let first = lane.try_acquire().unwrap();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = waker_counting(&wakes);
+        let mut cx = Context::from_waker(&waker);
+        assert!(lane.poll_free(&mut cx, |_| ()).is_pending());
+        drop(first);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert!(lane.poll_free(&mut cx, |_| ()).is_ready());
+        assert!(!lane.is_held());
     }
 
     #[test]

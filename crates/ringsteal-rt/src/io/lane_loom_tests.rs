@@ -184,3 +184,68 @@ fn loom_the_next_holder_sees_the_bytes_the_last_one_kept() {
         abandoned.join().unwrap();
     });
 }
+
+/// A queued waiter, a release and a newcomer race: the lane goes to the waiter (handed over,
+/// never taken by the newcomer first), which is woken and then holds it.
+#[test]
+fn loom_a_release_hands_the_lane_to_the_queued_waiter_not_a_newcomer() {
+    loom::model(|| {
+        let lane = Lane::new();
+        let guard = lane.try_acquire().unwrap();
+        let (count, waker) = counted_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut waiting = lane.acquire();
+        assert!(Pin::new(&mut waiting).poll(&mut cx).is_pending(), "queued");
+        let releasing = thread::spawn(move || drop(guard));
+        let l = lane.clone();
+        let newcomer = thread::spawn(move || l.try_acquire().is_some());
+        releasing.join().unwrap();
+        assert!(
+            !newcomer.join().unwrap(),
+            "a newcomer overtook the queued waiter"
+        );
+        assert!(count.0.load(SeqCst) >= 1, "handed over, never woken");
+        let held = Pin::new(&mut waiting).poll(&mut cx);
+        assert!(held.is_ready(), "woken, but the lane was not handed over");
+        drop(held);
+        assert!(!lane.is_held());
+    });
+}
+
+/// A queued waiter is dropped while the holder lets go: the lane ends with the next waiter
+/// (handed on if it had been handed to the dropped one), or free if there is none.
+fn a_dropped_waiter_hands_the_lane_on(second_waiter: bool) {
+    loom::model(move || {
+        let lane = Lane::new();
+        let guard = lane.try_acquire().unwrap();
+        let (_count, waker) = counted_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut first = lane.acquire();
+        assert!(Pin::new(&mut first).poll(&mut cx).is_pending());
+        let mut second = lane.acquire();
+        if second_waiter {
+            assert!(Pin::new(&mut second).poll(&mut cx).is_pending());
+        }
+        let releasing = thread::spawn(move || drop(guard));
+        drop(first);
+        releasing.join().unwrap();
+        if second_waiter {
+            let held = Pin::new(&mut second).poll(&mut cx);
+            assert!(held.is_ready(), "the lane was lost with the dropped waiter");
+        } else {
+            drop(second);
+            assert!(!lane.is_held(), "the lane stayed held for a dropped waiter");
+            assert!(lane.try_acquire().is_some());
+        }
+    });
+}
+
+#[test]
+fn loom_a_waiter_dropped_during_a_release_hands_the_lane_to_the_next() {
+    a_dropped_waiter_hands_the_lane_on(true);
+}
+
+#[test]
+fn loom_a_lone_waiter_dropped_during_a_release_leaves_the_lane_free() {
+    a_dropped_waiter_hands_the_lane_on(false);
+}
