@@ -715,6 +715,12 @@ mod tests {
         Waker::from(wakes.clone())
     }
 
+    /// Polls `a`, then `b`, each of which must queue behind the lane's holder.
+    fn queue_both(a: &mut Acquire<'_>, b: &mut Acquire<'_>, cx: &mut Context<'_>) {
+        assert!(Pin::new(a).poll(cx).is_pending());
+        assert!(Pin::new(b).poll(cx).is_pending());
+    }
+
     #[test]
     fn waiters_get_the_lane_in_the_order_they_came_and_a_holder_asking_again_queues() {
         let lane = Lane::new();
@@ -722,10 +728,8 @@ mod tests {
         let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
         let waker = waker_counting(&wakes);
         let mut cx = Context::from_waker(&waker);
-        let mut a = lane.acquire();
-        let mut b = lane.acquire();
-        assert!(Pin::new(&mut a).poll(&mut cx).is_pending());
-        assert!(Pin::new(&mut b).poll(&mut cx).is_pending());
+        let (mut a, mut b) = (lane.acquire(), lane.acquire());
+        queue_both(&mut a, &mut b, &mut cx);
         drop(first);
         // Handed to `a`: a newcomer, and `b`, find it held.
         assert!(
@@ -755,10 +759,8 @@ mod tests {
         let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
         let waker = waker_counting(&wakes);
         let mut cx = Context::from_waker(&waker);
-        let mut a = lane.acquire();
-        let mut b = lane.acquire();
-        assert!(Pin::new(&mut a).poll(&mut cx).is_pending());
-        assert!(Pin::new(&mut b).poll(&mut cx).is_pending());
+        let (mut a, mut b) = (lane.acquire(), lane.acquire());
+        queue_both(&mut a, &mut b, &mut cx);
         drop(first); // handed to `a`
         drop(a); // which never takes it
         assert!(Pin::new(&mut b).poll(&mut cx).is_ready(), "lost with `a`");
