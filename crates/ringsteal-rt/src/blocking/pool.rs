@@ -225,7 +225,7 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
 /// a hand-off by `num_notify`.
 fn wait_for_work(pool: &BlockingPool, st: &mut parking_lot::MutexGuard<'_, State>) -> bool {
     st.idle += 1;
-    let deadline = Instant::now() + pool.keep_alive;
+    let deadline = crate::util::deadline_after(pool.keep_alive);
     loop {
         let timed_out = pool.work.wait_until(st, deadline).timed_out();
         if st.num_notify > 0 {

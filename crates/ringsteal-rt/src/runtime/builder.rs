@@ -92,7 +92,8 @@ impl Builder {
         self
     }
 
-    /// Name prefix of shard threads (`{name}-{index}`) and blocking threads.
+    /// Name prefix of shard threads (`{name}-{index}`) and blocking threads. A name with a
+    /// NUL byte makes [`build`](Self::build) fail (`BuildError::Config`).
     pub fn thread_name(mut self, name: impl Into<String>) -> Self {
         self.config.thread_name = name.into();
         self
@@ -136,14 +137,16 @@ impl Builder {
         self
     }
 
-    /// How long an idle blocking thread waits for work before exiting (default 10 s).
+    /// How long an idle blocking thread waits for work before exiting (default 10 s);
+    /// `Duration::MAX` keeps idle threads for good.
     pub fn blocking_keep_alive(mut self, d: Duration) -> Self {
         self.config.blocking_keep_alive = d;
         self
     }
 
     /// How long dropping the runtime waits for in-flight I/O to complete after cancelling it
-    /// (default 30 s). Memory of I/O that has not completed by then is leaked, never freed.
+    /// (default 30 s; `Duration::MAX`: as long as it takes). Memory of I/O that has not
+    /// completed by then is leaked, never freed.
     pub fn shutdown_timeout(mut self, d: Duration) -> Self {
         self.config.shutdown_timeout = d;
         self
@@ -269,6 +272,12 @@ impl Builder {
             return Err(BuildError::Config(format!(
                 "shards must be between 1 and 4096, got {}",
                 config.shards
+            )));
+        }
+        if config.thread_name.contains('\0') {
+            return Err(BuildError::Config(format!(
+                "thread_name must not contain a NUL byte, got {:?}",
+                config.thread_name
             )));
         }
         if config.ring_entries == 0 || config.ring_entries > 32768 {

@@ -16,7 +16,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::driver::RingMode;
 use crate::features::KernelFeatures;
@@ -153,7 +153,7 @@ impl Runtime {
         let Some(shard0) = self.shard0.take() else {
             return;
         };
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::util::deadline_after(timeout);
         self.shared.begin_shutdown(timeout);
         {
             let _guard = ShardGuard::enter(&shard0);

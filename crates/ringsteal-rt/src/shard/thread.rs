@@ -3,7 +3,6 @@
 
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crossbeam_deque::Worker;
 
@@ -95,7 +94,7 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             }
             restarts += 1;
         }
-        let deadline = Instant::now() + shared.shutdown_timeout();
+        let deadline = crate::util::deadline_after(shared.shutdown_timeout());
         shard.shutdown(deadline);
     }
     sched::return_credits(&shard);

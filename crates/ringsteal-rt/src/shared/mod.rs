@@ -97,7 +97,7 @@ impl Shared {
             rr: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             swept: AtomicBool::new(false),
-            shutdown_timeout_ns: AtomicU64::new(config.shutdown_timeout.as_nanos() as u64),
+            shutdown_timeout_ns: AtomicU64::new(saturating_nanos(config.shutdown_timeout)),
             ring_setups: Mutex::new(vec![None; n]),
             config,
         }
@@ -133,7 +133,7 @@ impl Shared {
     /// `shard/wake.rs`, `Shared::begin_shutdown`).
     pub(crate) fn mark_shutdown(&self, timeout: Duration) {
         self.shutdown_timeout_ns
-            .store(timeout.as_nanos() as u64, Relaxed);
+            .store(saturating_nanos(timeout), Relaxed);
         self.shutdown.store(true, SeqCst);
     }
 
@@ -181,4 +181,9 @@ impl Shared {
             self.shards[shard].release_cmds();
         }
     }
+}
+
+/// `d` in nanoseconds, `u64::MAX` (about 584 years: no limit) if longer.
+fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -4,6 +4,7 @@ pub(crate) mod affinity;
 pub(crate) mod block_cache;
 mod cache_padded;
 mod contain;
+mod deadline;
 mod queue;
 mod rand;
 pub(crate) mod sigmask;
@@ -11,5 +12,6 @@ pub(crate) mod wake_later;
 
 pub(crate) use cache_padded::CachePadded;
 pub(crate) use contain::contain_panic;
+pub(crate) use deadline::deadline_after;
 pub(crate) use queue::{drain_queue, retry_steal};
 pub(crate) use rand::{mix64, FastRand};

@@ -1,0 +1,80 @@
+//! Builder settings at the edges of what they accept: "no limit" durations
+//! (`Duration::MAX`), which must not overflow a deadline anywhere (the runtime's drop, a
+//! shard's shutdown, an idle blocking thread's wait), and a thread name the OS cannot take.
+
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringsteal_rt::{BuildError, Placement, Runtime};
+
+#[test]
+fn a_thread_name_with_a_nul_byte_is_a_build_error() {
+    for shards in [1, 2] {
+        let err = Runtime::builder()
+            .shards(shards)
+            .thread_name("bad\0name")
+            .build()
+            .err()
+            .expect("refused");
+        assert!(matches!(err, BuildError::Config(_)), "{err}");
+        assert!(err.to_string().contains("NUL"), "{err}");
+    }
+}
+
+#[test]
+fn an_unlimited_shutdown_timeout_shuts_every_shard_down() {
+    struct SetOnDrop(Arc<AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, SeqCst);
+        }
+    }
+    let rt = Runtime::builder()
+        .shards(2)
+        .shutdown_timeout(Duration::MAX)
+        .build()
+        .unwrap();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = SetOnDrop(dropped.clone());
+    let pinned = rt.handle().spawn_with(Placement::Pinned(1), async move {
+        let _flag = flag;
+        std::future::pending::<()>().await
+    });
+    // Once this has run on shard 1, so has the pinned task's first poll (FIFO there).
+    rt.block_on(rt.handle().spawn_with(Placement::Pinned(1), async {}))
+        .unwrap();
+    drop(rt);
+    assert!(
+        dropped.load(SeqCst),
+        "the pinned task was not dropped by the shutdown"
+    );
+    assert!(pinned.is_finished());
+}
+
+#[test]
+fn an_unlimited_blocking_keep_alive_keeps_idle_threads_serving() {
+    let rt = Runtime::builder()
+        .shards(1)
+        .max_blocking_threads(1)
+        .blocking_keep_alive(Duration::MAX)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // The one pool thread goes idle between closures, with a deadline of "never".
+        for i in 0..20 {
+            let got = ringsteal_rt::time::timeout(
+                Duration::from_secs(20),
+                ringsteal_rt::spawn_blocking(move || i),
+            )
+            .await
+            .expect("a blocking closure never ran")
+            .unwrap();
+            assert_eq!(got, i);
+            for _ in 0..i {
+                ringsteal_rt::yield_now().await;
+            }
+        }
+    });
+    drop(rt);
+}
