@@ -147,6 +147,41 @@ fn advance_fires_what_is_due_and_runs_the_woken_tasks_before_returning() {
 }
 
 #[test]
+fn advance_runs_every_woken_task_even_more_than_a_tick_polls() {
+    each_paused("advance with 200 timers", |rt| {
+        rt.block_on(async {
+            const TASKS: u32 = 200; // a tick polls at most 61
+            let (registered, fired) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+            let mut tasks = Vec::new();
+            for _ in 0..TASKS {
+                let (registered, fired) = (registered.clone(), fired.clone());
+                tasks.push(ringsteal_rt::spawn(async move {
+                    let timer = sleep(Duration::from_secs(1));
+                    registered.fetch_add(1, SeqCst);
+                    timer.await;
+                    fired.fetch_add(1, SeqCst);
+                }));
+            }
+            while registered.load(SeqCst) < TASKS {
+                ringsteal_rt::yield_now().await;
+            }
+            // The last ones have created their timers; one more turn and all are armed.
+            ringsteal_rt::yield_now().await;
+            assert_eq!(fired.load(SeqCst), 0);
+            time::advance(Duration::from_secs(1)).await;
+            assert_eq!(
+                fired.load(SeqCst),
+                TASKS,
+                "advance returned before every woken task ran"
+            );
+            for t in tasks {
+                t.await.unwrap();
+            }
+        });
+    });
+}
+
+#[test]
 fn the_paused_clock_stands_still_without_timers_and_for_every_thread_of_the_runtime() {
     each_paused("still", |rt| {
         rt.block_on(async {

@@ -135,25 +135,34 @@ pub async fn advance(duration: Duration) {
 pub async fn try_advance(duration: Duration) -> Result<(), ClockError> {
     let shared = current_runtime()?;
     let now = shared.clock.advance(duration)?;
-    let fired_here = context::with_shard_of(Arc::as_ptr(&shared), |cur| {
-        let Some(shard) = cur else { return false };
+    let fired_on = context::with_shard_of(Arc::as_ptr(&shared), |cur| {
+        let shard = cur?;
         let mut wakers = Vec::new();
-        let Ok(mut wheel) = shard.wheel.try_borrow_mut() else {
-            return false;
-        };
+        let mut wheel = shard.wheel.try_borrow_mut().ok()?;
         wheel.fire(now, &mut wakers, shard.counters());
         drop(wheel);
-        // Each woken task goes to the back of the run queue, ahead of this one (below).
+        // Each woken task goes to the back of this shard's run queue, in order.
         for w in wakers {
             contain_panic(|| w.wake());
         }
-        true
+        Some(shard.index)
     });
-    if !fired_here {
-        // Awaited off the shard (or inside a wheel operation): the shard fires them at its
-        // next tick; make sure it has one.
-        shared.notify(0);
+    match fired_on {
+        Some(shard) => {
+            // A task queued behind the woken ones runs once all of them have (the run queue
+            // is FIFO), however many ticks that takes: a tick polls at most 61 tasks, so a
+            // yield alone would return early when more timers fire.
+            let placement = crate::Placement::Pinned(shard);
+            if let Ok(behind) = crate::runtime::spawn::spawn_with(&shared, placement, async {}) {
+                let _ = behind.await;
+            }
+        }
+        None => {
+            // Awaited off the shard (or inside a wheel operation): the shard fires them at
+            // its next tick; make sure it has one.
+            shared.notify(0);
+            crate::yield_now().await;
+        }
     }
-    crate::yield_now().await;
     Ok(())
 }
