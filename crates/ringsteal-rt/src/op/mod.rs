@@ -51,7 +51,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ringsteal_uring::abi::{
-    __kernel_timespec, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+    __kernel_timespec, IORING_OP_SENDMSG_ZC, IORING_OP_SEND_ZC, IOSQE_ASYNC,
+    IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 use ringsteal_uring::{io_uring_sqe, opcode};
 
@@ -360,6 +361,11 @@ impl<T: Operation> Op<T> {
             // SAFETY: the header is live (we hold a reference).
             let h = unsafe { header.as_ref() };
             h.set_expected(n as u32);
+            for (i, sqe) in sqes[..n].iter().enumerate() {
+                if matches!(sqe.opcode, IORING_OP_SEND_ZC | IORING_OP_SENDMSG_ZC) {
+                    h.set_notifies(i);
+                }
+            }
             // SAFETY: the cell is not shared yet (its SQEs are pushed below).
             unsafe { h.register_unshared(cx.waker()) };
             // SAFETY: every pointer in the SQEs points into the cell, which lives until the

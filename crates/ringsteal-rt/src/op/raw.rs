@@ -46,6 +46,13 @@ pub(crate) const TIMEOUT_SLOT: usize = 1;
 const SHAPE_SQES: u8 = 0b11;
 /// In `OpHeader::shape`: SQE [`TIMEOUT_SLOT`] is a link timeout.
 const SHAPE_LINK_TIMEOUT: u8 = 0b100;
+/// In `OpHeader::shape`: bit `SHAPE_NOTIFIES_SHIFT + i` is set if SQE `i` is a zero-copy
+/// send, which posts its result with `IORING_CQE_F_MORE` and then a notification.
+const SHAPE_NOTIFIES_SHIFT: u8 = 3;
+const _: () = assert!(
+    SHAPE_NOTIFIES_SHIFT as usize + MAX_SQES <= 8,
+    "fits the byte"
+);
 
 /// The type-independent part of an op cell (first field of [`OpCell`]).
 #[repr(C, align(8))]
@@ -374,22 +381,39 @@ impl OpHeader {
             .store(shape | (sqes as u8 & SHAPE_SQES), Ordering::Relaxed);
     }
 
+    /// Before submission: SQE `sqe` is a zero-copy send (see [`first_cancellable_sqe`]).
+    /// The cell is not shared yet.
+    ///
+    /// [`first_cancellable_sqe`]: Self::first_cancellable_sqe
+    pub(crate) fn set_notifies(&self, sqe: usize) {
+        let shape = self.shape.load(Ordering::Relaxed);
+        self.shape.store(
+            shape | 1 << (SHAPE_NOTIFIES_SHIFT as usize + sqe),
+            Ordering::Relaxed,
+        );
+    }
+
     /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
     /// out) that a cancel can still reach: its last CQE has not been reaped yet, and it is
     /// not a zero-copy send that owes only its notification. That one posted its result
     /// already (a CQE with `IORING_CQE_F_MORE`, kept by `record_more`): the request is over,
-    /// a cancel would find nothing (`-ENOENT`), and the notification comes on its own.
-    /// (A stream's deliveries never reach `record_more`, so its request stays reachable.)
+    /// a cancel would find nothing (`-ENOENT`), and the notification comes on its own. Any
+    /// other request that posted a CQE with `F_MORE` (a multishot request of the user's own
+    /// `Operation`) is still armed, and reachable.
     pub(crate) fn first_cancellable_sqe(&self) -> Option<usize> {
         let done = self.done.load(Ordering::Relaxed);
         let timeout = self.has_link_timeout();
-        let sqes = self.shape.load(Ordering::Relaxed) & SHAPE_SQES;
+        let shape = self.shape.load(Ordering::Relaxed);
         // SAFETY: driver side, the only writer of the slots; nothing else reads them
         // before every SQE is done.
         let results = unsafe { &*self.results.get() };
-        (0..usize::from(sqes))
+        let owes_only_its_notification = |i: usize| {
+            shape & 1 << (SHAPE_NOTIFIES_SHIFT as usize + i) != 0
+                && results[i].1 & IORING_CQE_F_MORE != 0
+        };
+        (0..usize::from(shape & SHAPE_SQES))
             .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
-            .find(|&i| done & (1 << i) == 0 && results[i].1 & IORING_CQE_F_MORE == 0)
+            .find(|&i| done & (1 << i) == 0 && !owes_only_its_notification(i))
     }
 
     /// Driver side: records that SQE `index`'s last CQE was reaped.
