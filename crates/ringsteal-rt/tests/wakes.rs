@@ -129,6 +129,28 @@ fn runtime_handle_current_works_inside_spawn_blocking() {
 }
 
 #[test]
+fn enter_guards_dropped_out_of_order_leave_no_runtime_current() {
+    with_every_runtime("enter out of order", 2, |config, rt| {
+        let other = config.runtime(3);
+        let (h2, h3) = (rt.handle(), other.handle());
+        std::thread::spawn(move || {
+            let outer = h2.enter();
+            let inner = h3.enter();
+            drop(outer); // out of order: the inner runtime stays current
+            assert_eq!(RuntimeHandle::current().shards(), 3);
+            drop(inner);
+            assert!(
+                RuntimeHandle::try_current().is_none(),
+                "a runtime stayed current after all its guards were dropped"
+            );
+        })
+        .join()
+        .unwrap();
+        drop(other);
+    });
+}
+
+#[test]
 fn entering_a_handle_makes_its_runtime_current_on_a_plain_thread() {
     with_every_runtime("enter", 2, |config, rt| {
         let other = config.runtime(3);

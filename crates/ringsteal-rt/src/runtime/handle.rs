@@ -63,7 +63,9 @@ impl RuntimeHandle {
     }
 
     /// Makes this runtime the current one on this thread until the guard drops, so that
-    /// [`current`](Self::current) and the free `spawn` functions work here.
+    /// [`current`](Self::current) and the free `spawn` functions work here. Guards nest (the
+    /// innermost runtime entered is current); one dropped out of order takes only its own
+    /// runtime off the thread. The guard stays on its thread (it is not `Send`).
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _inner: ContextGuard::new(self.shared.clone()),

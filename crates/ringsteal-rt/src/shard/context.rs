@@ -12,7 +12,15 @@ use crate::shared::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const Shard> = const { Cell::new(std::ptr::null()) };
-    static ENTERED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    /// The runtimes entered on this thread, innermost last, each with its guard's number.
+    static ENTERED: RefCell<Vec<(u64, Arc<Shared>)>> = const { RefCell::new(Vec::new()) };
+    /// The number of the next `EnterGuard` made on this thread.
+    static NEXT_GUARD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The innermost runtime entered on this thread.
+fn entered() -> Option<Arc<Shared>> {
+    ENTERED.with(|e| e.borrow().last().map(|(_, shared)| shared.clone()))
 }
 
 /// Runs `f` with the shard this thread runs, if any.
@@ -39,8 +47,7 @@ pub(crate) fn with_current_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) 
     if let Some(shard) = unsafe { ptr.as_ref() } {
         return f(Some(&shard.shared));
     }
-    let entered = ENTERED.with(|e| e.borrow().clone());
-    f(entered.as_ref())
+    f(entered().as_ref())
 }
 
 /// Now on the clock of the current thread's runtime (paused time while a test has paused
@@ -52,11 +59,7 @@ pub(crate) fn clock_now() -> std::time::Instant {
     if let Some(shard) = unsafe { ptr.as_ref() } {
         return shard.shared.clock.now();
     }
-    ENTERED.with(|e| {
-        e.borrow()
-            .as_ref()
-            .map_or_else(std::time::Instant::now, |shared| shared.clock.now())
-    })
+    entered().map_or_else(std::time::Instant::now, |shared| shared.clock.now())
 }
 
 /// Marks this thread as running `shard` until dropped.
@@ -84,24 +87,39 @@ pub(crate) fn on_shard() -> bool {
 
 /// The runtime of the current thread: its shard's, or the one entered.
 pub(crate) fn current_shared() -> Option<Arc<Shared>> {
-    with_shard(|s| s.map(|s| s.shared.clone())).or_else(|| ENTERED.with(|e| e.borrow().clone()))
+    with_shard(|s| s.map(|s| s.shared.clone())).or_else(entered)
 }
 
 /// Makes `shared` the current runtime of this (non-shard) thread until the guard drops.
+/// Guards nest; one dropped out of order takes only its own runtime off the thread (the
+/// innermost one still entered stays current), so no runtime stays current after all its
+/// guards are gone.
 pub(crate) struct EnterGuard {
-    prev: Option<Arc<Shared>>,
+    id: u64,
+    /// Dropped on the thread that entered (the stack is that thread's).
+    _this_thread: std::marker::PhantomData<*const ()>,
 }
 
 impl EnterGuard {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        let prev = ENTERED.with(|e| e.replace(Some(shared)));
-        Self { prev }
+        let id = NEXT_GUARD.with(|n| n.replace(n.get().wrapping_add(1)));
+        ENTERED.with(|e| e.borrow_mut().push((id, shared)));
+        Self {
+            id,
+            _this_thread: std::marker::PhantomData,
+        }
     }
 }
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        let prev = self.prev.take();
-        ENTERED.with(|e| *e.borrow_mut() = prev);
+        // Taken out before it is dropped: a runtime's last reference may go with it, and
+        // its drop must not find the stack borrowed.
+        let gone = ENTERED.with(|e| {
+            let mut stack = e.borrow_mut();
+            let at = stack.iter().rposition(|(id, _)| *id == self.id)?;
+            Some(stack.remove(at))
+        });
+        drop(gone);
     }
 }
