@@ -25,12 +25,18 @@ const LINGER: Duration = Duration::from_secs(1);
 /// Chunk size for sending a file body.
 const FILE_CHUNK: usize = 64 * 1024;
 
+/// Responses to pipelined requests are gathered into one write, up to this many bytes: a
+/// client that pipelines many requests for large responses and does not read would
+/// otherwise make the server hold all of them at once (the writes wait for the client).
+const GATHER_LIMIT: usize = 64 * 1024;
+
 /// Serves HTTP/1.1 on `stream` until the client closes it, either side says
 /// `Connection: close`, a request is refused, or `stop` is cancelled; returns how many
 /// requests were answered.
 ///
 /// * **Keep-alive and pipelining.** Requests are answered in order; all those that arrived
-///   together are answered with one write.
+///   together are answered with one write (every 64 KiB of responses, so a client that
+///   pipelines and does not read holds up the server's memory by that much at most).
 /// * **Bodies.** A request's body (`Content-Length`) is read and discarded, so the next
 ///   request is found where it starts; handlers see only the head. A `Transfer-Encoding`
 ///   is answered with 501 and the connection closed.
@@ -134,6 +140,9 @@ where
                 close(&mut stream).await;
                 return Ok(answered);
             }
+            if out.len() >= GATHER_LIMIT {
+                send(&mut stream, &mut out).await?;
+            }
         }
         // One write for everything answered since the last read.
         send(&mut stream, &mut out).await?;
@@ -234,4 +243,51 @@ async fn close<S: AsyncReadOwned + AsyncWriteOwned>(stream: &mut S) {
         }
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+    use crate::http::Request;
+
+    /// Bytes waiting to be read on `fd` (`FIONREAD`).
+    fn waiting(fd: &impl AsRawFd) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int.
+        assert_eq!(
+            unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) },
+            0
+        );
+        n as usize
+    }
+
+    #[test]
+    fn a_large_response_to_a_pipelined_request_goes_out_before_the_next_is_answered() {
+        const BODY: usize = 64 * 1024;
+        let rt = ringsteal::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async {
+            let (server_end, client) = std::os::unix::net::UnixStream::pair().unwrap();
+            let stream = ringsteal::net::UnixStream::from_std(server_end).unwrap();
+            let seen_by_client = std::cell::RefCell::new(Vec::new());
+            let handler = |_req: Request| {
+                // What the client could read when this request is answered.
+                seen_by_client.borrow_mut().push(waiting(&client));
+                std::future::ready(Response::text(200, "x".repeat(BODY)))
+            };
+            // Two pipelined requests, in one write; the client reads nothing meanwhile.
+            let two = "GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_string()
+                + "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+            std::io::Write::write_all(&mut &client, two.as_bytes()).unwrap();
+            let answered = serve(stream, &handler, None).await.unwrap();
+            assert_eq!(answered, 2);
+            let seen = seen_by_client.into_inner();
+            assert_eq!(seen[0], 0);
+            assert!(
+                seen[1] > BODY,
+                "the first response was held back while the next request was answered: {seen:?}"
+            );
+        });
+    }
 }
