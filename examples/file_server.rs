@@ -91,8 +91,9 @@ async fn respond(root: &Path, req: Request) -> Response {
     };
     if meta.is_dir() {
         if !req.path().ends_with('/') {
-            // So that relative links inside the directory's page resolve under it.
-            let location = format!("{}/", req.path());
+            // So that relative links inside the directory's page resolve under it. One
+            // leading slash only: `//sub/` would be a link to the host `sub`.
+            let location = format!("/{}/", req.path().trim_start_matches('/'));
             return Response::error(301).with_header("Location", location);
         }
         return match open_regular(&real.join("index.html")).await {

@@ -348,6 +348,9 @@ fn file_server_serves_exact_lengths_and_nothing_outside_its_directory() {
     }
     let (head, _) = conn.get("/sub");
     assert_eq!((head.status, head.header("location")), (301, Some("/sub/")));
+    // Not `//sub/`, which a browser reads as a link to the host `sub`.
+    let (head, _) = conn.get("//sub");
+    assert_eq!((head.status, head.header("location")), (301, Some("/sub/")));
     assert_eq!(conn.get("/sub/").1, b"<p>sub</p>");
     let (head, body) = conn.get("/");
     assert_eq!(head.status, 200);
