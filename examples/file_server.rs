@@ -34,6 +34,10 @@ use ringsteal::fs::{self, File};
 use ringsteal_examples::cli;
 use ringsteal_examples::http::{self, Body, Request, Response};
 
+/// A client silent this long (between requests, or in the middle of one) is closed, so
+/// idle or trickling connections cannot hold every descriptor.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
 const USAGE: &str = "file_server [ADDR] [DIR]    (defaults: 127.0.0.1:8080 and the current directory; port 0 picks a free one)";
 
 #[ringsteal::main]
@@ -63,7 +67,7 @@ async fn main() {
                         let root = root.clone();
                         async move { respond(&root, req).await }
                     };
-                    let _ = http::serve(stream, &handler, None).await;
+                    let _ = http::serve_with_idle_limit(stream, &handler, None, IDLE).await;
                 }));
             }
             Err(e) => cli::accept_failed(e).await,

@@ -3,7 +3,8 @@
 //!
 //! Shows a real protocol on ringsteal: `ringsteal_examples::http::serve` reads requests
 //! (pipelined ones too), answers each, and keeps the connection open; a malformed request
-//! gets 400, a head over 8 KiB 431, and the connection is closed.
+//! gets 400, a head over 8 KiB 431, and the connection is closed, as is one whose client
+//! sends nothing for 30 s (`serve_with_idle_limit`).
 //!
 //! The accept loop is `listener.incoming()`: one multishot accept request takes every
 //! connection. Each connection is a task spawned with a plain `ringsteal::spawn`, and a spawn
@@ -28,6 +29,10 @@ use std::future::{ready, Ready};
 use ringsteal_examples::cli;
 use ringsteal_examples::http::{self, Request, Response};
 
+/// A client silent this long (between requests, or in the middle of one) is closed, so
+/// idle or trickling connections cannot hold every descriptor.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
 const USAGE: &str =
     "http_server [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
 
@@ -42,7 +47,7 @@ async fn main() {
             Ok(stream) => drop(ringsteal::spawn(async move {
                 let _ = stream.set_nodelay(true);
                 // A connection that fails (reset by the client, say) just ends.
-                let _ = http::serve(stream, &route, None).await;
+                let _ = http::serve_with_idle_limit(stream, &route, None, IDLE).await;
             })),
             // Out of descriptors, say: the stream itself waits before it retries.
             Err(e) => eprintln!("accept failed: {e}"),

@@ -7,8 +7,9 @@
 //!   threads, raw io_uring), the per-read step [`app::Requests`], which does what
 //!   `ringsteal_examples::http::serve` does with each read;
 //! - [`server`]: the ringsteal server, `examples/http_server`'s accept loop as it is
-//!   (`incoming()`, a plain `ringsteal::spawn` per connection, `http::serve`), optionally
-//!   reading through a receive stream ([`recv_stream_io`]).
+//!   (`incoming()`, a plain `ringsteal::spawn` per connection), serving with `http::serve`,
+//!   that is without the example's 30 s idle limit (no other server compared has one), and
+//!   optionally reading through a receive stream ([`recv_stream_io`]).
 
 pub mod app;
 pub mod recv_stream_io;

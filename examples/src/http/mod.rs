@@ -19,4 +19,4 @@ mod server;
 pub use client::{parse_response_head, Client, ResponseHead};
 pub use request::{parse_request, ParseError, Request, Version, MAX_HEAD};
 pub use response::{reason, write_head, Body, Response};
-pub use server::serve;
+pub use server::{serve, serve_with_idle_limit};

@@ -80,9 +80,59 @@ const GATHER_LIMIT: usize = 64 * 1024;
 /// .unwrap();
 /// ```
 pub async fn serve<S, H, F>(
+    stream: S,
+    handler: &H,
+    stop: Option<&CancellationToken>,
+) -> io::Result<u64>
+where
+    S: AsyncReadOwned + AsyncWriteOwned,
+    H: Fn(super::Request) -> F,
+    F: Future<Output = Response>,
+{
+    serve_limited(stream, handler, stop, None).await
+}
+
+/// As [`serve`], and a connection whose client sends nothing for `idle` (between requests,
+/// or in the middle of one: a client that opens connections and sends a head byte by byte
+/// to hold them, say) is closed. What a server facing the internet wants; the benchmarks
+/// use [`serve`], as the servers they compare it with have no such limit either.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringsteal_examples::http::{self, Response};
+///
+/// let rt = ringsteal::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+/// rt.block_on(async {
+///     let (server_end, client) = ringsteal::net::UnixStream::pair()?;
+///     let hello = |_req| async { Response::text(200, "hello\n") };
+///     // Half a request, then silence: closed once the limit passes (on a paused clock, at
+///     // once).
+///     client.write_all(b"GET / HT".to_vec()).await.0?;
+///     let answered = http::serve_with_idle_limit(server_end, &hello, None, Duration::from_secs(30)).await?;
+///     assert_eq!(answered, 0);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub async fn serve_with_idle_limit<S, H, F>(
+    stream: S,
+    handler: &H,
+    stop: Option<&CancellationToken>,
+    idle: Duration,
+) -> io::Result<u64>
+where
+    S: AsyncReadOwned + AsyncWriteOwned,
+    H: Fn(super::Request) -> F,
+    F: Future<Output = Response>,
+{
+    serve_limited(stream, handler, stop, Some(idle)).await
+}
+
+async fn serve_limited<S, H, F>(
     mut stream: S,
     handler: &H,
     stop: Option<&CancellationToken>,
+    idle: Option<Duration>,
 ) -> io::Result<u64>
 where
     S: AsyncReadOwned + AsyncWriteOwned,
@@ -151,18 +201,23 @@ where
         let between_requests = inbuf.is_empty() && body_left == 0;
         let len = inbuf.len();
         let spare = inbuf.slice(len..);
-        let (res, buf) = match stop {
-            // Between requests, a stop closes the connection at once: nothing is lost.
-            Some(stop) if between_requests => {
-                match stop.run_until_cancelled(stream.read(spare)).await {
-                    Some(read) => read,
-                    None => {
-                        let _ = stream.shutdown().await;
-                        return Ok(answered);
-                    }
+        let read = async {
+            match stop {
+                // Between requests, a stop closes the connection at once: nothing is lost.
+                Some(stop) if between_requests => {
+                    stop.run_until_cancelled(stream.read(spare)).await
                 }
+                _ => Some(stream.read(spare).await),
             }
-            _ => stream.read(spare).await,
+        };
+        let read = match idle {
+            // Silent for too long: closed, with whatever partial request it sent.
+            Some(idle) => ringsteal::time::timeout(idle, read).await.unwrap_or(None),
+            None => read.await,
+        };
+        let Some((res, buf)) = read else {
+            let _ = stream.shutdown().await;
+            return Ok(answered);
         };
         inbuf = buf.into_inner();
         if res? == 0 {
