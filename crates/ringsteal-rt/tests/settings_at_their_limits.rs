@@ -11,12 +11,13 @@ use ringsteal_rt::{BuildError, Placement, Runtime};
 #[test]
 fn a_thread_name_with_a_nul_byte_is_a_build_error() {
     for shards in [1, 2] {
-        let err = Runtime::builder()
+        let Err(err) = Runtime::builder()
             .shards(shards)
             .thread_name("bad\0name")
             .build()
-            .err()
-            .expect("refused");
+        else {
+            panic!("a thread name with a NUL byte was accepted");
+        };
         assert!(matches!(err, BuildError::Config(_)), "{err}");
         assert!(err.to_string().contains("NUL"), "{err}");
     }

@@ -311,10 +311,8 @@ mod tests {
     fn waiting(fd: &impl AsRawFd) -> usize {
         let mut n: libc::c_int = 0;
         // SAFETY: FIONREAD writes one int.
-        assert_eq!(
-            unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) },
-            0
-        );
+        let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+        assert_eq!(r, 0);
         n as usize
     }
 
