@@ -110,7 +110,7 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
-    let f: ItemFn = match syn::parse(item.clone()) {
+    let f: ItemFn = match syn::parse::Parser::parse(parse_fn_keeping_body, item.clone()) {
         Ok(f) => f,
         Err(e) => {
             // Not a function: the error, and the item as it was.
@@ -148,4 +148,30 @@ fn with_error(e: syn::Error, f: &ItemFn) -> TokenStream {
         #vis fn #name() #output { ::core::unreachable!() }
     }
     .into()
+}
+
+/// An `fn` item whose body is kept as tokens, not parsed: a syntax error inside the body is
+/// then the compiler's to report, where it is, and the attribute still applies to the
+/// function (parsing the body here turned a typo into "goes on an `async fn`, not on this
+/// item" beside the real error).
+fn parse_fn_keeping_body(input: syn::parse::ParseStream<'_>) -> syn::Result<ItemFn> {
+    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let vis: syn::Visibility = input.parse()?;
+    let sig: syn::Signature = input.parse()?;
+    let body: proc_macro2::Group = input.parse()?;
+    if body.delimiter() != proc_macro2::Delimiter::Brace {
+        return Err(syn::Error::new(body.span(), "expected the function's body"));
+    }
+    let block = syn::Block {
+        brace_token: syn::token::Brace {
+            span: body.delim_span(),
+        },
+        stmts: vec![syn::Stmt::Expr(syn::Expr::Verbatim(body.stream()), None)],
+    };
+    Ok(ItemFn {
+        attrs,
+        vis,
+        sig,
+        block: Box::new(block),
+    })
 }
