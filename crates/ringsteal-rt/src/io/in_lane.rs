@@ -140,6 +140,8 @@ fn keep_readv<B: IoVecBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) 
 // this wrapper (so inside the op cell) until the runtime is done with it.
 unsafe impl<T: Operation> Operation for InLane<T> {
     type Output = LaneOutput<T::Output>;
+    const TIMED_OUT_RESULT: i32 = T::TIMED_OUT_RESULT;
+    const ZERO_COPY_SEND: bool = T::ZERO_COPY_SEND;
 
     fn prepare(&mut self) -> Sqes {
         self.op.prepare()

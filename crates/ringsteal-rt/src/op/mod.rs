@@ -51,8 +51,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ringsteal_uring::abi::{
-    __kernel_timespec, IORING_OP_SENDMSG_ZC, IORING_OP_SEND_ZC, IOSQE_ASYNC,
-    IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+    __kernel_timespec, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 use ringsteal_uring::{io_uring_sqe, opcode};
 
@@ -158,6 +157,15 @@ pub unsafe trait Operation: Send + 'static {
     /// no request that ran reports: a close, say, since the kernel takes the descriptor
     /// whatever a close that ran answers, `ETIMEDOUT` included.
     const TIMED_OUT_RESULT: i32 = -libc::ETIMEDOUT;
+
+    /// True if the first SQE `prepare` returns may be a zero-copy send (`SEND_ZC`,
+    /// `SENDMSG_ZC`). Its result comes in a CQE with `IORING_CQE_F_MORE`, after which the
+    /// request is over and only its notification is owed: an op dropped then is not
+    /// cancelled (a cancel would find nothing). Left `false` for such a send, a dropped op
+    /// costs some cancels that find nothing (a bounded number) before its notification
+    /// arrives; set `true` for anything else, a dropped multishot request that has posted a
+    /// CQE would stay armed.
+    const ZERO_COPY_SEND: bool = false;
 }
 
 enum State<T> {
@@ -361,10 +369,8 @@ impl<T: Operation> Op<T> {
             // SAFETY: the header is live (we hold a reference).
             let h = unsafe { header.as_ref() };
             h.set_expected(n as u32);
-            for (i, sqe) in sqes[..n].iter().enumerate() {
-                if matches!(sqe.opcode, IORING_OP_SEND_ZC | IORING_OP_SENDMSG_ZC) {
-                    h.set_notifies(i);
-                }
+            if T::ZERO_COPY_SEND {
+                h.set_notifies(0);
             }
             // SAFETY: the cell is not shared yet (its SQEs are pushed below).
             unsafe { h.register_unshared(cx.waker()) };

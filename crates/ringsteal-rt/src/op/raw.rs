@@ -46,8 +46,9 @@ pub(crate) const TIMEOUT_SLOT: usize = 1;
 const SHAPE_SQES: u8 = 0b11;
 /// In `OpHeader::shape`: SQE [`TIMEOUT_SLOT`] is a link timeout.
 const SHAPE_LINK_TIMEOUT: u8 = 0b100;
-/// In `OpHeader::shape`: bit `SHAPE_NOTIFIES_SHIFT + i` is set if SQE `i` is a zero-copy
-/// send, which posts its result with `IORING_CQE_F_MORE` and then a notification.
+/// In `OpHeader::shape`: bit `SHAPE_NOTIFIES_SHIFT + i` is set if SQE `i` may be a
+/// zero-copy send (`Operation::ZERO_COPY_SEND`), which posts its result with
+/// `IORING_CQE_F_MORE` and then a notification.
 const SHAPE_NOTIFIES_SHIFT: u8 = 3;
 const _: () = assert!(
     SHAPE_NOTIFIES_SHIFT as usize + MAX_SQES <= 8,
@@ -381,7 +382,7 @@ impl OpHeader {
             .store(shape | (sqes as u8 & SHAPE_SQES), Ordering::Relaxed);
     }
 
-    /// Before submission: SQE `sqe` is a zero-copy send (see [`first_cancellable_sqe`]).
+    /// Before submission: SQE `sqe` may be a zero-copy send (see [`first_cancellable_sqe`]).
     /// The cell is not shared yet.
     ///
     /// [`first_cancellable_sqe`]: Self::first_cancellable_sqe

@@ -114,6 +114,7 @@ fn submitting_shard_has_zero_copy() -> bool {
 // completes nor frees the op).
 unsafe impl<B: IoBuf> Operation for SendZc<B> {
     type Output = BufResult<usize, B>;
+    const ZERO_COPY_SEND: bool = true;
     fn prepare(&mut self) -> Sqes {
         let (fd, ptr, len) = (
             self.fd.as_raw_fd(),
