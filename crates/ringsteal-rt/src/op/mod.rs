@@ -46,7 +46,6 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -321,13 +320,7 @@ impl<T: Operation> Op<T> {
         };
         // SAFETY: the future's reference keeps the cell alive; `shard` never changes.
         let shard = unsafe { (*cell.as_ptr()).header.shard } as usize;
-        let runtime = self.runtime.as_ref().map(SchedHandle::shared);
-        context::with_shard(|cur| {
-            cur.is_some_and(|s| {
-                s.index != shard
-                    || !runtime.is_some_and(|r| std::ptr::eq(r, Arc::as_ptr(&s.shared)))
-            })
-        })
+        context::runs_shard(shard, self.runtime.as_ref()) == Some(false)
     }
 
     fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {

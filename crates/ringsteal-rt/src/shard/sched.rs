@@ -58,6 +58,11 @@ impl SchedHandle {
         // SAFETY: this handle holds a strong count, so `Shared` is alive.
         unsafe { self.shared.as_ref() }
     }
+
+    /// True if this is a handle of the runtime `shared`.
+    pub(crate) fn is_of(&self, shared: &Arc<Shared>) -> bool {
+        std::ptr::eq(self.shared(), Arc::as_ptr(shared))
+    }
 }
 
 impl Drop for SchedHandle {

@@ -133,7 +133,7 @@ impl<S: Source> Multishot<S> {
         let same_runtime = self
             .runtime
             .as_ref()
-            .is_some_and(|r| std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&shard.shared)));
+            .is_some_and(|r| r.is_of(&shard.shared));
         if !same_runtime {
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
         }

@@ -159,16 +159,7 @@ impl PollEvents {
     /// Whether the poll is armed on the calling shard's ring (of the same runtime); `None`
     /// if nothing is armed or the caller is no shard.
     fn armed_here(&self) -> Option<bool> {
-        let armed_on = self.armed.armed_shard()?;
-        let runtime = self.armed.runtime();
-        context::with_shard(|shard| {
-            shard.map(|s| {
-                s.index == armed_on
-                    && runtime.is_some_and(|r| {
-                        std::ptr::eq(r.shared(), std::sync::Arc::as_ptr(&s.shared))
-                    })
-            })
-        })
+        context::runs_shard(self.armed.armed_shard()?, self.armed.runtime())
     }
 
     /// Requests submitted so far (the first arming and every re-arm).
