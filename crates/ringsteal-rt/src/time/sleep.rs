@@ -210,5 +210,5 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 /// About 30 years from now: "never", for durations too large to add.
 pub(crate) fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(86400 * 365 * 30)
+    Instant::now() + crate::util::NEVER
 }

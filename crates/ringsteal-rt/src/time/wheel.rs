@@ -120,7 +120,7 @@ impl Wheel {
         let d = Duration::from_micros(tick);
         self.origin
             .checked_add(d)
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(86400 * 365 * 30))
+            .unwrap_or_else(|| crate::util::deadline_after(d))
     }
 
     /// Registers `waker` for `deadline` (a tick). `Err(Expired)` if the wheel is already past

@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-/// About 30 years: as good as never for a deadline, and always addable.
-const NEVER: Duration = Duration::from_secs(86400 * 365 * 30);
+/// About 30 years: as good as never for a deadline, and always addable (the real clock's
+/// deadlines here, the runtime clock's "never" in `time::sleep`).
+pub(crate) const NEVER: Duration = Duration::from_secs(86400 * 365 * 30);
 
 /// `Instant::now() + d`, or about 30 years from now if `d` is longer: never overflows.
 pub(crate) fn deadline_after(d: Duration) -> Instant {

@@ -12,6 +12,6 @@ pub(crate) mod wake_later;
 
 pub(crate) use cache_padded::CachePadded;
 pub(crate) use contain::contain_panic;
-pub(crate) use deadline::deadline_after;
+pub(crate) use deadline::{deadline_after, NEVER};
 pub(crate) use queue::{drain_queue, retry_steal};
 pub(crate) use rand::{mix64, FastRand};
