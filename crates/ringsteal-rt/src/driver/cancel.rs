@@ -6,7 +6,9 @@
 //! flight: once it has completed, a cancel aimed at it finds nothing (`-ENOENT`) while the
 //! next request runs on, holding the op's descriptors and buffer (a write into a full pipe
 //! would never end). So a dropped op is cancelled request by request: one `ASYNC_CANCEL` at
-//! a time, aimed at the first of its requests whose last CQE has not been reaped; when that
+//! a time, aimed at the first of its requests whose last CQE has not been reaped (skipping a
+//! zero-copy send whose result is in: only its notification is owed, and no cancel can stop
+//! that, `OpHeader::first_cancellable_sqe`); when that
 //! cancel misses (`-ENOENT`: the request completed, or is a linked one the kernel has not
 //! issued yet) or the request completes anyway (`-EALREADY`: it was running), the next
 //! cancel goes to the next request still in flight. A cancel that lands (`0`) ends the
