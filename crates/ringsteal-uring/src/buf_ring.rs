@@ -5,11 +5,15 @@
 //! it publishes with `Release`, which buffer ids the application currently holds, and a
 //! share of the ring's descriptor, so that it unregisters from its own ring even when
 //! dropped after the [`Ring`] (whose descriptor number may name another ring by then).
+//! Its memory is unmapped only once the kernel can no longer pick from the group: right
+//! after unregistering it, or, if the ring refused that (a `SINGLE_ISSUER` ring dropped on
+//! another thread than its issuer), after the ring's descriptor has closed (`ring_share.rs`).
 //! May not: be dropped while a request that selects from its group is in flight (the kernel
-//! may still write into a buffer it picked); the runtime guarantees that by draining first.
+//! may still write into a buffer it picked): `Ring::push`'s contract puts that on whoever
+//! pushed the request; the runtime keeps it by draining first.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
@@ -17,12 +21,25 @@ use crate::abi::*;
 use crate::mmap::Mmap;
 use crate::register::memlock_hint;
 use crate::ring::Ring;
+use crate::ring_share::RingShare;
 use crate::sys;
 
 /// A provided-buffer ring of `entries` buffers of `buf_len` bytes, registered as group `bgid`.
 ///
 /// It keeps the ring's descriptor open until it is dropped (the io_uring instance lives on
 /// that long if the [`Ring`] is dropped first), and unregisters its group from that ring.
+///
+/// Drop it only once every request that selects from its group has posted its final CQE:
+/// such a request may already have taken a buffer's address, and would write into freed
+/// memory. Pushing one is `unsafe` ([`Ring::push`]), and keeping the group alive until then
+/// is part of that contract; [`leak`](Self::leak) gives up a group whose requests cannot be
+/// waited for.
+///
+/// Dropping it unregisters the group and unmaps its memory. A `SINGLE_ISSUER` ring refuses
+/// the unregistration from any thread but its issuer: a `BufRing` dropped on another thread
+/// leaves its group registered (its id stays taken) and its memory mapped until the ring's
+/// descriptor closes, that is until the [`Ring`] and every `BufRing` on it are dropped;
+/// the memory is freed then.
 ///
 /// Every buffer starts out given to the kernel. A request with `IOSQE_BUFFER_SELECT` picks
 /// one; its CQE carries `IORING_CQE_F_BUFFER` and the buffer id. The application reads the
@@ -50,20 +67,25 @@ use crate::sys;
 /// ```
 #[derive(Debug)]
 pub struct BufRing {
-    ring_fd: Arc<OwnedFd>,
+    ring_fd: Arc<RingShare>,
     bgid: u16,
     entries: u16,
     buf_len: u32,
     tail: u16,
     /// One bit per buffer id: set while the application holds the buffer.
     held: Vec<u64>,
-    ring_mem: Mmap,
-    bufs: Mmap,
+    /// Taken only by `drop` (or leaked by `leak`).
+    ring_mem: ManuallyDrop<Mmap>,
+    /// Taken only by `drop` (or leaked by `leak`).
+    bufs: ManuallyDrop<Mmap>,
 }
 
-// SAFETY: the mappings are plain memory owned by this value; the kernel side is reached only
-// through the registered group, which does not depend on the calling thread; the descriptor
-// is a shared, immutable handle.
+// SAFETY: the mappings are plain memory owned by this value, and `take`, `held` and
+// `recycle` touch nothing but them (the kernel reads the tail wherever it is written from).
+// The one thread-bound call is the unregistration in `drop`, which a `SINGLE_ISSUER` ring
+// refuses on any thread but its issuer (`EEXIST`): then the group stays registered, so
+// `drop` does not unmap its memory but leaves it to the ring's descriptor, which unmaps it
+// only after closing (`ring_share.rs`). The descriptor share is an immutable handle.
 unsafe impl Send for BufRing {}
 
 impl BufRing {
@@ -86,7 +108,8 @@ impl BufRing {
             ..Default::default()
         };
         // SAFETY: `reg` is valid for the call; the ring memory it names is owned by the
-        // returned BufRing, which unregisters before unmapping it.
+        // returned BufRing, which unmaps it only once the group is unregistered or the ring
+        // closed (its `Drop`).
         unsafe {
             sys::io_uring_register(
                 ring.fd(),
@@ -103,8 +126,8 @@ impl BufRing {
             buf_len,
             tail: 0,
             held: vec![!0u64; usize::from(entries).div_ceil(64)],
-            ring_mem,
-            bufs,
+            ring_mem: ManuallyDrop::new(ring_mem),
+            bufs: ManuallyDrop::new(bufs),
         };
         for bid in 0..entries {
             this.recycle(bid);
@@ -254,15 +277,31 @@ impl Drop for BufRing {
             bgid: self.bgid,
             ..Default::default()
         };
-        // SAFETY: `reg` is valid for the call. After unregistering, the kernel selects no more
-        // buffers from this group; the owner guarantees no selecting request is in flight.
-        unsafe {
-            let _ = sys::io_uring_register(
-                self.ring_fd.as_raw_fd(),
+        // SAFETY: `reg` is valid for the call; the descriptor is this group's ring's.
+        let unregistered = unsafe {
+            sys::io_uring_register(
+                self.ring_fd.raw(),
                 IORING_UNREGISTER_PBUF_RING,
                 (&reg as *const io_uring_buf_reg).cast(),
                 1,
-            );
+            )
+        }
+        .is_ok();
+        // SAFETY: the mappings are taken once, here, and the fields are not used again.
+        let mappings = unsafe {
+            [
+                ManuallyDrop::take(&mut self.ring_mem),
+                ManuallyDrop::take(&mut self.bufs),
+            ]
+        };
+        if unregistered {
+            // The kernel selects no more buffers from this group, and no selecting request
+            // is in flight (`Ring::push`'s contract): the memory may go now.
+            drop(mappings);
+        } else {
+            // Still registered (a SINGLE_ISSUER ring refuses other threads): a request could
+            // still pick these addresses until the ring ends. Unmapped after it closes.
+            self.ring_fd.keep_until_closed(mappings);
         }
     }
 }

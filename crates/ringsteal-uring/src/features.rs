@@ -6,11 +6,11 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::abi::*;
 use crate::buf_ring::BufRing;
-use crate::error::SetupError;
+use crate::error::{SetupError, Unavailable};
 use crate::msg_ring::send_msg_ring;
 use crate::opcode;
 use crate::probe::Probe;
@@ -39,28 +39,49 @@ pub struct Features {
 
 impl Features {
     /// Detects the features once per process and caches the answer.
+    ///
+    /// Only an answer that cannot change is cached: the features, or an error that will
+    /// recur (`ENOSYS`: no io_uring; `EPERM`: refused by the sysctl or a seccomp filter). A
+    /// detection that ran out of descriptors or memory (`EMFILE`, `ENFILE`, `ENOMEM`) returns
+    /// that error and is tried again by the next call.
     pub fn get() -> Result<&'static Features, SetupError> {
         static CACHE: OnceLock<Result<Features, SetupError>> = OnceLock::new();
-        CACHE
-            .get_or_init(Features::detect)
-            .as_ref()
-            .map_err(Clone::clone)
+        static DETECTING: Mutex<()> = Mutex::new(());
+        if let Some(answer) = CACHE.get() {
+            return answer.as_ref().map_err(Clone::clone);
+        }
+        // One detection at a time: callers that waited take the answer it cached.
+        let _one = DETECTING.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(answer) = CACHE.get() {
+            return answer.as_ref().map_err(Clone::clone);
+        }
+        match Features::detect() {
+            Err(e) if !is_permanent(&e) => Err(e),
+            answer => CACHE.get_or_init(|| answer).as_ref().map_err(Clone::clone),
+        }
     }
 
     /// Detects the features now (creates a few short-lived rings and sockets).
+    ///
+    /// A trial the kernel refuses (`EINVAL`, or `EPERM` for an SQPOLL ring without the
+    /// privilege) reports its feature missing; a trial that could not run for want of
+    /// descriptors or memory fails the detection instead, rather than report a feature
+    /// missing that the kernel has.
     pub fn detect() -> Result<Features, SetupError> {
         let mut ring = Ring::new(8)?;
         let probe = ring.probe().map_err(|e| SetupError::from_io(&e, 0, 8))?;
-        let setup_flags = SETUP_FLAG_NAMES
-            .iter()
-            .filter(|(flag, _)| setup_flag_works(*flag))
-            .fold(0, |acc, (flag, _)| acc | flag);
-        let pbuf_ring = BufRing::new(&ring, 0, 2, 64).is_ok();
+        let mut setup_flags = 0;
+        for (flag, _) in SETUP_FLAG_NAMES {
+            if setup_flag_works(*flag)? {
+                setup_flags |= flag;
+            }
+        }
+        let pbuf_ring = judge(BufRing::new(&ring, 0, 2, 64).map(drop))?;
         let multishot_accept =
-            probe.is_supported(IORING_OP_ACCEPT) && trial_multishot_accept(&mut ring);
-        let multishot_recv = pbuf_ring && trial_multishot_recv(&mut ring);
+            probe.is_supported(IORING_OP_ACCEPT) && trial_multishot_accept(&mut ring)?;
+        let multishot_recv = pbuf_ring && trial_multishot_recv(&mut ring)?;
         let send_msg_ring =
-            probe.is_supported(IORING_OP_MSG_RING) && trial_send_msg_ring(&mut ring);
+            probe.is_supported(IORING_OP_MSG_RING) && trial_send_msg_ring(&mut ring)?;
         Ok(Features {
             features: ring.features(),
             setup_flags,
@@ -154,8 +175,41 @@ impl Features {
     }
 }
 
+/// An error that detecting again will meet again: no io_uring, or io_uring refused.
+fn is_permanent(e: &SetupError) -> bool {
+    matches!(
+        e.cause(),
+        Unavailable::NotImplemented | Unavailable::Refused { .. }
+    )
+}
+
+/// Whether a trial ran out of descriptors or memory: it says nothing about the kernel.
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+    ) || e.kind() == io::ErrorKind::OutOfMemory
+}
+
+/// A trial's outcome: `Ok(true)` if it worked, else as [`refused`].
+fn judge(outcome: io::Result<()>) -> Result<bool, SetupError> {
+    outcome.map_or_else(refused, |()| Ok(true))
+}
+
+/// A trial that failed with `e`: the kernel refused the feature (`Ok(false)`; `EINVAL`
+/// mostly, `EPERM` for an unprivileged SQPOLL ring on old kernels), unless the trial ran out
+/// of descriptors or memory, which says nothing about the kernel and fails the detection.
+fn refused(e: io::Error) -> Result<bool, SetupError> {
+    if !is_transient(&e) {
+        return Ok(false);
+    }
+    // A registration's ENOMEM comes back with a hint about RLIMIT_MEMLOCK, no errno.
+    let errno = e.raw_os_error().unwrap_or(libc::ENOMEM);
+    Err(SetupError::from_errno(errno, 0, 0))
+}
+
 /// Tries a ring with `flag` and the flags it cannot be used without.
-fn setup_flag_works(flag: u32) -> bool {
+fn setup_flag_works(flag: u32) -> Result<bool, SetupError> {
     let builder = match flag {
         IORING_SETUP_SQ_AFF => RingBuilder::new(2).sqpoll(10).sqpoll_cpu(0),
         IORING_SETUP_SQPOLL => RingBuilder::new(2).sqpoll(10),
@@ -163,16 +217,19 @@ fn setup_flag_works(flag: u32) -> bool {
         IORING_SETUP_TASKRUN_FLAG => RingBuilder::new(2).coop_taskrun().taskrun_flag(),
         IORING_SETUP_DEFER_TASKRUN => RingBuilder::new(2).single_issuer().defer_taskrun(),
         IORING_SETUP_HYBRID_IOPOLL => RingBuilder::new(2).iopoll().flags(flag),
-        IORING_SETUP_ATTACH_WQ => match Ring::new(2) {
-            Ok(base) => return RingBuilder::new(2).attach_wq(base.fd()).build().is_ok(),
-            Err(_) => return false,
-        },
+        IORING_SETUP_ATTACH_WQ => {
+            let base = match Ring::new(2) {
+                Ok(base) => base,
+                Err(e) => return refused(e.into()),
+            };
+            return judge(RingBuilder::new(2).attach_wq(base.fd()).kernel_accepts());
+        }
         // Both need memory supplied by the caller; this binding does not use them.
-        IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY => return false,
+        IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY => return Ok(false),
         _ => RingBuilder::new(2).flags(flag),
     };
     // `build` refuses what this binding cannot drive (SQE128, CQE32): ask the kernel alone.
-    builder.kernel_accepts()
+    judge(builder.kernel_accepts()).map_err(|e| SetupError::from_errno(e.errno(), flag, 2))
 }
 
 /// Waits up to a second for the CQEs with the `wanted` user_data values, discarding others,
@@ -202,23 +259,25 @@ fn wait_for<const N: usize>(ring: &mut Ring, wanted: [u64; N]) -> [Option<i32>; 
 
 /// Arms a multishot accept on a loopback listener, then cancels it: `-ECANCELED` (or a
 /// still-armed request) means the kernel accepted the multishot flag; `-EINVAL` means not.
-fn trial_multishot_accept(ring: &mut Ring) -> bool {
-    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
-        return false;
+fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
+    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+        Ok(listener) => listener,
+        Err(e) => return refused(e),
     };
     // SAFETY: the listener fd stays open until after the cancel's completion is reaped below.
     if unsafe { ring.push(&opcode::accept_multishot(listener.as_raw_fd(), 0).with_user_data(1)) }
         .is_err()
     {
-        return false;
+        return Ok(false);
     }
     arm_then_cancel(ring)
 }
 
 /// Arms a multishot recv with a provided-buffer ring on a socket pair, then cancels it.
-fn trial_multishot_recv(ring: &mut Ring) -> bool {
-    let Ok(bufs) = BufRing::new(ring, 1, 2, 64) else {
-        return false;
+fn trial_multishot_recv(ring: &mut Ring) -> Result<bool, SetupError> {
+    let bufs = match BufRing::new(ring, 1, 2, 64) {
+        Ok(bufs) => bufs,
+        Err(e) => return refused(e),
     };
     let mut fds = [0; 2];
     // SAFETY: socketpair writes two fds into the owned array.
@@ -231,49 +290,63 @@ fn trial_multishot_recv(ring: &mut Ring) -> bool {
         )
     } != 0
     {
-        return false;
+        return refused(io::Error::last_os_error());
     }
     // SAFETY: both fds are fresh and owned from here on.
     let (a, _b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: the fd and the buffer ring outlive the request: we wait for its final CQE.
+    // SAFETY: the fd and the buffer ring outlive the request: we wait for its final CQE, or
+    // leak the buffer ring if it did not come.
     if unsafe {
         ring.push(&opcode::recv_multishot(a.as_raw_fd(), bufs.group(), 0).with_user_data(1))
     }
     .is_err()
     {
-        return false;
+        return Ok(false);
     }
-    let ok = arm_then_cancel(ring);
-    if !ok {
+    let armed = arm_then_cancel(ring);
+    if !matches!(armed, Ok(true)) {
         // The request may still be armed: never free memory the kernel may pick and write.
-        std::mem::forget(bufs);
+        // The ring's descriptor may close, though (its teardown cancels the request).
+        bufs.leak();
     }
-    ok
+    armed
 }
 
-fn arm_then_cancel(ring: &mut Ring) -> bool {
-    if ring.submit().is_err() {
-        return false;
+fn arm_then_cancel(ring: &mut Ring) -> Result<bool, SetupError> {
+    if let Err(e) = ring.submit() {
+        return refused(e);
     }
     // An immediate failure (EINVAL: unknown flag) is already in the CQ.
     if let Some(cqe) = ring.pop_cqe() {
-        return cqe.res != -libc::EINVAL;
+        return judge_res(cqe.res);
     }
     // SAFETY: a cancel references no memory.
     if unsafe { ring.push(&opcode::cancel(1, 0).with_user_data(2)) }.is_err() {
-        return false;
+        return Ok(false);
     }
     let _ = ring.submit();
     let [res, _] = wait_for(ring, [1, 2]);
-    matches!(res, Some(r) if r == -libc::ECANCELED || r >= 0)
+    Ok(matches!(res, Some(r) if r == -libc::ECANCELED || r >= 0))
+}
+
+/// An armed request's immediate result: `EINVAL` refuses the flag; running out of
+/// descriptors or memory fails the detection; anything else means the flag was taken.
+fn judge_res(res: i32) -> Result<bool, SetupError> {
+    match res {
+        r if r == -libc::EINVAL => Ok(false),
+        r if r < 0 && is_transient(&io::Error::from_raw_os_error(-r)) => {
+            Err(SetupError::from_errno(-r, 0, 0))
+        }
+        _ => Ok(true),
+    }
 }
 
 /// Sends a ring-less MSG_RING to our own ring and looks for it.
-fn trial_send_msg_ring(ring: &mut Ring) -> bool {
-    if send_msg_ring(ring.fd(), 0, 0xfeed).is_err() {
-        return false;
+fn trial_send_msg_ring(ring: &mut Ring) -> Result<bool, SetupError> {
+    if let Err(e) = send_msg_ring(ring.fd(), 0, 0xfeed) {
+        return refused(e);
     }
-    wait_for(ring, [0xfeed])[0].is_some()
+    Ok(wait_for(ring, [0xfeed])[0].is_some())
 }
 
 /// Reports that the io_uring syscalls are missing or refused, as an `io::Error`.

@@ -42,6 +42,7 @@ mod probe;
 mod register;
 mod ring;
 mod ring_fd;
+mod ring_share;
 mod sq;
 mod sys;
 

@@ -15,6 +15,7 @@ use crate::cq::CompletionQueue;
 use crate::error::SetupError;
 use crate::mmap::Mmap;
 use crate::ring_fd::RingFdRegistration;
+use crate::ring_share::RingShare;
 use crate::sq::SubmissionQueue;
 use crate::sys;
 
@@ -184,17 +185,17 @@ impl RingBuilder {
         Ring::map(fd, p).map_err(|e| SetupError::from_io(&e, flags, self.entries))
     }
 
-    /// Whether the kernel accepts these parameters: `io_uring_setup` with them, the ring
-    /// closed at once without being mapped. For probing flags [`build`](Self::build) refuses.
-    pub(crate) fn kernel_accepts(&self) -> bool {
+    /// Asks the kernel whether it accepts these parameters: `io_uring_setup` with them, the
+    /// ring closed at once without being mapped. For probing flags [`build`](Self::build)
+    /// refuses. The error is the kernel's (`EINVAL` for a refusal, `EMFILE` for no free
+    /// descriptor...): telling them apart is the caller's job.
+    pub(crate) fn kernel_accepts(&self) -> io::Result<()> {
         let mut p = self.params;
         // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
-        match unsafe { sys::io_uring_setup(self.entries, &mut p) } {
-            // SAFETY: a fresh descriptor nothing else owns; closed right away.
-            Ok(fd) => drop(unsafe { OwnedFd::from_raw_fd(fd) }),
-            Err(_) => return false,
-        }
-        true
+        let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }?;
+        // SAFETY: a fresh descriptor nothing else owns; closed right away.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        Ok(())
     }
 }
 
@@ -253,8 +254,8 @@ pub struct Ring {
     /// (`ring_fd.rs`); dropped (unregistered) before the descriptor closes.
     registration: Option<RingFdRegistration>,
     /// Shared with the [`BufRing`](crate::BufRing)s registered on this ring, which must
-    /// reach this ring, and no other, until they unregister.
-    fd: Arc<OwnedFd>,
+    /// reach this ring, and no other, until they unregister (`ring_share.rs`).
+    fd: Arc<RingShare>,
 }
 
 // SAFETY: all raw pointers in the queues point into mappings owned by this Ring, which are
@@ -301,19 +302,19 @@ impl Ring {
             _cq_map: cq_map,
             _sqe_map: sqe_map,
             registration: None,
-            fd: Arc::new(fd),
+            fd: Arc::new(RingShare::new(fd)),
         })
     }
 
     /// The ring's descriptor, shared: it stays open (and the io_uring instance alive) until
     /// the ring and every holder of this handle are dropped.
-    pub(crate) fn shared_fd(&self) -> Arc<OwnedFd> {
+    pub(crate) fn shared_fd(&self) -> Arc<RingShare> {
         self.fd.clone()
     }
 
     /// The ring's file descriptor (the target of MSG_RING, the first register argument).
     pub fn fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.fd.raw()
     }
 
     /// True if the ring enters the kernel through a descriptor registered with its thread
@@ -408,6 +409,10 @@ impl Ring {
     /// and buffers the kernel writes must not be read or written by anyone else, until the
     /// request's final CQE has been reaped (or the opcode is documented to copy them at
     /// submission and the SQE has been submitted). The fd must stay open until then too.
+    /// A request that selects a provided buffer (`IOSQE_BUFFER_SELECT`, as the multishot
+    /// receives do) holds no pointer, but may already have taken a buffer's address from its
+    /// group: the group it names must stay registered, and its [`BufRing`](crate::BufRing)
+    /// alive (not dropped; [`leak`](crate::BufRing::leak) is fine), until that final CQE.
     #[inline]
     pub unsafe fn push(&mut self, sqe: &io_uring_sqe) -> Result<(), io_uring_sqe> {
         // SAFETY: forwarded from the caller.
@@ -463,13 +468,16 @@ impl Ring {
         unsafe { self.sq.replace_last(sqe) }
     }
 
-    /// Submits every queued SQE without waiting; returns how many the kernel consumed.
+    /// Submits every queued SQE without waiting; returns how many the kernel consumed. On an
+    /// SQPOLL ring, how many were handed to the poller thread (woken if it slept), which
+    /// reads them on its own time.
     #[inline]
     pub fn submit(&mut self) -> io::Result<u32> {
         self.submit_and_wait(0)
     }
 
-    /// Submits every queued SQE and waits until at least `want` CQEs are ready.
+    /// Submits every queued SQE and waits until at least `want` CQEs are ready; returns what
+    /// [`submit`](Self::submit) does.
     ///
     /// `EINTR` restarts the wait. `EBUSY`/`EAGAIN` (the kernel cannot take more while
     /// completions are backed up, or could not allocate) are reported as
@@ -564,6 +572,8 @@ impl Ring {
             sys::io_uring_enter(target, submit_arg, want, flags | registered, argp, argsz)
         };
         match ret {
+            // The kernel answers an SQPOLL ring with the count it was given: `submit_arg`, 0.
+            Ok(_) if sqpoll => Ok((to_submit, Wait::Completed)),
             Ok(n) => Ok((n, Wait::Completed)),
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok((0, Wait::TimedOut)),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => {

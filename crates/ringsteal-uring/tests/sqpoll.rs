@@ -62,3 +62,21 @@ fn a_wait_with_nothing_to_submit_leaves_the_poller_asleep() {
         "the wait woke the poller although there was nothing for it to read"
     );
 }
+
+#[test]
+fn a_submission_that_wakes_the_poller_counts_the_sqes_it_handed_over() {
+    let mut ring = sqpoll_ring(1);
+    nop_round_trip(&mut ring, 1);
+    wait_until_poller_sleeps(&ring);
+    for user_data in [2, 3] {
+        // SAFETY: a NOP references no memory.
+        unsafe { ring.push(&opcode::nop().with_user_data(user_data)) }.expect("the SQ has room");
+    }
+    assert_eq!(
+        ring.submit().expect("submit"),
+        2,
+        "two SQEs went to the poller"
+    );
+    let done = common::wait_cqes(&mut ring, 2);
+    assert!(done.iter().all(|c| c.res == 0));
+}

@@ -1,5 +1,5 @@
-//! Helpers shared by the behaviour tests: bounded waits (hang guards, never synchronisation)
-//! and scratch files.
+//! Helpers shared by the behaviour tests: bounded waits (hang guards, never synchronisation),
+//! scratch files, and a full descriptor table (for tests in a process of their own).
 
 #![allow(dead_code)]
 
@@ -63,4 +63,38 @@ pub(crate) fn scratch_path(name: &str) -> PathBuf {
 /// duplicated or reordered chunk shows.
 pub(crate) fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// Sets `RLIMIT_NOFILE` (process-wide: only for a test alone in its process).
+pub(crate) fn set_nofile(cur: libc::rlim_t, max: libc::rlim_t) {
+    let lim = libc::rlimit {
+        rlim_cur: cur,
+        rlim_max: max,
+    };
+    // SAFETY: setrlimit reads the valid `lim`.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+}
+
+/// Lowers the open-file limit and opens descriptors until none is left; returns them and the
+/// limit to restore (with [`set_nofile`]).
+pub(crate) fn fill_fd_table() -> (Vec<std::os::fd::OwnedFd>, libc::rlimit) {
+    use std::os::fd::FromRawFd;
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the valid `old`.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut old) }, 0);
+    set_nofile(256, old.rlim_max);
+    let mut filler = Vec::new();
+    loop {
+        // SAFETY: a NUL-terminated path; the result is checked.
+        let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            break;
+        }
+        // SAFETY: a fresh descriptor, owned from here on.
+        filler.push(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+    }
+    (filler, old)
 }
