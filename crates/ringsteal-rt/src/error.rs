@@ -83,6 +83,7 @@ impl From<BuildError> for io::Error {
 /// // Off the runtime's threads, with no runtime entered, there is no runtime to spawn on.
 /// let outside = ringsteal_rt::try_spawn_with(Placement::Pinned(0), async {}).unwrap_err();
 /// assert_eq!(outside, SpawnError::NotOnShard);
+/// assert!(outside.to_string().contains("not on a ringsteal runtime"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpawnError {
@@ -96,7 +97,9 @@ pub enum SpawnError {
     /// The runtime is shutting down (dropped, or stopped because a shard's own loop kept
     /// failing, a runtime bug: ADR-0019).
     ShuttingDown,
-    /// A local spawn was attempted on a thread that is not a shard of this runtime.
+    /// No runtime to spawn on here: a local spawn (`spawn_local`) on a thread that is not
+    /// a shard, or any other spawn (`try_spawn_with`, `TaskGroup::try_spawn_with`) outside a
+    /// runtime (not in a task, a `spawn_blocking` closure or a `RuntimeHandle::enter`).
     NotOnShard,
 }
 
@@ -110,7 +113,10 @@ impl fmt::Display for SpawnError {
             ),
             SpawnError::ShuttingDown => f.write_str("cannot spawn: the runtime is shutting down"),
             SpawnError::NotOnShard => {
-                f.write_str("spawn_local must be called from a task running on a ringsteal shard")
+                f.write_str(
+                    "not on a ringsteal runtime: spawn from a task (spawn_local: a task on a \
+                     shard), a spawn_blocking closure or inside RuntimeHandle::enter",
+                )
             }
         }
     }

@@ -109,7 +109,8 @@ pub struct KernelFeatures {
 }
 
 impl KernelFeatures {
-    /// The process's probe (made once, on first use), less `hidden`.
+    /// The process's probe (made on first use, and again after a detection that ran out of
+    /// descriptors or memory), less `hidden`.
     pub(crate) fn probe(hidden: &[Feature]) -> Result<Self, SetupError> {
         let mut keys = Vec::with_capacity(hidden.len());
         for key in hidden.iter().map(|f| f.key()) {

@@ -210,3 +210,53 @@ fn back_to_back_spawns_never_share_one_idle_thread() {
         });
     });
 }
+
+/// The CPUs the calling thread may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// With `pin_shards(true)` each shard runs on one CPU, and a thread inherits the mask of the
+/// thread that starts it: the pool's threads, started by whichever shard spawns first, take
+/// the building thread's mask instead, so blocking closures are not confined to a shard's
+/// CPU (skipped with fewer than 2 CPUs, where it cannot show).
+#[test]
+fn blocking_threads_started_by_a_pinned_shard_run_on_every_cpu_of_the_builder() {
+    let builder_cpus = allowed_cpus();
+    if builder_cpus.len() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    hang_guard("pinned shards' blocking threads", HANG_LIMIT, move || {
+        let rt = ringsteal_rt::Runtime::builder()
+            .shards(2)
+            .pin_shards(true)
+            .build()
+            .unwrap();
+        let seen = rt.block_on(async {
+            let from_shard0 = ringsteal_rt::spawn_blocking(allowed_cpus).await.unwrap();
+            let from_shard1 = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async {
+                // Two at once: at least one new thread, started by shard 1.
+                let x = ringsteal_rt::spawn_blocking(allowed_cpus);
+                let y = ringsteal_rt::spawn_blocking(allowed_cpus);
+                [x.await.unwrap(), y.await.unwrap()]
+            })
+            .await
+            .unwrap();
+            [from_shard0, from_shard1[0].clone(), from_shard1[1].clone()]
+        });
+        for cpus in seen {
+            assert_eq!(cpus, builder_cpus, "a blocking thread was confined");
+        }
+    });
+}

@@ -4,6 +4,7 @@
 //! last one on its cell: it must be released, freeing the buffer, not pushed onto a ring that
 //! nobody submits or reaps any more.
 
+mod common;
 mod op_support;
 
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use ringsteal_rt::buf::{IoBuf, IoBufMut};
 use ringsteal_rt::op::{self, Op, ReadAt, SharedFd};
 use ringsteal_rt::Placement;
 
+use common::blocked_in_io_uring_enter;
 use op_support::*;
 
 /// Dropping the runtime must take less than this (its shutdown timeout is 20 s).
@@ -109,16 +111,6 @@ impl Drop for SayWhenDropped {
     fn drop(&mut self) {
         let _ = self.0.send(());
     }
-}
-
-/// True once thread `tid` of this process is asleep in `io_uring_enter` (426), as a shard
-/// that waits for completions is.
-fn blocked_in_io_uring_enter(tid: i32) -> bool {
-    let task = format!("/proc/self/task/{tid}");
-    let stat = std::fs::read_to_string(format!("{task}/stat")).unwrap_or_default();
-    let state = stat[stat.rfind(')').map_or(0, |i| i + 2)..].chars().next();
-    let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
-    state == Some('S') && syscall.split_whitespace().next() == Some("426")
 }
 
 #[test]

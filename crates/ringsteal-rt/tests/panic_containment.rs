@@ -1,5 +1,6 @@
 //! User code that the shard loop runs outside any task (ADR-0019): a waker woken or dropped
-//! by a timer request from another thread, wakers dropped by a shard's shutdown. A panic in
+//! by a timer request from another thread, wakers dropped by a shard's shutdown, a stalled
+//! stream's waker woken when shutdown retires the buffer group. A panic in
 //! it is contained where it runs, so it never reaches the loop's restart limit (a shard that
 //! reached it would stop while the runtime ran on, leaving spawns to it hanging), and never
 //! cuts a shutdown short (which would skip draining the ring and leak what the kernel holds).
@@ -189,5 +190,52 @@ fn a_sink_that_panics_on_an_abandoned_streams_delivery_loses_no_other_completion
         let handle = rt.handle();
         spin_until(|| handle.stats().shards.iter().all(|s| s.ops_in_flight == 0));
         drop(rt);
+    });
+}
+
+/// A receive stream stalled for want of provided buffers, its waker one that panics, left
+/// registered while the runtime is dropped: retiring the buffer group at shutdown wakes the
+/// stalled stream, and the panic is contained there (the drop completes, nothing unwinds out
+/// of it).
+#[test]
+fn a_stalled_streams_waker_that_panics_when_shutdown_wakes_it_does_not_cut_the_drain_short() {
+    quiet_intentional_panics();
+    // The default ring (the fallback configurations have no provided buffers to run out of).
+    hang_guard("shutdown wakes a stalled stream", HANG_LIMIT, || {
+        let rt = ringsteal_rt::Runtime::builder()
+            .shards(1)
+            .recv_buffers(2, 4096)
+            .build()
+            .unwrap();
+        let handle = rt.handle();
+        let (server, mut client) = std::os::unix::net::UnixStream::pair().unwrap();
+        // More than the two buffers hold: the multishot receive runs them dry.
+        std::io::Write::write_all(&mut client, &[7u8; 32 * 1024]).unwrap();
+        let left_behind = rt.block_on(async move {
+            let mut stream = op::recv_multishot(&SharedFd::new(server.into()));
+            let held = [
+                stream.next().await.unwrap().unwrap(),
+                stream.next().await.unwrap().unwrap(),
+            ];
+            // The group runs dry; polled, the stream waits for buffers to come back (a wake
+            // of its waker by the completion path meanwhile is contained there).
+            let w = Waker::from(Arc::new(PanicsWhenWoken));
+            let mut next = Box::pin(stream.next());
+            while handle.stats().total().enobufs_stalls == 0 {
+                assert!(next
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&w))
+                    .is_pending());
+                ringsteal_rt::yield_now().await;
+            }
+            assert!(next
+                .as_mut()
+                .poll(&mut Context::from_waker(&w))
+                .is_pending());
+            drop(next);
+            (stream, held)
+        });
+        drop(rt);
+        drop((left_behind, client));
     });
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{hang_guard, HANG_LIMIT};
+use common::{blocked_in_io_uring_enter, hang_guard, HANG_LIMIT};
 use ringsteal_rt::time::{self, interval, sleep, sleep_until, timeout, ClockError, Instant};
 use ringsteal_rt::{BuildError, Runtime, WakeMechanism};
 
@@ -376,5 +376,84 @@ fn the_pause_holds_across_block_on_calls() {
             Instant::now()
         });
         assert_eq!(second - first, Duration::from_secs(30));
+    });
+}
+
+/// A paused shard whose auto-advance is held back by a running blocking closure sleeps
+/// without a timeout; `resume()` from that closure wakes it, so its timer then fires in
+/// real time (as tokio's). (It slept on: the closure's end rings the shard only while the
+/// clock is paused, which it no longer was.)
+#[test]
+fn resume_from_a_blocking_closure_lets_a_pending_timer_fire() {
+    hang_guard("resume from blocking", HANG_LIMIT, || {
+        let rt = ringsteal_rt::Runtime::builder()
+            .shards(1)
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let handle = rt.handle();
+        rt.block_on(async move {
+            // SAFETY: gettid has no preconditions.
+            let shard_tid = unsafe { libc::gettid() };
+            let (tx, rx) = std::sync::mpsc::channel::<std::time::Duration>();
+            let blocking = ringsteal_rt::spawn_blocking(move || {
+                // Wait until the shard has registered its timer and sleeps in the kernel.
+                while handle.stats().total().timers_active == 0
+                    || !blocked_in_io_uring_enter(shard_tid)
+                {
+                    std::thread::yield_now();
+                }
+                ringsteal_rt::time::resume();
+                // A real-time guard: the shard's 10 ms sleep should answer long before.
+                rx.recv_timeout(Duration::from_secs(2))
+            });
+            let real = std::time::Instant::now();
+            let start = ringsteal_rt::time::Instant::now();
+            ringsteal_rt::time::sleep(Duration::from_millis(10)).await;
+            let took = real.elapsed();
+            let _ = tx.send(took);
+            let reply = blocking.await.unwrap();
+            assert!(start.elapsed() >= Duration::from_millis(10));
+            assert!(
+                reply.is_ok() && took < Duration::from_secs(2),
+                "a 10 ms sleep took {took:?} of real time after resume() (the shard slept \
+                 until the blocking closure ended); the closure's wait: {reply:?}"
+            );
+        });
+    });
+}
+
+/// An advance past the last tick the wheel counts (an `Instant` holds 600,000 years; the
+/// wheel counts microseconds in a u64) fires the timers due and returns: it spun for ever.
+#[test]
+fn an_advance_past_the_wheels_last_tick_fires_what_is_due_and_returns() {
+    const YEAR: u64 = 365 * 86_400;
+    hang_guard("far advance", HANG_LIMIT, || {
+        let rt = Runtime::builder()
+            .shards(1)
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let day = ringsteal_rt::spawn(sleep(Duration::from_secs(86_400)));
+            ringsteal_rt::yield_now().await; // the task registers its timer
+            time::advance(Duration::from_secs(600_000 * YEAR)).await;
+            assert!(day.is_finished());
+        });
+        // A deadline past what the wheel counts never fires, and is not waited for: a short
+        // timer beside it fires on time.
+        let rt = Runtime::builder()
+            .shards(1)
+            .start_paused(true)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let never = ringsteal_rt::spawn(sleep(Duration::from_secs(2_000_000 * YEAR)));
+            let start = Instant::now();
+            sleep(Duration::from_secs(1)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(1));
+            assert!(!never.is_finished());
+            never.abort();
+        });
     });
 }

@@ -186,6 +186,48 @@ fn entering_a_handle_makes_its_runtime_current_on_a_plain_thread() {
     });
 }
 
+/// Inside a task, entering another runtime makes it current (as tokio's `Handle::enter`
+/// inside a runtime): `spawn`, `spawn_blocking` and `RuntimeHandle::current` use it until
+/// the guard drops, while the task's own ops and timers stay on its shard's ring. A runtime
+/// entered *before* `block_on` is not current inside it: the shard's runtime is.
+#[test]
+fn a_runtime_entered_inside_a_task_is_current_until_its_guard_drops() {
+    with_every_runtime("enter inside a task", 2, |config, rt| {
+        let other = config.runtime(3);
+        let h3 = other.handle();
+        let h3_outer = other.handle();
+        let _entered_before = h3_outer.enter();
+        rt.block_on(async move {
+            assert_eq!(
+                RuntimeHandle::current().shards(),
+                2,
+                "block_on's runtime is current"
+            );
+            let guard = h3.enter();
+            assert_eq!(RuntimeHandle::current().shards(), 3);
+            let spawned = ringsteal_rt::spawn(async { RuntimeHandle::current().shards() });
+            let blocking = ringsteal_rt::spawn_blocking(|| RuntimeHandle::current().shards());
+            // The task's own timer still runs on its shard's ring.
+            ringsteal_rt::time::sleep(std::time::Duration::from_millis(1)).await;
+            assert_eq!(spawned.await.unwrap(), 3);
+            assert_eq!(blocking.await.unwrap(), 3);
+            drop(guard);
+            assert_eq!(
+                RuntimeHandle::current().shards(),
+                2,
+                "back to the task's runtime"
+            );
+            let spawned = ringsteal_rt::spawn(async { RuntimeHandle::current().shards() });
+            assert_eq!(spawned.await.unwrap(), 2);
+        });
+        assert_eq!(
+            RuntimeHandle::current().shards(),
+            3,
+            "the outer guard holds again"
+        );
+    });
+}
+
 /// Taking MSG_RING away in the builder makes a runtime behave as on a kernel without it:
 /// requiring MSG_RING fails to build, and `Auto` rings every doorbell through eventfds,
 /// which still deliver every cross-shard wake.
@@ -210,5 +252,88 @@ fn a_runtime_built_without_msg_ring_wakes_through_eventfds() {
         rt.block_on(ping_pong_with_shard_1(ROUNDS / 4));
         let stats = rt.handle().stats().total();
         assert_eq!(stats.msg_ring_doorbells, 0, "{stats:?}");
+    });
+}
+
+/// Taking ring-less MSG_RING (`IORING_REGISTER_SEND_MSG_RING`, 6.13) away makes a runtime
+/// behave as on a 5.18–6.12 kernel: shards still ring each other with MSG_RING, but a thread
+/// without a ring (a plain thread holding a handle, a blocking-pool thread) rings a sleeping
+/// shard's eventfd instead. Messages sent to an idle shard from a plain thread, spawns onto it
+/// joined on that thread, and blocking-pool results all arrive; the idle shard's eventfd
+/// doorbells show that path was taken. Under every wake mechanism and ring mode (with SQPOLL,
+/// whose rings cannot send MSG_RING, shard-to-shard doorbells take the eventfd too).
+#[test]
+fn threads_without_a_ring_wake_shards_through_eventfds_without_ring_less_msg_ring() {
+    /// Rounds after which an idle shard has surely been found asleep at least once.
+    const MAX_ROUNDS: u64 = 2000;
+    under_every_config("foreign wakes without SendMsgRing", 2, |config, b| {
+        let rt = b.without_feature(Feature::SendMsgRing).build().unwrap();
+        assert!(!rt.features().supports(Feature::SendMsgRing));
+        let handle = rt.handle();
+        let doorbells_on_1 = |h: &RuntimeHandle| h.stats().shards[1].eventfd_doorbells;
+        let before = doorbells_on_1(&handle);
+        rt.block_on(async {
+            // Shard 1 receives one message at a time and acknowledges it, then has nothing
+            // to do and goes to sleep; the plain thread sends the next message once it has
+            // the acknowledgement, until one of them found shard 1 asleep.
+            let ack = Signal::new();
+            let a = ack.clone();
+            let stop = u64::MAX;
+            let receiver = spawn_with(Placement::Pinned(1), async move {
+                let mut got = Vec::new();
+                loop {
+                    let m = ringsteal_rt::recv_msg().await;
+                    if m == stop {
+                        return got;
+                    }
+                    got.push(m);
+                    a.add();
+                }
+            });
+            let h = rt.handle();
+            let sender = std::thread::spawn(move || {
+                let mut sent = 0;
+                while sent < MAX_ROUNDS && doorbells_on_1(&h) == before {
+                    h.send_msg(1, sent).unwrap();
+                    sent += 1;
+                    block_on_plain(ack.wait_for(sent));
+                }
+                h.send_msg(1, stop).unwrap();
+                // Spawns onto the shards, joined on this thread: the shard wakes it.
+                let joins: Vec<_> = (0..20u64)
+                    .map(|i| {
+                        h.spawn_with(Placement::Pinned((i % 2) as usize), async move { i * 3 })
+                    })
+                    .collect();
+                let sum: u64 = joins.into_iter().map(|j| block_on_plain(j).unwrap()).sum();
+                (sent, sum)
+            });
+            let got = receiver.await.unwrap();
+            // Blocking-pool results wake tasks on both shards.
+            let blocking: Vec<_> = (0..10u64)
+                .map(|i| {
+                    spawn_with(Placement::Pinned((i % 2) as usize), async move {
+                        ringsteal_rt::spawn_blocking(move || i + 1).await.unwrap()
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for j in blocking {
+                total += j.await.unwrap();
+            }
+            assert_eq!(total, (1..=10).sum::<u64>(), "{config:?}");
+            let (sent, sum) = ringsteal_rt::spawn_blocking(move || sender.join().unwrap())
+                .await
+                .unwrap();
+            assert_eq!(got, (0..sent).collect::<Vec<_>>(), "{config:?}");
+            assert_eq!(sum, (0..20u64).map(|i| i * 3).sum::<u64>(), "{config:?}");
+            // Shard-to-shard wakes still arrive, by MSG_RING where the ring can send it.
+            ping_pong_with_shard_1(200).await;
+        });
+        assert!(
+            doorbells_on_1(&handle) > before,
+            "{config:?}: {MAX_ROUNDS} messages to an idle shard and no eventfd doorbell: {:?}",
+            handle.stats().shards[1]
+        );
     });
 }

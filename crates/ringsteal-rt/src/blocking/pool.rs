@@ -11,6 +11,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::shared::config::Config;
 use crate::task::Notified;
+use crate::util::affinity::CpuMask;
 use crate::util::sigmask::SignalMask;
 
 /// What a pool thread needs from the runtime it serves: the pool, and the context the thread
@@ -56,11 +57,14 @@ pub(crate) struct BlockingPool {
     /// The signal mask of the thread that built the runtime: every pool thread takes it,
     /// not the mask of the thread that happened to start it (see `util/sigmask.rs`).
     signal_mask: SignalMask,
+    /// Likewise its CPU mask: a pinned shard that starts a pool thread would otherwise
+    /// confine it to the shard's CPU (see `util/affinity.rs`).
+    cpu_mask: CpuMask,
 }
 
 impl BlockingPool {
-    /// A pool whose threads will run with the calling thread's signal mask: call it on the
-    /// thread that builds the runtime.
+    /// A pool whose threads will run with the calling thread's signal and CPU masks: call it
+    /// on the thread that builds the runtime.
     pub(crate) fn new(config: &Config) -> Self {
         Self {
             state: Mutex::new(State {
@@ -81,6 +85,7 @@ impl BlockingPool {
             alive: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             signal_mask: SignalMask::of_this_thread(),
+            cpu_mask: CpuMask::of_this_thread(),
         }
     }
 
@@ -192,6 +197,7 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
     let _enter = H::enter(host.clone());
     let pool = host.pool();
     pool.signal_mask.apply_to_this_thread();
+    pool.cpu_mask.apply_to_this_thread();
     let mut st = pool.state.lock();
     loop {
         if let Some(task) = st.queue.pop_front() {

@@ -235,7 +235,8 @@ fn try_sqpoll(entries: u32, idle_ms: u32, refused_for_testing: bool) -> Result<R
 
 /// Builds with `flags` and what `more` adds, with `SUBMIT_ALL` where the kernel has it: it
 /// keeps one bad SQE from stalling the rest of a batch. The CQ is sized at four times the SQ
-/// because doorbells, messages and multishot ops all land there.
+/// because doorbells, messages and multishot ops all land there (`CLAMP`ed to the kernel's
+/// 65536).
 fn build(
     entries: u32,
     flags: u32,

@@ -1,9 +1,10 @@
 //! [`BufReader`]: a user-space read buffer over an [`AsyncReadOwned`], for many small reads
 //! and for line- or delimiter-based protocols.
 //!
-//! May not: hold bytes it cannot give back. It refills only when empty, so dropping a
-//! refill loses nothing it held; the bytes of the dropped read itself are the inner
-//! reader's to keep (ringsteal's streams do).
+//! May not: hold bytes it cannot give back. It refills only when empty (`read_line`, which
+//! must keep a partial line, reads the rest into a buffer of its own and appends it), so
+//! dropping a refill loses nothing it held; the bytes of the dropped read itself are the
+//! inner reader's to keep (ringsteal's streams do).
 
 use std::future::Future;
 use std::io;
@@ -142,22 +143,65 @@ impl<R: AsyncReadOwned> BufReader<R> {
     /// Appends one line (up to and including `\n`, or to the end of the stream) to `out`.
     /// Yields the number of bytes appended (0 at end of stream).
     ///
+    /// Cancel-safe: the line is gathered in this reader's buffer and consumed only once it
+    /// is whole, so a `read_line` dropped while it waits for the rest of a line leaves what
+    /// it read buffered, for the next call (of any read). A long line grows the buffer
+    /// past its capacity until it is read.
+    ///
     /// # Errors
     /// `InvalidData` if the line is not UTF-8; `out` is then left as it was (the line's
     /// bytes are consumed).
     pub async fn read_line(&mut self, out: &mut String) -> io::Result<usize> {
-        let mut bytes = Vec::new();
-        let n = self.read_until(b'\n', &mut bytes).await?;
-        match String::from_utf8(bytes) {
+        // Bytes at the front of the buffered ones known to hold no newline.
+        let mut scanned = 0;
+        loop {
+            let unread = &self.buf[self.pos..];
+            if let Some(i) = unread[scanned..].iter().position(|&b| b == b'\n') {
+                return self.take_line(scanned + i + 1, out);
+            }
+            scanned = unread.len();
+            if scanned == 0 {
+                // Nothing buffered: a refill that is dropped loses nothing of ours.
+                match self.fill_buf().await {
+                    Ok([]) => return Ok(0),
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            // Part of a line is buffered: read the rest into a buffer of its own, so that
+            // if this read is dropped the part stays here (and the inner reader keeps what
+            // the dropped read got, as ringsteal's streams do).
+            let (res, more) = self.inner.read(Vec::with_capacity(self.capacity)).await;
+            match res {
+                // End of stream: what is buffered is the last line.
+                Ok(0) => return self.take_line(scanned, out),
+                Ok(_) => {
+                    self.buf.drain(..self.pos);
+                    self.pos = 0;
+                    self.buf.extend_from_slice(&more);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Consumes the first `len` buffered bytes as one line, appended to `out` if UTF-8.
+    fn take_line(&mut self, len: usize, out: &mut String) -> io::Result<usize> {
+        let line = std::str::from_utf8(&self.buf[self.pos..self.pos + len]);
+        let res = match line {
             Ok(s) => {
-                out.push_str(&s);
-                Ok(n)
+                out.push_str(s);
+                Ok(len)
             }
             Err(_) => Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "the line is not valid UTF-8",
             )),
-        }
+        };
+        self.consume(len);
+        res
     }
 }
 
@@ -216,5 +260,75 @@ impl<R: AsyncWriteOwned> AsyncWriteOwned for BufReader<R> {
     }
     fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
         self.inner.splice_sink()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::task::{Context, Wake, Waker};
+
+    use super::*;
+    use crate::io::test_util::{block_on, Arrivals};
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    #[test]
+    fn a_read_line_dropped_mid_line_leaves_the_part_for_the_next_call() {
+        let mut arrivals = Arrivals::default();
+        arrivals.arrive(b"GET / HT");
+        let mut reader = BufReader::with_capacity(16, arrivals);
+        let mut line = String::new();
+        {
+            // Reads the half line, then waits for the rest: dropped there.
+            let first = pin!(reader.read_line(&mut line));
+            let waker = Waker::from(Arc::new(Noop));
+            assert!(first.poll(&mut Context::from_waker(&waker)).is_pending());
+        }
+        assert!(line.is_empty());
+        reader
+            .get_mut()
+            .arrive(b"TP/1.1\r\nHost: a very long name\r\nlast");
+        let n = block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(
+            line, "GET / HTTP/1.1\r\n",
+            "the dropped call's bytes were lost"
+        );
+        assert_eq!(n, line.len());
+        line.clear();
+        // Longer than the buffer's capacity, found in the bytes already buffered.
+        block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(line, "Host: a very long name\r\n");
+        line.clear();
+        // The rest has no newline yet: the call waits, and when dropped keeps it buffered.
+        {
+            let next = pin!(reader.read_line(&mut line));
+            let waker = Waker::from(Arc::new(Noop));
+            assert!(next.poll(&mut Context::from_waker(&waker)).is_pending());
+        }
+        assert_eq!(reader.buffer(), b"last");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_refused_and_consumed() {
+        let mut reader = BufReader::new(&b"ok\n\xff\xfe\nnext\n"[..]);
+        let mut line = String::new();
+        block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(line, "ok\n");
+        let err = block_on(reader.read_line(&mut line)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(line, "ok\n", "left as it was");
+        block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(line, "ok\nnext\n");
+        assert_eq!(
+            block_on(reader.read_line(&mut line)).unwrap(),
+            0,
+            "end of stream"
+        );
     }
 }

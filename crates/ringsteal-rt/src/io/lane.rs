@@ -557,6 +557,24 @@ impl LaneGuard {
         self.copy_leftover(buf, true)
     }
 
+    /// Takes all the leftover bytes out of the lane (none: an empty `Vec`): for a file that
+    /// gives them back to the kernel by moving its position back over them before a write.
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.unread(b"abc");
+    /// assert_eq!(guard.take_all_leftover(), b"abc");
+    /// assert!(!guard.has_leftover());
+    /// ```
+    pub fn take_all_leftover(&mut self) -> Vec<u8> {
+        let mut st = self.lane.locked.lock();
+        let all = st.pending().to_vec();
+        st.consume(all.len());
+        self.lane.note_leftover(&st);
+        all
+    }
+
     /// Copies leftover bytes into `buf` without consuming them, as a peek would.
     pub fn peek_leftover<B: IoBufMut>(&mut self, buf: B) -> (usize, B) {
         self.copy_leftover(buf, false)

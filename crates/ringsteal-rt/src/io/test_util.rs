@@ -1,8 +1,10 @@
 //! Test helpers for the kernel-free I/O code: a poll loop for futures that never wait on the
-//! kernel, and an in-memory reader that returns a few bytes per read.
+//! kernel, an in-memory reader that returns a few bytes per read, and one whose reads wait
+//! for bytes the test has not sent yet.
 
+use std::collections::VecDeque;
 use std::future::{ready, Future};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -44,5 +46,51 @@ impl AsyncReadOwned for Trickle {
         let out = block_on(src.read(buf));
         self.pos += out.0.as_ref().copied().unwrap_or(0);
         ready(out)
+    }
+}
+
+/// A reader of chunks the test hands it as they "arrive": a read with none waiting stays
+/// pending (as a socket's would) until it is dropped, having taken nothing.
+#[derive(Default)]
+pub(crate) struct Arrivals {
+    chunks: VecDeque<Vec<u8>>,
+}
+
+impl Arrivals {
+    /// `chunk` arrives: the next read returns it (or as much of it as fits).
+    pub(crate) fn arrive(&mut self, chunk: &[u8]) {
+        self.chunks.push_back(chunk.to_vec());
+    }
+}
+
+/// A read of [`Arrivals`]: done at once, or waiting for good.
+enum ArrivalRead<B> {
+    Done(Option<Box<BufResult<usize, B>>>),
+    Waiting(#[allow(dead_code)] Box<B>),
+}
+
+impl<B> Future for ArrivalRead<B> {
+    type Output = BufResult<usize, B>;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            ArrivalRead::Done(out) => Poll::Ready(*out.take().expect("polled after done")),
+            ArrivalRead::Waiting(_) => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncReadOwned for Arrivals {
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        match self.chunks.pop_front() {
+            None => ArrivalRead::Waiting(Box::new(buf)),
+            Some(chunk) => {
+                let out = block_on((&chunk[..]).read(buf));
+                let n = out.0.as_ref().copied().unwrap_or(0);
+                if n < chunk.len() {
+                    self.chunks.push_front(chunk[n..].to_vec());
+                }
+                ArrivalRead::Done(Some(Box::new(out)))
+            }
+        }
     }
 }

@@ -50,6 +50,10 @@ pub trait AsyncReadOwned: Send {
 
     /// Appends everything up to the end of the stream to `buf`. Yields the number of bytes
     /// appended and the buffer.
+    ///
+    /// Not for racing against a timeout: dropped, it loses what it had appended (the buffer
+    /// goes with the future; tokio's appends to a vector the caller keeps). A lane-keeping
+    /// reader keeps only the bytes of the read in flight then.
     fn read_to_end(
         &mut self,
         buf: Vec<u8>,

@@ -26,6 +26,7 @@
 
 mod fd;
 mod fs;
+mod limits;
 mod net;
 mod poll;
 mod process;

@@ -17,7 +17,7 @@ use ringsteal_uring::opcode;
 
 use crate::buf::{BufResult, IoBuf};
 use crate::features::Feature;
-use crate::op::fs::sqe_len;
+use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 use crate::shard::context;
 
@@ -30,7 +30,8 @@ use crate::shard::context;
 /// acknowledged, not merely queued. So a zero-copy send completes later than a plain one;
 /// it pays for large buffers (tens of kilobytes and up), where the copy it saves costs more
 /// than the page pinning and the second completion. Sockets without zero-copy support
-/// (Unix sockets) fail with `EOPNOTSUPP`.
+/// (Unix sockets) fail with `EOPNOTSUPP` where the zero-copy send is used; the plain send
+/// of the fallback works on any socket (so test on a kernel that has `SEND_ZC`).
 ///
 /// ```
 /// use std::io::Read;

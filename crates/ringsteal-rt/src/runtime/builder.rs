@@ -86,7 +86,8 @@ impl Builder {
         self
     }
 
-    /// SQ entries per ring (rounded up to a power of two; the CQ gets four times as many).
+    /// SQ entries per ring (rounded up to a power of two; the CQ gets four times as many, up
+    /// to the kernel's limit of 65536, which caps it from 16384 SQ entries on).
     pub fn ring_entries(mut self, n: u32) -> Self {
         self.config.ring_entries = n;
         self
@@ -99,7 +100,8 @@ impl Builder {
         self
     }
 
-    /// Pin shard `i` to CPU `i % cpus` (of the CPUs this process may use).
+    /// Pin shard `i` to CPU `i % cpus` (of the CPUs this process may use). The blocking
+    /// pool's threads are not pinned: they run with the building thread's mask.
     pub fn pin_shards(mut self, pin: bool) -> Self {
         self.config.pin_shards = pin;
         self

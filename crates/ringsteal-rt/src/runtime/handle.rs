@@ -63,9 +63,15 @@ impl RuntimeHandle {
     }
 
     /// Makes this runtime the current one on this thread until the guard drops, so that
-    /// [`current`](Self::current) and the free `spawn` functions work here. Guards nest (the
-    /// innermost runtime entered is current); one dropped out of order takes only its own
-    /// runtime off the thread. The guard stays on its thread (it is not `Send`).
+    /// [`current`](Self::current) and the free `spawn` and `spawn_blocking` functions work
+    /// here. Guards nest (the innermost runtime entered is current); one dropped out of order
+    /// takes only its own runtime off the thread. The guard stays on its thread (it is not
+    /// `Send`).
+    ///
+    /// Inside a task of another runtime too (as tokio's `Handle::enter`): spawns go to this
+    /// runtime while the guard lives, but the task's own I/O and timers stay on the ring of
+    /// the shard that runs it. A runtime entered before a `block_on` is not current inside
+    /// it (the `block_on`'s runtime is) unless entered again there.
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _inner: ContextGuard::new(self.shared.clone()),

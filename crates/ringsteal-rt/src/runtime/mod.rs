@@ -145,6 +145,11 @@ impl Runtime {
     }
 
     /// Shuts down, waiting at most `timeout` for in-flight I/O and blocking tasks.
+    ///
+    /// The timeout does not bound a task that never yields (a loop with no `.await`): its
+    /// shard's thread never sees the shutdown, and this waits for it. (tokio's returns and
+    /// leaves that thread running; a shard's ring and the buffers its kernel requests hold
+    /// cannot be freed while its thread runs.)
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown(timeout);
     }

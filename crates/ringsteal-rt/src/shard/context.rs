@@ -3,6 +3,13 @@
 //!
 //! Owns: the `CURRENT` pointer (set only while a shard runs on this thread, by `ShardGuard`)
 //! and the entered runtime handle (`enter()`, blocking threads).
+//!
+//! Two questions have two answers on a shard thread inside another runtime's `enter()`:
+//! *the current runtime* (what `spawn`, `spawn_blocking` and `RuntimeHandle::current` use)
+//! is the innermost one made current, the entered one if it was entered after the shard
+//! started running here (as tokio's `Handle::enter` inside a runtime); *the driving
+//! runtime* (whose ring this thread's ops and timers go to, whose clock they read) is always
+//! the shard's.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -12,6 +19,11 @@ use crate::shared::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const Shard> = const { Cell::new(std::ptr::null()) };
+    /// True while a runtime entered after the current shard guard is still entered: it, not
+    /// the shard's runtime, is the current runtime.
+    static ENTERED_OVER_SHARD: Cell<bool> = const { Cell::new(false) };
+    /// The number of the first `EnterGuard` made after the current shard guard.
+    static SHARD_FIRST_GUARD: Cell<u64> = const { Cell::new(0) };
     /// The runtimes entered on this thread, innermost last, each with its guard's number.
     static ENTERED: RefCell<Vec<(u64, Arc<Shared>)>> = const { RefCell::new(Vec::new()) };
     /// The number of the next `EnterGuard` made on this thread.
@@ -49,10 +61,25 @@ pub(crate) fn with_shard_of<R>(shared: *const Shared, f: impl FnOnce(Option<&Sha
     with_shard(|s| f(s.filter(|s| Arc::as_ptr(&s.shared) == shared)))
 }
 
-/// Runs `f` with the runtime of the current thread (its shard's, or the one entered), without
-/// cloning the `Arc` on a shard (the spawn hot path).
+/// Runs `f` with the current runtime (see the module docs: the shard's, unless a runtime was
+/// entered over it; off a shard, the one entered), without cloning the `Arc` on a shard (the
+/// spawn hot path).
 #[inline]
 pub(crate) fn with_current_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
+    let ptr = CURRENT.with(Cell::get);
+    // SAFETY: as in `with_shard`.
+    if let Some(shard) = unsafe { ptr.as_ref() } {
+        if !ENTERED_OVER_SHARD.with(Cell::get) {
+            return f(Some(&shard.shared));
+        }
+    }
+    f(entered().as_ref())
+}
+
+/// Runs `f` with the driving runtime (see the module docs: the shard's on a shard thread,
+/// else the one entered): the runtime whose ring an op made here goes to.
+#[inline]
+pub(crate) fn with_driving_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) -> R {
     let ptr = CURRENT.with(Cell::get);
     // SAFETY: as in `with_shard`.
     if let Some(shard) = unsafe { ptr.as_ref() } {
@@ -61,34 +88,48 @@ pub(crate) fn with_current_shared<R>(f: impl FnOnce(Option<&Arc<Shared>>) -> R) 
     f(entered().as_ref())
 }
 
-/// Now on the clock of the current thread's runtime (paused time while a test has paused
+/// Now on the clock of the driving runtime (paused time while a test has paused
 /// it), or `std::time::Instant::now()` on a thread of no runtime.
 #[inline]
 pub(crate) fn clock_now() -> std::time::Instant {
-    let ptr = CURRENT.with(Cell::get);
-    // SAFETY: as in `with_shard`.
-    if let Some(shard) = unsafe { ptr.as_ref() } {
-        return shard.shared.clock.now();
-    }
-    entered().map_or_else(std::time::Instant::now, |shared| shared.clock.now())
+    with_driving_shared(|s| s.map_or_else(std::time::Instant::now, |shared| shared.clock.now()))
 }
 
-/// Marks this thread as running `shard` until dropped.
+/// Marks this thread as running `shard` until dropped. Runtimes entered before it stop
+/// being current while it lasts (the shard's runtime is); those entered after it are.
 pub(crate) struct ShardGuard {
     prev: *const Shard,
+    prev_first_guard: u64,
 }
 
 impl ShardGuard {
     pub(crate) fn enter(shard: &Shard) -> Self {
         let prev = CURRENT.with(|c| c.replace(shard as *const Shard));
-        Self { prev }
+        let first = NEXT_GUARD.with(Cell::get);
+        let prev_first_guard = SHARD_FIRST_GUARD.with(|f| f.replace(first));
+        ENTERED_OVER_SHARD.with(|o| o.set(false));
+        Self {
+            prev,
+            prev_first_guard,
+        }
     }
 }
 
 impl Drop for ShardGuard {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.prev));
+        SHARD_FIRST_GUARD.with(|f| f.set(self.prev_first_guard));
+        ENTERED.with(|e| note_entered_over_shard(&e.borrow()));
     }
+}
+
+/// Recomputes [`ENTERED_OVER_SHARD`] from the stack of entered runtimes: true on a shard
+/// thread whose innermost entered runtime was entered after the shard guard.
+fn note_entered_over_shard(stack: &[(u64, Arc<Shared>)]) {
+    let on_shard = CURRENT.with(|c| !c.get().is_null());
+    let first = SHARD_FIRST_GUARD.with(Cell::get);
+    let over = on_shard && stack.last().is_some_and(|(id, _)| *id >= first);
+    ENTERED_OVER_SHARD.with(|o| o.set(over));
 }
 
 /// True if this thread currently runs a shard (of any runtime).
@@ -96,12 +137,18 @@ pub(crate) fn on_shard() -> bool {
     CURRENT.with(|c| !c.get().is_null())
 }
 
-/// The runtime of the current thread: its shard's, or the one entered.
+/// The current runtime (see the module docs).
 pub(crate) fn current_shared() -> Option<Arc<Shared>> {
-    with_shard(|s| s.map(|s| s.shared.clone())).or_else(entered)
+    with_current_shared(|s| s.cloned())
 }
 
-/// Makes `shared` the current runtime of this (non-shard) thread until the guard drops.
+/// The driving runtime (see the module docs).
+pub(crate) fn driving_shared() -> Option<Arc<Shared>> {
+    with_driving_shared(|s| s.cloned())
+}
+
+/// Makes `shared` the current runtime of this thread until the guard drops (on a shard
+/// thread too: see the module docs).
 /// Guards nest; one dropped out of order takes only its own runtime off the thread (the
 /// innermost one still entered stays current), so no runtime stays current after all its
 /// guards are gone.
@@ -114,7 +161,11 @@ pub(crate) struct EnterGuard {
 impl EnterGuard {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         let id = NEXT_GUARD.with(|n| n.replace(n.get().wrapping_add(1)));
-        ENTERED.with(|e| e.borrow_mut().push((id, shared)));
+        ENTERED.with(|e| {
+            let mut stack = e.borrow_mut();
+            stack.push((id, shared));
+            note_entered_over_shard(&stack);
+        });
         Self {
             id,
             _this_thread: std::marker::PhantomData,
@@ -129,7 +180,9 @@ impl Drop for EnterGuard {
         let gone = ENTERED.with(|e| {
             let mut stack = e.borrow_mut();
             let at = stack.iter().rposition(|(id, _)| *id == self.id)?;
-            Some(stack.remove(at))
+            let gone = stack.remove(at);
+            note_entered_over_shard(&stack);
+            Some(gone)
         });
         drop(gone);
     }

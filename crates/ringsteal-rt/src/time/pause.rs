@@ -15,7 +15,7 @@ use crate::shared::Shared;
 use crate::util::contain_panic;
 
 fn current_runtime() -> Result<Arc<Shared>, ClockError> {
-    context::current_shared().ok_or(ClockError::NoRuntime)
+    context::driving_shared().ok_or(ClockError::NoRuntime)
 }
 
 /// Pauses the current runtime's clock: [`Instant::now`](super::Instant::now) stops, and when
@@ -63,7 +63,10 @@ pub fn try_pause() -> Result<(), ClockError> {
     if shards != 1 {
         return Err(ClockError::MultiShard { shards });
     }
-    shared.clock.pause()
+    shared.clock.pause()?;
+    // A shard asleep with a real timeout may now auto-advance instead.
+    shared.notify(0);
+    Ok(())
 }
 
 /// Resumes the current runtime's clock: it runs again at the real rate, from the (paused)
@@ -95,7 +98,12 @@ pub fn resume() {
 
 /// [`resume`], returning misuse as an error.
 pub fn try_resume() -> Result<(), ClockError> {
-    current_runtime()?.clock.resume()
+    let shared = current_runtime()?;
+    shared.clock.resume()?;
+    // A paused shard may be asleep without a timeout (waiting for a blocking closure before
+    // it auto-advances): it must now wait for its next timer in real time.
+    shared.notify(0);
+    Ok(())
 }
 
 /// Moves the paused clock forward by `duration`, fires every timer now due, and returns once

@@ -28,6 +28,12 @@ const RANGE_BITS: u32 = SLOT_BITS * LEVELS as u32;
 const OVERFLOW: u8 = LEVELS as u8;
 /// `level` value of a free slab entry.
 const FREE: u8 = u8::MAX;
+/// The tick of a deadline too far to count (past `u64::MAX` µs, half a million years after
+/// the runtime started): it never fires, the clock never reaches it (the wheel's position
+/// stops at [`LAST_TICK`]), and the shard never waits for it.
+const NEVER_TICK: u64 = u64::MAX;
+/// The last tick the wheel's position reaches (a clock past it is counted as it).
+const LAST_TICK: u64 = NEVER_TICK - 1;
 
 /// Names a wheel entry; stale keys (entry fired or removed) are recognised and ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +105,8 @@ impl Wheel {
     }
 
     /// The tick at or after `t` (rounded up: never early). Deadlines beyond `u64::MAX` µs
-    /// (half a million years) saturate: they never fire, rather than wrap around to now.
+    /// (half a million years) saturate to [`NEVER_TICK`]: they never fire, rather than wrap
+    /// around to now.
     pub(crate) fn deadline_tick(&self, t: Instant) -> u64 {
         let d = t.saturating_duration_since(self.origin);
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
@@ -110,10 +117,10 @@ impl Wheel {
         }
     }
 
-    /// The tick `now` is in (rounded down).
+    /// The tick `now` is in (rounded down), at most [`LAST_TICK`].
     pub(crate) fn now_tick(&self, now: Instant) -> u64 {
         let us = now.saturating_duration_since(self.origin).as_micros();
-        u64::try_from(us).unwrap_or(u64::MAX)
+        u64::try_from(us).unwrap_or(LAST_TICK).min(LAST_TICK)
     }
 
     fn tick_instant(&self, tick: u64) -> Instant {
@@ -311,13 +318,15 @@ impl Wheel {
         None
     }
 
-    /// The earliest tick an entry may fire at (a lower bound for coarse levels).
+    /// The earliest tick an entry may fire at (a lower bound for coarse levels); `None` if
+    /// only never-firing entries are left.
     fn next_tick(&self) -> Option<u64> {
-        if let Some((_, _, start)) = self.next_expiration() {
-            return Some(start.max(self.elapsed));
-        }
-        // A lower bound: waking early only cascades the list and sleeps again.
-        (self.overflow != NIL).then_some(self.overflow_floor)
+        let tick = match self.next_expiration() {
+            Some((_, _, start)) => start.max(self.elapsed),
+            // A lower bound: waking early only cascades the list and sleeps again.
+            None => (self.overflow != NIL).then_some(self.overflow_floor)?,
+        };
+        (tick != NEVER_TICK).then_some(tick)
     }
 
     /// How long from `now` the shard may sleep: `None` without timers, zero if one is due.
@@ -348,6 +357,9 @@ impl Wheel {
     /// order (entries of a coarse slot are first moved down to finer levels, never fired
     /// straight from it, so that a long jump still fires them earliest first).
     pub(crate) fn advance(&mut self, now: u64, wakers: &mut Vec<Waker>, counters: &ShardCounters) {
+        // Below the overflow list's empty mark (and a never-firing deadline's tick), so
+        // that the loop below ends.
+        let now = now.min(LAST_TICK);
         loop {
             // Never jump past a deadline waiting in the overflow list. An entry waits there
             // while its deadline lies in a later span of 2^42 ticks than the wheel's

@@ -220,7 +220,7 @@ fn a_removed_overflow_timer_leaves_the_others_on_time() {
 #[test]
 fn deadlines_too_far_to_count_saturate_instead_of_wrapping() {
     // A deadline about 584,000 years away does not fit u64 microseconds: it saturates to the
-    // last tick (never reached), where wrapping would have made it due about now.
+    // never-firing tick, where wrapping would have made it due about now.
     let mut h = Harness::new();
     let origin = h.wheel.origin;
     let beyond = [
@@ -235,7 +235,9 @@ fn deadlines_too_far_to_count_saturate_instead_of_wrapping() {
         }
     }
     assert!(h.advance(1 << 50).is_empty());
-    assert!(h.wheel.next_timeout(Instant::now()).is_some());
+    // Nothing for the shard to wait for: these never fire.
+    assert_eq!(h.wheel.next_timeout(Instant::now()), None);
+    assert!(h.active() > 0, "they are still registered");
 }
 
 #[test]
@@ -417,4 +419,27 @@ fn the_next_timeout_is_none_without_timers_and_bounded_by_the_nearest_one() {
         .next_timeout(Instant::now())
         .expect("timers are pending");
     assert!(t <= Duration::from_micros(1), "{t:?}");
+}
+
+#[test]
+fn the_position_stops_at_the_last_tick_and_a_never_deadline_never_fires() {
+    let mut h = Harness::new();
+    h.insert(86_400_000_000, 1); // a day
+    h.insert(NEVER_TICK, 2); // saturated: never
+                             // The clock passing the last countable tick (a long advance of a paused clock): the
+                             // day fires, the advance ends, the never-firing entry stays.
+    assert_eq!(h.advance(u64::MAX), vec![1]);
+    assert_eq!(h.active(), 1);
+    assert_eq!(h.advance(u64::MAX), Vec::<u32>::new());
+    // The shard is not told to wait for it (it would wake at once, for ever).
+    assert_eq!(h.wheel.next_tick(), None);
+    let mut h = Harness::new();
+    h.insert(NEVER_TICK, 3);
+    let far = Instant::now() + Duration::from_secs(3600);
+    // Coarse slots may wake the shard early to cascade; never past the last tick.
+    while let Some(tick) = h.wheel.next_tick() {
+        assert!(tick <= LAST_TICK);
+        assert!(h.advance(tick).is_empty());
+    }
+    assert_eq!(h.wheel.next_timeout(far), None);
 }

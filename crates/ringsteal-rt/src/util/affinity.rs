@@ -4,7 +4,7 @@
 //! mask; shard `i` is pinned to the `i`-th of them (modulo their count). Shard 0 is the thread
 //! that calls `block_on`: it is pinned for the duration of the call and gets its own mask back
 //! afterwards ([`PinGuard`]), so a later runtime, or threads spawned later, see the mask the
-//! user set.
+//! user set. The blocking pool's threads take the building thread's mask ([`CpuMask`]).
 
 use std::io;
 
@@ -46,6 +46,25 @@ pub(crate) fn pin_current_thread(cpus: &[usize], index: usize) {
     // SAFETY: CPU_SET writes a bit inside the owned set; the CPU comes from an allowed mask.
     unsafe { libc::CPU_SET(cpus[index % cpus.len()], &mut set) };
     set_mask(&set);
+}
+
+/// A thread's CPU affinity mask, as read from it: the blocking pool's threads take the mask
+/// of the thread that built the runtime, not the one-CPU mask of the pinned shard that
+/// happened to start them (a new thread inherits its starter's mask).
+pub(crate) struct CpuMask(Option<libc::cpu_set_t>);
+
+impl CpuMask {
+    /// The calling thread's mask (none if it cannot be read: then nothing is applied).
+    pub(crate) fn of_this_thread() -> Self {
+        Self(current_mask().ok())
+    }
+
+    /// Makes this the calling thread's mask.
+    pub(crate) fn apply_to_this_thread(&self) {
+        if let Some(mask) = &self.0 {
+            set_mask(mask);
+        }
+    }
 }
 
 /// Pins the calling thread while alive, then restores the mask it had.

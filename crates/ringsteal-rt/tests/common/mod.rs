@@ -398,3 +398,13 @@ pub fn cpu_time() -> Duration {
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
+
+/// True once thread `tid` of this process is asleep in `io_uring_enter` (426), as a shard
+/// that waits for completions is.
+pub fn blocked_in_io_uring_enter(tid: i32) -> bool {
+    let task = format!("/proc/self/task/{tid}");
+    let stat = std::fs::read_to_string(format!("{task}/stat")).unwrap_or_default();
+    let state = stat[stat.rfind(')').map_or(0, |i| i + 2)..].chars().next();
+    let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
+    state == Some('S') && syscall.split_whitespace().next() == Some("426")
+}

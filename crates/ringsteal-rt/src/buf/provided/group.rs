@@ -13,7 +13,10 @@
 //! the live ring, unmapped). Otherwise it stays until the last held buffer comes back, so the
 //! buffers stay mapped for their holders; its own share of the ring's descriptor keeps the
 //! io_uring instance alive that long, so its unregistration names the right ring rather than
-//! a descriptor number that a later ring may have reused. If the drain did not finish, the
+//! a descriptor number that a later ring may have reused. The last buffer usually comes back
+//! on another thread, which the shard's `SINGLE_ISSUER` ring refuses to unregister from; the
+//! `BufRing` then holds the last share of the descriptor, and its drop closes the ring (which
+//! ends the group) before it unmaps the memory. If the drain did not finish, the
 //! group is abandoned: the `BufRing` is leaked but lets go of the descriptor, so the ring
 //! still closes (and the kernel cancels what is in flight on it).
 //!
@@ -31,6 +34,7 @@ use ringsteal_uring::{io_uring_cqe, BufRing, Ring};
 
 use super::ledger::{Ledger, WaiterKey};
 use super::RecvBuf;
+use crate::util::contain_panic;
 
 /// The buffer group id every shard uses on its own ring.
 pub(crate) const RECV_GROUP: u16 = 0;
@@ -161,7 +165,7 @@ impl BufGroup {
         let bufs = if release_now { inner.bufs.take() } else { None };
         drop(inner);
         drop(bufs);
-        wake.into_iter().for_each(Waker::wake);
+        wake_contained(wake);
     }
 
     /// Gives the group up while requests that select from it may still be in flight (the
@@ -176,7 +180,15 @@ impl BufGroup {
         if let Some(bufs) = bufs {
             bufs.leak();
         }
-        wake.into_iter().for_each(Waker::wake);
+        wake_contained(wake);
+    }
+}
+
+/// Wakes the streams that waited for buffers, at the group's retirement (a shard's
+/// shutdown): a panic in a user's waker is contained, so it cannot cut the drain short.
+fn wake_contained(wakers: Vec<Waker>) {
+    for w in wakers {
+        contain_panic(|| w.wake());
     }
 }
 

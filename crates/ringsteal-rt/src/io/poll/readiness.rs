@@ -50,7 +50,7 @@ pub struct Readiness {
     fd: SharedFd,
     events: u32,
     ready: bool,
-    /// A hang-up, end of the peer's stream or an error was reported: ready from now on.
+    /// A hang-up or the end of the peer's stream was reported: ready from now on.
     closed: bool,
     wait: Wait,
 }
@@ -116,7 +116,15 @@ impl Readiness {
                 let op = armed.get_or_insert_with(|| op::poll_add(&self.fd, self.events));
                 let res = ready!(Pin::new(op).poll(cx));
                 *armed = None;
-                res?;
+                let mask = res?;
+                if mask & (self.events | libc::POLLHUP as u32) == 0 {
+                    // Only a condition the kernel always reports and that may stay true
+                    // (the peer's half-close for a write, an error-queue entry): a one-shot
+                    // poll sees it at once each time it is armed, so waiting that way would
+                    // spin. From now on wait with a multishot poll, which reports it once.
+                    self.wait = Wait::Multishot(op::poll_multishot(&self.fd, self.events));
+                }
+                self.note(mask);
             }
             Wait::Multishot(reports) => {
                 let mask = ready!(reports.poll_ready(cx))?;
@@ -162,14 +170,20 @@ impl Readiness {
         }
     }
 
-    /// Remembers a hang-up, a read side closed by the peer, or an error: a multishot poll is
-    /// edge-triggered and reports each of them once, but they stay true, so from then on the
-    /// descriptor counts as ready for good (the system calls return end of stream or the
-    /// error).
+    /// Remembers a hang-up, or (for an interest in reading) a read side closed by the peer:
+    /// a multishot poll is edge-triggered and reports each of them once, but they stay true,
+    /// so from then on the descriptor counts as ready for good (the system calls return end
+    /// of stream or the error). The peer's half-close says nothing of writing (the kernel
+    /// reports it to every poll), and an error (`POLLERR`) makes the descriptor ready once,
+    /// not for good: it may be a passing condition (an entry in the socket's error queue, a
+    /// transmit timestamp say) after which `recv` or `send` still says `EAGAIN`; a fatal one
+    /// also hangs the socket up (`POLLHUP`), and the system call returns it.
     fn note(&mut self, mask: u32) {
-        const STAYS: u32 = (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) as u32;
-        if mask & STAYS != 0 {
+        let stays = libc::POLLHUP as u32 | (self.events & libc::POLLRDHUP as u32);
+        if mask & stays != 0 {
             self.closed = true;
+            self.ready = true;
+        } else if mask & libc::POLLERR as u32 != 0 {
             self.ready = true;
         }
     }

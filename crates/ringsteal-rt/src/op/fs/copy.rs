@@ -6,8 +6,8 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
-use super::sqe_len;
 use crate::buf::{BufResult, IoBufMut};
+use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// Reads `len` bytes of `src` at `src_pos` into `buf`, then — linked, in the kernel — writes

@@ -14,12 +14,6 @@ pub use path::{
     linkat, mkdirat, renameat, symlinkat, unlinkat, LinkAt, MkdirAt, RenameAt, SymlinkAt, UnlinkAt,
 };
 pub use read_write::{read_at, write_at, ReadAt, WriteAt};
-pub use statx::{statx_fd, statx_path, Statx};
+pub use statx::{statx_at, statx_fd, statx_path, Statx};
 pub use sync::{fallocate, fsync, ftruncate, Fallocate, Fsync, Ftruncate};
 pub use vectored::{readv_at, writev_at, ReadvAt, WritevAt};
-
-/// Clamps a buffer length to what one SQE can carry (a short transfer results, as with any
-/// read or write).
-pub(crate) fn sqe_len(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}

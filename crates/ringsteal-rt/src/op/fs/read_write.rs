@@ -5,8 +5,8 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
-use super::sqe_len;
 use crate::buf::{BufResult, IoBuf, IoBufMut};
+use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// Reads into `buf` (up to its capacity) from `fd` at `pos` (`u64::MAX`: the file position).

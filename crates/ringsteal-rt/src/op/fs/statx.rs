@@ -1,4 +1,4 @@
-//! `IORING_OP_STATX` of an open descriptor or a path.
+//! `IORING_OP_STATX` of an open descriptor, a path, or a name in an open directory.
 
 use std::ffi::CString;
 use std::io;
@@ -29,12 +29,25 @@ pub fn statx_path(path: CString, follow: bool) -> Op<Statx> {
     })
 }
 
+/// `statx` of `name` in the directory `dir` (as `fstatat(dir, name)`), following a final
+/// symlink if `follow`: the entry of that directory, wherever it has moved since it was
+/// opened.
+pub fn statx_at(dir: &SharedFd, name: CString, follow: bool) -> Op<Statx> {
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    Op::new(Statx {
+        fd: Some(dir.clone()),
+        path: name,
+        flags,
+        out: new_statx(),
+    })
+}
+
 fn new_statx() -> Box<libc::statx> {
     // SAFETY: statx is plain old data; all-zero is a valid value.
     Box::new(unsafe { std::mem::zeroed() })
 }
 
-/// The operation of [`statx_fd`] and [`statx_path`]: yields the raw `libc::statx`
+/// The operation of [`statx_fd`], [`statx_path`] and [`statx_at`]: yields the raw `libc::statx`
 /// (`ringsteal_fs::Metadata` wraps it with std's accessors).
 ///
 /// ```

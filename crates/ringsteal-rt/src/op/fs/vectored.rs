@@ -6,6 +6,7 @@ use std::os::fd::AsRawFd;
 use ringsteal_uring::opcode;
 
 use crate::buf::{BufResult, IoVecBuf, IoVecBufMut};
+use crate::op::limits::sqe_iovecs;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// Reads into `bufs` in order from `fd` at `pos`.
@@ -52,7 +53,7 @@ unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
     type Output = BufResult<usize, B>;
 
     fn prepare(&mut self) -> Sqes {
-        self.iovecs = self.bufs.iovecs_mut();
+        self.iovecs = sqe_iovecs(self.bufs.iovecs_mut());
         Sqes::One(opcode::readv(
             self.fd.as_raw_fd(),
             self.iovecs.as_ptr(),
@@ -122,7 +123,7 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
     type Output = BufResult<usize, B>;
 
     fn prepare(&mut self) -> Sqes {
-        self.iovecs = self.bufs.iovecs();
+        self.iovecs = sqe_iovecs(self.bufs.iovecs());
         Sqes::One(opcode::writev(
             self.fd.as_raw_fd(),
             self.iovecs.as_ptr(),

@@ -82,7 +82,8 @@ impl SockAddr {
     }
 
     /// A Unix-domain address. A path whose first byte is NUL names an abstract socket (the
-    /// rest of the path is the name), as in tokio and the kernel's own convention.
+    /// rest of the path is the name), as in tokio and the kernel's own convention. The empty
+    /// path, as in std, asks `bind` for a unique abstract name the kernel picks (autobind).
     ///
     /// # Errors
     /// `InvalidInput` if the path is too long for `sun_path` or contains a NUL byte after
@@ -95,8 +96,11 @@ impl SockAddr {
                 if bytes.contains(&0) {
                     return Err(invalid("a Unix socket path may not contain a NUL byte"));
                 }
-                // A pathname keeps room for its terminating NUL.
-                Self::unix_raw(bytes, 1)
+                // A pathname keeps room for its terminating NUL. The empty path is the
+                // family alone (as std passes it): `bind` autobinds a unique abstract name,
+                // `connect` is `EINVAL`; with a NUL it would be the abstract name "", one
+                // name for the whole network namespace.
+                Self::unix_raw(bytes, usize::from(!bytes.is_empty()))
             }
         }
     }

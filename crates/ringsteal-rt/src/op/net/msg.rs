@@ -8,6 +8,7 @@ use ringsteal_uring::opcode;
 
 use super::SockAddr;
 use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use crate::op::limits::msg_iovecs;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// A `msghdr` with its iovecs and address, owned by an op. Built in `prepare`, when the op
@@ -219,7 +220,8 @@ impl<B: IoVecBuf> SendVectored<B> {
 unsafe impl<B: IoVecBuf> Operation for SendVectored<B> {
     type Output = BufResult<usize, B>;
     fn prepare(&mut self) -> Sqes {
-        let hdr = self.msg.header(self.bufs.iovecs());
+        let iov = msg_iovecs(self.fd.as_raw_fd(), self.bufs.iovecs());
+        let hdr = self.msg.header(iov);
         Sqes::One(opcode::sendmsg(
             self.fd.as_raw_fd(),
             hdr,
@@ -278,7 +280,8 @@ impl<B: IoVecBufMut> RecvVectored<B> {
 unsafe impl<B: IoVecBufMut> Operation for RecvVectored<B> {
     type Output = BufResult<usize, B>;
     fn prepare(&mut self) -> Sqes {
-        let hdr = self.msg.header(self.bufs.iovecs_mut());
+        let iov = msg_iovecs(self.fd.as_raw_fd(), self.bufs.iovecs_mut());
+        let hdr = self.msg.header(iov);
         Sqes::One(opcode::recvmsg(self.fd.as_raw_fd(), hdr, self.flags))
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {

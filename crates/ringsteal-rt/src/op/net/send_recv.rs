@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 use ringsteal_uring::opcode;
 
 use crate::buf::{BufResult, IoBuf, IoBufMut};
-use crate::op::fs::sqe_len;
+use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// Sends the initialised bytes of `buf` on the socket `fd` with `flags` and `MSG_NOSIGNAL`

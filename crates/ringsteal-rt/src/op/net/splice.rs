@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
-use crate::op::fs::sqe_len;
+use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 
 /// Moves up to `len` bytes from `fd_in` (at `off_in`, or `u64::MAX` for its position or a

@@ -14,7 +14,7 @@ use crate::Feature;
 /// True if the current runtime may use `opcode` (the kernel has it and the builder did not
 /// take it away).
 pub(crate) fn has_opcode(opcode: u8) -> bool {
-    context::with_current_shared(|shared| match shared {
+    context::with_driving_shared(|shared| match shared {
         Some(s) => s.features.supports(Feature::Opcode(opcode)),
         None => Features::get().is_ok_and(|f| f.opcode_supported(opcode)),
     })

@@ -29,7 +29,7 @@ use crate::shard::context;
 /// rt.block_on(async { assert_eq!(ringsteal_rt::op::waitid_available(), kernel_has_it) });
 /// ```
 pub fn waitid_available() -> bool {
-    context::with_current_shared(|s| match s {
+    context::with_driving_shared(|s| match s {
         Some(s) => s.features.supports(crate::Feature::Waitid),
         None => {
             ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_WAITID))

@@ -191,7 +191,7 @@ unsafe impl Source for RecvSource {
                 opcode::recv_multishot(fd.as_raw_fd(), group.id(), 0)
             }
             RecvSource::Heap { fd, buf } => {
-                let len = crate::op::fs::sqe_len(buf.capacity());
+                let len = crate::op::limits::sqe_len(buf.capacity());
                 opcode::recv(fd.as_raw_fd(), buf.as_mut_ptr(), len, 0)
             }
         }
