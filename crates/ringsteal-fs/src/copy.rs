@@ -1,5 +1,6 @@
-//! [`copy`]: copies a file's contents and permissions, chunk by chunk, each chunk a linked
-//! read + write pair that the kernel runs back to back.
+//! [`copy`]: copies a file's contents and permissions, chunk by chunk (up to a megabyte, at
+//! least 64 KiB whatever size the file reports), each chunk a linked read + write pair that
+//! the kernel runs back to back.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -11,6 +12,10 @@ use ringsteal_rt::op;
 use crate::{File, OpenOptions};
 
 const CHUNK: usize = 1 << 20;
+/// The smallest chunk: what a file that reports a size smaller than it is (`/proc` and
+/// `/sys` files report 0, a growing file an old size) is copied by at least. Sized by the
+/// reported length alone, a `/proc` file was copied one byte per request.
+const MIN_CHUNK: usize = 64 * 1024;
 
 /// Copies `from` to `to` (created or truncated), like [`std::fs::copy`]: contents and
 /// permission bits (set only if `to` is a regular file, as std does). Returns the number of
@@ -54,7 +59,8 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
             return Err(io::Error::last_os_error());
         }
     }
-    let mut buf = Vec::with_capacity(CHUNK.min(meta.len() as usize).max(1));
+    let reported = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let mut buf = Vec::with_capacity(reported.clamp(MIN_CHUNK, CHUNK));
     let mut pos = 0u64;
     loop {
         let len = buf.capacity();

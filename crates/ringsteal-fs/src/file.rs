@@ -7,10 +7,11 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
-use ringsteal_rt::io::Lane;
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
 use ringsteal_rt::op::{self, Op, ReadAt, ReadvAt, SharedFd, WriteAt, WritevAt};
 use ringsteal_rt::{Feature, RuntimeHandle};
 
+use crate::cursor::{Cursor, AT_POSITION};
 use crate::{Metadata, OpenOptions};
 
 /// An open file. Positional I/O (`read_at`/`write_at`) with owned buffers: each call takes
@@ -44,22 +45,22 @@ use crate::{Metadata, OpenOptions};
 #[derive(Debug)]
 pub struct File {
     fd: SharedFd,
-    /// The read and write lanes of the cursor-based I/O traits (`io_traits.rs`), made on
-    /// first use: positional I/O needs none.
-    lanes: OnceLock<(Lane, Lane)>,
+    /// The position as the I/O traits use it (`cursor.rs`), made on first use: positional
+    /// I/O needs none.
+    cursor: OnceLock<Cursor>,
 }
 
 impl File {
     pub(crate) fn from_owned(fd: OwnedFd) -> Self {
         Self {
             fd: SharedFd::new(fd),
-            lanes: OnceLock::new(),
+            cursor: OnceLock::new(),
         }
     }
 
-    /// The lanes that order reads and writes at the file position.
-    pub(crate) fn lanes(&self) -> &(Lane, Lane) {
-        self.lanes.get_or_init(Default::default)
+    /// The lanes that order reads and writes at the file position, and what it can do.
+    pub(crate) fn cursor(&self) -> &Cursor {
+        self.cursor.get_or_init(|| Cursor::new(&self.fd))
     }
 
     /// Opens a file read-only.
@@ -102,17 +103,25 @@ impl File {
         &self.fd
     }
 
-    /// Reads into `buf` (up to its capacity) at `pos` (`u64::MAX`: at the file position,
-    /// which the read advances). Yields the byte count (0 at end of file) and the buffer. The
-    /// returned [`Op`] accepts [`Op::with_timeout`].
+    /// Reads into `buf` (up to its capacity) at `pos`. Yields the byte count (0 at end of
+    /// file) and the buffer. The returned [`Op`] accepts [`Op::with_timeout`].
+    ///
+    /// `pos == u64::MAX` reads at the file position (which the read advances) as one bare
+    /// request: unlike a read through the I/O traits, it is not ordered with their reads and
+    /// writes and does not see bytes an abandoned one kept (`read_exact_at` at `u64::MAX` is
+    /// ordered, and does).
     pub fn read_at<B: IoBufMut>(&self, buf: B, pos: u64) -> Op<ReadAt<B>> {
         op::read_at(&self.fd, buf, pos)
     }
 
     /// Fills `buf` completely (its whole capacity) from `pos`, or fails with
-    /// `UnexpectedEof` if the file ends first. With `pos == u64::MAX` every read is at the
-    /// file position (as std's sequential `read_exact`).
+    /// `UnexpectedEof` if the file ends first. With `pos == u64::MAX` it reads at the file
+    /// position, as `AsyncReadOwned::read_exact` (and std's sequential `read_exact`): the
+    /// bytes abandoned reads kept come first.
     pub async fn read_exact_at<B: IoBufMut>(&self, buf: B, pos: u64) -> BufResult<(), B> {
+        if pos == AT_POSITION {
+            return AsyncReadOwned::read_exact(&mut &*self, buf).await;
+        }
         let want = buf.bytes_total();
         let mut buf = buf;
         let mut filled = 0;
@@ -139,15 +148,20 @@ impl File {
         (Ok(()), buf)
     }
 
-    /// Writes the initialised bytes of `buf` at `pos` (`u64::MAX`: at the file position);
-    /// may write fewer.
+    /// Writes the initialised bytes of `buf` at `pos`; may write fewer. `pos == u64::MAX`
+    /// writes at the file position as one bare request, not ordered with the I/O traits'
+    /// reads and writes (`write_all_at` at `u64::MAX` is).
     pub fn write_at<B: IoBuf>(&self, buf: B, pos: u64) -> Op<WriteAt<B>> {
         op::write_at(&self.fd, buf, pos)
     }
 
     /// Writes all initialised bytes of `buf` at `pos`, or fails (`WriteZero` if the kernel
-    /// accepts nothing). With `pos == u64::MAX` every write is at the file position.
+    /// accepts nothing). With `pos == u64::MAX` it writes at the file position, as
+    /// `AsyncWriteOwned::write_all`: where the next read at the position would read.
     pub async fn write_all_at<B: IoBuf>(&self, buf: B, pos: u64) -> BufResult<(), B> {
+        if pos == AT_POSITION {
+            return AsyncWriteOwned::write_all(&mut &*self, buf).await;
+        }
         let want = buf.bytes_init();
         let mut buf = buf;
         let mut done = 0;
@@ -174,12 +188,14 @@ impl File {
         (Ok(()), buf)
     }
 
-    /// Reads into several buffers in order (`readv`).
+    /// Reads into several buffers in order (`readv`); `u64::MAX` as for
+    /// [`read_at`](Self::read_at).
     pub fn readv_at<B: IoVecBufMut>(&self, bufs: B, pos: u64) -> Op<ReadvAt<B>> {
         op::readv_at(&self.fd, bufs, pos)
     }
 
-    /// Writes several buffers in order (`writev`).
+    /// Writes several buffers in order (`writev`); `u64::MAX` as for
+    /// [`write_at`](Self::write_at).
     pub fn writev_at<B: IoVecBuf>(&self, bufs: B, pos: u64) -> Op<WritevAt<B>> {
         op::writev_at(&self.fd, bufs, pos)
     }

@@ -1,45 +1,25 @@
-//! The owned-buffer I/O traits for [`File`]: reads and writes at the file position (offset
-//! `-1` for `IORING_OP_READ`/`WRITE`), as std's `Read`/`Write` for `File`.
-//!
-//! Reads are ordered by the file's read lane and writes by its write lane
-//! (`ringsteal_rt::io::Lane`): a read whose future is dropped may still advance the position,
-//! and the bytes it read are returned by the next read; a write whose future is dropped
-//! finishes before the next write starts.
+//! The owned-buffer I/O traits for [`File`]: reads and writes at the file position, as std's
+//! `Read`/`Write` for `File`, through the file's cursor (`cursor.rs`: its lanes, and what a
+//! write does with bytes an abandoned read kept).
 //!
 //! May not: touch positional I/O (`read_at`/`write_at` use no lane and no position).
 
 use std::future::Future;
 use std::io;
+use std::os::fd::AsRawFd;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned, InLane, SpliceEnd};
-use ringsteal_rt::op::{ReadAt, WriteAt};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
+use ringsteal_rt::op::SharedFd;
 
 use crate::File;
 
-/// The file position, for `IORING_OP_READ`/`WRITE`.
-const AT_POSITION: u64 = u64::MAX;
-
-impl File {
-    async fn read_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        let mut guard = self.lanes().0.acquire().await;
-        if guard.has_leftover() {
-            let (n, buf) = guard.take_leftover(buf);
-            return (Ok(n), buf);
-        }
-        InLane::read(ReadAt::new(self.shared_fd(), buf, AT_POSITION), guard)
-            .await
-            .into_parts()
-            .0
-    }
-
-    async fn write_at_position<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
-        let guard = self.lanes().1.acquire().await;
-        InLane::other(WriteAt::new(self.shared_fd(), buf, AT_POSITION), guard)
-            .await
-            .into_parts()
-            .0
-    }
+/// True if writes to `fd` go to the end of the file (`O_APPEND`, asked now: `fcntl` may have
+/// changed it since the open), or if the flags cannot be read.
+fn appends(fd: &SharedFd) -> bool {
+    // SAFETY: F_GETFL passes no memory; `fd` holds the descriptor open for the call.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    flags < 0 || flags & libc::O_APPEND != 0
 }
 
 /// The traits for `File` and `&File` (both read and write at the position).
@@ -53,8 +33,15 @@ macro_rules! at_position {
             ) -> impl Future<Output = BufResult<usize, B>> + Send {
                 self.read_at_position(buf)
             }
+            /// Holds the read lane throughout: if dropped, it gives back every byte it took.
+            fn read_exact<B: IoBufMut>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                self.read_exact_at_position(buf)
+            }
             fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-                Some(SpliceEnd::new(self.shared_fd(), &self.lanes().0))
+                Some(SpliceEnd::new(self.shared_fd(), &self.cursor().read))
             }
         }
 
@@ -64,11 +51,25 @@ macro_rules! at_position {
             fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
                 self.write_at_position(buf)
             }
+            /// Holds the write lane throughout: two tasks' `write_all`s never interleave.
+            fn write_all<B: IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                self.write_all_at_position(buf)
+            }
             fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
                 std::future::ready(Ok(()))
             }
+            /// None for a file opened for appending: splice(2) refuses to write into one
+            /// (`EINVAL`), so `copy` appends through a buffer, as std's and tokio's do. None
+            /// too while reads of a seekable file have bytes kept (or in flight).
             fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
-                Some(SpliceEnd::new(self.shared_fd(), &self.lanes().1))
+                let cursor = self.cursor();
+                // A write must first give back what reads kept (`cursor.rs`): the buffered
+                // copy's writes do.
+                (!appends(self.shared_fd()) && !cursor.may_read_ahead())
+                    .then(|| SpliceEnd::new(self.shared_fd(), &cursor.write))
             }
         }
     };

@@ -32,6 +32,8 @@ mod blocking;
 mod chunked_read;
 mod copy;
 mod cstr;
+mod cursor;
+mod dir_listing;
 mod file;
 mod io_traits;
 mod metadata;

@@ -262,6 +262,13 @@ impl FileType {
     }
 }
 
+impl FileType {
+    /// The type in a mode's `S_IFMT` bits.
+    pub(crate) fn from_mode(mode: u32) -> Self {
+        FileType(mode & libc::S_IFMT)
+    }
+}
+
 impl From<std::fs::FileType> for FileType {
     fn from(ft: std::fs::FileType) -> Self {
         use std::os::unix::fs::FileTypeExt;

@@ -1,21 +1,27 @@
 //! [`read_dir`]: a stream of directory entries, read in batches on the blocking pool (the
-//! kernel has no io_uring opcode for `getdents`).
+//! kernel has no io_uring opcode for `getdents`) from a [`Listing`] of our own, whose
+//! descriptor the entries keep: [`DirEntry::metadata`] is a `statx` of the name in that
+//! directory, through the ring.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::future::{poll_fn, Future};
 use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ringsteal_rt::JoinHandle;
+use ringsteal_rt::{op, JoinHandle};
 
+use crate::dir_listing::{Dir, Listing, RawEntry};
 use crate::metadata::FileType;
 use crate::Metadata;
 
 const BATCH: usize = 64;
 
-type Batch = (std::fs::ReadDir, Vec<io::Result<std::fs::DirEntry>>);
+type Batch = (Listing, Vec<io::Result<RawEntry>>);
 
 /// Opens a directory for listing.
 ///
@@ -38,8 +44,9 @@ type Batch = (std::fs::ReadDir, Vec<io::Result<std::fs::DirEntry>>);
 /// ```
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_path_buf();
-    let iter = crate::blocking::spawn_blocking(move || std::fs::read_dir(path))?.await??;
+    let iter = crate::blocking::spawn_blocking(move || Listing::open(&path))?.await??;
     Ok(ReadDir {
+        dir: iter.dir().clone(),
         state: State::Idle(Some(iter)),
         buffered: VecDeque::new(),
     })
@@ -71,13 +78,15 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
 #[derive(Debug)]
 pub struct ReadDir {
     state: State,
-    buffered: VecDeque<io::Result<std::fs::DirEntry>>,
+    buffered: VecDeque<io::Result<RawEntry>>,
+    /// The listed directory, which every entry keeps.
+    dir: Arc<Dir>,
 }
 
 #[derive(Debug)]
 enum State {
-    /// The std iterator (`None` once exhausted).
-    Idle(Option<std::fs::ReadDir>),
+    /// The listing (`None` once exhausted).
+    Idle(Option<Listing>),
     /// A batch being read on the blocking pool.
     Reading(JoinHandle<Batch>),
 }
@@ -93,7 +102,13 @@ impl ReadDir {
     pub fn poll_next_entry(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Option<DirEntry>>> {
         loop {
             if let Some(entry) = self.buffered.pop_front() {
-                return Poll::Ready(entry.map(|e| Some(DirEntry(e))));
+                let dir = &self.dir;
+                return Poll::Ready(entry.map(|raw| {
+                    Some(DirEntry {
+                        dir: dir.clone(),
+                        raw,
+                    })
+                }));
             }
             match &mut self.state {
                 State::Idle(None) => return Poll::Ready(Ok(None)),
@@ -104,7 +119,7 @@ impl ReadDir {
                     }
                     let mut iter = iter.take().expect("checked above");
                     let batch = crate::blocking::spawn_blocking(move || {
-                        let batch: Vec<_> = iter.by_ref().take(BATCH).collect();
+                        let batch = iter.next_batch(BATCH);
                         (iter, batch)
                     });
                     self.state = State::Reading(batch.expect("a runtime is current"));
@@ -149,31 +164,79 @@ impl ReadDir {
 /// .unwrap();
 /// ```
 #[derive(Debug)]
-pub struct DirEntry(std::fs::DirEntry);
+pub struct DirEntry {
+    /// The directory the listing opened (its descriptor and path).
+    dir: Arc<Dir>,
+    raw: RawEntry,
+}
 
 impl DirEntry {
-    /// The full path (the directory joined with the file name).
+    /// The full path (the directory's path, as given to [`read_dir`], joined with the file
+    /// name).
     pub fn path(&self) -> PathBuf {
-        self.0.path()
+        self.dir.root.join(&self.raw.name)
     }
 
     /// The bare file name.
     pub fn file_name(&self) -> OsString {
-        self.0.file_name()
+        self.raw.name.clone()
     }
 
     /// The inode number, as the directory reports it.
     pub fn ino(&self) -> u64 {
-        std::os::unix::fs::DirEntryExt::ino(&self.0)
+        self.raw.ino
     }
 
-    /// The file type the directory reports (no extra syscall on most file systems).
+    /// The file type the directory reports (no system call on most file systems; where the
+    /// directory does not say, an `fstatat` of the name in the listed directory, as std).
     pub fn file_type(&self) -> io::Result<FileType> {
-        self.0.file_type().map(FileType::from)
+        let bits = match self.raw.d_type {
+            libc::DT_REG => libc::S_IFREG,
+            libc::DT_DIR => libc::S_IFDIR,
+            libc::DT_LNK => libc::S_IFLNK,
+            libc::DT_FIFO => libc::S_IFIFO,
+            libc::DT_SOCK => libc::S_IFSOCK,
+            libc::DT_BLK => libc::S_IFBLK,
+            libc::DT_CHR => libc::S_IFCHR,
+            _ => {
+                return self
+                    .lstat_in_dir()
+                    .map(|st| FileType::from_mode(st.st_mode))
+            }
+        };
+        Ok(FileType::from_mode(bits))
     }
 
-    /// The entry's metadata, not following a final symlink (`statx` through the ring).
+    /// The entry's metadata, not following a final symlink: a `statx` of the name in the
+    /// directory the listing opened, through the ring (as std's `fstatat(dirfd, name)`), so
+    /// it describes this entry even after the directory was moved or replaced.
     pub async fn metadata(&self) -> io::Result<Metadata> {
-        crate::symlink_metadata(self.path()).await
+        op::statx_at(&self.dir.fd, self.c_name(), false)
+            .await
+            .map(Metadata::from_statx)
+    }
+
+    fn c_name(&self) -> CString {
+        CString::new(self.raw.name.as_bytes()).expect("a directory entry's name has no NUL")
+    }
+
+    /// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`, for a type the directory does not report.
+    fn lstat_in_dir(&self) -> io::Result<libc::stat> {
+        let name = self.c_name();
+        // SAFETY: zeroed stat is a valid value; fstatat writes into it; the name is
+        // NUL-terminated and the directory's descriptor is held open by `self.dir`.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            let rc = libc::fstatat(
+                self.dir.fd.as_raw_fd(),
+                name.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            );
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(st)
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! `ringsteal_fs::copy` against `std::fs::copy` on twin files: the byte count returned, the
 //! destination's contents and its permission bits are the same, for empty, tiny, page-sized,
 //! chunk-sized and odd-sized files, over existing destinations, through symlinks, onto the
-//! source itself, and onto something that is not a regular file (whose permissions std
-//! leaves alone).
+//! source itself, onto something that is not a regular file (whose permissions std leaves
+//! alone), and from a `/proc` file, which reports a size of 0.
 //!
 //! Every test runs on each shard of a one-shard and a two-shard runtime.
 
@@ -177,5 +177,35 @@ fn copy_onto_a_fifo_writes_through_it_and_leaves_its_permissions_alone_like_std(
             "std leaves a non-regular destination's mode alone"
         );
         assert_eq!(mode(&a), mode(&b), "copy changed the FIFO's permissions");
+    });
+}
+
+#[test]
+fn copy_of_a_proc_file_that_reports_size_zero_copies_it_in_a_few_requests() {
+    on_every_shard("copy-proc", |ctx| async move {
+        // procfs reports 0 as the size of its files; their contents are generated on read.
+        // mountinfo does not change while the test runs (nothing mounts).
+        let src = "/proc/self/mountinfo";
+        assert_eq!(std::fs::metadata(src).unwrap().len(), 0);
+        let expected = std::fs::read(src).unwrap();
+        assert!(!expected.is_empty());
+
+        let ops = || {
+            ringsteal_rt::RuntimeHandle::current()
+                .stats()
+                .total()
+                .ops_completed
+        };
+        let before = ops();
+        let n = ringsteal_fs::copy(src, ctx.dir.join("copy")).await.unwrap();
+        let requests = ops() - before;
+        assert_eq!(n, expected.len() as u64);
+        assert_eq!(std::fs::read(ctx.dir.join("copy")).unwrap(), expected);
+        // Opens, statx, the copy's linked read and write pairs and closes: a handful, not
+        // one pair per byte.
+        assert!(
+            requests < 40,
+            "{requests} requests to copy {n} bytes of {src}"
+        );
     });
 }

@@ -1,0 +1,240 @@
+//! `File` through the I/O traits (`AsyncReadOwned`, `AsyncWriteOwned`), reading and writing
+//! at the file position, against what std and tokio do: `io::copy` into a file opened for
+//! appending, a write after a read that was abandoned (on a file, and on a FIFO, which has no
+//! position), and a `read_exact` dropped half-way.
+//!
+//! Every test runs on each shard of a one-shard and a two-shard runtime.
+
+mod common;
+
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use common::*;
+use ringsteal_fs::{File, OpenOptions};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
+
+#[test]
+fn io_copy_into_a_file_opened_for_appending_appends_like_std() {
+    on_every_shard("cursor-append-copy", |ctx| async move {
+        // A regular file as the source: the case `copy` would splice, which the kernel
+        // refuses into an O_APPEND file.
+        let src = ctx.dir.join("src");
+        std::fs::write(&src, b"new line\n").unwrap();
+        let (ours, theirs) = (ctx.dir.join("log"), ctx.dir.join("log-std"));
+        for log in [&ours, &theirs] {
+            std::fs::write(log, b"old line\n").unwrap();
+        }
+
+        let mut s = std::fs::File::open(&src).unwrap();
+        let mut d = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&theirs)
+            .unwrap();
+        let n_std = std::io::copy(&mut s, &mut d).unwrap();
+
+        let mut s = File::open(&src).await.unwrap();
+        let mut d = OpenOptions::new().append(true).open(&ours).await.unwrap();
+        let n = ringsteal_rt::io::copy(&mut s, &mut d).await.unwrap();
+        assert_eq!(n, n_std);
+        assert_eq!(
+            std::fs::read(&ours).unwrap(),
+            std::fs::read(&theirs).unwrap()
+        );
+        assert_eq!(std::fs::read(&ours).unwrap(), b"old line\nnew line\n");
+    });
+}
+
+/// Polls `fut` once (its request is submitted), with a waker that does nothing.
+fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    struct Ignore;
+    impl Wake for Ignore {
+        fn wake(self: Arc<Self>) {}
+    }
+    fut.poll(&mut Context::from_waker(&Waker::from(Arc::new(Ignore))))
+}
+
+/// Polls `fut` once, then drops it: a `select!` or `timeout` loser.
+fn poll_once_and_drop<F: Future>(fut: F) {
+    let _ = poll_once(pin!(fut));
+}
+
+#[test]
+fn a_write_after_an_abandoned_read_goes_where_the_next_read_would_have_read_like_tokio() {
+    on_every_shard("cursor-read-then-write", |ctx| async move {
+        let path = ctx.dir.join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await
+            .unwrap();
+        poll_once_and_drop(f.read(Vec::with_capacity(4)));
+        // The abandoned read holds the read lane until it completes; it read "0123" (a read
+        // of a cached file completes as it is submitted), which the next read would return.
+        let lane = f.splice_source().unwrap().lane().clone();
+        drop(lane.acquire().await);
+        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+
+        // The write goes at the position the reader sees, 0 (tokio's File seeks back over
+        // its unread read-ahead the same way), and the reads go on after it.
+        let (res, _) = f.write_all(b"XY".to_vec()).await;
+        res.unwrap();
+        let (res, got) = f.read_to_end(Vec::new()).await;
+        res.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&std::fs::read(&path).unwrap()),
+            "XY23456789"
+        );
+        assert_eq!(String::from_utf8_lossy(&got), "23456789");
+
+        // `write_all_at` and `read_exact_at` at u64::MAX are at the same position.
+        let (res, _) = f.write_all_at(b"ab".to_vec(), 0).await;
+        res.unwrap();
+        let f = File::open(&path).await.unwrap();
+        poll_once_and_drop((&f).read(Vec::with_capacity(4)));
+        let (res, got) = f.read_exact_at(Vec::with_capacity(3), u64::MAX).await;
+        res.unwrap();
+        assert_eq!(
+            got, b"ab2",
+            "read_exact_at(u64::MAX) skipped the kept bytes"
+        );
+    });
+}
+
+#[test]
+fn a_write_to_a_fifo_neither_waits_for_its_reads_nor_drops_what_they_kept() {
+    on_every_shard("cursor-fifo", |ctx| async move {
+        // A FIFO opened for reading and writing: one descriptor, no shared position.
+        let path = ctx.dir.join("fifo");
+        let cpath = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await
+            .unwrap();
+
+        // A read waits for data; a write does not wait for it, and feeds it.
+        let mut reader = &f;
+        let mut read = pin!(reader.read(Vec::with_capacity(8)));
+        assert!(poll_once(read.as_mut()).is_pending());
+        let (res, _) = (&f).write_all(b"hi".to_vec()).await;
+        res.unwrap();
+        let (res, got) = read.await;
+        assert_eq!(&got[..res.unwrap()], b"hi");
+
+        // An abandoned read's bytes stay for the next read, after a write as before it.
+        let (res, _) = (&f).write_all(b"abc".to_vec()).await;
+        res.unwrap();
+        poll_once_and_drop((&f).read(Vec::with_capacity(8)));
+        let lane = f.splice_source().unwrap().lane().clone();
+        drop(lane.acquire().await);
+        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        let (res, _) = (&f).write_all(b"de".to_vec()).await;
+        res.unwrap();
+        let (res, got) = (&f).read_exact(Vec::with_capacity(5)).await;
+        res.unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), "abcde");
+    });
+}
+
+/// An eventfd's `lseek` succeeds and moves nothing: it has no shared position either, so as
+/// on a FIFO a write neither waits for a read (which here waits for that very write) nor
+/// throws away what an abandoned read kept.
+#[test]
+fn a_write_to_an_eventfd_neither_waits_for_its_reads_nor_drops_what_they_kept() {
+    on_every_shard("cursor-eventfd", |_ctx| async move {
+        // SAFETY: plain eventfd; a non-negative result is a new descriptor, ours alone.
+        let fd = unsafe { libc::eventfd(5, libc::EFD_CLOEXEC) };
+        assert!(fd >= 0);
+        // SAFETY: as above.
+        let owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let f = File::from_std(std::fs::File::from(owned));
+
+        // An abandoned read takes the counter (5) and keeps it.
+        poll_once_and_drop((&f).read(Vec::with_capacity(8)));
+        let lane = f.splice_source().unwrap().lane().clone();
+        drop(lane.acquire().await);
+        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        let (res, _) = (&f).write_all(1u64.to_ne_bytes().to_vec()).await;
+        res.unwrap();
+        let (res, got) = (&f).read(Vec::with_capacity(8)).await;
+        assert_eq!(res.unwrap(), 8);
+        assert_eq!(
+            u64::from_ne_bytes(got[..8].try_into().unwrap()),
+            5,
+            "thrown away"
+        );
+
+        // A read that waits (the counter is 1 until read, then 0) does not hold up the
+        // write it waits for.
+        let (res, _) = (&f).read(Vec::with_capacity(8)).await;
+        assert_eq!(res.unwrap(), 8);
+        let mut reader = &f;
+        let mut read = pin!(reader.read(Vec::with_capacity(8)));
+        assert!(poll_once(read.as_mut()).is_pending());
+        let (res, _) = (&f).write_all(7u64.to_ne_bytes().to_vec()).await;
+        res.unwrap();
+        let (res, got) = read.await;
+        assert_eq!(res.unwrap(), 8);
+        assert_eq!(u64::from_ne_bytes(got[..8].try_into().unwrap()), 7);
+    });
+}
+
+/// A waker that records that it was woken.
+#[derive(Default)]
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// Bytes queued in a pipe (`FIONREAD` on its write end).
+fn queued(tx: &std::fs::File) -> i32 {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let rc = unsafe { libc::ioctl(tx.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(rc, 0);
+    n
+}
+
+#[test]
+fn a_read_exact_dropped_half_way_gives_every_byte_it_took_to_the_next_read() {
+    use std::io::Write;
+    on_every_shard("cursor-read-exact-drop", |_ctx| async move {
+        // A pipe returns short reads: the read_exact takes "abc" in its first part and waits
+        // in its second for the rest.
+        let (rx, mut tx) = pipe();
+        let mut f = File::from_std(rx);
+        tx.write_all(b"abc").unwrap();
+        {
+            let mut read_exact = pin!(f.read_exact(Vec::with_capacity(6)));
+            // The first poll submits the first part; its completion wakes the task (the
+            // waker's flag); the second poll takes "abc" and submits the second part.
+            let woken = Arc::new(Flag::default());
+            let waker = Waker::from(woken.clone());
+            let mut cx = Context::from_waker(&waker);
+            assert!(read_exact.as_mut().poll(&mut cx).is_pending());
+            while !woken.0.load(Ordering::Acquire) {
+                ringsteal_rt::yield_now().await;
+            }
+            assert!(read_exact.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(queued(&tx), 0, "the first part took the pipe's bytes");
+        }
+        tx.write_all(b"def").unwrap();
+        drop(tx);
+        let (res, got) = f.read_to_end(Vec::new()).await;
+        res.unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), "abcdef");
+    });
+}
