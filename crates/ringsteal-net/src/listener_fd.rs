@@ -8,9 +8,16 @@
 //! restarted in the same function, or a test binding the same port again, would otherwise
 //! see `EADDRINUSE`. So when the last handle goes while a request still holds the
 //! descriptor, the socket is shut down for reading (`shutdown(SHUT_RD)`): a TCP listener
-//! leaves the listening state (its address can be bound again, queued connections are
-//! reset, as `close` does), new connections to a Unix listener are refused, and the armed
-//! accept ends, which lets the descriptor be closed.
+//! leaves the listening state (queued connections are reset, as `close` does), new
+//! connections to a Unix listener are refused, and the armed accept ends, which lets the
+//! descriptor be closed. The dying socket also gets `SO_REUSEADDR`, so that any socket
+//! with `SO_REUSEADDR` (as `TcpListener::bind` sets) can bind its address at once; one
+//! without it waits for the close, as the kernel lets a bind pass a closed but still bound
+//! socket only when both have the option.
+//!
+//! A socket adopted with `from_std` is never shut down: someone else may hold it too (a
+//! `try_clone`, a socket-activation manager, a pre-forked sibling), and a shutdown acts on
+//! the socket, not on one descriptor. It stops listening when the last request lets go.
 //!
 //! Owns: that rule. May not: accept (the listeners and `Incoming` do).
 
@@ -32,11 +39,20 @@ pub(crate) struct ListenerFd {
 }
 
 impl ListenerFd {
-    /// The handle of a new listener.
+    /// The handle of a listener this runtime made: the socket is nobody else's.
     pub(crate) fn new(fd: SharedFd) -> ListenerHandle {
         Arc::new(ListenerFd {
             fd,
             stop_when_dropped: AtomicBool::new(true),
+        })
+    }
+
+    /// The handle of a listener adopted from std (`from_std`): other descriptors may refer
+    /// to the same socket, so dropping it never shuts the socket down.
+    pub(crate) fn adopted(fd: SharedFd) -> ListenerHandle {
+        Arc::new(ListenerFd {
+            fd,
+            stop_when_dropped: AtomicBool::new(false),
         })
     }
 
@@ -64,10 +80,21 @@ impl Drop for ListenerFd {
         // Only this handle holds it: the descriptor is closed right now, by `fd`'s drop.
         // (A request that lets go meanwhile makes the shutdown below merely redundant.)
         if self.fd.holders() > 1 && self.stop_when_dropped.load(Ordering::Relaxed) {
-            // SAFETY: plain system call on a descriptor `self.fd` keeps open. An error (the
-            // socket already shut down, say) changes nothing: it is closed when the last
-            // request lets go either way.
-            let _ = unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_RD) };
+            let fd = self.fd.as_raw_fd();
+            let on: libc::c_int = 1;
+            // SAFETY: plain system calls on a descriptor `self.fd` keeps open; `on` outlives
+            // the call that reads it. An error (the socket already shut down, say) changes
+            // nothing: it is closed when the last request lets go either way.
+            unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    libc::SO_REUSEADDR,
+                    (&on as *const libc::c_int).cast(),
+                    std::mem::size_of_val(&on) as libc::socklen_t,
+                );
+                libc::shutdown(fd, libc::SHUT_RD);
+            }
         }
     }
 }

@@ -62,12 +62,14 @@ pub(crate) fn flag(fd: &impl AsRawFd, level: i32, name: i32) -> io::Result<bool>
 }
 
 /// `SO_LINGER`: `None` turns it off; `Some(d)` makes `close` wait up to `d` for unsent
-/// data (`Some(ZERO)`: reset the connection on close).
+/// data (`Some(ZERO)`: reset the connection on close). The kernel counts whole seconds: a
+/// fraction rounds up, so that a short linger never becomes the reset of `ZERO`.
 pub(crate) fn set_linger(fd: &impl AsRawFd, linger: Option<Duration>) -> io::Result<()> {
     let value = libc::linger {
         l_onoff: libc::c_int::from(linger.is_some()),
         l_linger: linger.map_or(0, |d| {
-            d.as_secs().min(libc::c_int::MAX as u64) as libc::c_int
+            let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+            secs.min(libc::c_int::MAX as u64) as libc::c_int
         }),
     };
     set(fd, libc::SOL_SOCKET, libc::SO_LINGER, value)

@@ -4,7 +4,8 @@
 //! 2-shard runtime is served by both shards, half the connections each. Checked with the
 //! runtime's per-shard counters and where each connection's task ran; the placement is
 //! round-robin, so the split is exact, with no timing in it. Under every wake mechanism and
-//! ring mode, with `accept()` and with `incoming()`.
+//! ring mode, with `accept()` and with `incoming()`, and with `incoming()` on the
+//! single-shot accepts of kernels without multishot accept.
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
@@ -15,8 +16,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::with_every_runtime;
+use common::under_every_config;
 use ringsteal_net::{TcpListener, TcpStream};
+use ringsteal_rt::Feature;
 
 const CONNECTIONS: usize = 64;
 const REQUESTS: usize = 20;
@@ -69,9 +71,27 @@ fn load(addr: SocketAddr) {
     clients.into_iter().for_each(|c| c.join().unwrap());
 }
 
-fn served_by_both_shards(name: &str, use_incoming: bool) {
-    with_every_runtime(name, 2, move |config, rt| {
+/// How the quick start's accept loop takes its connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Accepts {
+    /// `accept()` in a loop.
+    OneByOne,
+    /// `incoming()`, on whatever accept the kernel has (multishot here).
+    Incoming,
+    /// `incoming()` on a runtime without multishot accept: one accept per connection.
+    IncomingSingleShot,
+}
+
+fn served_by_both_shards(name: &str, accepts: Accepts) {
+    under_every_config(name, 2, move |config, b| {
+        let b = match accepts {
+            Accepts::IncomingSingleShot => b.without_feature(Feature::MultishotAccept),
+            Accepts::OneByOne | Accepts::Incoming => b,
+        };
+        let rt = b.build().unwrap();
         let shards = Arc::new(Mutex::new(Vec::new()));
+        let submitted = Arc::new(AtomicUsize::new(0));
+        let sub = submitted.clone();
         let before = rt.handle().stats();
         rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -81,9 +101,10 @@ fn served_by_both_shards(name: &str, use_incoming: bool) {
             let e = ended.clone();
             // The accept loop, as the quick start writes it.
             let server = ringsteal_rt::spawn(async move {
-                if use_incoming {
+                if accepts != Accepts::OneByOne {
                     let mut incoming = listener.incoming();
                     while let Some(stream) = incoming.next().await {
+                        sub.store(incoming.requests_submitted() as usize, Ordering::SeqCst);
                         ringsteal_rt::spawn(serve(stream.unwrap(), s.clone(), e.clone()));
                     }
                 } else {
@@ -100,6 +121,13 @@ fn served_by_both_shards(name: &str, use_incoming: bool) {
             // (the clients' last reads return before the shard reaps the last sends).
             common::yield_until(|| ended.load(Ordering::SeqCst) == CONNECTIONS).await;
         });
+        if accepts == Accepts::IncomingSingleShot {
+            assert_eq!(
+                submitted.load(Ordering::SeqCst),
+                CONNECTIONS,
+                "{config:?}: one single-shot accept per connection"
+            );
+        }
         let stats = rt.handle().stats();
         let per_shard: Vec<usize> = (0..2)
             .map(|i| shards.lock().unwrap().iter().filter(|&&s| s == i).count())
@@ -128,10 +156,20 @@ fn served_by_both_shards(name: &str, use_incoming: bool) {
 
 #[test]
 fn the_quick_start_server_is_served_by_both_shards() {
-    served_by_both_shards("quick start server, accept()", false);
+    served_by_both_shards("quick start server, accept()", Accepts::OneByOne);
 }
 
 #[test]
 fn the_quick_start_server_with_incoming_is_served_by_both_shards() {
-    served_by_both_shards("quick start server, incoming()", true);
+    served_by_both_shards("quick start server, incoming()", Accepts::Incoming);
+}
+
+/// Without multishot accept (kernels before 5.19) `incoming()` submits one single-shot
+/// accept per connection, and the connections it yields are still placed on both shards.
+#[test]
+fn the_quick_start_server_with_incoming_on_single_shot_accepts_is_served_by_both_shards() {
+    served_by_both_shards(
+        "quick start server, incoming() without multishot accept",
+        Accepts::IncomingSingleShot,
+    );
 }

@@ -190,6 +190,75 @@ fn a_unix_listener_dropped_with_its_accept_armed_refuses_connections_at_once(con
     });
 }
 
+/// Arms an accept on `listener` (one poll, nobody connecting), then drops it: its cancel is
+/// in flight, holding the socket, when the caller drops the listener.
+async fn arm_and_drop_an_accept(listener: &TcpListener) {
+    let mut accept = Box::pin(listener.accept());
+    assert!(
+        poll_once(&mut accept).await.is_none(),
+        "armed, nobody connecting"
+    );
+}
+
+/// The rule's two limits: a listener without `SO_REUSEADDR` (made by `TcpSocket`) frees its
+/// port for `TcpListener::bind` at once too (the dying socket gets the option), and a
+/// listener adopted from std is never shut down, since another descriptor (here a kept
+/// `try_clone`) may listen on the same socket.
+fn listeners_without_reuseaddr_or_adopted_from_std(config: Config) {
+    let rt = config.runtime(1);
+    rt.block_on(async {
+        // An explicit port: one bound as port 0 is given back by the shutdown itself.
+        let (plain, addr) = loop {
+            let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = free.local_addr().unwrap();
+            drop(free);
+            let socket = ringsteal_net::TcpSocket::new_v4().unwrap();
+            // Someone else may have taken the port meanwhile: then another one.
+            if socket.bind(addr).is_ok() {
+                break (socket.listen(16).unwrap(), addr);
+            }
+        };
+        arm_and_drop_an_accept(&plain).await;
+        drop(plain);
+        let again = TcpListener::bind(addr).await;
+        assert!(again.is_ok(), "{config:?}: rebinding failed: {again:?}");
+        drop(again);
+
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let kept = std_listener.try_clone().unwrap();
+        let adopted = TcpListener::from_std(std_listener).unwrap();
+        arm_and_drop_an_accept(&adopted).await;
+        drop(adopted);
+        let c = std_connect(addr);
+        assert!(
+            c.is_ok(),
+            "{config:?}: the kept clone stopped listening: {c:?}"
+        );
+        drop((c, kept));
+
+        let bare = format!("ringsteal-adopted-{}-{config:?}", std::process::id());
+        let name = format!("\0{bare}");
+        let std_listener = {
+            use std::os::linux::net::SocketAddrExt;
+            let at = std::os::unix::net::SocketAddr::from_abstract_name(&bare).unwrap();
+            std::os::unix::net::UnixListener::bind_addr(&at).unwrap()
+        };
+        let kept = std_listener.try_clone().unwrap();
+        let adopted = ringsteal_net::UnixListener::from_std(std_listener).unwrap();
+        let mut accept = Box::pin(adopted.accept());
+        assert!(poll_once(&mut accept).await.is_none());
+        drop(accept);
+        drop(adopted);
+        let c = ringsteal_net::UnixStream::connect(&name).await;
+        assert!(
+            c.is_ok(),
+            "{config:?}: the kept clone stopped listening: {c:?}"
+        );
+        drop((c, kept));
+    });
+}
+
 /// A runtime left with, on both shards: an armed multishot accept, receive streams armed
 /// with data queued and buffers held, one stalled for want of buffers, and a datagram
 /// stream; then dropped from outside `block_on`.
@@ -284,6 +353,7 @@ fn sockets_closed_under_armed_streams_and_runtimes_dropped_with_them() {
                 a_peer_closing_or_resetting_ends_the_receive_stream_after_its_data(config);
                 a_listener_dropped_with_its_accepts_armed_stops_listening_at_once(config);
                 a_unix_listener_dropped_with_its_accept_armed_refuses_connections_at_once(config);
+                listeners_without_reuseaddr_or_adopted_from_std(config);
                 a_runtime_dropped_with_streams_armed_closes_every_socket(config);
                 assert_eq!(open_fds(), start, "{config:?}: descriptors left open");
             },

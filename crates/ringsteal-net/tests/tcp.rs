@@ -208,6 +208,12 @@ fn socket_options_read_back_what_was_set() {
             assert!(!stream.nodelay().unwrap());
             stream.set_ttl(7).unwrap();
             assert_eq!(stream.ttl().unwrap(), 7);
+            // Whole seconds in the kernel: a fraction rounds up, never down to the reset
+            // of `Some(ZERO)`.
+            stream.set_linger(Some(Duration::from_millis(500))).unwrap();
+            assert_eq!(stream.linger().unwrap(), Some(Duration::from_secs(1)));
+            stream.set_linger(Some(Duration::ZERO)).unwrap();
+            assert_eq!(stream.linger().unwrap(), Some(Duration::ZERO));
             stream.set_linger(None).unwrap();
             assert_eq!(stream.linger().unwrap(), None);
             stream.set_keepalive(true).unwrap();

@@ -1,6 +1,6 @@
 //! UDP over loopback under every wake mechanism and ring mode: addressed and connected
 //! datagrams, truncation, peek, concurrent receivers, and the broadcast and multicast
-//! setters.
+//! setters; datagram streams on every receive path.
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
@@ -8,9 +8,11 @@ mod support;
 
 use std::net::Ipv4Addr;
 
-use common::with_every_runtime;
+use common::{under_every_config, with_every_runtime};
 use ringsteal_net::UdpSocket;
+use ringsteal_rt::time::timeout;
 use ringsteal_rt::Placement;
+use support::{DATAGRAM_PATHS, OP_GUARD};
 
 #[test]
 fn datagrams_arrive_whole_with_their_sender() {
@@ -203,5 +205,46 @@ fn a_datagram_stream_delivers_each_datagram_whole_with_its_source() {
                 assert!(!d.is_truncated(), "{config:?}");
             }
         });
+    });
+}
+
+/// A datagram stream delivers the same datagrams on every receive path (multishot recvmsg
+/// into provided buffers, and the single-shot heap fallback taken without multishot
+/// receive, without buffer rings, or with buffers too small for the header): each with its
+/// source, an empty one as empty, and one larger than the path's payload room cut to that
+/// room and marked truncated. The fallbacks submit one request per datagram.
+#[test]
+fn a_datagram_stream_delivers_the_same_datagrams_on_every_receive_path() {
+    const LENS: [usize; 6] = [0, 1, 99, 500, 1024, 4000];
+    under_every_config("udp recv stream paths", 1, |config, b| {
+        for path in DATAGRAM_PATHS {
+            let rt = path.apply(b.clone()).build().unwrap();
+            rt.block_on(async {
+                let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let mut datagrams = rx.recv_stream();
+                for len in LENS {
+                    let to = rx.local_addr().unwrap();
+                    tx.send_to(vec![len as u8; len], to).await.0.unwrap();
+                    let d = timeout(OP_GUARD, datagrams.next())
+                        .await
+                        .expect("the datagram never arrived")
+                        .unwrap()
+                        .unwrap();
+                    let what = format!("{config:?} {}: {len} bytes", path.name);
+                    assert_eq!(d.source(), Some(tx.local_addr().unwrap()), "{what}");
+                    assert_eq!(d.payload(), vec![len as u8; len.min(path.room)], "{what}");
+                    assert_eq!(d.is_truncated(), len > path.room, "{what}");
+                }
+                if path.single_shot {
+                    assert_eq!(
+                        datagrams.requests_submitted(),
+                        LENS.len() as u64,
+                        "{config:?} {}: one receive per datagram",
+                        path.name
+                    );
+                }
+            });
+        }
     });
 }

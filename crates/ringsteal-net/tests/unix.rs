@@ -1,5 +1,6 @@
 //! Unix-domain sockets under every wake mechanism and ring mode: path and abstract names,
-//! pairs, datagrams, halves, and the errors of bad paths.
+//! pairs, datagrams, halves, and the errors of bad paths; incoming connections, receive
+//! streams and datagram streams on every fallback path.
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
@@ -8,8 +9,11 @@ mod support;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use common::{unique, with_every_runtime};
+use common::{under_every_config, unique, with_every_runtime, Config};
 use ringsteal_net::{UnixDatagram, UnixListener, UnixStream};
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::{Feature, Runtime};
+use support::{DATAGRAM_PATHS, OP_GUARD};
 
 fn temp_socket_path() -> (PathBuf, PathBuf) {
     let dir = std::env::temp_dir().join(format!(
@@ -115,6 +119,32 @@ fn bad_paths_fail_with_clear_errors() {
     });
 }
 
+/// As in std (and so tokio): binding the empty path autobinds a unique abstract name, and
+/// connecting or sending to it is invalid, not a connection to the abstract name "".
+#[test]
+fn an_empty_path_autobinds_on_bind_and_is_invalid_to_connect_to() {
+    with_every_runtime("unix empty path", 1, |_, rt| {
+        rt.block_on(async {
+            let a = UnixDatagram::bind("").unwrap();
+            let b = UnixDatagram::bind("").unwrap();
+            let (na, nb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            assert!(
+                na.as_abstract_name().is_some_and(|n| !n.is_empty()),
+                "{na:?}"
+            );
+            assert_ne!(na.as_abstract_name(), nb.as_abstract_name());
+            let _l1 = UnixListener::bind("").unwrap();
+            let _l2 = UnixListener::bind("").unwrap();
+            assert_eq!(
+                UnixStream::connect("").await.unwrap_err().kind(),
+                ErrorKind::InvalidInput
+            );
+            let (res, _) = a.send_to(b"x".to_vec(), "").await;
+            assert_eq!(res.unwrap_err().kind(), ErrorKind::InvalidInput);
+        })
+    });
+}
+
 #[test]
 fn a_stream_pair_is_connected_and_unnamed() {
     with_every_runtime("unix pair", 2, |_, rt| {
@@ -189,48 +219,81 @@ fn datagrams_go_to_paths_abstract_names_and_connected_peers() {
     });
 }
 
+/// A server taking four connections from `incoming()`, dealt to the two shards in turn,
+/// each echoing through a receive stream; returns how many accept requests `incoming()`
+/// submitted.
+fn echo_four_over_incoming(config: Config, rt: Runtime, what: &str) -> u64 {
+    rt.block_on(async {
+        let name = format!(
+            "\0ringsteal-test-incoming-{}-{}",
+            std::process::id(),
+            unique()
+        );
+        let listener = UnixListener::bind(&name).unwrap();
+        let server = ringsteal_rt::spawn(async move {
+            let mut incoming = listener.incoming();
+            let mut echoes = Vec::new();
+            for _ in 0..4 {
+                let stream = incoming.next().await.unwrap().unwrap();
+                // Dealt to the shards in turn; each echoes what it receives.
+                echoes.push(ringsteal_rt::spawn(async move {
+                    let mut data = stream.recv_stream();
+                    while let Some(buf) = data.next().await {
+                        stream.write_all(buf.unwrap()).await.0.unwrap();
+                    }
+                    ringsteal_rt::current_shard().unwrap()
+                }));
+            }
+            let mut shards = Vec::new();
+            for e in echoes {
+                shards.push(e.await.unwrap());
+            }
+            (shards, incoming.requests_submitted())
+        });
+        for i in 0..4u8 {
+            let c = UnixStream::connect(&name).await.unwrap();
+            c.write_all(vec![i; 1000]).await.0.unwrap();
+            let (res, back) = c.read_exact(vec![0; 1000]).await;
+            res.unwrap();
+            assert_eq!(back, vec![i; 1000], "{config:?} {what}");
+        }
+        let (mut shards, submitted) = server.await.unwrap();
+        shards.sort();
+        assert_eq!(shards, [0, 0, 1, 1], "{config:?} {what}");
+        submitted
+    })
+}
+
 #[test]
 fn incoming_connections_and_recv_streams_on_unix_sockets() {
     with_every_runtime("unix incoming and recv streams", 2, |config, rt| {
-        rt.block_on(async {
-            let name = format!(
-                "\0ringsteal-test-incoming-{}-{}",
-                std::process::id(),
-                unique()
-            );
-            let listener = UnixListener::bind(&name).unwrap();
-            let server = ringsteal_rt::spawn(async move {
-                let mut incoming = listener.incoming();
-                let mut echoes = Vec::new();
-                for _ in 0..4 {
-                    let stream = incoming.next().await.unwrap().unwrap();
-                    // Dealt to the shards in turn; each echoes what it receives.
-                    echoes.push(ringsteal_rt::spawn(async move {
-                        let mut data = stream.recv_stream();
-                        while let Some(buf) = data.next().await {
-                            stream.write_all(buf.unwrap()).await.0.unwrap();
-                        }
-                        ringsteal_rt::current_shard().unwrap()
-                    }));
-                }
-                let mut shards = Vec::new();
-                for e in echoes {
-                    shards.push(e.await.unwrap());
-                }
-                shards
-            });
-            for i in 0..4u8 {
-                let c = UnixStream::connect(&name).await.unwrap();
-                c.write_all(vec![i; 1000]).await.0.unwrap();
-                let (res, back) = c.read_exact(vec![0; 1000]).await;
-                res.unwrap();
-                assert_eq!(back, vec![i; 1000], "{config:?}");
-            }
-            let mut shards = server.await.unwrap();
-            shards.sort();
-            assert_eq!(shards, [0, 0, 1, 1], "{config:?}");
-        });
+        echo_four_over_incoming(config, rt, "native");
     });
+}
+
+/// The same server on each fallback a kernel without the feature takes: single-shot
+/// accepts (one request per connection) without multishot accept, single-shot receives
+/// into heap buffers without multishot receive or without provided-buffer rings.
+#[test]
+fn incoming_connections_and_recv_streams_on_unix_sockets_on_every_fallback() {
+    under_every_config(
+        "unix incoming and recv streams, fallbacks",
+        2,
+        |config, b| {
+            for without in [
+                Feature::MultishotAccept,
+                Feature::MultishotRecv,
+                Feature::ProvidedBufferRing,
+            ] {
+                let rt = b.clone().without_feature(without).build().unwrap();
+                let what = format!("without {without:?}");
+                let submitted = echo_four_over_incoming(config, rt, &what);
+                if without == Feature::MultishotAccept {
+                    assert_eq!(submitted, 4, "{config:?}: one accept per connection");
+                }
+            }
+        },
+    );
 }
 
 #[test]
@@ -252,6 +315,44 @@ fn a_unix_datagram_stream_delivers_datagrams_with_the_senders_name() {
             drop(datagrams);
             std::fs::remove_dir_all(dir).unwrap();
         });
+    });
+}
+
+/// A Unix datagram stream delivers the same datagrams on every receive path (see
+/// `DATAGRAM_PATHS`): each names its bound sender, an empty one is empty, and one larger
+/// than the path's payload room is cut to it and marked truncated.
+#[test]
+fn a_unix_datagram_stream_names_its_sender_on_every_receive_path() {
+    const LENS: [usize; 4] = [5, 0, 99, 2000];
+    under_every_config("unix datagram stream paths", 1, |config, b| {
+        for path in DATAGRAM_PATHS {
+            let rt = path.apply(b.clone()).build().unwrap();
+            rt.block_on(async {
+                let (rx_path, dir) = temp_socket_path();
+                let tx_path = dir.join("tx");
+                let rx = UnixDatagram::bind(&rx_path).unwrap();
+                let tx = UnixDatagram::bind(&tx_path).unwrap();
+                let mut datagrams = rx.recv_stream();
+                for len in LENS {
+                    tx.send_to(vec![len as u8; len], &rx_path).await.0.unwrap();
+                    let d = timeout(OP_GUARD, datagrams.next())
+                        .await
+                        .expect("the datagram never arrived")
+                        .unwrap()
+                        .unwrap();
+                    let what = format!("{config:?} {}: {len} bytes", path.name);
+                    assert_eq!(d.payload(), vec![len as u8; len.min(path.room)], "{what}");
+                    assert_eq!(d.is_truncated(), len > path.room, "{what}");
+                    // A sockaddr_un: the family, then the sender's path (NUL-terminated or
+                    // not).
+                    let name = &d.source_bytes()[2..];
+                    let name = name.strip_suffix(b"\0").unwrap_or(name);
+                    assert_eq!(name, tx_path.as_os_str().as_encoded_bytes(), "{what}");
+                }
+                drop(datagrams);
+                std::fs::remove_dir_all(dir).unwrap();
+            });
+        }
     });
 }
 

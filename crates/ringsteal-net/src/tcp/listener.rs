@@ -24,8 +24,11 @@ const DEFAULT_BACKLOG: u32 = 1024;
 /// the listener keeps working once descriptors are free again.
 ///
 /// Dropping the listener (and every [`Incoming`] made from it) stops it listening at once,
-/// as with tokio: its address can be bound again right away, even while a cancelled accept
-/// still holds the descriptor (the socket is shut down, then closed when that request goes).
+/// as with tokio, even while a cancelled accept still holds the descriptor (the socket is
+/// shut down, then closed when that request goes): a socket with `SO_REUSEADDR` (as
+/// [`bind`](Self::bind) makes) can bind its address right away; one without it may get
+/// `AddrInUse` until the shard has reaped the cancel (a tick). A listener adopted with
+/// [`from_std`](Self::from_std) is never shut down (the socket may have other holders).
 ///
 /// ```
 /// use ringsteal_net::{TcpListener, TcpStream};
@@ -135,8 +138,15 @@ impl TcpListener {
 
     /// Adopts a listening std socket. Never fails today; returns `io::Result` as tokio's
     /// does.
+    ///
+    /// Other descriptors may refer to the same socket (a `try_clone`, a socket handed over
+    /// by a service manager), so dropping the adopted listener only closes its descriptor,
+    /// as tokio's does: the socket is never shut down, and keeps listening while a
+    /// cancelled accept still holds it or another descriptor refers to it.
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(Self::from_fd(SharedFd::new(listener.into())))
+        Ok(Self {
+            fd: ListenerFd::adopted(SharedFd::new(listener.into())),
+        })
     }
 
     /// The std listener. If a cancelled accept still holds the socket, the std listener

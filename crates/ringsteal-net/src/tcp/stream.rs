@@ -144,7 +144,9 @@ impl TcpStream {
     }
 
     /// Sets `SO_LINGER`: `Some(d)` makes closing wait up to `d` for unsent data, and
-    /// `Some(Duration::ZERO)` resets the connection on close.
+    /// `Some(Duration::ZERO)` resets the connection on close. The kernel counts whole
+    /// seconds: a fraction rounds up (500 ms lingers 1 s, and [`linger`](Self::linger)
+    /// says so), where tokio's rounds down, turning a sub-second linger into a reset.
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
         sockopt::set_linger(self, linger)
     }

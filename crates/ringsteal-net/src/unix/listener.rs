@@ -99,10 +99,12 @@ impl UnixListener {
     }
 
     /// Adopts a listening std socket. Never fails today; returns `io::Result` as tokio's
-    /// does.
+    /// does. As for [`TcpListener::from_std`](crate::TcpListener::from_std), dropping the
+    /// adopted listener only closes its descriptor: the socket may have other holders, so it
+    /// is never shut down.
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         Ok(Self {
-            fd: ListenerFd::new(SharedFd::new(listener.into())),
+            fd: ListenerFd::adopted(SharedFd::new(listener.into())),
         })
     }
 

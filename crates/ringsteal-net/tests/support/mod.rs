@@ -205,3 +205,65 @@ pub async fn until_bytes_waiting(s: &impl std::os::fd::AsRawFd, n: usize) {
         ringsteal_rt::yield_now().await;
     }
 }
+
+/// One way a datagram stream (`recv_stream` of a UDP or Unix datagram socket) receives, and
+/// the payload room it leaves each datagram.
+#[derive(Clone, Copy, Debug)]
+pub struct DatagramPath {
+    pub name: &'static str,
+    /// The feature taken away, if any.
+    pub without: Option<ringsteal_rt::Feature>,
+    /// The `recv_buffers` length (8 buffers of it).
+    pub buf_len: u32,
+    /// The bytes of a datagram it delivers; the rest is truncated.
+    pub room: usize,
+    /// Single-shot receives into heap buffers: one request per datagram.
+    pub single_shot: bool,
+}
+
+impl DatagramPath {
+    /// `b` set up to receive this way.
+    pub fn apply(self, b: ringsteal_rt::Builder) -> ringsteal_rt::Builder {
+        let b = b.recv_buffers(8, self.buf_len);
+        match self.without {
+            Some(f) => b.without_feature(f),
+            None => b,
+        }
+    }
+}
+
+/// Every way a datagram stream receives: multishot `recvmsg` into provided buffers, whose
+/// first 144 bytes hold the header and source address; the single-shot `recvmsg` into a
+/// heap buffer of the full length taken without multishot receive or without buffer rings;
+/// and the same heap fallback taken implicitly when provided buffers are too small to hold
+/// the 144 bytes.
+pub const DATAGRAM_PATHS: [DatagramPath; 4] = [
+    DatagramPath {
+        name: "multishot recvmsg",
+        without: None,
+        buf_len: 1024,
+        room: 1024 - 144,
+        single_shot: false,
+    },
+    DatagramPath {
+        name: "no multishot recv",
+        without: Some(ringsteal_rt::Feature::MultishotRecv),
+        buf_len: 1024,
+        room: 1024,
+        single_shot: true,
+    },
+    DatagramPath {
+        name: "no buffer ring",
+        without: Some(ringsteal_rt::Feature::ProvidedBufferRing),
+        buf_len: 1024,
+        room: 1024,
+        single_shot: true,
+    },
+    DatagramPath {
+        name: "buffers smaller than the header",
+        without: None,
+        buf_len: 100,
+        room: 100,
+        single_shot: true,
+    },
+];
