@@ -13,7 +13,7 @@ use std::process::{ExitStatus, Output, Stdio};
 use ringsteal_rt::op::SharedFd;
 
 use crate::pipe::{ChildStderr, ChildStdin, ChildStdout};
-use crate::{pidfd, Child};
+use crate::{pidfd, sigpipe, Child};
 
 /// A process builder, as `std::process::Command`: program, arguments, environment, working
 /// directory, stdio and credentials, then [`spawn`](Self::spawn), [`output`](Self::output) or
@@ -46,6 +46,9 @@ pub struct Command {
     stdin_set: bool,
     stdout_set: bool,
     stderr_set: bool,
+    /// Its children unblock `SIGPIPE` (see `sigpipe.rs`): set at the first spawn from a
+    /// thread that blocked it.
+    unblocks_sigpipe: bool,
 }
 
 impl Command {
@@ -203,6 +206,12 @@ impl Command {
     /// Spawning itself is a blocking system call (`posix_spawn` or `fork`/`exec` as std
     /// chooses; tens of microseconds), done on the calling thread, as tokio does.
     pub fn spawn(&mut self) -> io::Result<Child> {
+        if sigpipe::blocked_here() && !self.unblocks_sigpipe {
+            // This thread wrote to a child's stdin and so blocks SIGPIPE; a child would
+            // inherit that, and a pipeline inside it would never end.
+            sigpipe::unblock_in_children(&mut self.std);
+            self.unblocks_sigpipe = true;
+        }
         let mut child = self.std.spawn()?;
         let pid = child.id();
         // Nothing in ringsteal reaps a child before it has a pidfd, so `pid` still names this
@@ -244,10 +253,16 @@ impl Command {
     }
 
     /// Runs the child to completion (stdio inherited unless configured); yields its status.
-    /// Spawns at once; the future waits.
+    /// Spawns at once; the future waits. Pipes configured on this command are closed before
+    /// the wait (as tokio's), so a child writing to one sees a broken pipe instead of both
+    /// waiting for ever.
     pub fn status(&mut self) -> impl Future<Output = io::Result<ExitStatus>> + Send + 'static {
         let child = self.spawn();
-        async move { child?.wait().await }
+        async move {
+            let mut child = child?;
+            drop((child.stdin.take(), child.stdout.take(), child.stderr.take()));
+            child.wait().await
+        }
     }
 }
 
@@ -259,6 +274,7 @@ impl From<std::process::Command> for Command {
             stdin_set: false,
             stdout_set: false,
             stderr_set: false,
+            unblocks_sigpipe: false,
         }
     }
 }

@@ -10,7 +10,9 @@
 //! for the thread's life (the kernel may run the write at any return to user mode of a ring
 //! without `DEFER_TASKRUN`). Threads started from that thread inherit the block, except the
 //! runtime's blocking-pool threads, which take the mask of the thread that built the runtime
-//! (ADR-0012).
+//! (ADR-0012). So would children (a spawned process inherits its spawning thread's mask, and
+//! a shell pipeline in a child with `SIGPIPE` blocked never ends): `Command::spawn` from such
+//! a thread unblocks it in the child ([`unblock_in_children`]).
 
 use std::cell::Cell;
 
@@ -38,6 +40,26 @@ pub(crate) fn block_on_this_thread() {
             b.set(true);
         }
     });
+}
+
+/// Whether this thread blocked `SIGPIPE` (it submitted a write to a pipe).
+pub(crate) fn blocked_here() -> bool {
+    BLOCKED.with(Cell::get)
+}
+
+/// Makes `command`'s children start with `SIGPIPE` unblocked (a hook that runs in the child
+/// between `fork` and `exec`). Add it once per command: hooks accumulate.
+pub(crate) fn unblock_in_children(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let set = sigpipe_set();
+    // SAFETY: the hook only calls pthread_sigmask (async-signal-safe) with a set built
+    // before the fork; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
 }
 
 /// Discards a `SIGPIPE` pending on this thread (raised by a write that failed with `EPIPE`).

@@ -288,3 +288,53 @@ fn the_builder_switch_forces_the_pidfd_poll_wait() {
         assert_eq!(used, kernel && config.waitid, "{config:?}");
     }
 }
+
+/// A shard that wrote to a child's stdin blocks `SIGPIPE` for itself (the kernel raises it on
+/// the writing thread): the children it spawns later start with nothing blocked, as the
+/// program's would, so a pipeline inside one still ends when its reader goes.
+#[test]
+fn children_spawned_after_a_stdin_write_start_with_no_signal_blocked() {
+    with_every_runtime("children's signal mask", 1, |_, rt| {
+        rt.block_on(async {
+            let (mut cat, stdin, _) = common::cat_held_open(false);
+            let (r, _) = stdin.write_all(b"x".to_vec()).await;
+            r.unwrap();
+            drop(stdin);
+            cat.wait().await.unwrap();
+            for _ in 0..2 {
+                // The same command twice: its hook is added once.
+                let out = Command::new("grep")
+                    .args(["^SigBlk", "/proc/self/status"])
+                    .output()
+                    .await
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout).to_string();
+                assert!(text.trim().ends_with("0000000000000000"), "{text}");
+            }
+            let out = Command::new("sh")
+                .args(["-c", "while :; do echo y; done | head -n1"])
+                .output()
+                .await
+                .unwrap();
+            assert_eq!(out.stdout, b"y\n");
+        })
+    });
+}
+
+/// `status()` closes the pipes configured on the command before it waits (as tokio's): a
+/// child writing more than a pipe holds sees a broken pipe and exits, instead of both
+/// waiting for ever.
+#[test]
+fn status_with_a_piped_stdout_does_not_wait_for_ever() {
+    with_every_runtime("status piped", 1, |_, rt| {
+        rt.block_on(async {
+            let status = Command::new("sh")
+                .args(["-c", "head -c 1000000 /dev/zero; exit 0"])
+                .stdout(Stdio::piped())
+                .status()
+                .await
+                .unwrap();
+            assert!(status.code().is_some() || status.signal().is_some());
+        })
+    });
+}

@@ -79,6 +79,28 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// The last listener of `signum` is gone: if the action before ours ignored the signal
+/// (`SIG_IGN`, as under `nohup`), put it back. Our handler imitates it while installed, but
+/// `exec` resets a handler to the default action while it keeps `SIG_IGN`, so children
+/// spawned from now on would no longer inherit the ignore. Called under the registry lock;
+/// the next registration installs the handler again.
+pub(crate) fn uninstall_if_ignored(signum: i32) {
+    let st = state(signum);
+    if !st.installed.load(SeqCst) || st.prev_action.load(SeqCst) != libc::SIG_IGN {
+        return;
+    }
+    // SAFETY: all-zero is a valid sigaction; sigemptyset initialises the mask.
+    let mut ignore: libc::sigaction = unsafe { std::mem::zeroed() };
+    ignore.sa_sigaction = libc::SIG_IGN;
+    ignore.sa_flags = st.prev_flags.load(SeqCst);
+    // SAFETY: as above.
+    unsafe { libc::sigemptyset(&mut ignore.sa_mask) };
+    // SAFETY: installs a valid action (no handler).
+    if unsafe { libc::sigaction(signum, &ignore, std::ptr::null_mut()) } == 0 {
+        st.installed.store(false, SeqCst);
+    }
+}
+
 /// The flags of the action `old` that ours must keep, because they change what the kernel
 /// does rather than how the handler is called: for `SIGCHLD`, `SA_NOCLDSTOP` (no signal when
 /// a child stops) and `SA_NOCLDWAIT` (children are reaped by the kernel, never left as

@@ -29,8 +29,9 @@ const FORBIDDEN: [i32; 6] = [
 /// Registering installs ringsteal's handler for this signal only (once per process); no other
 /// signal's action changes, no signal is blocked. While at least one listener exists, the
 /// signal's default action (terminating, for most) no longer happens; with none left, it does
-/// again, as before the first registration. A handler function installed before ringsteal's
-/// keeps being called.
+/// again, as before the first registration (a signal the program ignored gets its `SIG_IGN`
+/// back, which children inherit across `exec`, where a handler would not pass on). A
+/// handler function installed before ringsteal's keeps being called.
 ///
 /// Fails with `InvalidInput` for a number outside `1..=64` or a signal that cannot or must
 /// not be caught (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE`), and with the
@@ -123,7 +124,10 @@ impl Signal {
 
     /// Waits for the next delivery of the signal (at once if one came since the last `recv`,
     /// or since [`signal`] for the first). `None` if the listener cannot wait: polled outside
-    /// a ringsteal runtime, or its runtime is shutting down.
+    /// a ringsteal runtime, or its runtime is shutting down. (A wait an earlier poll left on
+    /// a shard's ring is kept when polled off the runtime's threads: it completes when that
+    /// shard runs, which for shard 0 means inside the next `block_on`, as for any request
+    /// made there.)
     ///
     /// Cancel-safe: dropping the future loses no delivery.
     pub async fn recv(&mut self) -> Option<()> {
@@ -173,9 +177,10 @@ impl Drop for Signal {
         drop(self.wait.take());
         if let Some(slot) = self.slot.take() {
             let mut reg = slots::registry();
-            handler::state(self.kind.as_raw_value())
-                .listeners
-                .fetch_sub(1, SeqCst);
+            let signum = self.kind.as_raw_value();
+            if handler::state(signum).listeners.fetch_sub(1, SeqCst) == 1 {
+                handler::uninstall_if_ignored(signum);
+            }
             reg.give_back(slot);
         }
     }

@@ -204,8 +204,10 @@ fn listening_for_sigchld_keeps_the_auto_reaping_that_ignoring_it_asked_for() {
             );
             drop(child);
         });
-        let (_, flags) = action_of(libc::SIGCHLD);
-        assert_ne!(flags & libc::SA_NOCLDWAIT, 0, "flags {flags:#x}");
+        // The last listener gone, the signal is ignored again, as before (and so children
+        // are still reaped by the kernel).
+        let (action, flags) = action_of(libc::SIGCHLD);
+        assert_eq!(action, libc::SIG_IGN, "flags {flags:#x}");
         println!("auto-reaped");
         return;
     }
@@ -250,6 +252,55 @@ fn listening_for_sigchld_keeps_sa_nocldstop() {
     assert!(
         out.status.success() && stdout.contains("kept"),
         "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A signal the program ignored before listening (`SIGHUP` under `nohup`) is ignored again
+/// once the last listener goes, for the program's children too: `exec` resets a handler to
+/// the default action but keeps an ignore, so while ringsteal's handler stayed installed a
+/// child spawned after the listener was dropped died of the signal its parent ignores.
+#[test]
+fn an_ignored_signal_is_ignored_again_by_children_after_the_last_listener() {
+    if child_role().as_deref() == Some("nohup") {
+        // SAFETY: sets SIGHUP ignored, as nohup does.
+        unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+        let hup_self = || {
+            std::process::Command::new("sh")
+                .args(["-c", "kill -HUP $$; echo alive"])
+                .output()
+                .unwrap()
+        };
+        assert_eq!(
+            hup_self().stdout,
+            b"alive\n",
+            "a nohup'd child survives SIGHUP"
+        );
+        let rt = common::runtime(common::WAKES[0], 1);
+        let _entered = rt.handle().enter();
+        drop(ringsteal_signal::signal(ringsteal_signal::SignalKind::hangup()).unwrap());
+        let after = hup_self();
+        assert_eq!(
+            after.stdout, b"alive\n",
+            "the child died: {:?}",
+            after.status
+        );
+        // Listening again works, and ignoring comes back again after.
+        drop(ringsteal_signal::signal(ringsteal_signal::SignalKind::hangup()).unwrap());
+        assert_eq!(hup_self().stdout, b"alive\n");
+        return;
+    }
+    if child_role().is_some() {
+        return;
+    }
+    let out = run_self_as_child(
+        "an_ignored_signal_is_ignored_again_by_children_after_the_last_listener",
+        "nohup",
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
 }
