@@ -473,3 +473,136 @@ fn noop_waker() -> std::task::Waker {
     }
     std::task::Waker::from(std::sync::Arc::new(Noop))
 }
+
+/// Software transmit timestamps (`SO_TIMESTAMPING`): every send queues an entry on the
+/// socket's error queue, which the kernel reports as `POLLERR` until it is read with
+/// `MSG_ERRQUEUE`, while data still flows and `recv` still says `EAGAIN` without any.
+fn enable_tx_timestamps(fd: i32) {
+    const SO_TIMESTAMPING_OLD: i32 = 37;
+    const TX_SOFTWARE: u32 = 1 << 1;
+    const SOFTWARE: u32 = 1 << 4;
+    const OPT_TSONLY: u32 = 1 << 11;
+    let flags: u32 = TX_SOFTWARE | SOFTWARE | OPT_TSONLY;
+    // SAFETY: the kernel reads one u32 that outlives the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_TIMESTAMPING_OLD,
+            (&flags as *const u32).cast(),
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// An error report that passes (an error-queue entry) makes a read try once, not for good:
+/// with no data the read is pending (as tokio's), instead of retrying `recv` for ever inside
+/// one poll, and the peer's next bytes arrive.
+#[test]
+fn a_passing_error_report_does_not_make_a_read_spin() {
+    with_every_runtime("pollerr once", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = tcp_pair().await;
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&a);
+            enable_tx_timestamps(fd);
+            let mut io = PollIo::new(a);
+            let mut buf = [0u8; 64];
+            let pending = poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf).is_pending())).await;
+            assert!(pending, "nothing was sent yet");
+            // A write; its timestamp goes to the error queue, which wakes the read's poll.
+            let n = poll_fn(|cx| std::pin::Pin::new(&mut io).poll_write(cx, b"x")).await;
+            assert_eq!(n.unwrap(), 1);
+            let (res, got) = b.read(Vec::with_capacity(8)).await;
+            assert_eq!(&got[..res.unwrap()], b"x");
+            // Until the kernel reports the error-queue entry, and the shard has reaped it.
+            loop {
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: 0,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd that outlives the call; no wait.
+                if unsafe { libc::poll(&mut pfd, 1, 0) } == 1 && pfd.revents & libc::POLLERR != 0 {
+                    break;
+                }
+                ringsteal_rt::yield_now().await;
+            }
+            for _ in 0..10 {
+                ringsteal_rt::yield_now().await;
+            }
+            let pending = poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf).is_pending())).await;
+            assert!(pending, "a read with no data was not pending");
+            b.write_all(b"late".to_vec()).await.0.unwrap();
+            let n = timeout(OP_GUARD, poll_fn(|cx| io.poll_read(cx, &mut buf)))
+                .await
+                .expect("hang guard")
+                .unwrap();
+            assert_eq!(&buf[..n], b"late");
+        })
+    });
+}
+
+/// Counts the wakes of the task polling through it.
+#[derive(Default)]
+struct WakeCount(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Fills the send buffer through `io` (the peer reads nothing), then lets the shard run 50
+/// ticks: returns how many times the waiting write was woken meanwhile. A write that waits
+/// for room is woken only when room appears (never, here); one whose wait completes at once
+/// each time it is armed is woken every tick.
+async fn wakes_of_a_write_waiting_for_room(io: &mut PollIo<TcpStream>) -> usize {
+    let chunk = vec![7u8; 65536];
+    let wakes = Arc::new(WakeCount::default());
+    let waker = std::task::Waker::from(wakes.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    while io.poll_write(&mut cx, &chunk).is_ready() {}
+    let mut woken = 0;
+    for _ in 0..50 {
+        ringsteal_rt::yield_now().await;
+        if wakes.0.swap(0, std::sync::atomic::Ordering::SeqCst) > 0 {
+            woken += 1;
+            while io.poll_write(&mut cx, &chunk).is_ready() {}
+        }
+    }
+    woken
+}
+
+/// A write waiting for room does not spin on a condition that stays true and says nothing
+/// of room: the peer's half-close (reported to every poll) or an error-queue entry nobody
+/// reads (a transmit timestamp). (A one-shot poll saw either at once every time it was
+/// armed: the write was woken, found the buffer full, and waited again, every tick.)
+#[test]
+fn a_write_waiting_for_room_is_not_woken_by_a_half_close_or_an_error_queue_entry() {
+    with_every_runtime("write wait edges", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = tcp_pair().await;
+            timeout(OP_GUARD, b.shutdown(std::net::Shutdown::Write))
+                .await
+                .expect("hang guard")
+                .unwrap();
+            let mut io = PollIo::new(a);
+            let woken = wakes_of_a_write_waiting_for_room(&mut io).await;
+            assert!(
+                woken <= 2,
+                "woken {woken} times in 50 ticks after a half-close"
+            );
+
+            let (a, b) = tcp_pair().await;
+            enable_tx_timestamps(std::os::fd::AsRawFd::as_raw_fd(&a));
+            let mut io = PollIo::new(a);
+            let woken = wakes_of_a_write_waiting_for_room(&mut io).await;
+            assert!(
+                woken <= 2,
+                "woken {woken} times in 50 ticks with an error queue"
+            );
+            drop(b);
+        })
+    });
+}
