@@ -37,6 +37,12 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// single-shot receive. Running out of provided buffers pauses the stream until half are
 /// back, without losing or reordering data. `None` is end of stream; an error ends it too.
 ///
+/// The request keeps receiving while nobody polls the stream: what arrives waits in it, in
+/// the shard's provided buffers. So a stream left unpolled while its peer keeps sending
+/// (its task waits for a slow write, say) takes every buffer of its shard and pauses the
+/// shard's other receive streams; drop it meanwhile (its bytes go back to the stream's
+/// next read) and make a new one to read again.
+///
 /// While it lives (from its first poll), the stream's other reads (`read`, `read_exact`,
 /// `peek`, another receive stream) wait: it holds the stream's read side. Dropping it gives
 /// every byte the kernel delivered to it and nobody took back to the stream, and the next

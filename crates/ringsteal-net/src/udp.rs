@@ -104,9 +104,11 @@ impl UdpSocket {
     /// item is a [`Datagram`](crate::Datagram): its payload, its
     /// [`source`](crate::Datagram::source) address, and whether it was truncated (a
     /// datagram longer than a buffer's payload room, `Builder::recv_buffers` length less
-    /// 144 bytes). An error ends the stream. Other receives on the socket may run at the
-    /// same time (datagram sockets keep no lane); each datagram goes to one of them, and
-    /// the datagrams the stream took but nobody read are lost with it when it is dropped.
+    /// 144 bytes, or the whole length on the single-shot fallbacks). An error (an ICMP
+    /// error reported to a connected socket too) ends the stream; make a new one to go on.
+    /// Other receives on the socket may run at the same time (datagram sockets keep no
+    /// lane); each datagram goes to one of them, and the datagrams the stream took but
+    /// nobody read are lost with it when it is dropped.
     ///
     /// ```
     /// use ringsteal_net::UdpSocket;

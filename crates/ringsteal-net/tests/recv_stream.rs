@@ -1,5 +1,7 @@
 //! `recv_stream()` on TCP and Unix streams: data in order across provided-buffer exhaustion
-//! on real TCP; the stream's read side held while a receive stream lives; and the bytes a
+//! on real TCP, and a paused stream resuming once half its shard's buffers are free (not
+//! before); an unpolled stream holding its shard's buffers until dropped; the stream's read
+//! side held while a receive stream lives; and the bytes a
 //! dropped receive stream was delivered and nobody took given back to the next read, both
 //! deterministically (they provably left the socket) and in a stress run that alternates
 //! receive streams and reads at random moments while another shard writes a self-checking
@@ -96,6 +98,122 @@ fn a_tcp_recv_stream_keeps_order_while_its_shard_runs_out_of_buffers() {
                 );
             }
         }
+    });
+}
+
+/// The sizing rule the book gives (`count` at least twice what the application holds): a
+/// stream that ran its shard's ring dry resumes once half of the buffers are free, not as soon
+/// as one is, so one whose application keeps more than half stays paused with a buffer free.
+#[test]
+fn a_stream_paused_for_buffers_waits_for_half_the_group_not_for_one_buffer() {
+    under_every_config("paused until half the group is free", 1, |config, b| {
+        let rt = b.recv_buffers(4, 16).build().unwrap();
+        if !multishot(&rt) {
+            return;
+        }
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            a.write_all(stream_bytes(4, 0, 16 * 5)).await.0.unwrap();
+            let mut data = b.recv_stream();
+            let mut held = Vec::new();
+            let mut pos = 0;
+            for _ in 0..4 {
+                let buf = data.next().await.unwrap().unwrap();
+                check_stream(4, pos, &buf);
+                pos += buf.len() as u64;
+                held.push(buf);
+            }
+            assert_eq!(pos, 64, "{config:?}: one buffer per 16 bytes");
+            // Three of the four held, one free: the next receive finds the ring empty (or
+            // empties it) and the stream pauses; one free buffer does not resume it.
+            drop(held.pop());
+            let mut next = Box::pin(data.next());
+            let stalls = || RuntimeHandle::current().stats().total().enobufs_stalls;
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while stalls() == 0 {
+                assert!(poll_once(&mut next).await.is_none(), "{config:?}");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: never paused"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            for _ in 0..100 {
+                assert!(
+                    poll_once(&mut next).await.is_none(),
+                    "{config:?}: resumed with three of four buffers held"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            // Two of four held: half the group is free, and the stream goes on where it was.
+            drop(held.pop());
+            let buf = timeout(OP_GUARD, next)
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: still paused with half free"))
+                .unwrap()
+                .unwrap();
+            check_stream(4, pos, &buf);
+            assert_eq!(buf.len(), 16, "{config:?}");
+        });
+    });
+}
+
+/// A receive stream's request goes on receiving while nobody polls it, into its shard's
+/// buffers: left unpolled while its peer sends, it takes them all and the shard's other
+/// receive streams pause. Dropping it (what the book advises) gives the buffers back, and
+/// its bytes to the stream's next read.
+#[test]
+fn a_receive_stream_nobody_polls_holds_its_shards_buffers_until_it_is_dropped() {
+    under_every_config("unpolled recv stream holds the buffers", 1, |config, b| {
+        let rt = b.recv_buffers(16, 1024).build().unwrap();
+        if !multishot(&rt) {
+            return;
+        }
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let (c, d) = UnixStream::pair().unwrap();
+            let mut x = b.recv_stream();
+            let mut y = d.recv_stream();
+            a.write_all(stream_bytes(6, 0, 10)).await.0.unwrap();
+            let first = x.next().await.unwrap().unwrap();
+            check_stream(6, 0, &first);
+            drop(first);
+            let mut next_y = Box::pin(y.next());
+            assert!(poll_once(&mut next_y).await.is_none(), "{config:?}");
+            // `x` is armed and nobody polls it while its peer sends more than the group holds.
+            const MORE: usize = 64 * 1024;
+            send_outside_the_ring(&a, &stream_bytes(6, 10, MORE));
+            let in_use = || RuntimeHandle::current().stats().total().bufs_in_use;
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while in_use() < 16 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: {}",
+                    in_use()
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            c.write_all(b"for y".to_vec()).await.0.unwrap();
+            for _ in 0..100 {
+                assert!(
+                    poll_once(&mut next_y).await.is_none(),
+                    "{config:?}: y received with every buffer taken by x"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            drop(x);
+            let got = timeout(OP_GUARD, next_y)
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: y still paused after x was dropped"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(&got[..], b"for y", "{config:?}");
+            let (res, rest) = timeout(OP_GUARD, b.read_exact(vec![0; MORE]))
+                .await
+                .expect("the read never ran");
+            res.unwrap();
+            check_stream(6, 10, &rest);
+        });
     });
 }
 
