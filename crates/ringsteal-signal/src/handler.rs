@@ -21,7 +21,7 @@ pub(crate) struct SignalState {
     pub(crate) deliveries: AtomicU64,
     /// Live [`Signal`](crate::Signal)s for this number.
     pub(crate) listeners: AtomicUsize,
-    /// Our handler is installed (set once, under the registry lock).
+    /// Our handler is installed (set and cleared under the registry lock).
     pub(crate) installed: AtomicBool,
     /// The previous action's `sa_sigaction` (`SIG_DFL`, `SIG_IGN` or a function).
     prev_action: AtomicUsize,
@@ -82,11 +82,22 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
 /// The last listener of `signum` is gone: if the action before ours ignored the signal
 /// (`SIG_IGN`, as under `nohup`), put it back. Our handler imitates it while installed, but
 /// `exec` resets a handler to the default action while it keeps `SIG_IGN`, so children
-/// spawned from now on would no longer inherit the ignore. Called under the registry lock;
-/// the next registration installs the handler again.
+/// spawned from now on would no longer inherit the ignore. Only our own handler is replaced:
+/// if something else (the program, another library) installed an action since ours, it stays,
+/// and so does our record that ours is installed (so no later registration replaces theirs
+/// either, as before). Called under the registry lock; the next registration installs the
+/// handler again.
 pub(crate) fn uninstall_if_ignored(signum: i32) {
     let st = state(signum);
     if !st.installed.load(SeqCst) || st.prev_action.load(SeqCst) != libc::SIG_IGN {
+        return;
+    }
+    // SAFETY: all-zero is a valid sigaction to be filled in.
+    let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: reads the current action into `current`.
+    if unsafe { libc::sigaction(signum, std::ptr::null(), &mut current) } != 0
+        || current.sa_sigaction != handler as *const () as usize
+    {
         return;
     }
     // SAFETY: all-zero is a valid sigaction; sigemptyset initialises the mask.

@@ -304,3 +304,41 @@ fn an_ignored_signal_is_ignored_again_by_children_after_the_last_listener() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+extern "C" fn someone_elses_handler(_: libc::c_int) {}
+
+/// Putting the ignore back replaces only ringsteal's own handler: a handler the program (or
+/// another library) installed after ringsteal's stays when the last listener goes.
+#[test]
+fn a_handler_installed_after_ours_survives_the_last_listener() {
+    if child_role().as_deref() == Some("later-handler") {
+        // SAFETY: sets SIGHUP ignored, as nohup does.
+        unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+        let rt = common::runtime(common::WAKES[0], 1);
+        let _entered = rt.handle().enter();
+        let listener = ringsteal_signal::signal(ringsteal_signal::SignalKind::hangup()).unwrap();
+        let theirs = someone_elses_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: installs a handler that does nothing (async-signal-safe).
+        unsafe { libc::signal(libc::SIGHUP, theirs) };
+        drop(listener);
+        assert_eq!(
+            action_of(libc::SIGHUP).0,
+            theirs,
+            "the later handler was replaced"
+        );
+        return;
+    }
+    if child_role().is_some() {
+        return;
+    }
+    let out = run_self_as_child(
+        "a_handler_installed_after_ours_survives_the_last_listener",
+        "later-handler",
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
