@@ -68,7 +68,8 @@ pub(crate) fn set_linger(fd: &impl AsRawFd, linger: Option<Duration>) -> io::Res
     let value = libc::linger {
         l_onoff: libc::c_int::from(linger.is_some()),
         l_linger: linger.map_or(0, |d| {
-            let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+            // Saturating: `Duration::MAX` would wrap to 0, the reset this rounding avoids.
+            let secs = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
             secs.min(libc::c_int::MAX as u64) as libc::c_int
         }),
     };

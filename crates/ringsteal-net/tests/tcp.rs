@@ -212,6 +212,12 @@ fn socket_options_read_back_what_was_set() {
             // of `Some(ZERO)`.
             stream.set_linger(Some(Duration::from_millis(500))).unwrap();
             assert_eq!(stream.linger().unwrap(), Some(Duration::from_secs(1)));
+            // The longest linger is the kernel's longest, not a wrapped-around reset.
+            stream.set_linger(Some(Duration::MAX)).unwrap();
+            assert_eq!(
+                stream.linger().unwrap(),
+                Some(Duration::from_secs(libc::c_int::MAX as u64))
+            );
             stream.set_linger(Some(Duration::ZERO)).unwrap();
             assert_eq!(stream.linger().unwrap(), Some(Duration::ZERO));
             stream.set_linger(None).unwrap();
