@@ -15,6 +15,10 @@
 //! a thread unblocks it in the child ([`unblock_in_children`]).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Some thread of the process blocked `SIGPIPE` here (threads it started inherit the block).
+static EVER_BLOCKED: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     static BLOCKED: Cell<bool> = const { Cell::new(false) };
@@ -38,13 +42,31 @@ pub(crate) fn block_on_this_thread() {
             // SAFETY: adds SIGPIPE to this thread's mask; `set` is initialised.
             unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
             b.set(true);
+            EVER_BLOCKED.store(true, Relaxed);
         }
     });
 }
 
-/// Whether this thread blocked `SIGPIPE` (it submitted a write to a pipe).
+/// Whether this thread has `SIGPIPE` blocked because of ringsteal: it submitted a write to a
+/// pipe, or it was started (directly or not) by a thread that had. The second is read from
+/// the thread's real mask (one system call, only once some thread blocked the signal), since
+/// the flag of the thread that blocked it is not inherited. A thread of a program that never
+/// wrote to a child's stdin through ringsteal answers no without a system call, whatever its
+/// mask.
 pub(crate) fn blocked_here() -> bool {
-    BLOCKED.with(Cell::get)
+    if BLOCKED.with(Cell::get) {
+        return true;
+    }
+    if !EVER_BLOCKED.load(Relaxed) {
+        return false;
+    }
+    // SAFETY: all-zero is a valid sigset_t to be filled in; reads this thread's mask only.
+    let mut current = unsafe { std::mem::zeroed::<libc::sigset_t>() };
+    // SAFETY: as above; a null new set changes nothing.
+    let read =
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut current) } == 0;
+    // SAFETY: `current` was filled in by pthread_sigmask.
+    read && unsafe { libc::sigismember(&current, libc::SIGPIPE) } == 1
 }
 
 /// Makes `command`'s children start with `SIGPIPE` unblocked (a hook that runs in the child

@@ -317,6 +317,22 @@ fn children_spawned_after_a_stdin_write_start_with_no_signal_blocked() {
                 .await
                 .unwrap();
             assert_eq!(out.stdout, b"y\n");
+            // A thread started from the writing shard inherits its block, and a runtime built
+            // there spawns children with nothing blocked too.
+            let from_inheritor = std::thread::spawn(|| {
+                let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+                rt.block_on(async {
+                    Command::new("grep")
+                        .args(["^SigBlk", "/proc/self/status"])
+                        .output()
+                        .await
+                        .unwrap()
+                })
+            })
+            .join()
+            .unwrap();
+            let text = String::from_utf8_lossy(&from_inheritor.stdout).to_string();
+            assert!(text.trim().ends_with("0000000000000000"), "{text}");
         })
     });
 }
