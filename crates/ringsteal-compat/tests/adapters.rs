@@ -515,22 +515,27 @@ fn a_passing_error_report_does_not_make_a_read_spin() {
             assert_eq!(n.unwrap(), 1);
             let (res, got) = b.read(Vec::with_capacity(8)).await;
             assert_eq!(&got[..res.unwrap()], b"x");
-            // Until the kernel reports the error-queue entry, and the shard has reaped it.
-            loop {
-                let mut pfd = libc::pollfd {
-                    fd,
-                    events: 0,
-                    revents: 0,
-                };
-                // SAFETY: one pollfd that outlives the call; no wait.
-                if unsafe { libc::poll(&mut pfd, 1, 0) } == 1 && pfd.revents & libc::POLLERR != 0 {
-                    break;
+            // Until the kernel reports the error-queue entry (hang guard: it always does)...
+            timeout(OP_GUARD, async {
+                loop {
+                    let mut pfd = libc::pollfd {
+                        fd,
+                        events: 0,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd that outlives the call; no wait.
+                    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+                    if n == 1 && pfd.revents & libc::POLLERR != 0 {
+                        break;
+                    }
+                    ringsteal_rt::yield_now().await;
                 }
-                ringsteal_rt::yield_now().await;
-            }
-            for _ in 0..10 {
-                ringsteal_rt::yield_now().await;
-            }
+            })
+            .await
+            .expect("no POLLERR report");
+            // ...and the shard has reaped the readiness it woke: the enter that completes a
+            // NOP submitted now runs the poll's completion work, queued before it.
+            ringsteal_rt::op::nop().await.unwrap();
             let pending = poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf).is_pending())).await;
             assert!(pending, "a read with no data was not pending");
             b.write_all(b"late".to_vec()).await.0.unwrap();
