@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
 use ringsteal_rt::op::{self, Op, ReadAt, ReadvAt, SharedFd, WriteAt, WritevAt};
-use ringsteal_rt::{Feature, RuntimeHandle};
 
 use crate::cursor::{Cursor, AT_POSITION};
 use crate::{Metadata, OpenOptions};
@@ -217,12 +216,13 @@ impl File {
     }
 
     /// Truncates or extends the file to `size` bytes: `IORING_OP_FTRUNCATE` (Linux 6.9)
-    /// where the runtime's feature set has it ([`Feature::Ftruncate`]), `ftruncate(2)` on
-    /// the blocking pool otherwise.
+    /// where the runtime's feature set has it
+    /// ([`Feature::Ftruncate`](ringsteal_rt::Feature::Ftruncate)), `ftruncate(2)` on the
+    /// blocking pool otherwise.
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
-        let native = RuntimeHandle::try_current()
-            .is_some_and(|rt| rt.features().supports(Feature::Ftruncate));
-        if native {
+        // Asked of the runtime whose ring takes the op, which inside another runtime's
+        // `enter()` is not the current one.
+        if op::ftruncate_available() {
             return op::ftruncate(&self.fd, size).await;
         }
         let fd = self.fd.clone();

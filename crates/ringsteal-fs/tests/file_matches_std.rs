@@ -659,28 +659,40 @@ fn set_len_truncates_and_extends_like_std() {
 /// builder forces the fallback on any kernel; both paths give std's results.
 #[test]
 fn set_len_takes_the_blocking_pool_only_without_ftruncate() {
+    // A runtime with every feature, entered below inside the other's tasks.
+    let full = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
     for config in [Config::new(1), Config::new(1).without(Feature::Ftruncate)] {
-        on_every_shard_of(config, "set-len-paths", move |ctx| async move {
-            let rt = RuntimeHandle::current();
-            let native = rt.features().supports(Feature::Ftruncate);
-            if config.without.is_some() {
-                assert!(!native, "the builder took FTRUNCATE away");
-            }
-            let (a, b) = (ctx.dir.join("a"), ctx.dir.join("b"));
-            std::fs::write(&a, pattern(5000)).unwrap();
-            std::fs::write(&b, pattern(5000)).unwrap();
-            let ours = OpenOptions::new().write(true).open(&a).await.unwrap();
-            let std = std::fs::File::options().write(true).open(&b).unwrap();
-            for len in [7, 9000] {
-                let before = rt.stats().blocking_spawned;
-                assert_same_result(ours.set_len(len).await, std.set_len(len), "set_len");
-                let on_pool = rt.stats().blocking_spawned - before;
-                assert_eq!(
-                    on_pool,
-                    u64::from(!native),
-                    "set_len({len}), native: {native}"
-                );
-                assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let full = full.handle();
+        on_every_shard_of(config, "set-len-paths", move |ctx| {
+            let full = full.clone();
+            async move {
+                let rt = RuntimeHandle::current();
+                let native = rt.features().supports(Feature::Ftruncate);
+                if config.without.is_some() {
+                    assert!(!native, "the builder took FTRUNCATE away");
+                }
+                {
+                    // The op goes to this shard's ring whatever runtime is entered: it is this
+                    // runtime's feature set that counts.
+                    let _entered = full.enter();
+                    assert_eq!(ringsteal_rt::op::ftruncate_available(), native);
+                }
+                let (a, b) = (ctx.dir.join("a"), ctx.dir.join("b"));
+                std::fs::write(&a, pattern(5000)).unwrap();
+                std::fs::write(&b, pattern(5000)).unwrap();
+                let ours = OpenOptions::new().write(true).open(&a).await.unwrap();
+                let std = std::fs::File::options().write(true).open(&b).unwrap();
+                for len in [7, 9000] {
+                    let before = rt.stats().blocking_spawned;
+                    assert_same_result(ours.set_len(len).await, std.set_len(len), "set_len");
+                    let on_pool = rt.stats().blocking_spawned - before;
+                    assert_eq!(
+                        on_pool,
+                        u64::from(!native),
+                        "set_len({len}), native: {native}"
+                    );
+                    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+                }
             }
         });
     }

@@ -203,15 +203,18 @@ fn a_runtime_entered_inside_a_task_is_current_until_its_guard_drops() {
                 2,
                 "block_on's runtime is current"
             );
+            // Entered, spawned, and let go before any await (the guard is the thread's, so
+            // held across an await it would be every task's on this shard).
             let guard = h3.enter();
             assert_eq!(RuntimeHandle::current().shards(), 3);
             let spawned = ringsteal_rt::spawn(async { RuntimeHandle::current().shards() });
             let blocking = ringsteal_rt::spawn_blocking(|| RuntimeHandle::current().shards());
             // The task's own timer still runs on its shard's ring.
-            ringsteal_rt::time::sleep(std::time::Duration::from_millis(1)).await;
+            let timer = ringsteal_rt::time::sleep(std::time::Duration::from_millis(1));
+            drop(guard);
+            timer.await;
             assert_eq!(spawned.await.unwrap(), 3);
             assert_eq!(blocking.await.unwrap(), 3);
-            drop(guard);
             assert_eq!(
                 RuntimeHandle::current().shards(),
                 2,

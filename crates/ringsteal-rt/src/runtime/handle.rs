@@ -72,6 +72,25 @@ impl RuntimeHandle {
     /// runtime while the guard lives, but the task's own I/O and timers stay on the ring of
     /// the shard that runs it. A runtime entered before a `block_on` is not current inside
     /// it (the `block_on`'s runtime is) unless entered again there.
+    ///
+    /// The runtime is entered for the *thread*, not the task: while the guard lives, every
+    /// task its shard polls sees this runtime as current, and their spawns go there too. So
+    /// inside a task, enter, spawn, and drop the guard before the next `.await`:
+    ///
+    /// ```
+    /// use ringsteal_rt::{Runtime, RuntimeHandle};
+    ///
+    /// let rt = Runtime::builder().shards(1).build().unwrap();
+    /// let other = Runtime::builder().shards(2).build().unwrap();
+    /// let handle = other.handle();
+    /// rt.block_on(async move {
+    ///     let spawned = {
+    ///         let _guard = handle.enter();
+    ///         ringsteal_rt::spawn(async { RuntimeHandle::current().shards() })
+    ///     }; // the guard is gone before the await
+    ///     assert_eq!(spawned.await.unwrap(), 2);
+    /// });
+    /// ```
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _inner: ContextGuard::new(self.shared.clone()),

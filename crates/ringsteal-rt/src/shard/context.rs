@@ -9,7 +9,9 @@
 //! is the innermost one made current, the entered one if it was entered after the shard
 //! started running here (as tokio's `Handle::enter` inside a runtime); *the driving
 //! runtime* (whose ring this thread's ops and timers go to, whose clock they read) is always
-//! the shard's.
+//! the shard's. Both are per thread, not per task: a guard held across an `.await` makes the
+//! entered runtime current for every task the shard polls meanwhile (documented on
+//! `RuntimeHandle::enter`, as the reason to drop the guard before awaiting).
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;

@@ -14,11 +14,15 @@ use crate::shared::clock::ClockError;
 use crate::shared::Shared;
 use crate::util::contain_panic;
 
+/// The runtime whose clock this code reads: the one whose shard runs it (even inside another
+/// runtime's `enter()`), or, off a shard, the one entered.
 fn current_runtime() -> Result<Arc<Shared>, ClockError> {
     context::driving_shared().ok_or(ClockError::NoRuntime)
 }
 
-/// Pauses the current runtime's clock: [`Instant::now`](super::Instant::now) stops, and when
+/// Pauses the clock of the runtime whose shard runs this code (off a shard, of the runtime
+/// entered; inside another runtime's `enter()`, still the shard's, whose timers this code's
+/// sleeps use): [`Instant::now`](super::Instant::now) stops, and when
 /// the runtime has nothing to do but wait for a timer, the clock jumps to that timer's
 /// deadline instead (auto-advance), so timeouts and retries run without real waiting.
 ///
@@ -69,7 +73,8 @@ pub fn try_pause() -> Result<(), ClockError> {
     Ok(())
 }
 
-/// Resumes the current runtime's clock: it runs again at the real rate, from the (paused)
+/// Resumes the clock [`pause`] paused (the runtime whose shard runs this code, or off a
+/// shard the runtime entered): it runs again at the real rate, from the (paused)
 /// time it had. `Instant::now()` keeps lagging `std::time::Instant::now()` by however much
 /// real time passed while paused, less what was advanced.
 ///

@@ -15,5 +15,5 @@ pub use path::{
 };
 pub use read_write::{read_at, write_at, ReadAt, WriteAt};
 pub use statx::{statx_at, statx_fd, statx_path, Statx};
-pub use sync::{fallocate, fsync, ftruncate, Fallocate, Fsync, Ftruncate};
+pub use sync::{fallocate, fsync, ftruncate, ftruncate_available, Fallocate, Fsync, Ftruncate};
 pub use vectored::{readv_at, writev_at, ReadvAt, WritevAt};

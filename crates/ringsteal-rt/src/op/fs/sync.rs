@@ -6,6 +6,8 @@ use std::os::fd::AsRawFd;
 use ringsteal_uring::opcode;
 
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
+use crate::shard::context;
+use crate::Feature;
 
 /// `fsync` (or `fdatasync` when `datasync`).
 pub fn fsync(fd: &SharedFd, datasync: bool) -> Op<Fsync> {
@@ -110,7 +112,29 @@ unsafe impl Operation for Fallocate {
     }
 }
 
-/// `ftruncate(fd, len)` (`IORING_OP_FTRUNCATE`, Linux 6.9; probe before use).
+/// Whether an [`ftruncate`] submitted here may use `IORING_OP_FTRUNCATE`: the kernel has it
+/// and the runtime whose ring the op goes to (the shard this code runs on, even inside another
+/// runtime's `enter()`) did not take it away (`without_feature(Feature::Ftruncate)`). Off a
+/// runtime, whether the kernel has it.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder()
+///     .shards(1)
+///     .without_feature(ringsteal_rt::Feature::Ftruncate)
+///     .build()
+///     .unwrap();
+/// rt.block_on(async { assert!(!ringsteal_rt::op::ftruncate_available()) });
+/// ```
+pub fn ftruncate_available() -> bool {
+    context::with_driving_shared(|s| match s {
+        Some(s) => s.features.supports(Feature::Ftruncate),
+        None => ringsteal_uring::Features::get()
+            .is_ok_and(|f| f.opcode_supported(ringsteal_uring::abi::IORING_OP_FTRUNCATE)),
+    })
+}
+
+/// `ftruncate(fd, len)` (`IORING_OP_FTRUNCATE`, Linux 6.9; probe before use:
+/// [`ftruncate_available`]).
 pub fn ftruncate(fd: &SharedFd, len: u64) -> Op<Ftruncate> {
     Op::new(Ftruncate {
         fd: fd.clone(),
@@ -127,7 +151,7 @@ pub fn ftruncate(fd: &SharedFd, len: u64) -> Op<Ftruncate> {
 ///
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
 /// rt.block_on(async {
-///     if !ringsteal_rt::RuntimeHandle::current().features().supports(ringsteal_rt::Feature::Ftruncate) {
+///     if !op::ftruncate_available() {
 ///         return;
 ///     }
 ///     let file = temp_file("ftruncate");
