@@ -208,6 +208,14 @@ fn refused(e: io::Error) -> Result<bool, SetupError> {
     Err(SetupError::from_errno(errno, 0, 0))
 }
 
+/// [`refused`] for a ring that could not be set up, judged by its errno: the conversion of
+/// a [`SetupError`] into `io::Error` keeps only a kind, and `EMFILE` and `ENFILE` have none,
+/// so a descriptor shortfall would read as the kernel refusing the feature (and be cached as
+/// that for good).
+fn refused_setup(e: &SetupError) -> Result<bool, SetupError> {
+    refused(io::Error::from_raw_os_error(e.errno()))
+}
+
 /// Tries a ring with `flag` and the flags it cannot be used without.
 fn setup_flag_works(flag: u32) -> Result<bool, SetupError> {
     let builder = match flag {
@@ -220,7 +228,7 @@ fn setup_flag_works(flag: u32) -> Result<bool, SetupError> {
         IORING_SETUP_ATTACH_WQ => {
             let base = match Ring::new(2) {
                 Ok(base) => base,
-                Err(e) => return refused(e.into()),
+                Err(e) => return refused_setup(&e),
             };
             return judge(RingBuilder::new(2).attach_wq(base.fd()).kernel_accepts());
         }
@@ -352,4 +360,19 @@ fn trial_send_msg_ring(ring: &mut Ring) -> Result<bool, SetupError> {
 /// Reports that the io_uring syscalls are missing or refused, as an `io::Error`.
 pub fn check_available() -> io::Result<()> {
     Features::get().map(drop).map_err(Into::into)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_that_ran_out_of_descriptors_fails_the_trial_rather_than_refusing_the_feature() {
+        for errno in [libc::EMFILE, libc::ENFILE, libc::ENOMEM] {
+            let e = SetupError::from_errno(errno, 0, 2);
+            assert!(refused_setup(&e).is_err(), "errno {errno}");
+        }
+        let e = SetupError::from_errno(libc::EINVAL, 0, 2);
+        assert_eq!(refused_setup(&e).ok(), Some(false));
+    }
 }
