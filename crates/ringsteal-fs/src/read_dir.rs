@@ -136,7 +136,9 @@ impl ReadDir {
                             return Poll::Ready(Err(e.into()));
                         }
                     };
-                    let done = batch.len() < BATCH;
+                    // A short batch is the end, and so is an error (it can fill the batch's
+                    // last place: it must not be read again).
+                    let done = batch.len() < BATCH || matches!(batch.last(), Some(Err(_)));
                     self.buffered.extend(batch);
                     self.state = State::Idle((!done).then_some(iter));
                 }
