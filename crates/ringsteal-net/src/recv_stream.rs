@@ -34,14 +34,15 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// read: each is a [`RecvBuf`], a provided buffer of the polling shard (lent back to it when
 /// dropped; [`Builder::recv_buffers`](ringsteal_rt::Builder::recv_buffers) sizes them) or,
 /// where the runtime has no multishot receive or buffer rings, a heap buffer from a
-/// single-shot receive. Running out of provided buffers pauses the stream until half are
-/// back, without losing or reordering data. `None` is end of stream; an error ends it too.
+/// single-shot receive. A stream that finds its shard's provided buffers all taken receives
+/// into heap buffers, one receive at a time, until half are back, without losing or
+/// reordering data. `None` is end of stream; an error ends it too.
 ///
 /// The request keeps receiving while nobody polls the stream: what arrives waits in it, in
 /// the shard's provided buffers. So a stream left unpolled while its peer keeps sending
-/// (its task waits for a slow write, say) takes every buffer of its shard and pauses the
-/// shard's other receive streams; drop it meanwhile (its bytes go back to the stream's
-/// next read) and make a new one to read again.
+/// (its task waits for a slow write, say) takes every buffer of its shard, and the shard's
+/// other receive streams receive into heap buffers meanwhile; drop it instead (its bytes go
+/// back to the stream's next read) and make a new one to read again.
 ///
 /// While it lives (from its first poll), the stream's other reads (`read`, `read_exact`,
 /// `peek`, another receive stream) wait: it holds the stream's read side. Dropping it gives
@@ -125,7 +126,8 @@ impl RecvStream {
     }
 
     /// Receive requests submitted so far: 1 for a multishot receive the kernel never
-    /// ended (more after pauses for buffers), one per buffer on the single-shot fallback.
+    /// ended (more after running short of buffers: each heap receive meanwhile counts), one
+    /// per buffer on the single-shot fallback.
     pub fn requests_submitted(&self) -> u64 {
         self.receives
             .as_ref()

@@ -248,3 +248,34 @@ fn a_datagram_stream_delivers_the_same_datagrams_on_every_receive_path() {
         }
     });
 }
+
+/// A datagram stream whose application holds every provided buffer of its shard goes on
+/// delivering: the datagrams that arrive meanwhile come in heap buffers, whole and with their
+/// source, in order.
+#[test]
+fn a_datagram_stream_goes_on_while_its_application_holds_every_buffer() {
+    under_every_config("udp recv stream, buffers held", 1, |config, b| {
+        let rt = b.recv_buffers(4, 512).build().unwrap();
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let to = rx.local_addr().unwrap();
+            let mut datagrams = rx.recv_stream();
+            let mut held = Vec::new();
+            for i in 0..8u8 {
+                tx.send_to(vec![i; 100 + usize::from(i)], to)
+                    .await
+                    .0
+                    .unwrap();
+                let d = timeout(OP_GUARD, datagrams.next())
+                    .await
+                    .unwrap_or_else(|_| panic!("{config:?}: datagram {i} never came"))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(d.source(), Some(tx.local_addr().unwrap()), "{config:?}");
+                assert_eq!(d.payload(), vec![i; 100 + usize::from(i)], "{config:?}");
+                held.push(d);
+            }
+        });
+    });
+}

@@ -68,6 +68,7 @@ pub(crate) struct ShardCounters {
     pub(crate) remote_wakes: SharedCounter,
     pub(crate) ops_cancelled: SharedCounter,
     pub(crate) enobufs_stalls: SharedCounter,
+    pub(crate) enobufs_heap_receives: SharedCounter,
     pub(crate) bufs_in_use: SharedGauge,
     _separate_lines: CachePadded<()>,
     pub(crate) polls: LocalCounter,
@@ -162,8 +163,12 @@ pub struct ShardStats {
     /// ([`spread_next_spawn`](crate::spread_next_spawn)).
     pub spawns_spread: u64,
     /// Times a multishot receive armed on this shard ended because the shard's provided
-    /// buffers had all been taken (`ENOBUFS`), pausing its stream until enough came back.
+    /// buffers had all been taken (`ENOBUFS`): its stream re-arms once half of them are free,
+    /// and receives into heap buffers if data comes first (`enobufs_heap_receives`).
     pub enobufs_stalls: u64,
+    /// Receives into a heap buffer by streams of this shard that were short of provided
+    /// buffers when data arrived (one per such receive; see `enobufs_stalls`).
+    pub enobufs_heap_receives: u64,
     /// Provided buffers of this shard that the application holds (gauge): taken by receive
     /// streams and not yet dropped.
     pub bufs_in_use: u64,
@@ -201,6 +206,7 @@ impl ShardCounters {
             stream_rearms: self.stream_rearms.get(),
             spawns_spread: self.spawns_spread.get(),
             enobufs_stalls: self.enobufs_stalls.get(),
+            enobufs_heap_receives: self.enobufs_heap_receives.get(),
             bufs_in_use: self.bufs_in_use.get(),
             idle: false,
         }
@@ -274,6 +280,7 @@ impl RuntimeStats {
             t.stream_rearms += s.stream_rearms;
             t.spawns_spread += s.spawns_spread;
             t.enobufs_stalls += s.enobufs_stalls;
+            t.enobufs_heap_receives += s.enobufs_heap_receives;
             t.bufs_in_use += s.bufs_in_use;
             t.idle &= s.idle;
         }

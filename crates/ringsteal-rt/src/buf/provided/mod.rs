@@ -30,10 +30,10 @@ use super::IoBuf;
 /// buffer. Dereferences to the received bytes.
 ///
 /// Hold it as long as needed, on any thread; but each one held is a buffer the shard's
-/// multishot receives cannot use. A receive that finds the shard's ring empty pauses until
-/// half of its buffers are free again (no data is lost meanwhile: it waits in the socket),
-/// so holding more than half of them while waiting for more data can pause a stream for
-/// good ([`Builder::recv_buffers`](crate::Builder::recv_buffers)).
+/// multishot receives cannot use. A stream that finds the shard's ring empty receives into
+/// heap buffers (an allocation per receive) until half of the shard's buffers are free
+/// again, so holding more than half of them for long costs every stream of the shard its
+/// batching ([`Builder::recv_buffers`](crate::Builder::recv_buffers)); it never stalls one.
 /// It is also an [`IoBuf`], so it can be sent on as it is (an echo without a copy).
 ///
 /// ```

@@ -1,8 +1,17 @@
 //! [`Receiver`]: the policy the receive streams share (`recv.rs`, `recvmsg.rs`): one request
 //! in flight at a time; a request the kernel ended with data is re-armed at the next poll;
-//! one that ran out of provided buffers (`ENOBUFS`) waits, yielding nothing, until half of
-//! the group is free again and then re-arms (at once, if it is next polled on another shard,
-//! which selects from its own group); end of file and errors end the stream.
+//! end of file and errors end the stream.
+//!
+//! A request that ran out of provided buffers (`ENOBUFS`) leaves the stream *short of
+//! buffers*: it re-arms its multishot request once half of the group is free again (at once,
+//! if it is next polled on another shard, which selects from its own group). Until then, a
+//! poll waits for two things at once, whichever comes first: half the group free (a waiter on
+//! the group), or the socket readable (a one-shot poll request, no buffer). If data comes
+//! first, the stream takes it with one single-shot receive into a heap buffer and yields it,
+//! so a consumer that holds the group's buffers until it gets more data still gets it (it
+//! would otherwise wait for itself), and one stream whose consumer holds buffers cannot stall
+//! every other stream of the shard. A stream that is only waiting pins no memory: the heap
+//! buffer exists only while data is there to be received.
 //!
 //! No data is lost or reordered across a re-arm: the kernel ends a multishot receive
 //! between two receives (what was not received stays in the socket), the results of one
@@ -11,7 +20,9 @@
 //!
 //! May not: know a family's SQE or item layout (its [`ReceiveSource`] does).
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -19,7 +30,7 @@ use super::cell::Source;
 use super::queue::Sink;
 use super::{not_on_shard, recv_group, Multishot, Polled};
 use crate::buf::provided::{BufGroup, WaiterKey};
-use crate::op::SharedFd;
+use crate::op::{poll_readable, Op, PollReadable, SharedFd};
 use crate::shard::{context, Shard};
 
 /// What a receive completion means for its stream.
@@ -37,6 +48,9 @@ pub(crate) trait ReceiveSource: Source {
     type Out;
     /// The request for the next arming on `shard`.
     fn for_shard(fd: SharedFd, shard: &Shard) -> Self;
+    /// A single-shot request into a heap buffer (the fallback's form), for a stream short
+    /// of provided buffers whose socket has data.
+    fn heap(fd: SharedFd, shard: &Shard) -> Self;
     /// What a completion means.
     fn event(item: Self::Item) -> Event<Self::Out>;
     /// The buffer group the request selected from, if any.
@@ -47,9 +61,12 @@ pub(crate) trait ReceiveSource: Source {
 pub(crate) struct Receiver<S: ReceiveSource> {
     fd: SharedFd,
     request: Multishot<S>,
-    /// The group whose buffers ran out, while the stream waits for them.
+    /// The group whose buffers ran out, until half of them are free again.
     stalled: Option<Arc<BufGroup>>,
     waiter: Option<WaiterKey>,
+    /// While stalled and waiting: the socket's readiness (a one-shot poll; dropping it
+    /// cancels it).
+    readable: Option<Op<PollReadable>>,
     ended: bool,
 }
 
@@ -60,6 +77,7 @@ impl<S: ReceiveSource> Receiver<S> {
             request: Multishot::new(),
             stalled: None,
             waiter: None,
+            readable: None,
             ended: false,
         }
     }
@@ -97,19 +115,30 @@ impl<S: ReceiveSource> Receiver<S> {
             if self.ended {
                 return Poll::Ready(None);
             }
-            if let Some(group) = &self.stalled {
+            let mut heap = false;
+            if let Some(group) = self.stalled.clone() {
                 // Polled on another shard than the one whose buffers ran out (the stream
                 // moved to a task there): waiting for that shard's buffers would stall on
                 // a group this shard does not select from. Re-arm here instead: nothing is
                 // armed, so nothing can be reordered.
-                if !is_current_shards_group(group) {
+                if !is_current_shards_group(&group) {
                     group.forget_waiter(&mut self.waiter);
                 } else if !group.ready_or_wait(&mut self.waiter, cx.waker()) {
-                    return Poll::Pending;
+                    // Still short of buffers: data that arrives meanwhile goes into the heap.
+                    let readable = self.readable.get_or_insert_with(|| poll_readable(&self.fd));
+                    if Pin::new(readable).poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    // Readable (or failed: the receive reports why), still stalled.
+                    group.forget_waiter(&mut self.waiter);
+                    heap = true;
                 }
-                self.stalled = None;
+                self.readable = None;
+                if !heap {
+                    self.stalled = None;
+                }
             }
-            if let Err(e) = self.arm(cx) {
+            if let Err(e) = self.arm(cx, heap) {
                 self.ended = true;
                 return Poll::Ready(Some(Err(e)));
             }
@@ -128,12 +157,19 @@ impl<S: ReceiveSource> Receiver<S> {
         self.request.armings()
     }
 
-    fn arm(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+    /// Submits the next request on this shard: into the heap if `heap`, else as
+    /// `for_shard` says.
+    fn arm(&mut self, cx: &mut Context<'_>, heap: bool) -> io::Result<()> {
         context::with_shard(|shard| {
             let Some(shard) = shard else {
                 return Err(not_on_shard());
             };
-            let source = S::for_shard(self.fd.clone(), shard);
+            let source = if heap {
+                shard.counters().enobufs_heap_receives.incr();
+                S::heap(self.fd.clone(), shard)
+            } else {
+                S::for_shard(self.fd.clone(), shard)
+            };
             self.request
                 .arm(shard, source, cx.waker())
                 .map_err(|(_, e)| e)
@@ -163,6 +199,7 @@ impl<S: ReceiveSource> std::fmt::Debug for Receiver<S> {
         f.debug_struct("Receiver")
             .field("armed", &self.request.is_armed())
             .field("stalled", &self.stalled.is_some())
+            .field("waiting_for_data", &self.readable.is_some())
             .field("requests_submitted", &self.request.armings())
             .field("ended", &self.ended)
             .finish()

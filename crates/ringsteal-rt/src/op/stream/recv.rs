@@ -24,8 +24,9 @@ use crate::shard::Shard;
 /// receives into heap buffers of the same size. Each item is the data of one receive, in
 /// order; the stream ends (`None`) at end of file, or after yielding an error.
 ///
-/// Running out of provided buffers is not an error: the stream pauses until half of its
-/// shard's buffers are back, then goes on where it stopped. The request is submitted on
+/// Running out of provided buffers is not an error: until half of its shard's buffers are
+/// back, the stream takes data that arrives with single-shot receives into heap buffers,
+/// then re-arms its multishot receive, in order, losing nothing. The request is submitted on
 /// the first poll, on the polling shard's ring; dropping the stream cancels it, and buffers
 /// received but not yet taken go back to their ring.
 ///
@@ -229,10 +230,14 @@ impl ReceiveSource for RecvSource {
     fn for_shard(fd: SharedFd, shard: &Shard) -> Self {
         match recv_group(shard) {
             Some(group) => RecvSource::Provided { fd, group },
-            None => RecvSource::Heap {
-                fd,
-                buf: Vec::with_capacity(shard.shared.config.recv_buf_len as usize),
-            },
+            None => Self::heap(fd, shard),
+        }
+    }
+
+    fn heap(fd: SharedFd, shard: &Shard) -> Self {
+        RecvSource::Heap {
+            fd,
+            buf: Vec::with_capacity(shard.shared.config.recv_buf_len as usize),
         }
     }
 

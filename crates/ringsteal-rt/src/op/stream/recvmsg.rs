@@ -310,22 +310,8 @@ unsafe impl Source for RecvMsgSource {
     }
 }
 
-impl ReceiveSource for RecvMsgSource {
-    type Out = Datagram;
-
-    fn for_shard(fd: SharedFd, shard: &Shard) -> Self {
-        let len = shard.shared.config.recv_buf_len as usize;
-        let form = match recv_group(shard) {
-            Some(group) if len > PAYLOAD_AT => Form::Provided(group),
-            _ => {
-                // The header and address room are zeroed (and the Vec emptied again), so
-                // that the bytes `last` exposes are initialised whatever the kernel wrote.
-                let mut buf = Vec::with_capacity(PAYLOAD_AT + len);
-                buf.resize(PAYLOAD_AT, 0);
-                buf.clear();
-                Form::Heap(buf)
-            }
-        };
+impl RecvMsgSource {
+    fn with_form(fd: SharedFd, form: Form) -> Self {
         RecvMsgSource {
             fd,
             // SAFETY: all-zero msghdr and iovec are valid; `prepare` fills them.
@@ -336,6 +322,28 @@ impl ReceiveSource for RecvMsgSource {
             },
             form,
         }
+    }
+}
+
+impl ReceiveSource for RecvMsgSource {
+    type Out = Datagram;
+
+    fn for_shard(fd: SharedFd, shard: &Shard) -> Self {
+        let len = shard.shared.config.recv_buf_len as usize;
+        match recv_group(shard) {
+            Some(group) if len > PAYLOAD_AT => Self::with_form(fd, Form::Provided(group)),
+            _ => Self::heap(fd, shard),
+        }
+    }
+
+    fn heap(fd: SharedFd, shard: &Shard) -> Self {
+        let len = shard.shared.config.recv_buf_len as usize;
+        // The header and address room are zeroed (and the Vec emptied again), so that the
+        // bytes `last` exposes are initialised whatever the kernel wrote.
+        let mut buf = Vec::with_capacity(PAYLOAD_AT + len);
+        buf.resize(PAYLOAD_AT, 0);
+        buf.clear();
+        Self::with_form(fd, Form::Heap(buf))
     }
 
     fn event(item: Received) -> Event<Datagram> {
