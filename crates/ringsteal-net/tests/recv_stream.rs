@@ -223,6 +223,82 @@ fn a_consumer_holding_every_buffer_until_its_frame_is_whole_gets_the_frame() {
     });
 }
 
+/// A stream short of buffers still sees its end: with every buffer held, the rest of the
+/// bytes arrive in heap buffers and then the stream ends (`None`), without spinning on the
+/// closed socket's readiness.
+#[test]
+fn a_stream_short_of_buffers_still_ends_at_end_of_stream() {
+    under_every_config("short of buffers, then the end", 1, |config, b| {
+        let rt = b.recv_buffers(4, 16).build().unwrap();
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            const LEN: usize = 16 * 4 + 40;
+            a.write_all(stream_bytes(5, 0, LEN)).await.0.unwrap();
+            drop(a);
+            let mut data = b.recv_stream();
+            let held = timeout(OP_GUARD, async {
+                let mut held = Vec::new();
+                while let Some(buf) = data.next().await {
+                    held.push(buf.unwrap());
+                }
+                held
+            })
+            .await
+            .unwrap_or_else(|_| panic!("{config:?}: the stream never ended"));
+            let whole: Vec<u8> = held.iter().flat_map(|b| b.iter().copied()).collect();
+            assert_eq!(whole.len(), LEN, "{config:?}");
+            check_stream(5, 0, &whole);
+        });
+    });
+}
+
+/// A stream short of buffers dropped while it waits for readiness or while its heap receive
+/// is in flight loses nothing: the next read gets the bytes, whichever of the two held them.
+#[test]
+fn a_stream_short_of_buffers_dropped_mid_receive_gives_its_bytes_to_the_next_read() {
+    under_every_config("short of buffers, dropped", 1, |config, b| {
+        let rt = b.recv_buffers(4, 16).build().unwrap();
+        if !multishot(&rt) {
+            return;
+        }
+        rt.block_on(async {
+            let stats = || RuntimeHandle::current().stats().total();
+            let (a, b) = UnixStream::pair().unwrap();
+            a.write_all(stream_bytes(7, 0, 64)).await.0.unwrap();
+            let mut data = b.recv_stream();
+            let mut held = Vec::new();
+            for _ in 0..4 {
+                held.push(data.next().await.unwrap().unwrap());
+            }
+            // Every buffer held; more bytes run the ring dry, and the stream goes to the heap.
+            send_outside_the_ring(&a, b"xyz");
+            let mut next = Box::pin(data.next());
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while stats().enobufs_heap_receives == 0 {
+                if let Some(got) = poll_once(&mut next).await {
+                    // Taken before the drop: nothing to hand back.
+                    assert_eq!(&got.unwrap().unwrap()[..], b"xyz", "{config:?}");
+                    return;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: no heap receive"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            // The heap receive is armed (done or not): drop the stream with it.
+            drop(next);
+            drop(data);
+            let (res, got) = timeout(OP_GUARD, b.read_exact(vec![0; 3]))
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: bytes lost"));
+            res.unwrap();
+            assert_eq!(got, b"xyz", "{config:?}");
+            drop(held);
+        });
+    });
+}
+
 /// A receive stream's request goes on receiving while nobody polls it, into its shard's
 /// buffers: left unpolled while its peer sends, it takes them all, and the shard's other
 /// receive streams take their data into heap buffers meanwhile rather than wait for it.

@@ -11,7 +11,7 @@ use std::net::Ipv4Addr;
 use common::{under_every_config, with_every_runtime};
 use ringsteal_net::UdpSocket;
 use ringsteal_rt::time::timeout;
-use ringsteal_rt::Placement;
+use ringsteal_rt::{Placement, RuntimeHandle};
 use support::{DATAGRAM_PATHS, OP_GUARD};
 
 #[test]
@@ -251,31 +251,65 @@ fn a_datagram_stream_delivers_the_same_datagrams_on_every_receive_path() {
 
 /// A datagram stream whose application holds every provided buffer of its shard goes on
 /// delivering: the datagrams that arrive meanwhile come in heap buffers, whole and with their
-/// source, in order.
+/// source, in order, and one longer than a provided buffer's payload room is cut to that room
+/// as it would have been in a provided buffer.
 #[test]
 fn a_datagram_stream_goes_on_while_its_application_holds_every_buffer() {
+    // Buffers of 512 bytes: 512 - 144 of payload room.
+    const ROOM: usize = 512 - 144;
     under_every_config("udp recv stream, buffers held", 1, |config, b| {
         let rt = b.recv_buffers(4, 512).build().unwrap();
+        let multishot = {
+            let f = rt.features();
+            f.supports(ringsteal_rt::Feature::MultishotRecv)
+                && f.supports(ringsteal_rt::Feature::ProvidedBufferRing)
+        };
         rt.block_on(async {
             let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let to = rx.local_addr().unwrap();
+            let from = tx.local_addr().unwrap();
             let mut datagrams = rx.recv_stream();
             let mut held = Vec::new();
-            for i in 0..8u8 {
+            // Four held: every buffer of the shard.
+            for i in 0..4u8 {
+                tx.send_to(vec![i; 100], to).await.0.unwrap();
+                held.push(next_datagram(&mut datagrams, i, config).await);
+            }
+            // Four more at once, and one too long for a buffer's room.
+            for i in 4..8u8 {
                 tx.send_to(vec![i; 100 + usize::from(i)], to)
                     .await
                     .0
                     .unwrap();
-                let d = timeout(OP_GUARD, datagrams.next())
-                    .await
-                    .unwrap_or_else(|_| panic!("{config:?}: datagram {i} never came"))
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(d.source(), Some(tx.local_addr().unwrap()), "{config:?}");
+            }
+            tx.send_to(vec![8; ROOM + 50], to).await.0.unwrap();
+            for i in 4..8u8 {
+                let d = next_datagram(&mut datagrams, i, config).await;
+                assert_eq!(d.source(), Some(from), "{config:?}");
                 assert_eq!(d.payload(), vec![i; 100 + usize::from(i)], "{config:?}");
                 held.push(d);
             }
+            let long = next_datagram(&mut datagrams, 8, config).await;
+            assert_eq!(long.payload(), vec![8; ROOM], "{config:?}");
+            assert!(long.is_truncated(), "{config:?}");
+            let heap = RuntimeHandle::current()
+                .stats()
+                .total()
+                .enobufs_heap_receives;
+            assert_eq!(heap > 0, multishot, "{config:?}: {heap} heap receives");
         });
     });
+}
+
+async fn next_datagram(
+    datagrams: &mut ringsteal_net::RecvMsgStream,
+    i: u8,
+    config: common::Config,
+) -> ringsteal_net::Datagram {
+    timeout(OP_GUARD, datagrams.next())
+        .await
+        .unwrap_or_else(|_| panic!("{config:?}: datagram {i} never came"))
+        .unwrap()
+        .unwrap()
 }

@@ -223,10 +223,10 @@ impl Builder {
     /// each shard registers `count` buffers (a power of two, at most 32768) of `len` bytes
     /// with its ring the first time a stream on it needs them. Default: 256 buffers of
     /// 16 KiB, 4 MiB of address space per shard that uses them (pages are touched as data
-    /// arrives). A stream that finds its shard's ring empty pauses and resumes once half of
-    /// the buffers are free again (not as soon as one is), so size `count` for at least twice
-    /// the buffers your tasks hold at once: a task that keeps more than half while it waits
-    /// for more data can pause its own stream for good. `len` bounds one receive (and a
+    /// arrives). A stream that finds its shard's ring empty goes back to it once half of the
+    /// buffers are free again (not as soon as one is), and meanwhile receives what arrives
+    /// into heap buffers, an allocation per receive; so size `count` for at least twice the
+    /// buffers your tasks hold at once to keep receives batched. `len` bounds one receive (and a
     /// datagram: with `recvmsg_multishot`, `len` minus 144 bytes of header and address). The
     /// single-shot fallbacks receive into heap buffers of `len` bytes.
     ///

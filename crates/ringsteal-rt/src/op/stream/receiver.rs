@@ -165,14 +165,17 @@ impl<S: ReceiveSource> Receiver<S> {
                 return Err(not_on_shard());
             };
             let source = if heap {
-                shard.counters().enobufs_heap_receives.incr();
                 S::heap(self.fd.clone(), shard)
             } else {
                 S::for_shard(self.fd.clone(), shard)
             };
             self.request
                 .arm(shard, source, cx.waker())
-                .map_err(|(_, e)| e)
+                .map_err(|(_, e)| e)?;
+            if heap {
+                shard.counters().enobufs_heap_receives.incr();
+            }
+            Ok(())
         })
     }
 }

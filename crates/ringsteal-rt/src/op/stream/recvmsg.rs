@@ -38,8 +38,10 @@ const PAYLOAD_AT: usize = size_of::<io_uring_recvmsg_out>() + NAME_LEN;
 /// it, or single-shot `recvmsg` into heap buffers where the runtime has no multishot
 /// receive or buffer rings (or its buffers are too small to hold the 144 bytes of header
 /// and address room). Each item is one [`Datagram`], with its source address; a datagram
-/// larger than the buffer's payload room (`Builder::recv_buffers` length minus 144) is
-/// truncated and says so ([`Datagram::is_truncated`]). Errors end the stream.
+/// larger than the buffer's payload room (`Builder::recv_buffers` length minus 144, also
+/// while the shard's provided buffers have run out and datagrams come in heap buffers; the
+/// whole length on the fallbacks) is truncated and says so ([`Datagram::is_truncated`]).
+/// Errors end the stream.
 ///
 /// ```
 /// use std::net::UdpSocket;
@@ -311,6 +313,16 @@ unsafe impl Source for RecvMsgSource {
 }
 
 impl RecvMsgSource {
+    /// A single-shot request into a heap buffer with `room` bytes for the payload.
+    fn with_heap(fd: SharedFd, room: usize) -> Self {
+        // The header and address room are zeroed (and the Vec emptied again), so that the
+        // bytes `last` exposes are initialised whatever the kernel wrote.
+        let mut buf = Vec::with_capacity(PAYLOAD_AT + room);
+        buf.resize(PAYLOAD_AT, 0);
+        buf.clear();
+        Self::with_form(fd, Form::Heap(buf))
+    }
+
     fn with_form(fd: SharedFd, form: Form) -> Self {
         RecvMsgSource {
             fd,
@@ -332,18 +344,17 @@ impl ReceiveSource for RecvMsgSource {
         let len = shard.shared.config.recv_buf_len as usize;
         match recv_group(shard) {
             Some(group) if len > PAYLOAD_AT => Self::with_form(fd, Form::Provided(group)),
-            _ => Self::heap(fd, shard),
+            // The fallback: `len` bytes of payload room.
+            _ => Self::with_heap(fd, len),
         }
     }
 
     fn heap(fd: SharedFd, shard: &Shard) -> Self {
+        // Short of provided buffers: the room a provided buffer has (the header and address
+        // take the first bytes of its `len`), so that whether a datagram is cut does not
+        // depend on which path received it.
         let len = shard.shared.config.recv_buf_len as usize;
-        // The header and address room are zeroed (and the Vec emptied again), so that the
-        // bytes `last` exposes are initialised whatever the kernel wrote.
-        let mut buf = Vec::with_capacity(PAYLOAD_AT + len);
-        buf.resize(PAYLOAD_AT, 0);
-        buf.clear();
-        Self::with_form(fd, Form::Heap(buf))
+        Self::with_heap(fd, len.saturating_sub(PAYLOAD_AT).max(1))
     }
 
     fn event(item: Received) -> Event<Datagram> {
