@@ -30,10 +30,22 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
             format!("{attr} cannot be used on a `const fn`"),
         ));
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        let first = sig.generics.params.first().map(Spanned::span);
+    if let Some(u) = &sig.unsafety {
         return Err(syn::Error::new(
-            first.unwrap_or_else(|| sig.generics.span()),
+            u.span,
+            format!("{attr} cannot be used on an `unsafe fn`: nothing calls it in an unsafe block"),
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        // The first parameter, or else the `where` (a clause alone has no `<>` to point at).
+        let first = sig.generics.params.first().map(Spanned::span);
+        let clause = sig
+            .generics
+            .where_clause
+            .as_ref()
+            .map(|w| w.where_token.span);
+        return Err(syn::Error::new(
+            first.or(clause).unwrap_or_else(|| sig.generics.span()),
             format!(
                 "{attr} cannot be used on a generic function: it has no caller to choose the types"
             ),

@@ -60,8 +60,8 @@ use args::{Args, Kind};
 /// # Compile errors
 ///
 /// Misuse is a compile error at the offending token that says what is allowed: a function
-/// that is not `async`, an unknown or repeated argument, a bad value, a generic function, or
-/// parameters other than one `RuntimeHandle`.
+/// that is not `async`, an unknown or repeated argument, a bad value, a generic (or
+/// `where`-bounded) or `unsafe` function, or parameters other than one `RuntimeHandle`.
 ///
 /// [`RuntimeHandle`]: https://docs.rs/ringsteal/latest/ringsteal/struct.RuntimeHandle.html
 #[proc_macro_attribute]

@@ -1,0 +1,2 @@
+#[ringsteal::main]
+async unsafe fn main() {}

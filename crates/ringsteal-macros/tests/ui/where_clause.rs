@@ -1,0 +1,8 @@
+#[ringsteal::test]
+async fn bounded()
+where
+    (): Sized,
+{
+}
+
+fn main() {}
