@@ -187,7 +187,21 @@ fn write_to_an_exited_child() {
             let mut child = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
             let stdin = child.stdin.take().unwrap();
             assert!(child.wait().await.unwrap().success());
-            let (res, buf) = stdin.write(b"anyone there?".to_vec()).await;
+            // The pipe is close-on-exec, not close-on-fork: a child another test of this
+            // binary has forked and not yet exec'd can hold its read end for a moment, and a
+            // write then succeeds. Write until the kernel says the pipe is broken.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            let (res, buf) = loop {
+                let (res, buf) = stdin.write(b"anyone there?".to_vec()).await;
+                if res.is_err() {
+                    break (res, buf);
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: the pipe never broke"
+                );
+                ringsteal_rt::yield_now().await;
+            };
             assert_eq!(
                 res.unwrap_err().kind(),
                 io::ErrorKind::BrokenPipe,
