@@ -12,7 +12,11 @@
 //! runtime's blocking-pool threads, which take the mask of the thread that built the runtime
 //! (ADR-0012). So would children (a spawned process inherits its spawning thread's mask, and
 //! a shell pipeline in a child with `SIGPIPE` blocked never ends): `Command::spawn` from such
-//! a thread unblocks it in the child ([`unblock_in_children`]).
+//! a thread, or from one that inherited its block, unblocks it in the child
+//! ([`unblock_in_children`]). The cost: that hook makes std `fork` and `exec` instead of
+//! using `posix_spawn`, slower for a large process. Unblocking around the spawn in the
+//! spawning thread instead would let a pending `SIGPIPE` (or one raised by task work that
+//! runs at the spawn's system calls) kill a program that restored the default action.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
