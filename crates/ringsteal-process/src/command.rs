@@ -207,8 +207,9 @@ impl Command {
     /// chooses; tens of microseconds), done on the calling thread, as tokio does.
     pub fn spawn(&mut self) -> io::Result<Child> {
         if sigpipe::blocked_here() && !self.unblocks_sigpipe {
-            // This thread wrote to a child's stdin and so blocks SIGPIPE; a child would
-            // inherit that, and a pipeline inside it would never end.
+            // This thread blocks SIGPIPE because it (or the thread that started it) wrote to
+            // a child's stdin; a child would inherit that, and a pipeline inside it would
+            // never end.
             sigpipe::unblock_in_children(&mut self.std);
             self.unblocks_sigpipe = true;
         }

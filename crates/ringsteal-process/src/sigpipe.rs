@@ -56,7 +56,10 @@ pub(crate) fn block_on_this_thread() {
 /// the thread's real mask (one system call, only once some thread blocked the signal), since
 /// the flag of the thread that blocked it is not inherited. A thread of a program that never
 /// wrote to a child's stdin through ringsteal answers no without a system call, whatever its
-/// mask.
+/// mask. Once one has, the mask cannot tell ringsteal's block from one the program chose: a
+/// thread that blocks `SIGPIPE` on purpose then also spawns children with it unblocked (std
+/// would hand them its mask), which only a program that counts on its children starting
+/// with `SIGPIPE` blocked would notice.
 pub(crate) fn blocked_here() -> bool {
     if BLOCKED.with(Cell::get) {
         return true;

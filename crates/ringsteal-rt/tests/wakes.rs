@@ -209,9 +209,25 @@ fn a_runtime_entered_inside_a_task_is_current_until_its_guard_drops() {
             assert_eq!(RuntimeHandle::current().shards(), 3);
             let spawned = ringsteal_rt::spawn(async { RuntimeHandle::current().shards() });
             let blocking = ringsteal_rt::spawn_blocking(|| RuntimeHandle::current().shards());
-            // The task's own timer still runs on its shard's ring.
-            let timer = ringsteal_rt::time::sleep(std::time::Duration::from_millis(1));
+            // A timer this task registers while entered goes to its own shard's wheel, not
+            // to the entered runtime's (polled once here, in this poll: no other task runs).
+            let mut timer = Box::pin(ringsteal_rt::time::sleep(std::time::Duration::from_millis(
+                1,
+            )));
+            let own_timers = || RuntimeHandle::current().stats().total().timers_active;
+            let before = (own_timers(), h3.stats().total().timers_active);
+            let pending = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(timer.as_mut(), cx).is_pending())
+            })
+            .await;
+            assert!(pending);
             drop(guard);
+            assert_eq!(
+                own_timers(),
+                before.0 + 1,
+                "{config:?}: not on the task's shard"
+            );
+            assert_eq!(h3.stats().total().timers_active, before.1, "{config:?}");
             timer.await;
             assert_eq!(spawned.await.unwrap(), 3);
             assert_eq!(blocking.await.unwrap(), 3);

@@ -48,8 +48,9 @@ pub(crate) trait ReceiveSource: Source {
     type Out;
     /// The request for the next arming on `shard`.
     fn for_shard(fd: SharedFd, shard: &Shard) -> Self;
-    /// A single-shot request into a heap buffer (the fallback's form), for a stream short
-    /// of provided buffers whose socket has data.
+    /// A single-shot request into a heap buffer, for a stream short of provided buffers
+    /// whose socket has data: the fallback's form, with the room a provided buffer of the
+    /// shard's group gives (for datagrams, less than the fallback's).
     fn heap(fd: SharedFd, shard: &Shard) -> Self;
     /// What a completion means.
     fn event(item: Self::Item) -> Event<Self::Out>;
