@@ -259,49 +259,57 @@ fn a_datagram_stream_goes_on_while_its_application_holds_every_buffer() {
     // Buffers of 512 bytes: 512 - 144 of payload room.
     const ROOM: usize = 512 - 144;
     under_every_config("udp recv stream, buffers held", 1, |config, b| {
-        let rt = b.recv_buffers(4, 512).build().unwrap();
-        let multishot = {
-            let f = rt.features();
-            f.supports(ringsteal_rt::Feature::MultishotRecv)
-                && f.supports(ringsteal_rt::Feature::ProvidedBufferRing)
-        };
-        rt.block_on(async {
-            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let to = rx.local_addr().unwrap();
-            let from = tx.local_addr().unwrap();
-            let mut datagrams = rx.recv_stream();
-            let mut held = Vec::new();
-            // Four held: every buffer of the shard.
-            for i in 0..4u8 {
-                tx.send_to(vec![i; 100], to).await.0.unwrap();
-                held.push(next_datagram(&mut datagrams, i, config).await);
+        for without in [None, Some(ringsteal_rt::Feature::MultishotRecv)] {
+            let b = b.clone().recv_buffers(4, 512);
+            let rt = match without {
+                Some(f) => b.without_feature(f),
+                None => b,
             }
-            // Four more at once, and one too long for a buffer's room.
-            for i in 4..8u8 {
-                tx.send_to(vec![i; 100 + usize::from(i)], to)
-                    .await
-                    .0
-                    .unwrap();
-            }
-            tx.send_to(vec![8; ROOM + 50], to).await.0.unwrap();
-            for i in 4..8u8 {
-                let d = next_datagram(&mut datagrams, i, config).await;
-                assert_eq!(d.source(), Some(from), "{config:?}");
-                assert_eq!(d.payload(), vec![i; 100 + usize::from(i)], "{config:?}");
-                held.push(d);
-            }
-            let long = next_datagram(&mut datagrams, 8, config).await;
-            // The single-shot fallbacks give the whole 512 bytes to the payload.
-            let room = if multishot { ROOM } else { 512 };
-            assert_eq!(long.payload(), vec![8; (ROOM + 50).min(room)], "{config:?}");
-            assert_eq!(long.is_truncated(), multishot, "{config:?}");
-            let heap = RuntimeHandle::current()
-                .stats()
-                .total()
-                .enobufs_heap_receives;
-            assert_eq!(heap > 0, multishot, "{config:?}: {heap} heap receives");
-        });
+            .build()
+            .unwrap();
+            let multishot = {
+                let f = rt.features();
+                f.supports(ringsteal_rt::Feature::MultishotRecv)
+                    && f.supports(ringsteal_rt::Feature::ProvidedBufferRing)
+            };
+            rt.block_on(async {
+                let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let to = rx.local_addr().unwrap();
+                let from = tx.local_addr().unwrap();
+                let mut datagrams = rx.recv_stream();
+                let mut held = Vec::new();
+                // Four held: every buffer of the shard.
+                for i in 0..4u8 {
+                    tx.send_to(vec![i; 100], to).await.0.unwrap();
+                    held.push(next_datagram(&mut datagrams, i, config).await);
+                }
+                // Four more at once, and one too long for a buffer's room.
+                for i in 4..8u8 {
+                    tx.send_to(vec![i; 100 + usize::from(i)], to)
+                        .await
+                        .0
+                        .unwrap();
+                }
+                tx.send_to(vec![8; ROOM + 50], to).await.0.unwrap();
+                for i in 4..8u8 {
+                    let d = next_datagram(&mut datagrams, i, config).await;
+                    assert_eq!(d.source(), Some(from), "{config:?}");
+                    assert_eq!(d.payload(), vec![i; 100 + usize::from(i)], "{config:?}");
+                    held.push(d);
+                }
+                let long = next_datagram(&mut datagrams, 8, config).await;
+                // The single-shot fallbacks give the whole 512 bytes to the payload.
+                let room = if multishot { ROOM } else { 512 };
+                assert_eq!(long.payload(), vec![8; (ROOM + 50).min(room)], "{config:?}");
+                assert_eq!(long.is_truncated(), multishot, "{config:?}");
+                let heap = RuntimeHandle::current()
+                    .stats()
+                    .total()
+                    .enobufs_heap_receives;
+                assert_eq!(heap > 0, multishot, "{config:?}: {heap} heap receives");
+            });
+        }
     });
 }
 
