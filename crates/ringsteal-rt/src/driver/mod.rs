@@ -70,6 +70,10 @@ pub(crate) struct Driver {
     in_flight: usize,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
+    /// The CQEs of `cqes` taken off the ring and not yet dispatched: empty between reaps,
+    /// except after a dispatch that unwound (a runtime bug: user code is contained where it
+    /// runs), when it is the rest of that batch, which the next reap dispatches first.
+    undispatched: std::ops::Range<usize>,
     /// SQEs that found the SQ full while the kernel refused submissions (`EBUSY`/`EAGAIN`):
     /// moved into the SQ, in order, as soon as it has room.
     backlog: Backlog,
@@ -78,6 +82,9 @@ pub(crate) struct Driver {
     /// Tests: how many more submissions fail with `WouldBlock` as `EBUSY` would.
     #[cfg(test)]
     pub(crate) refuse_submits: u32,
+    /// Tests: the dispatch of the CQE whose `user_data` this is panics (once).
+    #[cfg(test)]
+    pub(crate) panic_dispatching: Option<u64>,
     /// Tests: the errors (positive errno values, last first) that the next MSG_RINGs fail
     /// with after submission, as the kernel would report them on this ring.
     #[cfg(test)]
@@ -103,12 +110,15 @@ impl Driver {
             in_flight: 0,
             eventfd,
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
+            undispatched: 0..0,
             cancel_any: true,
             draining: false,
             backlog: Backlog::default(),
             messages_in_flight: MessagesInFlight::default(),
             #[cfg(test)]
             refuse_submits: 0,
+            #[cfg(test)]
+            panic_dispatching: None,
             #[cfg(test)]
             refuse_msg_rings: Vec::new(),
         };

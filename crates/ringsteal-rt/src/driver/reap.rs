@@ -9,8 +9,9 @@
 //! receives with the flags. A new kind of completion that is not an op gets its own tag and
 //! arm in [`Driver::dispatch`].
 //!
-//! Owns: the count of CQEs owed to op cells, and the release of the references their SQEs
-//! held. May not: wake anything (wakers go into [`Reaped`] for the shard).
+//! Owns: the count of CQEs owed to op cells, the release of the references their SQEs
+//! held, and a batch taken off the CQ until each of its CQEs is dispatched (the rest of a
+//! batch whose dispatch unwound waits for the next reap, never lost). May not: wake anything (wakers go into [`Reaped`] for the shard).
 
 use std::ptr::NonNull;
 
@@ -24,9 +25,13 @@ use crate::stats::ShardCounters;
 use crate::util::wake_later::collecting;
 
 impl Driver {
-    /// True if CQEs are ready or the kernel holds completion work back until we enter.
+    /// True if CQEs are ready or the kernel holds completion work back until we enter (or
+    /// the rest of a batch whose dispatch unwound is still to be dispatched).
     pub(crate) fn has_completions(&self) -> bool {
-        self.ring.cq_ready() > 0 || self.ring.taskrun_pending() || self.ring.cq_overflow_pending()
+        self.ring.cq_ready() > 0
+            || self.ring.taskrun_pending()
+            || self.ring.cq_overflow_pending()
+            || !self.undispatched.is_empty()
     }
 
     /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
@@ -55,13 +60,20 @@ impl Driver {
             let _ = self.ring.flush_completions();
         }
         let mut total = 0;
+        if !self.undispatched.is_empty() {
+            total += self.dispatch_left_over(out, counters);
+        }
         loop {
             let n = self.ring.reap(&mut self.cqes);
             if n == 0 {
                 break;
             }
             total += n;
+            // The CQ head is past the batch already: what a dispatch that unwinds leaves
+            // undispatched must stay on record, or nothing would ever see it.
+            self.undispatched.end = n;
             for i in 0..n {
+                self.undispatched.start = i + 1;
                 let cqe = self.cqes[i];
                 self.dispatch(cqe, out, counters);
             }
@@ -77,8 +89,30 @@ impl Driver {
         total
     }
 
-    /// Routes one CQE by its tag.
+    /// Dispatches, in order, the rest of a batch whose dispatch unwound in an earlier reap
+    /// (the CQE that unwound is not dispatched again: its cell stays allocated, a leak, never
+    /// a double release). Returns how many.
+    #[cold]
+    #[inline(never)]
+    fn dispatch_left_over(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
+        let left = self.undispatched.len();
+        while let Some(i) = self.undispatched.next() {
+            let cqe = self.cqes[i];
+            self.dispatch(cqe, out, counters);
+        }
+        left
+    }
+
+    /// Routes one CQE by its tag. Inlined into both callers: the reap's loop is the hot path,
+    /// and with the cold second caller the compiler stopped inlining it there (callgrind:
+    /// `read_qd32` +18 instructions per read).
+    #[inline(always)]
     fn dispatch(&mut self, cqe: io_uring_cqe, out: &mut Reaped, counters: &ShardCounters) {
+        #[cfg(test)]
+        if self.panic_dispatching == Some(cqe.user_data) {
+            self.panic_dispatching = None;
+            panic!("test: a dispatch that unwinds");
+        }
         let (tag, rest) = split(cqe.user_data);
         match tag {
             TAG_OP..=TAG_OP_LAST | TAG_CANCEL => {

@@ -340,3 +340,39 @@ pub(crate) fn kernel_injects_nop_results() -> bool {
     }
     ring.pop_cqe().is_some_and(|c| c.res == -libc::EOVERFLOW)
 }
+
+/// A CQE whose dispatch unwinds (only a runtime bug can: user code is contained where it
+/// runs) loses only itself: the rest of its batch, already taken off the CQ, is dispatched
+/// by the next reap, in order, before anything newer.
+#[test]
+fn a_dispatch_that_unwinds_leaves_the_rest_of_its_batch_to_the_next_reap() {
+    use super::user_data::encode_message;
+    let counters = ShardCounters::default();
+    let mut d = driver();
+    // Four raw messages, as NOPs whose CQE carries a message's user_data (res 0).
+    let message = |seq: u64| encode_message(0, seq).1;
+    for seq in 0..ENTRIES as u64 {
+        let sqe = opcode::nop().with_user_data(message(seq));
+        // SAFETY: a NOP references no memory.
+        unsafe { d.push(std::slice::from_ref(&sqe), &counters) }.unwrap();
+    }
+    d.submit(&counters).unwrap();
+    d.ring.submit_and_wait(ENTRIES).unwrap();
+    d.panic_dispatching = Some(message(1));
+    let mut out = Reaped::default();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        d.reap(&mut out, &counters);
+    }));
+    assert!(unwound.is_err(), "setup: the second dispatch unwinds");
+    let seqs = |out: &Reaped| -> Vec<u64> { out.messages.iter().map(|&(seq, _)| seq).collect() };
+    assert_eq!(seqs(&out), [0], "dispatched before the unwind");
+    // A newer CQE comes after what the unwound reap left.
+    let sqe = opcode::nop().with_user_data(message(9));
+    // SAFETY: a NOP references no memory.
+    unsafe { d.push(std::slice::from_ref(&sqe), &counters) }.unwrap();
+    d.submit(&counters).unwrap();
+    d.ring.submit_and_wait(1).unwrap();
+    let seen = d.reap(&mut out, &counters);
+    assert_eq!(seen, 3, "the two left over and the new one");
+    assert_eq!(seqs(&out), [0, 2, 3, 9]);
+}
