@@ -30,6 +30,13 @@ fn a_refused_msg_ring_doorbell_falls_back_to_the_eventfd() {
         let before = remote.counters.eventfd_doorbells.get();
         rt.block_on(async {
             for i in 0..50u32 {
+                // Shard 1 asleep first, so the spawn needs a doorbell (on a loaded machine it
+                // may not have parked yet when the last round's task is done).
+                let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                while !shared.shards[1].sleeping.is_set() {
+                    assert!(std::time::Instant::now() < deadline, "shard 1 never slept");
+                    crate::yield_now().await;
+                }
                 let got = spawn_with(Placement::Pinned(1), async move { i });
                 assert_eq!(got.await.unwrap(), i);
             }
