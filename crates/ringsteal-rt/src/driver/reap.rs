@@ -11,7 +11,8 @@
 //!
 //! Owns: the count of CQEs owed to op cells, the release of the references their SQEs
 //! held, and a batch taken off the CQ until each of its CQEs is dispatched (the rest of a
-//! batch whose dispatch unwound waits for the next reap, never lost). May not: wake anything (wakers go into [`Reaped`] for the shard).
+//! batch whose dispatch unwound waits for the next reap, never lost). May not: wake
+//! anything (wakers go into [`Reaped`] for the shard).
 
 use std::ptr::NonNull;
 
