@@ -33,6 +33,7 @@ mod process;
 pub(crate) mod raw;
 mod send_zc;
 mod stream;
+mod support;
 
 pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;

@@ -6,8 +6,6 @@ use std::os::fd::AsRawFd;
 use ringsteal_uring::opcode;
 
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
-use crate::shard::context;
-use crate::Feature;
 
 /// `fsync` (or `fdatasync` when `datasync`).
 pub fn fsync(fd: &SharedFd, datasync: bool) -> Op<Fsync> {
@@ -126,11 +124,7 @@ unsafe impl Operation for Fallocate {
 /// rt.block_on(async { assert!(!ringsteal_rt::op::ftruncate_available()) });
 /// ```
 pub fn ftruncate_available() -> bool {
-    context::with_driving_shared(|s| match s {
-        Some(s) => s.features.supports(Feature::Ftruncate),
-        None => ringsteal_uring::Features::get()
-            .is_ok_and(|f| f.opcode_supported(ringsteal_uring::abi::IORING_OP_FTRUNCATE)),
-    })
+    crate::op::support::has_opcode(ringsteal_uring::abi::IORING_OP_FTRUNCATE)
 }
 
 /// `ftruncate(fd, len)` (`IORING_OP_FTRUNCATE`, Linux 6.9; probe before use:

@@ -13,7 +13,6 @@ mod send_recv;
 mod shutdown;
 mod socket;
 mod splice;
-mod support;
 
 pub use accept::{accept, Accept};
 pub use addr::SockAddr;

@@ -6,7 +6,7 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use ringsteal_uring::abi::IORING_OP_SOCKET;
 use ringsteal_uring::opcode;
 
-use super::support::has_opcode;
+use crate::op::support::has_opcode;
 use crate::op::{cqe_result, Op, Operation, Sqes};
 
 /// A new socket, `SOCK_CLOEXEC` added to `ty`: through the ring (`IORING_OP_SOCKET`) where

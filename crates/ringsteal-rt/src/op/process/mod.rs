@@ -16,7 +16,6 @@ use std::process::ExitStatus;
 use ringsteal_uring::abi::IORING_OP_WAITID;
 
 use super::SharedFd;
-use crate::shard::context;
 
 /// Whether a wait on the current runtime may use `IORING_OP_WAITID`: the kernel has it and
 /// the runtime's builder did not take it away (`without_feature(Feature::Waitid)`, a testing
@@ -29,12 +28,7 @@ use crate::shard::context;
 /// rt.block_on(async { assert_eq!(ringsteal_rt::op::waitid_available(), kernel_has_it) });
 /// ```
 pub fn waitid_available() -> bool {
-    context::with_driving_shared(|s| match s {
-        Some(s) => s.features.supports(crate::Feature::Waitid),
-        None => {
-            ringsteal_uring::Features::get().is_ok_and(|f| f.opcode_supported(IORING_OP_WAITID))
-        }
-    })
+    super::support::has_opcode(IORING_OP_WAITID)
 }
 
 /// The exit status in a `siginfo_t` filled by `waitid(WEXITED)`, or `None` if it names no
