@@ -65,38 +65,9 @@ where
 /// Connection `i`: sends its megabyte from one task and checks the echo in another, on
 /// whatever shards the placement picks.
 async fn client(addr: std::net::SocketAddr, i: usize, round_robin: bool) {
-    let stream = TcpStream::connect(addr).await.expect("connect");
-    let (rd, wr) = stream.into_split();
-    let sender = spawn_placed(round_robin, async move {
-        let start = offset(i);
-        let mut pos = 0;
-        while pos < PER_CONNECTION {
-            let n = (BUF * 2).min(PER_CONNECTION - pos);
-            let chunk = base()[start + pos..start + pos + n].to_vec();
-            wr.write_all(chunk).await.0.expect("client write");
-            pos += n;
-        }
-        // Dropping the write half ends our stream: the server finishes and closes.
-    });
-    let mut got = 0;
-    let mut buf = Vec::with_capacity(BUF);
-    loop {
-        buf.clear();
-        let (res, b) = rd.read(buf).await;
-        let n = res.expect("client read");
-        if n == 0 {
-            break;
-        }
-        let expected = &base()[offset(i) + got..offset(i) + got + n];
-        assert!(
-            b[..n] == *expected,
-            "connection {i}: echo differs from what was sent at byte {got}"
-        );
-        got += n;
-        buf = b;
-    }
-    assert_eq!(got, PER_CONNECTION, "connection {i}: echo ended early");
-    sender.await.unwrap();
+    let sent = &base()[offset(i)..offset(i) + PER_CONNECTION];
+    let placement = round_robin.then_some(Placement::RoundRobin);
+    checked_echo_client(addr, i, sent, BUF * 2, BUF, placement).await;
 }
 
 fn run(config: Config, round_robin: bool) {

@@ -43,37 +43,8 @@ async fn echo(stream: TcpStream) {
 
 /// Connection `i`: sends its part from one task and checks the echo in this one.
 async fn client(addr: std::net::SocketAddr, i: usize) {
-    let stream = TcpStream::connect(addr).await.expect("connect");
-    let (rd, wr) = stream.into_split();
-    let sender = ringsteal_rt::spawn(async move {
-        let start = offset(i);
-        let mut pos = 0;
-        while pos < PER_CONNECTION {
-            let n = CHUNK.min(PER_CONNECTION - pos);
-            let chunk = base()[start + pos..start + pos + n].to_vec();
-            wr.write_all(chunk).await.0.expect("client write");
-            pos += n;
-        }
-    });
-    let mut got = 0;
-    let mut buf = Vec::with_capacity(CHUNK);
-    loop {
-        buf.clear();
-        let (res, b) = rd.read(buf).await;
-        let n = res.expect("client read");
-        if n == 0 {
-            break;
-        }
-        let expected = &base()[offset(i) + got..offset(i) + got + n];
-        assert!(
-            b[..n] == *expected,
-            "connection {i}: echo differs from what was sent at byte {got}"
-        );
-        got += n;
-        buf = b;
-    }
-    assert_eq!(got, PER_CONNECTION, "connection {i}: echo ended early");
-    sender.await.unwrap();
+    let sent = &base()[offset(i)..offset(i) + PER_CONNECTION];
+    checked_echo_client(addr, i, sent, CHUNK, CHUNK, None).await;
 }
 
 fn run(config: Config) {
