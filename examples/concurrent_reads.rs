@@ -9,7 +9,7 @@
 //! Try:
 //!
 //! ```text
-//! cargo run --release --example concurrent_reads               # on a 6.4 MB file it writes
+//! cargo run --release --example concurrent_reads               # on a 6.5 MB file it writes
 //! cargo run --release --example concurrent_reads -- Cargo.lock # on any file
 //! ```
 
@@ -19,7 +19,7 @@ use ringsteal::fs::{self, File};
 use ringsteal::RuntimeHandle;
 use ringsteal_examples::{cli, future::join_all};
 
-const USAGE: &str = "concurrent_reads [FILE]    (default: a 6.4 MB file written to the temp dir)";
+const USAGE: &str = "concurrent_reads [FILE]    (default: a 6.5 MB file written to the temp dir)";
 const READS: u64 = 100;
 const CHUNK: usize = 64 * 1024;
 

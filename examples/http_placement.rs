@@ -6,7 +6,8 @@
 //! ```text
 //! http_placement <placement> <port> <seconds> [shards]
 //!   default      ringsteal::spawn per connection: whatever the runtime decides
-//!   acceptor     spawn_with(Placement::Stealable): the connection stays on the accept loop's shard
+//!   acceptor     spawn_with(Placement::Stealable): the connection starts on the accept loop's
+//!                shard (an idle shard may steal it before its first poll)
 //!   round-robin  spawn_with(Placement::RoundRobin): connections dealt to the shards in turn
 //!   reuseport    one SO_REUSEPORT listener and accept loop per shard; each connection stays
 //!                on the shard whose listener the kernel gave it to

@@ -7,7 +7,8 @@
 //!
 //! 1. A `time::timeout` around the read fires: the future, buffer inside, is dropped. The
 //!    runtime cancels the request and frees the buffer when the cancel's completion arrives
-//!    (watch "requests in flight" go from 1 to 0). The buffer never comes back.
+//!    (watch "requests in flight" go from 2, the read and its cancel, to 0). The buffer
+//!    never comes back.
 //! 2. A deadline in the kernel (`Op::with_timeout`, a linked `IORING_OP_LINK_TIMEOUT`): the
 //!    request itself fails with `TimedOut`, and its result brings the buffer back, empty and
 //!    reusable.

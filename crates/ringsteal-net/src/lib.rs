@@ -5,16 +5,19 @@
 //! difference is the buffers: every read and write takes an owned buffer and gives it back
 //! with the result, because the kernel fills or sends it after the call returned.
 //!
-//! Every I/O call is one io_uring request on the shard that polls it: `SOCKET`, `CONNECT`,
-//! `ACCEPT`, `RECV`, `SEND` (always with `MSG_NOSIGNAL`), `RECVMSG`/`SENDMSG`, `SHUTDOWN`.
+//! Every I/O call is one io_uring request on the shard that polls it: `SOCKET` for a
+//! connecting stream (a plain `socket(2)` where the kernel lacks the opcode, before Linux
+//! 5.19), `CONNECT`, `ACCEPT`, `RECV`, `SEND` (always with `MSG_NOSIGNAL`),
+//! `RECVMSG`/`SENDMSG`, `SHUTDOWN`.
 //! There are no readiness loops. Two exceptions, where the socket can most likely serve the
 //! call at once: a stream write that follows another write of the same stream (no read in
 //! between) first offers its bytes with one non-blocking `send(2)`, and only what the socket
 //! does not take at once goes as a `SEND`, so a run of writes reaches the peer back to back;
 //! and a stream read made when the kernel said the socket still had bytes queued after the
 //! last read (`IORING_CQE_F_SOCK_NONEMPTY`) takes them with one non-blocking `recv(2)`, and
-//! goes as a `RECV` only if it finds none. Setting options, binding and listening are plain
-//! system calls (they never block); host names are resolved on the blocking pool.
+//! goes as a `RECV` only if it finds none. Creating listeners and datagram sockets, setting
+//! options, binding and listening are plain system calls (they never block); host names are
+//! resolved on the blocking pool.
 //!
 //! Streams of completions need no request per item: a listener's [`incoming`](TcpListener::incoming)
 //! connections (one multishot accept), a stream's [`recv_stream`](TcpStream::recv_stream)

@@ -5,14 +5,17 @@
 //! or `SIGTERM`) for graceful shutdown.
 //!
 //! A process-wide handler counts each delivery and writes to an eventfd per listener; each
-//! listener waits by reading its eventfd through the ring of the shard it is polled on. So:
+//! listener waits with a poll of its eventfd (`POLL_ADD`, which consumes nothing) on the ring
+//! of the shard it is polled on, and resets the eventfd when the poll fires. So:
 //!
 //! * every listener of a signal is woken, on whichever shard (or runtime) it waits;
 //! * a delivery between registering and the first `recv` is not lost (deliveries are counted
 //!   from registration; several between two `recv`s count as one);
-//! * nothing is blocked: no signal mask changes anywhere, threads the program starts need no
-//!   care, and only the signals asked for get a handler; with no listener left, a signal does
-//!   what it did before (ADR-0011 says why not `signalfd`).
+//! * nothing is blocked: no thread's signal mask is changed to listen (only the handler,
+//!   carrying out a signal's default action when nobody listens, unblocks it for its own
+//!   thread before raising it again), threads the program starts need no care, and only the
+//!   signals asked for get a handler; with no listener left, a signal does what it did before
+//!   (ADR-0011 says why not `signalfd`).
 //!
 //! ```
 //! use ringsteal_rt::Placement;

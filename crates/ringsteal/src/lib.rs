@@ -127,8 +127,9 @@
 //! * The other examples (`examples/` in the repository, each `cargo run --example NAME`), in
 //!   tiers: `echo`, `cat`, `timer`, `ping_pong`; `concurrent_reads`, `tee`,
 //!   `timeout_race`; `http_server`, `file_server`, `logger`; `sqpoll`, `linked_cat`,
-//!   `multishot_accept`; `work_stealing`; `subprocess`, `graceful_shutdown`. The README
-//!   says what each one shows.
+//!   `multishot_accept`; `work_stealing`; `subprocess`, `graceful_shutdown`; `hyper_server`,
+//!   `axum_server`, `hyper_client`, `tls_echo` (the ecosystem); `http_placement`,
+//!   `send_zc_threshold` (measuring harnesses). The README says what each one shows.
 //! * Requirements: Linux 5.15 or newer with io_uring enabled; when it is not (a container's
 //!   seccomp profile, `kernel.io_uring_disabled`, locked-memory limits), building the
 //!   runtime returns an error that names the cause and the fix.

@@ -21,8 +21,7 @@
 //!   lacks the multishot form; [`send_zc`] returns its buffer only after the zero-copy
 //!   notification.
 //!
-//! The functions here are the low-level op API the `fs`, `process` (and later `net`) crates
-//! wrap.
+//! The functions here are the low-level op API the `fs`, `net` and `process` crates wrap.
 
 mod fd;
 mod fs;
