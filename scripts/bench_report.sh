@@ -198,8 +198,9 @@ section="$work/section.md"
     cat "$work/tables/http.md"
     echo
     echo "Requests/s: the group's requests per iteration over criterion's median. CPU: medians"
-    echo "over the wrk runs of each benchmark of the server process's CPU time (every thread,"
-    echo "from getrusage) and of wrk's, per completed request; see the networking section above."
+    echo "over the wrk runs of each benchmark of the server process's CPU time (getrusage: every"
+    echo "thread but the one driving wrk) and of wrk's, per completed request; see the networking"
+    echo "section above."
     if [ -f "$work/tables/fio.md" ]; then
         echo
         echo "### fio on the same file (io_uring, 4 KiB random reads, \`--invalidate=0\`, after a pre-read)"
