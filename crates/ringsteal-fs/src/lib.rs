@@ -5,9 +5,9 @@
 //! that runs it (`OPENAT`, `READ`, `WRITE`, `STATX`, `FSYNC`, `RENAMEAT`...), with owned
 //! buffers: reads and writes take the buffer and hand it back with the result. Calls the
 //! kernel has no opcode for (`canonicalize`, `read_dir`, and `set_len` before Linux 6.9) run
-//! on the runtime's blocking pool. Two are plain system calls on the calling thread, as
-//! std's are: `copy` setting the permissions with `fchmod`, and `DirEntry::file_type`
-//! (synchronous, as std's) asking `fstatat` when the directory listing did not say.
+//! on the runtime's blocking pool. Two are plain system calls on the calling thread, as in
+//! std: `copy` setting the permissions with `fchmod`, and the synchronous
+//! `DirEntry::file_type` asking `fstatat` when the directory listing did not say.
 //!
 //! Names and semantics follow `std::fs` and `tokio::fs`; errors are the `io::Error`s std
 //! gives for the same input (missing file, permission denied, invalid UTF-8...).
