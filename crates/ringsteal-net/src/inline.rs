@@ -6,13 +6,15 @@
 //!
 //! **Only where the socket most likely can** ([`StreamHints`]): a system call that finds
 //! nothing to do costs more than the op round trip it was meant to save.
-//! - A *write that follows another write* of the same stream (no read in between;
-//!   ADR-0021-inline-sends-for-runs-of-writes). The first write after a read goes by ring:
-//!   a request/response server writes once per read, and its sends, batched with the
-//!   shard's other requests into one `io_uring_enter`, cost less than a system call each
-//!   (measured on `http_1000_concurrent`). A task that writes several frames in a row hands
-//!   them to the peer back to back (the peer reads them with one `recv`) instead of one per
-//!   shard tick.
+//! - A *write that continues a run of writes* of the same stream (no read in between;
+//!   ADR-0021-inline-sends-for-runs-of-writes). A task that writes several frames in a row
+//!   hands them to the peer back to back (the peer reads them with one `recv`) instead of
+//!   one per shard tick. The first write after a read goes by ring if the stream's last
+//!   run was a single write: a request/response server writes once per read, and its
+//!   sends, batched with the shard's other requests into one `io_uring_enter`, cost less
+//!   than a system call each (measured on `http_1000_concurrent`). On a stream whose last
+//!   run had more than one write it goes inline too, so the whole next run leaves back to
+//!   back, not its first write a tick before the rest.
 //! - A *read when the socket had bytes queued after the stream's last read*
 //!   (ADR-0022-inline-receives-when-the-kernel-says-bytes-are-queued): the kernel says so
 //!   on a ring receive's completion (`IORING_CQE_F_SOCK_NONEMPTY`: TCP and Unix streams set it), and an
@@ -36,7 +38,7 @@ use std::cell::Cell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Inline transfers a thread makes in a row before one goes through the ring (and yields).
@@ -54,26 +56,44 @@ pub(crate) struct StreamHints(Arc<Hints>);
 
 #[derive(Debug, Default)]
 struct Hints {
-    /// The last transfer was a write: the next write continues a run of writes.
-    wrote: AtomicBool,
+    /// Writes since the last read, counted up to 2: 0 means the next write starts a run of
+    /// writes, more means it continues one.
+    writes: AtomicU8,
+    /// The last run of writes (ended by a read) had more than one write.
+    runs: AtomicBool,
     /// The socket had bytes queued after the last read.
     queued: AtomicBool,
 }
 
 impl StreamHints {
-    /// A write was made (by either path).
-    pub(crate) fn wrote(&self) {
-        set(&self.0.wrote, true);
+    /// Records a write (by either path) and says whether to offer it inline: true if it
+    /// continues a run of writes, or starts one on a stream whose last run had more than
+    /// one write (a stream that writes in runs: its peer gets the whole run back to back,
+    /// not the first write alone a tick before the rest). False for the first write after a
+    /// read of a stream that writes once per read (a request/response server's reply).
+    pub(crate) fn write_inline(&self) -> bool {
+        let writes = &self.0.writes;
+        match writes.load(Ordering::Relaxed) {
+            0 => {
+                writes.store(1, Ordering::Relaxed);
+                self.0.runs.load(Ordering::Relaxed)
+            }
+            1 => {
+                writes.store(2, Ordering::Relaxed);
+                true
+            }
+            _ => true,
+        }
     }
 
-    /// A read was made (or data was delivered): a run of writes ends.
+    /// A read was made (or data was delivered): a run of writes ends, and its length (one
+    /// write or more) decides how the next run starts.
     pub(crate) fn read(&self) {
-        set(&self.0.wrote, false);
-    }
-
-    /// True if the last transfer was a write.
-    pub(crate) fn continues_writes(&self) -> bool {
-        self.0.wrote.load(Ordering::Relaxed)
+        let writes = self.0.writes.load(Ordering::Relaxed);
+        if writes != 0 {
+            set(&self.0.runs, writes > 1);
+            self.0.writes.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Records whether the socket had bytes queued after the read just made.
@@ -288,18 +308,40 @@ mod tests {
     }
 
     #[test]
-    fn hints_start_empty_and_a_read_ends_a_run_of_writes() {
+    fn hints_start_empty_and_the_halves_of_a_split_share_them() {
         let hints = StreamHints::default();
-        assert!(!hints.continues_writes() && !hints.bytes_queued());
+        assert!(!hints.bytes_queued());
         let half = hints.clone();
-        half.wrote();
+        assert!(!half.write_inline(), "a first write goes by ring");
         assert!(
-            hints.continues_writes(),
+            hints.write_inline(),
             "the halves of a split share the hints"
         );
         half.set_bytes_queued(true);
         assert!(hints.bytes_queued());
+    }
+
+    #[test]
+    fn a_run_starts_inline_only_after_a_run_of_more_than_one_write() {
+        let hints = StreamHints::default();
+        // One write per read (a request/response server): every first write by ring.
+        for _ in 0..3 {
+            assert!(!hints.write_inline());
+            hints.read();
+        }
+        // A run of two: the next run starts inline, and so does the one after.
+        assert!(!hints.write_inline());
+        assert!(hints.write_inline(), "the second write continues the run");
+        assert!(hints.write_inline());
+        // Reads with no write between them keep the last run's length.
         hints.read();
-        assert!(!half.continues_writes());
+        hints.read();
+        assert!(hints.write_inline(), "the last run had three writes");
+        assert!(hints.write_inline());
+        hints.read();
+        assert!(hints.write_inline(), "the last run had two writes");
+        // A run of one write: the next run starts by ring again.
+        hints.read();
+        assert!(!hints.write_inline());
     }
 }

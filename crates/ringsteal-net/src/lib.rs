@@ -11,8 +11,9 @@
 //! `RECVMSG`/`SENDMSG`, `SHUTDOWN`.
 //! There are no readiness loops. Two exceptions, where the socket can most likely serve the
 //! call at once: a stream write that follows another write of the same stream (no read in
-//! between) first offers its bytes with one non-blocking `send(2)`, and only what the socket
-//! does not take at once goes as a `SEND`, so a run of writes reaches the peer back to back;
+//! between), or starts a run of writes on a stream whose last run had more than one,
+//! first offers its bytes with one non-blocking `send(2)`, and only what the socket does
+//! not take at once goes as a `SEND`, so a run of writes reaches the peer back to back;
 //! and a stream read made when the kernel said the socket still had bytes queued after the
 //! last read (`IORING_CQE_F_SOCK_NONEMPTY`) takes them with one non-blocking `recv(2)`, and
 //! goes as a `RECV` only if it finds none. Creating listeners and datagram sockets, setting

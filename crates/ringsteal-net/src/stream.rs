@@ -213,11 +213,11 @@ impl StreamCore {
             .into_parts()
     }
 
-    /// Offers `buf` to the socket at once if this write continues a run of writes
-    /// (`inline`), and starts (or continues) the run. The write lane must be held.
+    /// Offers `buf` to the socket at once if this write continues a run of writes, or
+    /// starts one on a stream that writes in runs (`inline`), and records the write. The
+    /// write lane must be held.
     fn try_inline<B: IoBuf>(&self, buf: &B) -> Inline {
-        if !self.hints.continues_writes() {
-            self.hints.wrote();
+        if !self.hints.write_inline() {
             return Inline::UseRing;
         }
         inline::try_send(self.fd.as_raw_fd(), init_bytes(buf))

@@ -213,9 +213,10 @@ macro_rules! stream_write_methods {
         /// Writes the initialised bytes of `buf` (one `IORING_OP_SEND`, with `MSG_NOSIGNAL`:
         /// a peer that went away is an `EPIPE`/`ECONNRESET` error, never a `SIGPIPE`).
         /// Yields the byte count, possibly short, and the buffer. A write that follows
-        /// another write of the stream (no read between) is first offered to the socket
-        /// with one non-blocking `send(2)`: if the socket takes any of it, that is the
-        /// result, in the poll that made the write.
+        /// another write of the stream (no read between), or starts a run of writes on a
+        /// stream whose last run had more than one, is first offered to the socket with
+        /// one non-blocking `send(2)`: if the socket takes any of it, that is the result, in
+        /// the poll that made the write.
         ///
         /// If the future is dropped, the kernel may still send any prefix of the buffer;
         /// the next write waits until it has, so bytes of two writes never interleave.
@@ -228,8 +229,8 @@ macro_rules! stream_write_methods {
 
         /// Writes all initialised bytes of `buf`. Other writes of this stream wait until it
         /// is done, so its bytes go out contiguously. Like [`write`](Self::write), a write
-        /// that follows another write first offers its bytes with a non-blocking `send(2)`;
-        /// what the socket does not take goes as `IORING_OP_SEND`s.
+        /// that continues a run of writes first offers its bytes with a non-blocking
+        /// `send(2)`; what the socket does not take goes as `IORING_OP_SEND`s.
         pub async fn write_all<B: ::ringsteal_rt::buf::IoBuf>(
             &self,
             buf: B,

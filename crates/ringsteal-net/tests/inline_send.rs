@@ -1,7 +1,8 @@
 //! A stream write that follows another write (no read between) tries one inline
 //! (non-blocking) send before it submits a request: a socket with room takes a small write in
 //! the poll that makes it, and what it does not take goes by ring, after the inline part and
-//! before any other write of the stream. The first write after a read goes by ring.
+//! before any other write of the stream. The first write after a read goes by ring, unless
+//! the stream's last run of writes had more than one write.
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
@@ -52,6 +53,54 @@ fn the_first_write_after_a_read_goes_by_ring() {
                 res.unwrap();
                 assert_eq!(got, [round; 3]);
             }
+        })
+    });
+}
+
+#[test]
+fn on_a_stream_that_writes_in_runs_the_first_write_after_a_read_is_inline_too() {
+    with_every_runtime("inline first write of a run", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            for round in 0..3u8 {
+                // A run of two writes (the first by ring only in round 0), then a read.
+                let mut first = Box::pin(client.write_all(vec![round; 2]));
+                let (res, _) = match poll_once(&mut first).await {
+                    Some(done) => {
+                        assert!(round > 0, "the stream's first write went inline");
+                        done
+                    }
+                    None => {
+                        assert_eq!(round, 0, "round {round}: a run's first write waited");
+                        first.await
+                    }
+                };
+                res.unwrap();
+                client.write_all(vec![round; 3]).await.0.unwrap();
+                let (res, got) = server.read_exact(vec![0; 5]).await;
+                res.unwrap();
+                assert_eq!(got, [round; 5]);
+                server.write_all(vec![round]).await.0.unwrap();
+                let (res, got) = client.read_exact(vec![0; 1]).await;
+                res.unwrap();
+                assert_eq!(got, [round]);
+            }
+            // A run of one write tells the next run to start by ring again.
+            let mut lone = Box::pin(client.write_all(vec![9]));
+            let (res, _) = poll_once(&mut lone)
+                .await
+                .expect("after a run of two: inline");
+            res.unwrap();
+            let (res, _) = server.read_exact(vec![0; 1]).await;
+            res.unwrap();
+            server.write_all(vec![8]).await.0.unwrap();
+            client.read_exact(vec![0; 1]).await.0.unwrap();
+            let mut next = Box::pin(client.write_all(vec![7]));
+            assert!(poll_once(&mut next).await.is_none(), "after a run of one");
+            next.await.0.unwrap();
+            let (res, got) = server.read_exact(vec![0; 1]).await;
+            res.unwrap();
+            assert_eq!(got, [7]);
         })
     });
 }
