@@ -6,15 +6,18 @@
 //!
 //! **Only where the socket most likely can** ([`StreamHints`]): a system call that finds
 //! nothing to do costs more than the op round trip it was meant to save.
-//! - A *write that continues a run of writes* of the same stream (no read in between;
-//!   ADR-0021-inline-sends-for-runs-of-writes). A task that writes several frames in a row
-//!   hands them to the peer back to back (the peer reads them with one `recv`) instead of
-//!   one per shard tick. The first write after a read goes by ring if the stream's last
-//!   run was a single write: a request/response server writes once per read, and its
-//!   sends, batched with the shard's other requests into one `io_uring_enter`, cost less
-//!   than a system call each (measured on `http_1000_concurrent`). On a stream whose last
-//!   run had more than one write it goes inline too, so the whole next run leaves back to
-//!   back, not its first write a tick before the rest.
+//! - A *write that continues a run of writes* of the same stream
+//!   (ADR-0021-inline-sends-for-runs-of-writes). A run is the `write` and `write_all` calls
+//!   between two reads (`read`, `read_exact`, `readv`, a poll of the stream's receive
+//!   stream); vectored and zero-copy writes neither count nor end one. A task that writes
+//!   several frames in a row hands them to the peer back to back (the peer reads them with
+//!   one `recv`) instead of one per shard tick. The first write after a read goes by ring
+//!   if the stream's last run was a single write (or it has had none): a request/response
+//!   server writes once per read, and its sends, batched with the shard's other requests
+//!   into one `io_uring_enter`, cost less than a system call each (measured on
+//!   `http_1000_concurrent`). On a stream whose last run had more than one write it goes
+//!   inline too, so the whole next run leaves back to back, not its first write a tick
+//!   before the rest.
 //! - A *read when the socket had bytes queued after the stream's last read*
 //!   (ADR-0022-inline-receives-when-the-kernel-says-bytes-are-queued): the kernel says so
 //!   on a ring receive's completion (`IORING_CQE_F_SOCK_NONEMPTY`: TCP and Unix streams set it), and an

@@ -223,8 +223,8 @@ impl StreamCore {
         inline::try_send(self.fd.as_raw_fd(), init_bytes(buf))
     }
 
-    /// One write: an inline send if it continues a run of writes and the socket takes
-    /// anything at once, else a `SEND`.
+    /// One write: an inline send if it continues a run of writes (or starts one on a stream
+    /// that writes in runs) and the socket takes anything at once, else a `SEND`.
     pub(crate) async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
         let guard = self.write.acquire().await;
         match self.try_inline(&buf) {

@@ -229,8 +229,9 @@ macro_rules! stream_write_methods {
 
         /// Writes all initialised bytes of `buf`. Other writes of this stream wait until it
         /// is done, so its bytes go out contiguously. Like [`write`](Self::write), a write
-        /// that continues a run of writes first offers its bytes with a non-blocking
-        /// `send(2)`; what the socket does not take goes as `IORING_OP_SEND`s.
+        /// that continues a run of writes, or starts one on a stream that writes in runs,
+        /// first offers its bytes with a non-blocking `send(2)`; what the socket does not
+        /// take goes as `IORING_OP_SEND`s.
         pub async fn write_all<B: ::ringsteal_rt::buf::IoBuf>(
             &self,
             buf: B,

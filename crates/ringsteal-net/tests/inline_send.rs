@@ -11,6 +11,7 @@ mod support;
 use std::sync::Arc;
 
 use common::{with_every_runtime, Rng};
+use ringsteal_net::{RecvStream, TcpStream};
 use ringsteal_rt::Placement;
 use support::*;
 
@@ -103,6 +104,57 @@ fn on_a_stream_that_writes_in_runs_the_first_write_after_a_read_is_inline_too() 
             assert_eq!(got, [7]);
         })
     });
+}
+
+#[test]
+fn a_readv_or_a_receive_stream_delivery_ends_a_run_of_writes_too() {
+    with_every_runtime("runs ended by readv and deliveries", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // A run of one write, ended by a `readv`: the next run starts by ring (had the
+            // `readv` not ended the run, the next write would continue it, inline).
+            client.write_all(vec![1]).await.0.unwrap();
+            server.write_all(vec![2]).await.0.unwrap();
+            let (res, _) = client.readv(vec![vec![0u8; 1]]).await;
+            assert_eq!(res.unwrap(), 1);
+            let mut next = Box::pin(client.write_all(vec![3]));
+            assert!(poll_once(&mut next).await.is_none(), "after readv: by ring");
+            next.await.0.unwrap();
+            client.write_all(vec![4]).await.0.unwrap();
+            // That run of two, ended by a receive stream's delivery: the next starts inline.
+            let mut data = client.recv_stream();
+            deliver(&server, &mut data, 5).await;
+            let before = ops_completed();
+            let mut next = Box::pin(client.write_all(vec![6]));
+            let (res, _) = poll_once(&mut next)
+                .await
+                .expect("after a delivery: inline");
+            res.unwrap();
+            assert_eq!(ops_completed(), before, "no request was made");
+            // A run of one, ended by a delivery: the next starts by ring again.
+            deliver(&server, &mut data, 7).await;
+            let mut next = Box::pin(client.write_all(vec![8]));
+            assert!(
+                poll_once(&mut next).await.is_none(),
+                "after a run of one: by ring"
+            );
+            next.await.0.unwrap();
+            let (res, got) = server.read_exact(vec![0; 5]).await;
+            res.unwrap();
+            assert_eq!(got, [1, 3, 4, 6, 8]);
+        })
+    });
+}
+
+/// Sends `byte` from `server` and takes it from the client's receive stream `data`.
+async fn deliver(server: &TcpStream, data: &mut RecvStream, byte: u8) {
+    server.write_all(vec![byte]).await.0.unwrap();
+    let got = ringsteal_rt::time::timeout(OP_GUARD, data.next())
+        .await
+        .expect("the receive stream stalled")
+        .expect("a delivery")
+        .unwrap();
+    assert_eq!(&got[..], [byte]);
 }
 
 #[test]
