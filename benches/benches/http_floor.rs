@@ -109,6 +109,9 @@ struct Conn {
     out: Vec<u8>,
     sent: usize,
     close_after: bool,
+    /// The answers being sent stopped at the gather limit: answer the rest of `input`
+    /// before receiving again.
+    more: bool,
 }
 
 /// One thread's server loop (see the module docs). `stop_fd` outlives it (the [`Server`]
@@ -157,6 +160,7 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
                             out: Vec::with_capacity(1024),
                             sent: 0,
                             close_after: false,
+                            more: false,
                         };
                         let i = match free.pop() {
                             Some(i) => {
@@ -185,18 +189,9 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
                     }
                     // SAFETY: the kernel wrote `res` bytes after the initialised ones.
                     unsafe { c.input.set_len(c.input.len() + res as usize) };
-                    let handled = c.requests.handle(&c.input, &mut c.out);
-                    c.input.drain(..handled.consumed);
-                    c.close_after = handled.close;
-                    if !c.out.is_empty() {
-                        submit_send(&mut ring, &mut conns, idx)?;
-                    } else if handled.close {
-                        close(&mut conns, &mut free, idx);
-                        continue;
-                    } else {
-                        submit_recv(&mut ring, &mut conns, idx)?;
+                    if answer(&mut ring, &mut conns, &mut free, idx)? {
+                        in_flight += 1;
                     }
-                    in_flight += 1;
                 }
                 SEND => {
                     let c = conns[idx].as_mut().expect("send on a live connection");
@@ -212,6 +207,12 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
                         c.sent = 0;
                         if c.close_after {
                             close(&mut conns, &mut free, idx);
+                            continue;
+                        }
+                        if c.more {
+                            if answer(&mut ring, &mut conns, &mut free, idx)? {
+                                in_flight += 1;
+                            }
                             continue;
                         }
                         submit_recv(&mut ring, &mut conns, idx)?;
@@ -232,6 +233,31 @@ fn serve(listener: OwnedFd, stop_fd: RawFd) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Answers the complete requests in connection `i`'s input (up to the gather limit) and arms
+/// what comes next: a send of the answers, else a receive. `false`: the connection was closed
+/// instead, and nothing is armed.
+fn answer(
+    ring: &mut IoUring,
+    conns: &mut [Option<Conn>],
+    free: &mut Vec<usize>,
+    i: usize,
+) -> io::Result<bool> {
+    let c = conns[i].as_mut().expect("live connection");
+    let handled = c.requests.handle(&c.input, &mut c.out);
+    c.input.drain(..handled.consumed);
+    c.close_after = handled.close;
+    c.more = handled.full;
+    if !c.out.is_empty() {
+        submit_send(ring, conns, i)?;
+    } else if handled.close {
+        close(conns, free, i);
+        return Ok(false);
+    } else {
+        submit_recv(ring, conns, i)?;
+    }
+    Ok(true)
 }
 
 /// Arms a receive into the spare capacity of connection `i`'s input buffer.

@@ -69,14 +69,21 @@ async fn connection(mut stream: TcpStream) -> io::Result<()> {
         if stream.read_buf(&mut input).await? == 0 {
             return Ok(());
         }
-        let handled = requests.handle(&input, &mut out);
-        input.drain(..handled.consumed);
-        if !out.is_empty() {
-            stream.write_all(&out).await?;
-            out.clear();
-        }
-        if handled.close {
-            return stream.shutdown().await;
+        // Every complete request is answered before the next read; `full` says the
+        // responses reached the gather limit with requests left.
+        loop {
+            let handled = requests.handle(&input, &mut out);
+            input.drain(..handled.consumed);
+            if !out.is_empty() {
+                stream.write_all(&out).await?;
+                out.clear();
+            }
+            if handled.close {
+                return stream.shutdown().await;
+            }
+            if !handled.full {
+                break;
+            }
         }
     }
 }

@@ -18,6 +18,11 @@ use ringsteal_examples::http::{
     parse_request, reason, write_head, Body, ParseError, Request, Response, Version,
 };
 
+/// Responses gathered for one write, at most (plus one response): `serve`'s limit, so that a
+/// client that pipelines many requests for large bodies and does not read holds up that much
+/// of a server's memory at most, not all of its answers at once.
+pub const GATHER_LIMIT: usize = 64 * 1024;
+
 /// Largest body `GET /bytes/N` serves.
 pub const MAX_BODY: usize = 1 << 20;
 
@@ -77,6 +82,9 @@ pub struct Handled {
     pub requests: usize,
     /// The connection must be closed once the output is written.
     pub close: bool,
+    /// Stopped at [`GATHER_LIMIT`]: the input may hold more complete requests. Write the
+    /// output, then call [`Requests::handle`] again with the rest of the input before reading.
+    pub full: bool,
 }
 
 /// One connection's request state: the bytes of a request body still to skip.
@@ -101,6 +109,7 @@ impl Requests {
                         consumed: at,
                         requests,
                         close: false,
+                        full: false,
                     };
                 }
             }
@@ -111,6 +120,7 @@ impl Requests {
                         consumed: at,
                         requests,
                         close: false,
+                        full: false,
                     }
                 }
                 Err(e) => {
@@ -119,6 +129,7 @@ impl Requests {
                         consumed: input.len(),
                         requests: requests + 1,
                         close: true,
+                        full: false,
                     };
                 }
             };
@@ -140,6 +151,15 @@ impl Requests {
                     consumed: at,
                     requests,
                     close: true,
+                    full: false,
+                };
+            }
+            if out.len() >= GATHER_LIMIT {
+                return Handled {
+                    consumed: at,
+                    requests,
+                    close: false,
+                    full: true,
                 };
             }
         }
@@ -207,6 +227,32 @@ mod tests {
         let rest = [&b"lo"[..], GET].concat();
         let h = conn.handle(&rest, &mut out);
         assert_eq!((h.consumed, h.requests), (rest.len(), 1));
+    }
+
+    #[test]
+    fn stops_gathering_at_the_limit_and_answers_the_rest_when_called_again() {
+        let big = b"GET /bytes/16384 HTTP/1.1\r\nHost: x\r\n\r\n";
+        let input = big.repeat(10);
+        let mut conn = Requests::default();
+        let (mut at, mut answered, mut calls) = (0, 0, 0);
+        while at < input.len() {
+            let mut out = Vec::new();
+            let h = conn.handle(&input[at..], &mut out);
+            assert!(
+                out.len() < GATHER_LIMIT + 17 * 1024,
+                "{} bytes gathered",
+                out.len()
+            );
+            assert_eq!(
+                h.full,
+                at + h.consumed < input.len(),
+                "full only with requests left"
+            );
+            let out = String::from_utf8(out).unwrap();
+            assert_eq!(out.matches("HTTP/1.1 200 OK\r\n").count(), h.requests);
+            (at, answered, calls) = (at + h.consumed, answered + h.requests, calls + 1);
+        }
+        assert_eq!((answered, calls), (10, 3), "4 + 4 + 2 responses of 16 KiB");
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //!
 //! [`check_server`] opens `connections` connections at once, spread over a few threads, and
 //! walks every connection through the same script, one step on all of them before the next:
-//! a `GET /`; four pipelined `GET /` in one write; a `GET /bytes/16384`; a request split over
-//! two writes; and a `GET /` with `Connection: close`, after which the server must close.
+//! a `GET /`; four pipelined `GET /` in one write; a `GET /bytes/16384`; eight pipelined
+//! `GET /bytes/16384` in one write (128 KiB of answers, past the servers' 64 KiB gather
+//! limit, so a server must answer the rest before it reads again); a request split over two
+//! writes; and a `GET /` with `Connection: close`, after which the server must close.
 //! Every response is parsed here (not with the servers' own code) and compared with what it
 //! must be: the status line, a `Date`, a `Content-Length` that frames exactly the expected
 //! body, `Connection: close` exactly when the connection ends. Reads time out after 10 s (a
@@ -23,7 +25,7 @@ const THREADS: usize = 4;
 /// Body length of the large-response step.
 const LARGE: usize = 16384;
 /// Requests every connection sends.
-pub const REQUESTS_PER_CONNECTION: u64 = 8;
+pub const REQUESTS_PER_CONNECTION: u64 = 16;
 
 /// The body of `GET /`.
 const HELLO: &[u8] = b"Hello, world!\n";
@@ -77,6 +79,14 @@ fn check_connections(addr: SocketAddr, n: usize) -> Result<u64, String> {
     let large: Vec<u8> = (0..LARGE).map(|i| b'a' + (i % 26) as u8).collect();
     for c in &mut conns {
         c.expect(&large, false, "GET /bytes/16384")?;
+    }
+    for c in &mut conns {
+        c.send(&large_request.as_bytes().repeat(8))?;
+    }
+    for c in &mut conns {
+        for i in 0..8 {
+            c.expect(&large, false, &format!("pipelined GET /bytes/16384 #{i}"))?;
+        }
     }
     for c in &mut conns {
         c.send(&get[..7])?;

@@ -120,7 +120,8 @@ pub fn echo(mut stream: TcpStream) {
 
 /// Serves HTTP/1.1 on one connection with the shared request step ([`Requests`]): blocking
 /// reads into the spare room of one buffer (grown by `MAX_HEAD` when full), every complete
-/// request answered, one `write_all` per read.
+/// request answered, one `write_all` per read (or per
+/// [`GATHER_LIMIT`](crate::http::app::GATHER_LIMIT) of responses).
 pub fn http(mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let mut requests = Requests::default();
@@ -136,18 +137,25 @@ pub fn http(mut stream: TcpStream) {
             Ok(n) => n,
         };
         have += n;
-        let handled = requests.handle(&input[..have], &mut out);
-        input.copy_within(handled.consumed..have, 0);
-        have -= handled.consumed;
-        if !out.is_empty() {
-            if stream.write_all(&out).is_err() {
+        // Every complete request is answered before the next read (`full`: the responses
+        // reached the gather limit with requests left).
+        loop {
+            let handled = requests.handle(&input[..have], &mut out);
+            input.copy_within(handled.consumed..have, 0);
+            have -= handled.consumed;
+            if !out.is_empty() {
+                if stream.write_all(&out).is_err() {
+                    return;
+                }
+                out.clear();
+            }
+            if handled.close {
+                let _ = stream.shutdown(Shutdown::Write);
                 return;
             }
-            out.clear();
-        }
-        if handled.close {
-            let _ = stream.shutdown(Shutdown::Write);
-            return;
+            if !handled.full {
+                break;
+            }
         }
     }
 }
