@@ -321,7 +321,7 @@ impl<T: Operation> Op<T> {
         };
         // SAFETY: the future's reference keeps the cell alive; `shard` never changes.
         let shard = unsafe { (*cell.as_ptr()).header.shard } as usize;
-        context::runs_shard(shard, self.runtime.as_ref()) == Some(false)
+        context::runs_shard(shard, self.runtime.as_ref().map(SchedHandle::shared)) == Some(false)
     }
 
     fn submit(&mut self, cx: &mut Context<'_>) -> Result<(), T::Output> {

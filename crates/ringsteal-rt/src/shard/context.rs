@@ -46,15 +46,16 @@ pub(crate) fn with_shard<R>(f: impl FnOnce(Option<&Shard>) -> R) -> R {
     f(unsafe { ptr.as_ref() })
 }
 
-/// Whether the calling thread runs shard `index` of the runtime `runtime` is a handle of:
-/// `None` on a thread that runs no shard, `Some(false)` on another shard (of any runtime),
-/// or if there is no handle. How an op or a stream tells whether the request it left on a
-/// ring is on the calling shard's.
-pub(crate) fn runs_shard(
-    index: usize,
-    runtime: Option<&super::sched::SchedHandle>,
-) -> Option<bool> {
-    with_shard(|cur| cur.map(|s| s.index == index && runtime.is_some_and(|r| r.is_of(&s.shared))))
+/// Whether the calling thread runs shard `index` of the runtime `runtime`: `None` on a
+/// thread that runs no shard, `Some(false)` on another shard (of any runtime), or if there is
+/// no runtime. How an op or a stream tells whether the request it left on a ring is on the
+/// calling shard's (`runtime`: its task's `SchedHandle::shared`).
+pub(crate) fn runs_shard(index: usize, runtime: Option<&Shared>) -> Option<bool> {
+    with_shard(|cur| {
+        cur.map(|s| {
+            s.index == index && runtime.is_some_and(|r| std::ptr::eq(r, Arc::as_ptr(&s.shared)))
+        })
+    })
 }
 
 /// Runs `f` with the current shard if it belongs to `shared`'s runtime.

@@ -19,6 +19,7 @@ use super::cell::{Release, Source};
 use super::{not_on_shard, Multishot, Polled};
 use crate::op::{cqe_result, SharedFd};
 use crate::shard::context;
+use crate::shard::sched::SchedHandle;
 
 /// Reports readiness of `fd` for `events` (`libc::POLLIN`, ...) as a stream of masks: one
 /// multishot `POLL_ADD`, submitted on the first poll on the polling shard's ring and
@@ -159,7 +160,10 @@ impl PollEvents {
     /// Whether the poll is armed on the calling shard's ring (of the same runtime); `None`
     /// if nothing is armed or the caller is no shard.
     fn armed_here(&self) -> Option<bool> {
-        context::runs_shard(self.armed.armed_shard()?, self.armed.runtime())
+        context::runs_shard(
+            self.armed.armed_shard()?,
+            self.armed.runtime().map(SchedHandle::shared),
+        )
     }
 
     /// Requests submitted so far (the first arming and every re-arm).
