@@ -323,8 +323,41 @@ impl Ring {
         self.registration.is_some()
     }
 
-    pub(crate) fn set_registration(&mut self, registration: RingFdRegistration) {
+    /// Registers the ring's descriptor with the calling thread (`IORING_REGISTER_RING_FDS`);
+    /// from then on the ring enters the kernel through the registered slot. A kernel without
+    /// it (before 5.18: `EINVAL`) or a full table (16 slots per thread: `EBUSY`) returns the
+    /// error and leaves the ring entering by its descriptor, which works the same, only with
+    /// a lookup per call. Registering twice is a no-op.
+    ///
+    /// ```
+    /// use ringsteal_uring::{opcode, Ring};
+    ///
+    /// let mut ring = Ring::new(4)?;
+    /// // SAFETY: this thread is the only one that uses the ring, and it drops it.
+    /// if unsafe { ring.register_ring_fd() }.is_ok() {
+    ///     assert!(ring.ring_fd_registered());
+    /// }
+    /// // SAFETY: a NOP references no memory.
+    /// unsafe { ring.push(&opcode::nop().with_user_data(3)) }.unwrap();
+    /// ring.submit_and_wait(1)?;
+    /// assert_eq!(ring.pop_cqe().unwrap().user_data, 3);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// A registration belongs to the calling thread: another thread using the slot would name
+    /// nothing, or a ring of its own. So from this call until the ring is dropped, every call
+    /// on it that enters the kernel (the submits, waits and flushes), and the drop itself,
+    /// must happen on the calling thread.
+    pub unsafe fn register_ring_fd(&mut self) -> io::Result<()> {
+        if self.ring_fd_registered() {
+            return Ok(());
+        }
+        // SAFETY: the descriptor is this ring's and stays open until the registration, which
+        // the ring drops first, is gone; the caller's contract puts that drop on this thread.
+        let registration = unsafe { RingFdRegistration::register(self.fd()) }?;
         self.registration = Some(registration);
+        Ok(())
     }
 
     /// What `io_uring_enter` is given to name this ring, and the flag that says which kind

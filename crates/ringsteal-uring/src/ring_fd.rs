@@ -13,7 +13,6 @@ use std::io;
 use std::os::fd::RawFd;
 
 use crate::abi::*;
-use crate::ring::Ring;
 use crate::sys;
 
 /// A ring descriptor registered with the thread that made it; unregistered when dropped.
@@ -26,6 +25,39 @@ pub(crate) struct RingFdRegistration {
 }
 
 impl RingFdRegistration {
+    /// Registers `ring_fd` with the calling thread (`IORING_REGISTER_RING_FDS`, into any free
+    /// slot of its table).
+    ///
+    /// # Safety
+    /// `ring_fd` is an open io_uring descriptor that stays open until this registration is
+    /// dropped, and the drop happens on the calling thread (whose table holds the slot).
+    pub(crate) unsafe fn register(ring_fd: RawFd) -> io::Result<Self> {
+        let mut update = io_uring_rsrc_update {
+            // Any free slot: the kernel writes the one it took back into `offset`.
+            offset: u32::MAX,
+            data: ring_fd as u64,
+            ..Default::default()
+        };
+        // SAFETY: `update` lives for the call and names one open descriptor, the ring's.
+        let n = unsafe {
+            sys::io_uring_register(
+                ring_fd,
+                IORING_REGISTER_RING_FDS,
+                (&mut update as *mut io_uring_rsrc_update).cast(),
+                1,
+            )
+        }?;
+        if n != 1 {
+            return Err(io::Error::other(
+                "IORING_REGISTER_RING_FDS registered no descriptor",
+            ));
+        }
+        Ok(Self {
+            ring_fd,
+            index: update.offset,
+        })
+    }
+
     /// The slot to pass to `io_uring_enter` with `IORING_ENTER_REGISTERED_RING`.
     #[inline]
     pub(crate) fn index(&self) -> u32 {
@@ -50,64 +82,5 @@ impl Drop for RingFdRegistration {
                 1,
             )
         };
-    }
-}
-
-impl Ring {
-    /// Registers the ring's descriptor with the calling thread (`IORING_REGISTER_RING_FDS`);
-    /// from then on the ring enters the kernel through the registered slot. A kernel without
-    /// it (before 5.18: `EINVAL`) or a full table (16 slots per thread: `EBUSY`) returns the
-    /// error and leaves the ring entering by its descriptor, which works the same, only with
-    /// a lookup per call. Registering twice is a no-op.
-    ///
-    /// ```
-    /// use ringsteal_uring::{opcode, Ring};
-    ///
-    /// let mut ring = Ring::new(4)?;
-    /// // SAFETY: this thread is the only one that uses the ring, and it drops it.
-    /// if unsafe { ring.register_ring_fd() }.is_ok() {
-    ///     assert!(ring.ring_fd_registered());
-    /// }
-    /// // SAFETY: a NOP references no memory.
-    /// unsafe { ring.push(&opcode::nop().with_user_data(3)) }.unwrap();
-    /// ring.submit_and_wait(1)?;
-    /// assert_eq!(ring.pop_cqe().unwrap().user_data, 3);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    ///
-    /// # Safety
-    /// A registration belongs to the calling thread: another thread using the slot would name
-    /// nothing, or a ring of its own. So from this call until the ring is dropped, every call
-    /// on it that enters the kernel (the submits, waits and flushes), and the drop itself,
-    /// must happen on the calling thread.
-    pub unsafe fn register_ring_fd(&mut self) -> io::Result<()> {
-        if self.ring_fd_registered() {
-            return Ok(());
-        }
-        let mut update = io_uring_rsrc_update {
-            // Any free slot: the kernel writes the one it took back into `offset`.
-            offset: u32::MAX,
-            data: self.fd() as u64,
-            ..Default::default()
-        };
-        // SAFETY: `update` lives for the call and names one open descriptor, this ring's.
-        let n = unsafe {
-            sys::io_uring_register(
-                self.fd(),
-                IORING_REGISTER_RING_FDS,
-                (&mut update as *mut io_uring_rsrc_update).cast(),
-                1,
-            )
-        }?;
-        if n != 1 {
-            return Err(io::Error::other(
-                "IORING_REGISTER_RING_FDS registered no descriptor",
-            ));
-        }
-        self.set_registration(RingFdRegistration {
-            ring_fd: self.fd(),
-            index: update.offset,
-        });
-        Ok(())
     }
 }
