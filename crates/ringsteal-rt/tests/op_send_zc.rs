@@ -132,6 +132,50 @@ fn dropping_a_zero_copy_send_that_owes_only_its_notification_costs_no_cancels() 
     );
 }
 
+#[test]
+fn a_zero_copy_send_that_owes_only_its_notification_lets_its_socket_close() {
+    under_every_config(
+        "send_zc awaiting its notification keeps no descriptor",
+        1,
+        |config, b| {
+            let rt = b.build().unwrap();
+            if !rt.features().supports(Feature::SendZc) {
+                return;
+            }
+            rt.block_on(async {
+                // The peer never reads, so the notification does not come while the socket is
+                // open; the result (a short send) does.
+                let (peer, tx) = tcp_pair();
+                let fd = SharedFd::new(tx.into());
+                let mut send = Box::pin(op::send_zc(&fd, vec![7u8; 4 << 20]));
+                std::future::poll_fn(|cx| {
+                    assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                // The send, still alive and owing its notification, must not keep the
+                // descriptor: its owner can take it back (and close the socket, which is what
+                // lets a peer that stops reading be dropped). Ten seconds: a hang guard only.
+                let owned = ringsteal_rt::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    fd.into_owned(),
+                )
+                .await;
+                let owned =
+                    owned.unwrap_or_else(|_| panic!("{config:?}: the send kept the descriptor"));
+                assert!(bytes_queued(&peer) > 0, "{config:?}: the send had sent");
+                // Closed with data queued, then reset by the peer closing unread: the kernel
+                // frees the pages and posts the notification, and the send completes.
+                drop(owned);
+                drop(peer);
+                let (res, buf) = send.await;
+                assert!(res.unwrap() > 0, "{config:?}");
+                assert_eq!(buf.len(), 4 << 20);
+            });
+        },
+    );
+}
+
 /// Bytes waiting in `s`'s receive queue (`FIONREAD`).
 fn bytes_queued(s: &std::net::TcpStream) -> usize {
     use std::os::fd::AsRawFd;

@@ -147,6 +147,12 @@ unsafe impl<T: Operation> Operation for InLane<T> {
         self.op.prepare()
     }
 
+    fn send_result_posted(&mut self) {
+        // The guard stays: a live future may go on writing in the lane after the
+        // notification (`write_all_zc`'s next chunk).
+        self.op.send_result_posted();
+    }
+
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         // The op's own request is SQE 0 (a link timeout, if any, sits behind it).
         let flags = results.first().map_or(0, |&(_, flags)| flags);

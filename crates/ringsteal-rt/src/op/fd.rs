@@ -93,7 +93,9 @@ impl SharedFd {
 
     /// Waits until every other holder (ops in flight on the descriptor, and clones) has let
     /// go, then yields the descriptor. An op dropped while in flight lets go when its
-    /// cancellation completes; one still awaited, when it completes.
+    /// cancellation completes; one still awaited, when it completes (a zero-copy send, when
+    /// it has posted its result: its buffer waits for the notification, the descriptor
+    /// does not).
     ///
     /// Meant for the owner: two holders waiting this way at once wait for each other for
     /// ever, as does one whose own task holds an op on the descriptor that it awaits only

@@ -166,6 +166,20 @@ pub unsafe trait Operation: Send + 'static {
     /// arrives; set `true` for anything else, a dropped multishot request that has posted a
     /// CQE would stay armed.
     const ZERO_COPY_SEND: bool = false;
+
+    /// Called once a zero-copy send ([`ZERO_COPY_SEND`](Self::ZERO_COPY_SEND)) has posted
+    /// its result (its CQE with `IORING_CQE_F_MORE`). The request is over then; until its
+    /// notification the kernel keeps only the buffer's pages, and the notification comes
+    /// once the peer has acknowledged the data, which a peer that stops reading may never
+    /// do while the socket is open. So drop here what only the request needed, above all a
+    /// reference that keeps the socket's descriptor open: held to the notification, it
+    /// would keep the socket open after its owner closed it, and with it the notification
+    /// away, for as long as such a peer likes. Every buffer the SQE points into must stay.
+    ///
+    /// Runs on the driver of the op's shard, at most once per op; the op's future, possibly
+    /// on another thread, reaches the op only once it is complete. A panic here is caught
+    /// and ignored. Default: nothing.
+    fn send_result_posted(&mut self) {}
 }
 
 enum State<T> {

@@ -120,7 +120,7 @@ pub(crate) struct OpCell<T> {
 impl<T: Operation> OpCell<T> {
     const VTABLE: &'static OpVTable = &OpVTable {
         free: free::<T>,
-        more: keep_in_slot,
+        more: keep_in_slot::<T>,
         end: None,
         cancel_fd: no_cancel_fd,
     };
@@ -167,9 +167,10 @@ unsafe fn free<T: Operation>(ptr: NonNull<OpHeader>) {
     });
 }
 
-/// `OpVTable::more` of an [`OpCell`]: the result is kept in the SQE's slot (a zero-copy
-/// send's first CQE, whose notification follows), nobody is woken.
-unsafe fn keep_in_slot(
+/// `OpVTable::more` of an [`OpCell`]: the result is kept in the SQE's slot, nobody is woken.
+/// If it is a zero-copy send's result, whose notification follows, the op drops what only
+/// the request needed ([`Operation::send_result_posted`]).
+unsafe fn keep_in_slot<T: Operation>(
     op: NonNull<OpHeader>,
     index: usize,
     res: i32,
@@ -177,7 +178,20 @@ unsafe fn keep_in_slot(
     _: &mut Vec<Waker>,
 ) {
     // SAFETY: the caller's SQE reference keeps the cell alive.
-    unsafe { op.as_ref() }.record_more(index, res, flags);
+    let header = unsafe { op.as_ref() };
+    header.record_more(index, res, flags);
+    if !header.notifies(index) {
+        return;
+    }
+    // SAFETY: the cell is an `OpCell<T>` (this function is its vtable's). Its data is the
+    // driver's alone until the op completes: the future takes it only after observing
+    // `pending == 0` (Acquire), which the notification's Release store, after this on this
+    // thread, publishes; and nothing else touches it in between (`free` needs every
+    // reference gone, this SQE's included).
+    let data = unsafe { (*(*op.cast::<OpCell<T>>().as_ptr()).data.get()).as_mut() };
+    if let Some(data) = data {
+        contain_panic(|| data.send_result_posted());
+    }
 }
 
 /// `OpVTable::cancel_fd` of cells whose requests are found by `user_data` alone.
@@ -394,6 +408,11 @@ impl OpHeader {
         );
     }
 
+    /// True if SQE `sqe` may be a zero-copy send ([`set_notifies`](Self::set_notifies)).
+    pub(crate) fn notifies(&self, sqe: usize) -> bool {
+        self.shape.load(Ordering::Relaxed) & 1 << (SHAPE_NOTIFIES_SHIFT as usize + sqe) != 0
+    }
+
     /// Driver side: the first of the op's own SQEs (in link order, the link timeout left
     /// out) that a cancel can still reach: its last CQE has not been reaped yet, and it is
     /// not a zero-copy send that owes only its notification. That one posted its result
@@ -408,10 +427,8 @@ impl OpHeader {
         // SAFETY: driver side, the only writer of the slots; nothing else reads them
         // before every SQE is done.
         let results = unsafe { &*self.results.get() };
-        let owes_only_its_notification = |i: usize| {
-            shape & 1 << (SHAPE_NOTIFIES_SHIFT as usize + i) != 0
-                && results[i].1 & IORING_CQE_F_MORE != 0
-        };
+        let owes_only_its_notification =
+            |i: usize| self.notifies(i) && results[i].1 & IORING_CQE_F_MORE != 0;
         (0..usize::from(shape & SHAPE_SQES))
             .filter(|&i| !(timeout && i == TIMEOUT_SLOT))
             .find(|&i| done & (1 << i) == 0 && !owes_only_its_notification(i))

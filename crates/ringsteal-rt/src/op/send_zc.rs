@@ -76,7 +76,9 @@ pub fn send_zc<B: IoBuf>(fd: &SharedFd, buf: B) -> Op<SendZc<B>> {
 /// ```
 #[derive(Debug)]
 pub struct SendZc<B> {
-    fd: SharedFd,
+    /// Dropped once the send has posted its result (`send_result_posted`): a socket whose
+    /// peer stops reading must still close when its owner drops it.
+    fd: Option<SharedFd>,
     buf: B,
 }
 
@@ -99,7 +101,7 @@ impl<B: IoBuf> SendZc<B> {
     /// ```
     pub fn new(fd: &SharedFd, buf: B) -> Self {
         Self {
-            fd: fd.clone(),
+            fd: Some(fd.clone()),
             buf,
         }
     }
@@ -118,7 +120,8 @@ unsafe impl<B: IoBuf> Operation for SendZc<B> {
     const ZERO_COPY_SEND: bool = true;
     fn prepare(&mut self) -> Sqes {
         let (fd, ptr, len) = (
-            self.fd.as_raw_fd(),
+            // Always `Some` here: prepared once, before any result. (-1 would be `EBADF`.)
+            self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
             self.buf.stable_ptr(),
             sqe_len(self.buf.bytes_init()),
         );
@@ -129,6 +132,10 @@ unsafe impl<B: IoBuf> Operation for SendZc<B> {
         } else {
             opcode::send(fd, ptr, len, flags)
         })
+    }
+    fn send_result_posted(&mut self) {
+        // The kernel holds its own reference to the socket while the data is queued.
+        self.fd = None;
     }
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         (cqe_result(results[0].0).map(|n| n as usize), self.buf)
