@@ -399,3 +399,26 @@ fn set_init_only_grows_the_initialised_length() {
     assert_eq!(v.bytes_init(), 3);
     assert_eq!(v.bytes_total(), v.capacity());
 }
+
+#[test]
+fn a_truncating_receive_reports_the_datagram_length_and_fills_only_the_buffer() {
+    for config in ONE_AND_TWO_SHARDS {
+        on_every_shard(config, |_| async {
+            let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            tx.send_to(TEXT, rx.local_addr().unwrap()).unwrap();
+            let rx = SharedFd::new(rx.into());
+            // `MSG_TRUNC`: the kernel answers with the datagram's length, 26, for 8 bytes of
+            // room; the buffer must end up with 8 initialised bytes, not 26.
+            let (res, buf) = op::recv(&rx, Vec::with_capacity(8), libc::MSG_TRUNC).await;
+            assert_eq!(res.unwrap(), TEXT.len());
+            assert!(
+                buf.len() <= buf.capacity(),
+                "{} > {}",
+                buf.len(),
+                buf.capacity()
+            );
+            assert_eq!(buf, &TEXT[..buf.capacity()]);
+        });
+    }
+}

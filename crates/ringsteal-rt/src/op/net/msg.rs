@@ -166,8 +166,9 @@ unsafe impl<B: IoBufMut> Operation for RecvFrom<B> {
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
-            // SAFETY: the kernel wrote n bytes at the start of the buffer.
-            unsafe { self.buf.set_init(n as usize) };
+            // SAFETY: the kernel wrote n bytes at the start of the buffer (never more than
+            // it holds without `MSG_TRUNC`, which this op does not pass; clamped all the same).
+            unsafe { self.buf.set_init((n as usize).min(self.buf.bytes_total())) };
             (n as usize, self.msg.received_addr())
         });
         (res, self.buf)

@@ -70,7 +70,9 @@ unsafe impl<B: IoBuf> Operation for SendOp<B> {
 
 /// Receives into `buf` (from its start, up to its capacity) from the socket `fd` with `flags`
 /// (`MSG_PEEK`, `MSG_WAITALL`, ...). Yields the byte count (0: the peer shut down its
-/// sending side) and the buffer, its initialised length extended.
+/// sending side) and the buffer, its initialised length extended. With `MSG_TRUNC` on a
+/// datagram socket the count is the datagram's whole length, as `recv(2)` says, which may be
+/// more than the buffer holds; the buffer then holds its first `bytes_total()` bytes.
 pub fn recv<B: IoBufMut>(fd: &SharedFd, buf: B, flags: i32) -> Op<RecvOp<B>> {
     Op::new(RecvOp::new(fd, buf, flags))
 }
@@ -123,8 +125,9 @@ unsafe impl<B: IoBufMut> Operation for RecvOp<B> {
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
-            // SAFETY: the kernel wrote n bytes at the start of the buffer.
-            unsafe { self.buf.set_init(n as usize) };
+            // SAFETY: the kernel wrote n bytes at the start of the buffer, or filled it if n
+            // is more (`MSG_TRUNC` reports a datagram's whole length).
+            unsafe { self.buf.set_init((n as usize).min(self.buf.bytes_total())) };
             n as usize
         });
         (res, self.buf)
