@@ -5,6 +5,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::process::{ExitStatus, Output};
 
+use ringsteal_rt::io::Lane;
 use ringsteal_rt::op::{self, SharedFd};
 
 use crate::pipe::{ChildStderr, ChildStdin, ChildStdout};
@@ -140,9 +141,13 @@ impl Child {
     /// child to exit.
     pub async fn wait_with_output(mut self) -> io::Result<Output> {
         drop(self.stdin.take());
-        let stdout = self.stdout.take().map(|p| p.shared_fd().clone());
-        let stderr = self.stderr.take().map(|p| p.shared_fd().clone());
-        let (out, err, status) = join3(read_all_of(stdout), read_all_of(stderr), self.wait()).await;
+        let (stdout, stderr) = (self.stdout.take(), self.stderr.take());
+        let (out, err, status) = join3(
+            read_all_of(stdout.as_ref().map(|p| p.reading())),
+            read_all_of(stderr.as_ref().map(|p| p.reading())),
+            self.wait(),
+        )
+        .await;
         Ok(Output {
             status: status?,
             stdout: out?,
@@ -151,11 +156,12 @@ impl Child {
     }
 }
 
-/// Everything a piped stream yields, or nothing if it was not piped.
-async fn read_all_of(pipe: Option<SharedFd>) -> io::Result<Vec<u8>> {
+/// Everything a piped stream yields (bytes a dropped read kept first), or nothing if it was
+/// not piped.
+async fn read_all_of(pipe: Option<(&SharedFd, &Lane)>) -> io::Result<Vec<u8>> {
     match pipe {
-        Some(fd) => {
-            let (res, buf) = crate::pipe::read_to_end(&fd, Vec::new()).await;
+        Some((fd, lane)) => {
+            let (res, buf) = crate::pipe::read_to_end(fd, lane, Vec::new()).await;
             res.map(|_| buf)
         }
         None => Ok(Vec::new()),

@@ -8,14 +8,20 @@
 //! ends in the mode it expects. A write to a pipe whose reader is gone fails with
 //! `BrokenPipe` and never kills the process with `SIGPIPE` (`sigpipe.rs` says how).
 //!
-//! Every method takes `&self`: one task may read stdout while another writes stdin.
+//! Every method takes `&self`: one task may read stdout while another writes stdin. Reads of
+//! one pipe, and writes of one pipe, take turns in a [`Lane`], as a TCP stream's do: a
+//! `write_all` is never interleaved with another task's write, a write whose future was
+//! dropped still goes before the next one, and the bytes of a read whose future was dropped
+//! after it had read (a `select!` that took another branch, a `timeout` that lost the race)
+//! go to the next read instead of being lost.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::op::{self, Op, ReadAt, SharedFd};
+use ringsteal_rt::io::{write_all_in_lane, InLane, Lane, LaneGuard};
+use ringsteal_rt::op::{ReadAt, SharedFd, WriteAt};
 
 use crate::sigpipe;
 
@@ -47,12 +53,15 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct ChildStdin {
     fd: SharedFd,
+    /// The writes' turns (see the module docs).
+    lane: Lane,
 }
 
 impl ChildStdin {
     pub(crate) fn from_owned(fd: OwnedFd) -> Self {
         Self {
             fd: SharedFd::new(fd),
+            lane: Lane::new(),
         }
     }
 
@@ -65,31 +74,19 @@ impl ChildStdin {
     /// buffer. `BrokenPipe` once the child has closed its end, even in a program that restored
     /// `SIGPIPE`'s default action (see the module docs).
     pub async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
-        sigpipe::block_on_this_thread();
-        let (res, buf) = op::write_at(&self.fd, buf, STREAM).await;
-        if matches!(&res, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
-            sigpipe::discard_pending();
-        }
-        (res, buf)
+        let guard = self.lane.acquire().await;
+        write_in_lane(&self.fd, guard, buf).await.0
     }
 
     /// Writes every initialised byte of `buf`, or fails (`BrokenPipe` once the child has
-    /// closed its end, `WriteZero` if the kernel accepts nothing).
+    /// closed its end, `WriteZero` if the kernel accepts nothing). Holds the pipe's writes
+    /// for the whole call: another task's write goes before or after all of it.
     pub async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
-        let want = buf.bytes_init();
-        let mut buf = buf;
-        let mut done = 0;
-        while done < want {
-            let (res, slice) = self.write(buf.slice(done..want)).await;
-            buf = slice.into_inner();
-            match res {
-                Ok(0) => return (Err(io::ErrorKind::WriteZero.into()), buf),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return (Err(e), buf),
-            }
-        }
-        (Ok(()), buf)
+        let guard = self.lane.acquire().await;
+        write_all_in_lane(guard, buf, |guard, rest| {
+            write_in_lane(&self.fd, guard, rest)
+        })
+        .await
     }
 
     /// The shared descriptor, for the low-level op API.
@@ -99,8 +96,38 @@ impl ChildStdin {
 
     /// The descriptor, if no write is in flight on it (otherwise the handle comes back).
     pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
-        self.fd.try_unwrap().map_err(|fd| Self { fd })
+        let Self { fd, lane } = self;
+        fd.try_unwrap().map_err(|fd| Self { fd, lane })
     }
+}
+
+/// One write of `buf` holding the write lane, which comes back with the result.
+async fn write_in_lane<B: IoBuf>(
+    fd: &SharedFd,
+    guard: LaneGuard,
+    buf: B,
+) -> (BufResult<usize, B>, LaneGuard) {
+    sigpipe::block_on_this_thread();
+    let ((res, buf), guard) = InLane::other(WriteAt::new(fd, buf, STREAM), guard)
+        .await
+        .into_parts();
+    if matches!(&res, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
+        sigpipe::discard_pending();
+    }
+    ((res, buf), guard)
+}
+
+/// One read into `buf` holding the read lane: bytes a dropped read kept come first.
+async fn read_in_lane<B: IoBufMut>(fd: &SharedFd, lane: &Lane, buf: B) -> BufResult<usize, B> {
+    let mut guard = lane.acquire().await;
+    if guard.has_leftover() {
+        let (n, buf) = guard.take_leftover(buf);
+        return (Ok(n), buf);
+    }
+    InLane::read(ReadAt::new(fd, buf, STREAM), guard)
+        .await
+        .into_parts()
+        .0
 }
 
 /// A pipe that could not become a [`Stdio`] because an operation is still in flight on it
@@ -175,12 +202,15 @@ macro_rules! reader {
         #[derive(Debug)]
         pub struct $name {
             fd: SharedFd,
+            /// The reads' turns, and the bytes a dropped read kept (see the module docs).
+            lane: Lane,
         }
 
         impl $name {
             pub(crate) fn from_owned(fd: OwnedFd) -> Self {
                 Self {
                     fd: SharedFd::new(fd),
+                    lane: Lane::new(),
                 }
             }
 
@@ -190,14 +220,17 @@ macro_rules! reader {
             }
 
             /// Reads into `buf` (up to its capacity); yields the count (0 at end) and the
-            /// buffer, its initialised length extended.
-            pub fn read<B: IoBufMut>(&self, buf: B) -> Op<ReadAt<B>> {
-                op::read_at(&self.fd, buf, STREAM)
+            /// buffer, its initialised length extended. Dropped after the kernel read, the
+            /// bytes go to the next read (see the module docs).
+            pub async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+                read_in_lane(&self.fd, &self.lane, buf).await
             }
 
             /// Appends everything up to end of file to `buf`; yields the count appended.
+            /// (Dropped before the end, the bytes appended so far go with `buf`; only a read
+            /// in flight keeps its own.)
             pub async fn read_to_end(&self, buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
-                read_to_end(&self.fd, buf).await
+                read_to_end(&self.fd, &self.lane, buf).await
             }
 
             /// The shared descriptor, for the low-level op API.
@@ -205,10 +238,19 @@ macro_rules! reader {
                 &self.fd
             }
 
-            /// The descriptor, if no read is in flight on it (otherwise the handle comes
-            /// back).
+            /// The descriptor and the reads' lane, for [`read_to_end`] over either pipe.
+            pub(crate) fn reading(&self) -> (&SharedFd, &Lane) {
+                (&self.fd, &self.lane)
+            }
+
+            /// The descriptor, if no read is in flight on it and no bytes of a dropped read
+            /// wait for the next one (otherwise the handle comes back: they would be lost).
             pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
-                self.fd.try_unwrap().map_err(|fd| Self { fd })
+                let Self { fd, lane } = self;
+                if lane.has_leftover() {
+                    return Err(Self { fd, lane });
+                }
+                fd.try_unwrap().map_err(|fd| Self { fd, lane })
             }
         }
     };
@@ -217,7 +259,11 @@ macro_rules! reader {
 reader!(ChildStdout, "stdout", std::process::ChildStdout, "1");
 reader!(ChildStderr, "stderr", std::process::ChildStderr, "2");
 
-pub(crate) async fn read_to_end(fd: &SharedFd, mut buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
+pub(crate) async fn read_to_end(
+    fd: &SharedFd,
+    lane: &Lane,
+    mut buf: Vec<u8>,
+) -> BufResult<usize, Vec<u8>> {
     let start = buf.len();
     loop {
         if buf.capacity() - buf.len() < READ_CHUNK / 2 {
@@ -226,7 +272,7 @@ pub(crate) async fn read_to_end(fd: &SharedFd, mut buf: Vec<u8>) -> BufResult<us
             }
         }
         let len = buf.len();
-        let (res, slice) = op::read_at(fd, buf.slice(len..), STREAM).await;
+        let (res, slice) = read_in_lane(fd, lane, buf.slice(len..)).await;
         buf = slice.into_inner();
         match res {
             Ok(0) => return (Ok(buf.len() - start), buf),

@@ -1,7 +1,8 @@
 //! A child's pipes through the ring: a 10 MiB stream through `cat` with checksums, stdout and
 //! stderr read at once, a child that closes its pipes early, a reader that is gone
-//! (`BrokenPipe`, not death by SIGPIPE), and a read that waits on an empty blocking pipe
-//! without holding up its shard.
+//! (`BrokenPipe`, not death by SIGPIPE), a read that waits on an empty blocking pipe
+//! without holding up its shard, and a read dropped after it read, whose bytes the next read
+//! gets.
 
 mod common;
 
@@ -301,4 +302,56 @@ fn a_pipe_with_a_read_in_flight_is_refused_and_given_back() {
             assert!(first.wait().await.unwrap().success(), "{config:?}");
         });
     });
+}
+
+#[test]
+fn the_bytes_of_a_read_dropped_after_it_read_go_to_the_next_read() {
+    with_every_runtime("dropped read keeps its bytes", 1, |config, rt| {
+        rt.block_on(async {
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdout = stdout.expect("piped stdout");
+            let (res, _) = stdin.write_all(&b"kept"[..]).await;
+            res.unwrap();
+            // Wait until cat has echoed, so the read below finds the bytes when submitted.
+            while queued(&stdout) == 0 {
+                ringsteal_rt::yield_now().await;
+            }
+            {
+                // Submitted at its first poll and completed at once; a NOP submitted after it
+                // completes after it, so its completion has been reaped when the NOP is
+                // done. Then dropped without being polled again, as a `select!` drops the
+                // branch it did not take.
+                let mut read = std::pin::pin!(stdout.read(Vec::with_capacity(16)));
+                assert!(
+                    common::poll_once(read.as_mut()).await.is_pending(),
+                    "{config:?}"
+                );
+                ringsteal_rt::op::nop().await.unwrap();
+                assert_eq!(queued(&stdout), 0, "{config:?}: the read took the bytes");
+            }
+            // Ten seconds: a hang guard only (cat has nothing more to echo).
+            let next = ringsteal_rt::time::timeout(
+                Duration::from_secs(10),
+                stdout.read(Vec::with_capacity(16)),
+            )
+            .await;
+            let (res, buf) = next.unwrap_or_else(|_| panic!("{config:?}: the bytes were lost"));
+            assert_eq!(res.unwrap(), 4, "{config:?}");
+            assert_eq!(buf, b"kept", "{config:?}");
+            drop(stdin);
+            let (res, rest) = stdout.read_to_end(Vec::new()).await;
+            assert_eq!((res.unwrap(), rest), (0, Vec::new()), "{config:?}");
+            assert!(child.wait().await.unwrap().success(), "{config:?}");
+        });
+    });
+}
+
+/// Bytes waiting in the pipe (`FIONREAD`).
+fn queued(pipe: &ringsteal_process::ChildStdout) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let r = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(r, 0);
+    n as usize
 }
