@@ -337,10 +337,13 @@ impl StreamCore {
 
     /// `shutdown(how)` through the ring. Shutting down the write side waits for the write
     /// lane, so the FIN goes after every byte of earlier writes (abandoned ones included).
+    /// Both sides at once goes at once, as std's does from another thread: it is how a task
+    /// ends a connection whose writer waits for a peer that stopped reading (the write then
+    /// fails, `BrokenPipe`), which waiting for that writer's lane would never do.
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match how {
-            Shutdown::Read => op::shutdown(&self.fd, how).await,
-            Shutdown::Write | Shutdown::Both => {
+            Shutdown::Read | Shutdown::Both => op::shutdown(&self.fd, how).await,
+            Shutdown::Write => {
                 let guard = self.write.acquire().await;
                 InLane::other(op::Shutdown::new(&self.fd, how), guard)
                     .await

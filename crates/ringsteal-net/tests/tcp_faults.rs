@@ -134,6 +134,40 @@ fn a_peer_that_stops_reading_makes_the_writer_wait_with_bounded_memory() {
 }
 
 #[test]
+fn shutting_down_both_sides_ends_a_write_that_waits_for_a_peer_that_stopped_reading() {
+    const LEN: usize = 64 << 20;
+    with_every_runtime("shutdown both under a stalled write", 1, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let client = std::sync::Arc::new(client);
+            // 64 MiB cannot fit in the socket buffers: the write waits, holding the write
+            // lane, until the peer reads, which it never does.
+            let writer = {
+                let client = client.clone();
+                ringsteal_rt::spawn(async move { client.write_all(vec![7u8; LEN]).await.0 })
+            };
+            while queued(&server, libc::FIONREAD) == 0 {
+                ringsteal_rt::yield_now().await;
+            }
+            // Ten seconds: a hang guard only.
+            let shut = timeout(
+                Duration::from_secs(10),
+                client.shutdown(std::net::Shutdown::Both),
+            )
+            .await;
+            shut.unwrap_or_else(|_| panic!("{config:?}: shutdown waited for the writer"))
+                .unwrap();
+            let res = timeout(Duration::from_secs(10), writer).await;
+            let err = res
+                .unwrap_or_else(|_| panic!("{config:?}: the write went on waiting"))
+                .unwrap()
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::BrokenPipe, "{config:?}: {err}");
+        })
+    });
+}
+
+#[test]
 fn binding_an_address_in_use_is_addr_in_use() {
     with_every_runtime("address in use", 1, |_, rt| {
         rt.block_on(async {
