@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use ringsteal_rt::buf::RecvBuf;
-use ringsteal_rt::io::{Lane, LaneGuard};
+use ringsteal_rt::io::{AcquireOwned, Lane, LaneGuard};
 use ringsteal_rt::op::{self, SharedFd};
 
 use crate::inline::StreamHints;
@@ -72,6 +72,9 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// ```
 pub struct RecvStream {
     lane: Lane,
+    /// Waiting for the read lane: kept across polls, so the stream keeps its place in the
+    /// queue (a fresh `acquire()` per poll would give it up at every `Pending`).
+    waiting: Option<AcquireOwned>,
     guard: Option<LaneGuard>,
     receives: Option<op::RecvStream>,
     ended: bool,
@@ -83,6 +86,7 @@ impl RecvStream {
     pub(crate) fn new(fd: &SharedFd, lane: &Lane, hints: &StreamHints) -> Self {
         Self {
             lane: lane.clone(),
+            waiting: None,
             guard: None,
             receives: Some(op::recv_multishot(fd)),
             ended: false,
@@ -98,10 +102,13 @@ impl RecvStream {
         }
         let guard = match &mut self.guard {
             Some(guard) => guard,
-            None => match Pin::new(&mut self.lane.acquire()).poll(cx) {
-                Poll::Ready(guard) => self.guard.insert(guard),
-                Poll::Pending => return Poll::Pending,
-            },
+            None => {
+                let lane = &self.lane;
+                let waiting = self.waiting.get_or_insert_with(|| lane.acquire_owned());
+                let guard = std::task::ready!(Pin::new(waiting).poll(cx));
+                self.waiting = None;
+                self.guard.insert(guard)
+            }
         };
         self.hints.read();
         if guard.has_leftover() {

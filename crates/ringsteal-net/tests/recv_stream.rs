@@ -3,7 +3,8 @@
 //! buffers are free (and re-arming then, not before), so that a consumer holding every
 //! buffer until its frame is whole, or an unpolled stream holding them all, stalls nobody;
 //! the stream's read
-//! side held while a receive stream lives; and the bytes a
+//! side held while a receive stream lives, and a stream waiting for it keeps its place in
+//! the queue; and the bytes a
 //! dropped receive stream was delivered and nobody took given back to the next read, both
 //! deterministically (they provably left the socket) and in a stress run that alternates
 //! receive streams and reads at random moments while another shard writes a self-checking
@@ -385,6 +386,50 @@ fn bytes_a_dropped_recv_stream_took_from_the_socket_go_to_the_next_read() {
                 assert_eq!(&kept[..], b"kl", "{config:?} {path:?}");
             });
         }
+    });
+}
+
+#[test]
+fn a_recv_stream_waiting_for_the_read_side_keeps_its_place_in_the_queue() {
+    under_every_config("recv stream keeps its place", 1, |config, b| {
+        let rt = b.build().unwrap();
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let b = std::sync::Arc::new(b);
+            let read = |b: &std::sync::Arc<UnixStream>| {
+                let b = b.clone();
+                ringsteal_rt::spawn(async move { b.read(Vec::with_capacity(8)).await })
+            };
+            // A read holds the read side, waiting for data.
+            let first = read(&b);
+            ringsteal_rt::yield_now().await;
+            // The receive stream queues for it (polled once, then left alone), and another
+            // read queues behind the receive stream.
+            let mut data = b.recv_stream();
+            assert!(
+                poll_once(&mut Box::pin(data.next())).await.is_none(),
+                "{config:?}: the read side was free"
+            );
+            let third = read(&b);
+            ringsteal_rt::yield_now().await;
+            // The first read takes "one" and hands the read side to the longest waiter.
+            a.write_all(b"one".to_vec()).await.0.unwrap();
+            let (res, got) = timeout(OP_GUARD, first).await.unwrap().unwrap();
+            assert_eq!(&got[..res.unwrap()], b"one", "{config:?}");
+            // That is the receive stream: it gets "two" while the other read waits.
+            a.write_all(b"two".to_vec()).await.0.unwrap();
+            let next = timeout(OP_GUARD, data.next()).await;
+            let buf = next.unwrap_or_else(|_| panic!("{config:?}: the stream lost its place"));
+            assert_eq!(&buf.unwrap().unwrap()[..], b"two", "{config:?}");
+            assert!(
+                !third.is_finished(),
+                "{config:?}: the later read went first"
+            );
+            drop(data);
+            a.write_all(b"three".to_vec()).await.0.unwrap();
+            let (res, got) = timeout(OP_GUARD, third).await.unwrap().unwrap();
+            assert_eq!(&got[..res.unwrap()], b"three", "{config:?}");
+        });
     });
 }
 

@@ -340,6 +340,47 @@ impl Lane {
         }
     }
 
+    /// [`acquire`](Self::acquire) as a future that owns a handle of the lane, for a type that
+    /// polls by hand and must keep its place in the queue between polls (a stream's
+    /// `poll_next`): dropping an [`Acquire`] at every `Pending` gives the place up each time.
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll};
+    /// use ringsteal_rt::io::{AcquireOwned, Lane, LaneGuard};
+    ///
+    /// /// Reads by hand: keeps its place while it waits for the lane.
+    /// struct Reader {
+    ///     lane: Lane,
+    ///     waiting: Option<AcquireOwned>,
+    /// }
+    ///
+    /// impl Reader {
+    ///     fn poll_lane(&mut self, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+    ///         let lane = &self.lane;
+    ///         let waiting = self.waiting.get_or_insert_with(|| lane.acquire_owned());
+    ///         let guard = std::task::ready!(Pin::new(waiting).poll(cx));
+    ///         self.waiting = None;
+    ///         Poll::Ready(guard)
+    ///     }
+    /// }
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut reader = Reader { lane: Lane::new(), waiting: None };
+    ///     let guard = std::future::poll_fn(|cx| reader.poll_lane(cx)).await;
+    ///     assert!(reader.lane.is_held());
+    ///     drop(guard);
+    /// });
+    /// ```
+    pub fn acquire_owned(&self) -> AcquireOwned {
+        AcquireOwned {
+            lane: self.clone(),
+            ticket: None,
+        }
+    }
+
     /// Holds the lane if it is free.
     pub fn try_acquire(&self) -> Option<LaneGuard> {
         if !self.inner.try_hold() {
@@ -503,26 +544,56 @@ impl Future for Acquire<'_> {
         if self.ticket.is_none() && self.lane.inner.try_hold() {
             return Poll::Ready(self.lane.guard());
         }
-        self.poll_slow(cx)
+        let this = &mut *self;
+        acquire_slow(this.lane, &mut this.ticket, cx)
     }
 }
 
-impl Acquire<'_> {
-    /// The lane is held (or this future is queued): wait for it under the lock. Out of
-    /// line, so that the fast path saves no registers for it.
-    #[cold]
-    #[inline(never)]
-    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-        let inner = &self.lane.inner;
-        let mut st = inner.locked.lock();
-        if inner.hold_or_queue(&mut st, cx.waker(), &mut self.ticket) {
-            return Poll::Ready(self.lane.guard());
-        }
-        Poll::Pending
+/// The lane is held (or the future with `ticket` is queued): wait for it under the lock. Out
+/// of line, so that the fast path saves no registers for it.
+#[cold]
+#[inline(never)]
+fn acquire_slow(lane: &Lane, ticket: &mut Option<Ticket>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+    let inner = &lane.inner;
+    let mut st = inner.locked.lock();
+    if inner.hold_or_queue(&mut st, cx.waker(), ticket) {
+        return Poll::Ready(lane.guard());
     }
+    Poll::Pending
 }
 
 impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            self.lane.inner.leave_queue(ticket);
+        }
+    }
+}
+
+/// The future of [`Lane::acquire_owned`]: an [`Acquire`] that holds a handle of its lane
+/// instead of borrowing it, so a struct can keep it, and its place in the queue, across
+/// polls.
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct AcquireOwned {
+    lane: Lane,
+    /// Its place in the lane's queue, once it waits there.
+    ticket: Option<Ticket>,
+}
+
+impl Future for AcquireOwned {
+    type Output = LaneGuard;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+        if self.ticket.is_none() && self.lane.inner.try_hold() {
+            return Poll::Ready(self.lane.guard());
+        }
+        let this = &mut *self;
+        acquire_slow(&this.lane, &mut this.ticket, cx)
+    }
+}
+
+impl Drop for AcquireOwned {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
             self.lane.inner.leave_queue(ticket);

@@ -29,6 +29,6 @@ pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
 pub use holding::{read_exact_in_lane, write_all_in_lane};
 pub use in_lane::{InLane, LaneOutput};
-pub use lane::{Acquire, Lane, LaneGuard, Leftover};
+pub use lane::{Acquire, AcquireOwned, Lane, LaneGuard, Leftover};
 pub use poll::{PollParts, PollSource, PollStream, Readiness};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
