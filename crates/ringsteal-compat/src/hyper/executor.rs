@@ -51,6 +51,12 @@ impl Executor {
 
     /// Spawns with `placement` instead (e.g. [`Placement::RoundRobin`] to spread a
     /// client's connection drivers).
+    ///
+    /// # Panics
+    /// `execute` panics (inside hyper's call) if `placement` pins to a shard the runtime does
+    /// not have, as `spawn_with` does: a task hyper hands over cannot be refused quietly, or
+    /// the connection it drives would hang. Check `Pinned(n)` against
+    /// [`RuntimeHandle::shards`] first.
     pub fn placement(mut self, placement: Placement) -> Self {
         self.placement = placement;
         self
