@@ -573,6 +573,20 @@ impl Drop for Acquire<'_> {
 /// The future of [`Lane::acquire_owned`]: an [`Acquire`] that holds a handle of its lane
 /// instead of borrowing it, so a struct can keep it, and its place in the queue, across
 /// polls.
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let lane = ringsteal_rt::io::Lane::new();
+///     let first = lane.acquire().await;
+///     // 'static: can be moved into a task, or kept in a struct between polls.
+///     let waiter = ringsteal_rt::spawn(lane.acquire_owned());
+///     ringsteal_rt::yield_now().await;
+///     drop(first); // hands the lane to the waiter
+///     drop(waiter.await.unwrap());
+///     assert!(!lane.is_held());
+/// });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct AcquireOwned {
