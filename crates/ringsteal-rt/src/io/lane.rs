@@ -856,6 +856,36 @@ mod tests {
     }
 
     #[test]
+    fn an_owned_acquire_kept_across_polls_keeps_its_place_and_one_waiter_entry() {
+        let lane = Lane::new();
+        let first = lane.try_acquire().unwrap();
+        let wakes = Arc::new(CountWakes(AtomicUsize::new(0)));
+        let waker = waker_counting(&wakes);
+        let mut cx = Context::from_waker(&waker);
+        let mut kept = lane.acquire_owned();
+        for _ in 0..100 {
+            assert!(Pin::new(&mut kept).poll(&mut cx).is_pending());
+        }
+        assert_eq!(
+            lane.inner.locked.lock().waiters.len(),
+            1,
+            "one entry, however many polls"
+        );
+        let mut later = lane.acquire();
+        assert!(Pin::new(&mut later).poll(&mut cx).is_pending());
+        drop(first);
+        assert!(
+            Pin::new(&mut later).poll(&mut cx).is_pending(),
+            "overtook the queue"
+        );
+        let Poll::Ready(guard) = Pin::new(&mut kept).poll(&mut cx) else {
+            panic!("the lane was not handed to the first waiter");
+        };
+        drop(guard);
+        assert!(Pin::new(&mut later).poll(&mut cx).is_ready());
+    }
+
+    #[test]
     fn a_waiter_dropped_after_the_lane_was_handed_to_it_hands_it_on() {
         let lane = Lane::new();
         let first = lane.try_acquire().unwrap();
