@@ -172,6 +172,27 @@ fn poll_write_counts_only_what_the_kernel_took_even_if_the_buffer_changes_after_
 }
 
 #[test]
+fn a_vectored_write_past_the_iovec_limit_skips_empty_slices_and_sends() {
+    with_every_runtime("vectored past IOV_MAX", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut io = PollIo::new(client);
+            let data = b"after 1,100 empty slices";
+            let mut slices = vec![std::io::IoSlice::new(&[]); 1100];
+            slices.push(std::io::IoSlice::new(data));
+            let n = poll_fn(|cx| {
+                tokio::io::AsyncWrite::poll_write_vectored(std::pin::Pin::new(&mut io), cx, &slices)
+            })
+            .await
+            .unwrap();
+            assert_eq!(n, data.len(), "a write of zero bytes");
+            io.shutdown().await.unwrap();
+            assert_eq!(read_to_eof(&server).await, data);
+        })
+    });
+}
+
+#[test]
 fn shutdown_sends_the_fin_after_every_earlier_byte() {
     with_every_runtime("shutdown sends fin", 2, |_, rt| {
         rt.block_on(async {

@@ -218,6 +218,14 @@ impl PollStream {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let fd = self.fd.as_raw_fd();
+        // One `sendmsg` takes at most `IOV_MAX` slices: leading empty ones would use them up
+        // and send nothing (read as `Ok(0)`, a write of zero bytes), and the count a full
+        // send is judged by is that of the slices it was given.
+        let first = bufs
+            .iter()
+            .position(|b| !b.is_empty())
+            .unwrap_or(bufs.len());
+        let bufs = &bufs[first..bufs.len().min(first + sys::IOV_MAX)];
         let want = bufs.iter().map(|b| b.len()).sum();
         self.poll_send(cx, want, || sys::send_vectored(fd, bufs))
     }

@@ -30,9 +30,12 @@ pub(super) fn send(fd: RawFd, src: &[u8]) -> io::Result<usize> {
     result(n)
 }
 
-/// `sendmsg` of `bufs` in order (at most `IOV_MAX` of them), non-blocking.
+/// The most slices one `sendmsg` takes (`IOV_MAX`).
+pub(super) const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
+
+/// `sendmsg` of `bufs` in order (at most [`IOV_MAX`] of them), non-blocking.
 pub(super) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    let count = bufs.len().min(libc::UIO_MAXIOV as usize);
+    let count = bufs.len().min(IOV_MAX);
     // SAFETY: all-zero is a valid msghdr (no name, no control data).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     // `IoSlice` is ABI-compatible with `iovec` on Unix (std documents it); sendmsg only
