@@ -122,7 +122,11 @@ pub(crate) async fn read_chunked(file: &File, size: usize) -> io::Result<Vec<u8>
     .await;
     let mut filled = 0;
     for (i, res) in results.into_iter().enumerate() {
-        let n = res.expect("every chunk completed")?;
+        let n = match res.expect("every chunk completed") {
+            // Read on from here, as after a short chunk (the sequential reads retry it).
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => break,
+            res => res?,
+        };
         let len = chunk_len.min(size - i * chunk_len);
         filled += n;
         if n < len {

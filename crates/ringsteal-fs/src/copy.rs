@@ -67,7 +67,11 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
         buf.clear();
         let (res, b) = op::copy_linked(src.shared_fd(), pos, dst.shared_fd(), pos, buf, len).await;
         buf = b;
-        let (read, written) = res?;
+        let (read, written) = match res {
+            // Positional on both sides: the chunk can simply run again.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            res => res?,
+        };
         if read == 0 {
             break;
         }
