@@ -25,8 +25,7 @@ use crate::listener_fd::ListenerHandle;
 /// memory is yielded as the error and the stream goes on, retrying after a pause that grows
 /// from 5 ms to 1 s (reset by the next connection), since nothing signals when descriptors
 /// free up; errors of one connection (`ECONNABORTED`) are yielded and the stream goes on;
-/// an error that says the socket cannot accept ends it (`None` next); a poll off a shard
-/// (outside the runtime) fails with an error and the stream goes on. Dropping the stream
+/// an error that says the socket cannot accept ends it (`None` next). Dropping the stream
 /// cancels the request; connections the kernel accepted meanwhile are closed, never leaked.
 /// The stream keeps the socket listening after its listener is dropped; once both are gone
 /// the socket stops listening at once (its address can be bound again), even while the

@@ -36,8 +36,7 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// where the runtime has no multishot receive or buffer rings, a heap buffer from a
 /// single-shot receive. A stream that finds its shard's provided buffers all taken receives
 /// into heap buffers, one receive at a time, until half are back, without losing or
-/// reordering data. `None` is end of stream; an error ends it too, except that of a poll
-/// off a shard (outside the runtime), which fails that poll only.
+/// reordering data. `None` is end of stream; an error ends it too.
 ///
 /// The request keeps receiving while nobody polls the stream: what arrives waits in it, in
 /// the shard's provided buffers. So a stream left unpolled while its peer keeps sending
@@ -118,10 +117,6 @@ impl RecvStream {
         }
         let receives = self.receives.as_mut().expect("present until dropped");
         let next = std::task::ready!(receives.poll_next(cx));
-        if matches!(next, Some(Err(_))) && ringsteal_rt::current_shard().is_none() {
-            // Polled off a shard: nothing could be armed, and a poll on a shard goes on.
-            return Poll::Ready(next);
-        }
         if !matches!(next, Some(Ok(_))) {
             // The request has ended: nothing more can arrive through it, so the stream's
             // other reads may go on.

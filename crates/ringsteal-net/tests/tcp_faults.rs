@@ -236,36 +236,3 @@ fn io_polled_outside_a_runtime_fails_instead_of_panicking() {
     let err = block_on_plain(TcpStream::connect(server.local_addr().unwrap())).unwrap_err();
     assert!(err.to_string().contains("ringsteal"), "{err}");
 }
-
-#[test]
-fn streams_polled_off_a_shard_fail_that_poll_and_go_on_when_polled_on_one() {
-    for config in common::Config::ALL {
-        let rt = config.runtime(1);
-        let (l, addr) = rt.block_on(listener());
-        let mut incoming = l.incoming();
-        // Off a shard (this thread, outside `block_on`): an error for that poll only.
-        let off = block_on_plain(incoming.next());
-        assert!(matches!(off, Some(Err(_))), "{config:?}: {off:?}");
-        let (client, server) = rt.block_on(async {
-            let client = TcpStream::connect(addr).await.unwrap();
-            let next = timeout(Duration::from_secs(10), incoming.next()).await;
-            let server = next
-                .unwrap_or_else(|_| panic!("{config:?}: no connection"))
-                .unwrap_or_else(|| panic!("{config:?}: the incoming stream had ended"))
-                .unwrap();
-            (client, server)
-        });
-        let mut data = server.recv_stream();
-        let off = block_on_plain(data.next());
-        assert!(matches!(off, Some(Err(_))), "{config:?}: {off:?}");
-        rt.block_on(async {
-            client.write_all(b"still here".to_vec()).await.0.unwrap();
-            let next = timeout(Duration::from_secs(10), data.next()).await;
-            let buf = next
-                .unwrap_or_else(|_| panic!("{config:?}: no data"))
-                .unwrap_or_else(|| panic!("{config:?}: the receive stream had ended"))
-                .unwrap();
-            assert_eq!(&buf[..], b"still here", "{config:?}");
-        });
-    }
-}

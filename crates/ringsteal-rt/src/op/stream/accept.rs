@@ -180,11 +180,7 @@ impl AcceptStream {
                 self.backoff = None;
             }
             if let Err(e) = self.arm(cx) {
-                // Polled off a shard, nothing was armed and the source is kept: the error
-                // is that poll's alone, and a poll on a shard goes on.
-                if context::on_shard() {
-                    self.ended = true;
-                }
+                self.ended = true;
                 return Poll::Ready(Some(Err(e)));
             }
         }
@@ -225,7 +221,6 @@ impl AcceptStream {
             .expect("an unarmed stream keeps its source");
         context::with_shard(|shard| {
             let Some(shard) = shard else {
-                self.source = Some(source);
                 return Err(not_on_shard());
             };
             source.multishot = shard.shared.features.supports(Feature::MultishotAccept);

@@ -140,11 +140,7 @@ impl<S: ReceiveSource> Receiver<S> {
                 }
             }
             if let Err(e) = self.arm(cx, heap) {
-                // Polled off a shard, nothing was armed: the error is that poll's alone, and
-                // a poll on a shard goes on.
-                if context::on_shard() {
-                    self.ended = true;
-                }
+                self.ended = true;
                 return Poll::Ready(Some(Err(e)));
             }
         }
