@@ -14,6 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use ringsteal_rt::buf::{IoBuf, IoBufMut, Slice};
+use ringsteal_rt::io::{InLane, Lane};
 use ringsteal_rt::op::{self, SharedFd};
 
 use op_support::*;
@@ -419,6 +420,66 @@ fn a_truncating_receive_reports_the_datagram_length_and_fills_only_the_buffer() 
                 buf.capacity()
             );
             assert_eq!(buf, &TEXT[..buf.capacity()]);
+            // Vectored: the same, across the buffers.
+            tx.send_to(TEXT, local_addr(&rx)).unwrap();
+            let bufs = vec![Vec::with_capacity(4), Vec::with_capacity(4)];
+            let (res, bufs) = op::recvv(&rx, bufs, libc::MSG_TRUNC).await;
+            assert_eq!(res.unwrap(), TEXT.len());
+            assert_eq!(
+                bufs.concat(),
+                &TEXT[..bufs[0].capacity() + bufs[1].capacity()]
+            );
+            // Dropped after it received, in a lane: what the lane keeps is what the buffer
+            // holds, not the datagram's whole length.
+            tx.send_to(TEXT, local_addr(&rx)).unwrap();
+            let lane = Lane::new();
+            let read = InLane::read(
+                op::RecvOp::new(&rx, Vec::with_capacity(8), libc::MSG_TRUNC),
+                lane.acquire().await,
+            );
+            let mut read = Box::pin(read);
+            let polled = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(read.as_mut(), cx).is_ready())
+            })
+            .await;
+            assert!(!polled, "completed in its first poll");
+            op::nop().await.unwrap(); // the receive's completion is reaped before the NOP's
+            drop(read);
+            let mut guard = lane.acquire().await;
+            let (n, kept) = guard.take_leftover(Vec::with_capacity(64));
+            assert_eq!(&kept[..n], &TEXT[..8], "kept bytes of a truncated datagram");
         });
     }
+}
+
+#[test]
+fn a_truncating_receive_on_a_stream_marks_only_zeroed_bytes() {
+    for config in ONE_AND_TWO_SHARDS {
+        on_every_shard(config, |_| async {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut tx = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (rx, _) = listener.accept().unwrap();
+            std::io::Write::write_all(&mut tx, b"discarded").unwrap();
+            let rx = SharedFd::new(rx.into());
+            // A buffer whose spare room holds old bytes: TCP discards what `MSG_TRUNC`
+            // receives without writing it, so what the buffer then shows as received must
+            // be bytes the runtime wrote (zeros), not the old ones.
+            let mut old = vec![0xAAu8; 16];
+            old.clear();
+            let (res, buf) = op::recv(&rx, old, libc::MSG_TRUNC).await;
+            let n = res.unwrap();
+            assert!(n > 0 && n <= 9, "{n}");
+            assert_eq!(buf, vec![0u8; n], "bytes never written shown as received");
+        });
+    }
+}
+
+/// The local address of the socket `fd` (a bound UDP socket here).
+fn local_addr(fd: &SharedFd) -> std::net::SocketAddr {
+    use std::os::fd::AsRawFd;
+    // SAFETY: borrowed for the call only; `ManuallyDrop` keeps it from closing `fd`.
+    let s = std::mem::ManuallyDrop::new(unsafe {
+        <std::net::UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(fd.as_raw_fd())
+    });
+    s.local_addr().unwrap()
 }

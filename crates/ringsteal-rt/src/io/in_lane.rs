@@ -96,9 +96,15 @@ fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 
 fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
     if let (Ok(n @ 1..), buf) = out {
-        // SAFETY: the read initialised its first n bytes (n <= bytes_init after set_init);
-        // not null, as n > 0 (an empty buffer's pointer may be null).
-        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), *n) };
+        // A count past the buffer is a datagram's whole length (`MSG_TRUNC`): only what the
+        // buffer holds was received into it.
+        let n = (*n).min(buf.bytes_init());
+        if n == 0 {
+            return;
+        }
+        // SAFETY: the buffer's first n bytes are initialised (n <= bytes_init); not null, as
+        // n > 0 (an empty buffer's pointer may be null).
+        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), n) };
         guard.unread(bytes);
     }
 }

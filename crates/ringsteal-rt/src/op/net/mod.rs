@@ -13,6 +13,7 @@ mod send_recv;
 mod shutdown;
 mod socket;
 mod splice;
+mod truncating;
 
 pub use accept::{accept, Accept};
 pub use addr::SockAddr;

@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
-use super::SockAddr;
+use super::{truncating, SockAddr};
 use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use crate::op::limits::msg_iovecs;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
@@ -263,15 +263,21 @@ pub struct RecvVectored<B> {
     bufs: B,
     flags: i32,
     msg: Msg,
+    /// With `MSG_TRUNC`: the bytes the buffers hold in all, zeroed where they were not
+    /// initialised (`truncating.rs`); the count is clamped to it.
+    truncating: Option<usize>,
 }
 
 impl<B: IoVecBufMut> RecvVectored<B> {
     /// The operation's data, to wrap before [`Op::new`].
-    pub fn new(fd: &SharedFd, bufs: B, flags: i32) -> Self {
+    pub fn new(fd: &SharedFd, mut bufs: B, flags: i32) -> Self {
+        let truncating =
+            truncating::is_truncating(flags).then(|| truncating::zero_spare_vectored(&mut bufs));
         RecvVectored {
             fd: fd.clone(),
             bufs,
             flags,
+            truncating,
             msg: Msg::new(None),
         }
     }
@@ -287,8 +293,13 @@ unsafe impl<B: IoVecBufMut> Operation for RecvVectored<B> {
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
-            // SAFETY: the kernel filled n bytes across the buffers in order.
-            unsafe { self.bufs.set_init(n as usize) };
+            let filled = self
+                .truncating
+                .map_or(n as usize, |all| (n as usize).min(all));
+            // SAFETY: the kernel filled n bytes across the buffers in order; with `MSG_TRUNC`
+            // it may report more than it wrote, but the buffers were zeroed first, and the
+            // count is clamped to what they hold.
+            unsafe { self.bufs.set_init(filled) };
             n as usize
         });
         (res, self.bufs)

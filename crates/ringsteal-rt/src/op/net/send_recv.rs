@@ -5,6 +5,7 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
+use super::truncating;
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
@@ -70,9 +71,11 @@ unsafe impl<B: IoBuf> Operation for SendOp<B> {
 
 /// Receives into `buf` (from its start, up to its capacity) from the socket `fd` with `flags`
 /// (`MSG_PEEK`, `MSG_WAITALL`, ...). Yields the byte count (0: the peer shut down its
-/// sending side) and the buffer, its initialised length extended. With `MSG_TRUNC` on a
-/// datagram socket the count is the datagram's whole length, as `recv(2)` says, which may be
-/// more than the buffer holds; the buffer then holds its first `bytes_total()` bytes.
+/// sending side) and the buffer, its initialised length extended. With `MSG_TRUNC` the count
+/// is the kernel's, as `recv(2)` says: on a datagram socket the datagram's whole length
+/// (which may be more than the buffer holds: it then holds the datagram's first
+/// `bytes_total()` bytes), on a stream socket the bytes discarded unread (the buffer's
+/// uninitialised part is zeroed first, so it holds zeros for them).
 pub fn recv<B: IoBufMut>(fd: &SharedFd, buf: B, flags: i32) -> Op<RecvOp<B>> {
     Op::new(RecvOp::new(fd, buf, flags))
 }
@@ -102,7 +105,10 @@ pub struct RecvOp<B> {
 impl<B: IoBufMut> RecvOp<B> {
     /// The operation's data, to wrap before [`Op::new`]; [`recv`] is
     /// `Op::new(RecvOp::new(..))`.
-    pub fn new(fd: &SharedFd, buf: B, flags: i32) -> Self {
+    pub fn new(fd: &SharedFd, mut buf: B, flags: i32) -> Self {
+        if truncating::is_truncating(flags) {
+            truncating::zero_spare(&mut buf);
+        }
         RecvOp {
             fd: fd.clone(),
             buf,
@@ -125,8 +131,9 @@ unsafe impl<B: IoBufMut> Operation for RecvOp<B> {
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
-            // SAFETY: the kernel wrote n bytes at the start of the buffer, or filled it if n
-            // is more (`MSG_TRUNC` reports a datagram's whole length).
+            // SAFETY: the kernel wrote n bytes at the start of the buffer; with `MSG_TRUNC`
+            // (`truncating.rs`) it may report more than it wrote, but the buffer was zeroed
+            // to its capacity first, and the count is clamped to that.
             unsafe { self.buf.set_init((n as usize).min(self.buf.bytes_total())) };
             n as usize
         });
