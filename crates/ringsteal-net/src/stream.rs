@@ -359,18 +359,21 @@ impl StreamCore {
     /// not return them), or a read or write is in flight (a cancelled read may still
     /// receive bytes, and a cancelled write still send, after the handover).
     pub(crate) fn into_owned_fd(self) -> Result<io::Result<OwnedFd>, (Self, &'static str)> {
-        if self.read.has_leftover() {
-            return Err((
-                self,
-                "bytes received by a cancelled read are buffered in this stream; read them \
-                 before converting it into a std stream",
-            ));
-        }
+        // Held first: a cancelled read's bytes go back into the lane before it lets go, so
+        // once the lane is seen free (Acquire), they are seen too. The other order could
+        // miss bytes put back between the two checks.
         if self.read.is_held() || self.write.is_held() {
             return Err((
                 self,
                 "a read or write is in flight on this stream (a cancelled one until its shard \
                  has reaped the cancellation, or a receive stream); try again once it is done",
+            ));
+        }
+        if self.read.has_leftover() {
+            return Err((
+                self,
+                "bytes received by a cancelled read are buffered in this stream; read them \
+                 before converting it into a std stream",
             ));
         }
         Ok(into_owned(self.fd))

@@ -131,7 +131,8 @@ async fn read_in_lane<B: IoBufMut>(fd: &SharedFd, lane: &Lane, buf: B) -> BufRes
 }
 
 /// A pipe that could not become a [`Stdio`] because an operation is still in flight on it
-/// (a dropped read or write, until its shard has reaped the cancellation): the pipe, given
+/// (a dropped read or write, until its shard has reaped the cancellation), or because bytes
+/// a dropped read kept wait for the next read (they would be lost): the pipe, given
 /// back unchanged. Converts into an `io::Error` (kind `Other`), so `?` works where the pipe is
 /// not wanted back.
 ///
@@ -165,7 +166,10 @@ impl<P> std::fmt::Debug for PipeBusy<P> {
 
 impl<P> std::fmt::Display for PipeBusy<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an operation is still in flight on this pipe")
+        f.write_str(
+            "an operation is still in flight on this pipe, or bytes a dropped read kept wait \
+             for the next read",
+        )
     }
 }
 
@@ -247,7 +251,9 @@ macro_rules! reader {
             /// wait for the next one (otherwise the handle comes back: they would be lost).
             pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
                 let Self { fd, lane } = self;
-                if lane.has_leftover() {
+                // Held first: a dropped read puts its bytes back before it lets go of the
+                // lane, so once the lane is seen free, they are seen too.
+                if lane.is_held() || lane.has_leftover() {
                     return Err(Self { fd, lane });
                 }
                 fd.try_unwrap().map_err(|fd| Self { fd, lane })
