@@ -189,7 +189,10 @@ impl SharedFd {
                 drop(unsafe { Box::from_raw(self.inner.as_ptr()) });
             }
             if let Some(w) = waiter {
-                w.wake();
+                // A holder may let go inside the driver's reap (an op cell freed there, a
+                // zero-copy send dropping its descriptor at its result): then the wake waits
+                // until the driver is free, as every wake from that path does.
+                crate::util::wake_later::wake_all([w]);
             }
         } else if before & COUNT == 1 {
             // The last holder: every other one let go (Release), seen through this fence.
