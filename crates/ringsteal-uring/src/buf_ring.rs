@@ -99,8 +99,10 @@ impl BufRing {
             ));
         }
         let ring_len = usize::from(entries) * std::mem::size_of::<io_uring_buf>();
-        let ring_mem = Mmap::anonymous(ring_len.max(4096))?;
-        let bufs = Mmap::anonymous(usize::from(entries) * buf_len as usize)?;
+        let ring_mem = Mmap::anonymous(ring_len.max(4096), true)?;
+        // Not populated: `count × len` may be large, and a page costs memory only once the
+        // kernel has received into it.
+        let bufs = Mmap::anonymous(usize::from(entries) * buf_len as usize, false)?;
         let reg = io_uring_buf_reg {
             ring_addr: ring_mem.as_ptr() as u64,
             ring_entries: u32::from(entries),

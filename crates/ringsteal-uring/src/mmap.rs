@@ -37,15 +37,18 @@ impl Mmap {
         Self::checked(ptr, len)
     }
 
-    /// Maps `len` bytes of zeroed anonymous memory, page aligned.
-    pub(crate) fn anonymous(len: usize) -> io::Result<Self> {
+    /// Maps `len` bytes of zeroed anonymous memory, page aligned; with `populate`, faulted
+    /// in at once (`MAP_POPULATE`: for small memory touched at once anyway), else page by
+    /// page as it is first touched (for large buffers, which may never all be used).
+    pub(crate) fn anonymous(len: usize, populate: bool) -> io::Result<Self> {
+        let populate = if populate { libc::MAP_POPULATE } else { 0 };
         // SAFETY: a fresh private anonymous mapping; nothing existing is affected.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | populate,
                 -1,
                 0,
             )
