@@ -196,7 +196,9 @@ where
     }
 }
 
-/// Runs a blocking closure on the current runtime's blocking pool.
+/// Runs a blocking closure on the current runtime's blocking pool. If the pool has no thread
+/// and the system refuses to start one (a thread limit), the closure does not run and its
+/// `JoinHandle` yields a cancelled error (tokio panics there).
 ///
 /// # Panics
 /// Outside a ringsteal runtime.

@@ -139,9 +139,17 @@ impl BlockingPool {
                     st.handles.push((id, h));
                 }
                 Err(_) => {
-                    // No thread now: the task waits for a busy thread to free up (if there is
-                    // none at all, for the next spawn, which retries).
+                    // No thread now: the task waits for a busy thread to free up. With none
+                    // at all, nothing would ever run it (a later spawn may fail the same
+                    // way): it is dropped instead, and its JoinHandle yields a cancelled
+                    // error rather than waiting for ever. (tokio panics here.)
                     st.threads -= 1;
+                    if st.threads == 0 {
+                        let task = st.queue.pop_back();
+                        self.pending.fetch_sub(1, SeqCst);
+                        drop(st);
+                        drop(task);
+                    }
                 }
             }
         }
