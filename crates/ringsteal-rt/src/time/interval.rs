@@ -84,7 +84,8 @@ impl MissedTickBehavior {
 /// ```
 ///
 /// # Panics
-/// If `period` is zero.
+/// If `period` is zero; and its ticks, when awaited on a thread that runs no ringsteal shard
+/// (timers live in a shard's wheel).
 pub fn interval(period: Duration) -> Interval {
     interval_at(Instant::now(), period)
 }

@@ -32,6 +32,11 @@ use super::Instant;
 ///     assert!(start.elapsed() >= Duration::from_micros(300));
 /// });
 /// ```
+///
+/// # Panics
+/// When polled before its deadline on a thread that runs no ringsteal shard (a
+/// `spawn_blocking` closure, another executor): timers live in a shard's wheel. Await it in
+/// a task or in `block_on`.
 #[must_use = "a Sleep does nothing unless polled"]
 pub struct Sleep {
     deadline: Instant,
@@ -184,6 +189,11 @@ impl std::fmt::Debug for Sleep {
 /// ringsteal_rt::time::sleep(std::time::Duration::from_millis(1)).await;
 /// # });
 /// ```
+///
+/// # Panics
+/// The `Sleep`, when polled before its deadline on a thread that runs no ringsteal shard
+/// (a `spawn_blocking` closure, another executor): timers live in a shard's wheel. Await it
+/// in a task or in `block_on`.
 pub fn sleep(duration: Duration) -> Sleep {
     Sleep::new(
         Instant::now()
@@ -204,6 +214,11 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// assert!(Instant::now() >= at);
 /// # });
 /// ```
+///
+/// # Panics
+/// The `Sleep`, when polled before its deadline on a thread that runs no ringsteal shard
+/// (a `spawn_blocking` closure, another executor): timers live in a shard's wheel. Await it
+/// in a task or in `block_on`.
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep::new(deadline)
 }

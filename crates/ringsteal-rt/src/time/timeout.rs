@@ -56,6 +56,11 @@ impl From<Elapsed> for std::io::Error {
 ///     assert!(timeout(Duration::from_millis(1), sleep(Duration::from_secs(5))).await.is_err());
 /// });
 /// ```
+///
+/// # Panics
+/// The `Timeout`, when polled before its deadline, its future still pending, on a thread
+/// that runs no ringsteal shard (a `spawn_blocking` closure, another executor): timers live
+/// in a shard's wheel. Await it in a task or in `block_on`.
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     timeout_at(
         Instant::now()
@@ -78,6 +83,11 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 ///     assert!(Instant::now() >= deadline);
 /// });
 /// ```
+///
+/// # Panics
+/// The `Timeout`, when polled before its deadline, its future still pending, on a thread
+/// that runs no ringsteal shard (a `spawn_blocking` closure, another executor): timers live
+/// in a shard's wheel. Await it in a task or in `block_on`.
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
