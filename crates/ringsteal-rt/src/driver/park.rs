@@ -11,6 +11,7 @@ use ringsteal_uring::Wait;
 
 use super::Driver;
 use crate::stats::ShardCounters;
+use crate::util::NEVER;
 
 /// Longest sleep while the eventfd read could not be armed.
 const UNARMED_PARK: Duration = Duration::from_millis(1);
@@ -40,7 +41,9 @@ impl Driver {
         let timeout = if unarmed(self) || !self.backlog.is_empty() {
             Some(timeout.map_or(UNARMED_PARK, |t| t.min(UNARMED_PARK)))
         } else {
-            timeout
+            // A timer centuries away gives a timespec past what some kernels add to the
+            // current time without overflowing (which would end every sleep at once).
+            timeout.map(|t| t.min(NEVER))
         };
         counters.enters.incr();
         let before = self.ring.sq_pending();
