@@ -541,12 +541,25 @@ impl Future for Acquire<'_> {
     type Output = LaneGuard;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-        if self.ticket.is_none() && self.lane.inner.try_hold() {
-            return Poll::Ready(self.lane.guard());
-        }
         let this = &mut *self;
-        acquire_slow(this.lane, &mut this.ticket, cx)
+        poll_acquire(this.lane, &mut this.ticket, cx)
     }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        leave(self.lane, &mut self.ticket);
+    }
+}
+
+/// The poll of [`Acquire`] and [`AcquireOwned`]: takes a free lane with one
+/// compare-and-swap, else waits for it under the lock (`ticket`: the place in the queue).
+#[inline(always)]
+fn poll_acquire(lane: &Lane, ticket: &mut Option<Ticket>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
+    if ticket.is_none() && lane.inner.try_hold() {
+        return Poll::Ready(lane.guard());
+    }
+    acquire_slow(lane, ticket, cx)
 }
 
 /// The lane is held (or the future with `ticket` is queued): wait for it under the lock. Out
@@ -562,11 +575,12 @@ fn acquire_slow(lane: &Lane, ticket: &mut Option<Ticket>, cx: &mut Context<'_>) 
     Poll::Pending
 }
 
-impl Drop for Acquire<'_> {
-    fn drop(&mut self) {
-        if let Some(ticket) = self.ticket.take() {
-            self.lane.inner.leave_queue(ticket);
-        }
+/// The drop of [`Acquire`] and [`AcquireOwned`]: gives up the place in the queue (or the lane,
+/// if it was handed over meanwhile).
+#[inline(always)]
+fn leave(lane: &Lane, ticket: &mut Option<Ticket>) {
+    if let Some(ticket) = ticket.take() {
+        lane.inner.leave_queue(ticket);
     }
 }
 
@@ -599,19 +613,14 @@ impl Future for AcquireOwned {
     type Output = LaneGuard;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<LaneGuard> {
-        if self.ticket.is_none() && self.lane.inner.try_hold() {
-            return Poll::Ready(self.lane.guard());
-        }
         let this = &mut *self;
-        acquire_slow(&this.lane, &mut this.ticket, cx)
+        poll_acquire(&this.lane, &mut this.ticket, cx)
     }
 }
 
 impl Drop for AcquireOwned {
     fn drop(&mut self) {
-        if let Some(ticket) = self.ticket.take() {
-            self.lane.inner.leave_queue(ticket);
-        }
+        leave(&self.lane, &mut self.ticket);
     }
 }
 
