@@ -61,11 +61,14 @@ impl ListenerFd {
         &self.fd
     }
 
-    /// The descriptor handed on (`into_std`): nothing shuts the socket down any more, and the
-    /// caller gets a holder of its own.
-    pub(crate) fn hand_over(&self) -> SharedFd {
-        self.stop_when_dropped.store(false, Ordering::Relaxed);
-        self.fd.clone()
+    /// The descriptor handed on (`into_std`) by the listener's handle: nothing shuts the
+    /// socket down any more, and the handle is given up, so the result is the descriptor's
+    /// only holder unless an `Incoming` or a cancelled accept still shares it.
+    pub(crate) fn hand_over(handle: ListenerHandle) -> SharedFd {
+        handle.stop_when_dropped.store(false, Ordering::Relaxed);
+        let fd = handle.fd.clone();
+        drop(handle);
+        fd
     }
 }
 

@@ -7,6 +7,7 @@ mod common;
 mod support;
 
 use std::net::Shutdown;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use common::with_every_runtime;
@@ -270,6 +271,29 @@ fn std_streams_convert_both_ways_and_keep_the_connection() {
             assert_eq!(got, b"via std");
             let back = listener.into_std().unwrap();
             assert_eq!(back.local_addr().unwrap(), addr);
+        })
+    });
+}
+
+#[test]
+fn a_bound_listener_hands_its_own_descriptor_to_std_and_keeps_listening() {
+    with_every_runtime("tcp listener into_std", 1, |_, rt| {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let fd = listener.as_raw_fd();
+            let client = TcpStream::connect(addr).await.unwrap();
+            let (_served, _) = listener.accept().await.unwrap();
+            let back = listener.into_std().unwrap();
+            assert_eq!(
+                back.as_raw_fd(),
+                fd,
+                "no duplicate when nothing else holds it"
+            );
+            // Still listening: handing over is not dropping.
+            let _second = std::net::TcpStream::connect(addr).unwrap();
+            let (_, peer) = back.accept().unwrap();
+            assert_ne!(Some(peer), client.local_addr().ok());
         })
     });
 }

@@ -7,6 +7,8 @@ mod common;
 mod support;
 
 use std::io::ErrorKind;
+use std::os::fd::AsRawFd;
+use std::os::linux::net::SocketAddrExt;
 use std::path::PathBuf;
 
 use common::{under_every_config, unique, with_every_runtime, Config};
@@ -215,6 +217,46 @@ fn datagrams_go_to_paths_abstract_names_and_connected_peers() {
             let std_b = b.into_std().unwrap();
             assert!(std_b.local_addr().is_ok());
             std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
+fn unix_sockets_convert_from_and_into_std_and_keep_their_descriptors() {
+    with_every_runtime("unix std conversions", 1, |_, rt| {
+        rt.block_on(async {
+            let name = format!("\0ringsteal-test-std-{}-{}", std::process::id(), unique());
+            let listener = UnixListener::bind(&name).unwrap();
+            let fd = listener.as_raw_fd();
+            let std_client = std::os::unix::net::UnixStream::connect_addr(
+                &std::os::unix::net::SocketAddr::from_abstract_name(&name.as_bytes()[1..]).unwrap(),
+            )
+            .unwrap();
+            let client = UnixStream::from_std(std_client).unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            client.write_all(b"adopted".to_vec()).await.0.unwrap();
+            let (res, got) = server.read_exact(vec![0; 7]).await;
+            res.unwrap();
+            assert_eq!(got, b"adopted");
+            let back = listener.into_std().unwrap();
+            assert_eq!(
+                back.as_raw_fd(),
+                fd,
+                "no duplicate when nothing else holds it"
+            );
+            let _second =
+                std::os::unix::net::UnixStream::connect_addr(&back.local_addr().unwrap()).unwrap();
+            back.accept()
+                .expect("the handed-over listener still listens");
+
+            let (std_a, std_b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+            let (a, b) = (
+                UnixDatagram::from_std(std_a).unwrap(),
+                UnixDatagram::from_std(std_b).unwrap(),
+            );
+            a.send(b"adopted datagram".to_vec()).await.0.unwrap();
+            let (res, buf) = b.recv(Vec::with_capacity(64)).await;
+            assert_eq!(&buf[..res.unwrap()], b"adopted datagram");
         })
     });
 }

@@ -149,10 +149,11 @@ impl TcpListener {
         })
     }
 
-    /// The std listener. If a cancelled accept still holds the socket, the std listener
-    /// gets a duplicate of the descriptor.
+    /// The std listener, with the same descriptor. If an [`Incoming`] made from this listener
+    /// or a cancelled accept still holds the socket, the std listener gets a duplicate of the
+    /// descriptor instead.
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        into_owned(self.fd.hand_over()).map(Into::into)
+        into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
     }
 
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`). A clone of it

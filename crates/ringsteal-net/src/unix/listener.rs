@@ -108,9 +108,11 @@ impl UnixListener {
         })
     }
 
-    /// The std listener; a duplicate descriptor if a cancelled accept still holds it.
+    /// The std listener, with the same descriptor. If an [`Incoming`] made from this listener
+    /// or a cancelled accept still holds the socket, the std listener gets a duplicate of the
+    /// descriptor instead.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        into_owned(self.fd.hand_over()).map(Into::into)
+        into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
     }
 }
 
