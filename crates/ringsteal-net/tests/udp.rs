@@ -134,6 +134,19 @@ fn broadcast_multicast_and_ttl_setters_read_back() {
             }
             let std_socket = s.into_std().unwrap();
             assert!(std_socket.broadcast().unwrap());
+            // And back: the adopted socket keeps its options and carries datagrams.
+            let s = UdpSocket::from_std(std_socket).unwrap();
+            assert_eq!(s.ttl().unwrap(), 33);
+            let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let port = s.local_addr().unwrap().port();
+            peer.send_to(b"to the adopted", ("127.0.0.1", port))
+                .unwrap();
+            let (res, buf) = s.recv_from(Vec::with_capacity(64)).await;
+            let (n, from) = res.unwrap();
+            assert_eq!(
+                (&buf[..n], from),
+                (&b"to the adopted"[..], peer.local_addr().unwrap())
+            );
         })
     });
 }
