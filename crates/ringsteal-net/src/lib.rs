@@ -37,8 +37,11 @@
 //!     let addr = listener.local_addr()?;
 //!     // An echo server: one task per connection.
 //!     ringsteal_rt::spawn(async move {
-//!         loop {
-//!             let Ok((stream, _)) = listener.accept().await else { break };
+//!         let mut incoming = listener.incoming();
+//!         // A failed accept is that accept's (out of descriptors: the stream pauses before
+//!         // it tries again); an error of the listener ends the stream.
+//!         while let Some(conn) = incoming.next().await {
+//!             let Ok(stream) = conn else { continue };
 //!             ringsteal_rt::spawn(async move {
 //!                 let mut buf = Vec::with_capacity(4096);
 //!                 loop {

@@ -50,6 +50,10 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// read returns them first: switching between a receive stream and `read` loses nothing.
 /// Writes are not affected. `poll_next` has the signature of `futures::Stream::poll_next`.
 ///
+/// Its request holds the socket: while the receive stream lives, dropping the
+/// `TcpStream`/`UnixStream` (or both halves) does not close the connection, and the peer
+/// sees no end of stream. The connection closes once both are dropped.
+///
 /// ```
 /// use ringsteal_net::UnixStream;
 ///

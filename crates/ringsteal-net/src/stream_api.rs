@@ -83,7 +83,21 @@ macro_rules! stream_read_methods {
             self.core().read_exact(buf).await
         }
 
-        /// Reads into several buffers in order (`IORING_OP_RECVMSG`).
+        /// Reads into several buffers in order (`IORING_OP_RECVMSG`): each is filled to its
+        /// capacity before the next gets a byte.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.write_all(b"headbody".to_vec()).await.0?;
+        ///     let (res, bufs) = b.readv(vec![Vec::with_capacity(4), Vec::with_capacity(16)]).await;
+        ///     assert_eq!(res?, 8);
+        ///     assert_eq!((&bufs[0][..], &bufs[1][..]), (&b"head"[..], &b"body"[..]));
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
         pub async fn readv<B: ::ringsteal_rt::buf::IoVecBufMut>(
             &self,
             bufs: B,
@@ -93,6 +107,21 @@ macro_rules! stream_read_methods {
 
         /// Reads into `buf` without consuming: the next read returns the same bytes
         /// (`MSG_PEEK`).
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.write_all(b"GET /".to_vec()).await.0?;
+        ///     let (res, seen) = b.peek(Vec::with_capacity(3)).await;
+        ///     assert_eq!(&seen[..res?], b"GET");
+        ///     let (res, read) = b.read_exact(vec![0; 5]).await; // the same bytes, and more
+        ///     res?;
+        ///     assert_eq!(read, b"GET /");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
         pub async fn peek<B: ::ringsteal_rt::buf::IoBufMut>(
             &self,
             buf: B,
@@ -242,6 +271,22 @@ macro_rules! stream_write_methods {
         }
 
         /// Writes several buffers in order, in one `IORING_OP_SENDMSG`; may be short.
+        /// `(head, body)` is a two-buffer write, a `Vec` of buffers any number.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     let head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n".to_vec();
+        ///     let (res, (head, body)) = a.writev((head, b"hi".to_vec())).await;
+        ///     assert_eq!(res?, head.len() + body.len()); // a short write is possible too
+        ///     let (res, got) = b.read_exact(vec![0; head.len() + 2]).await;
+        ///     res?;
+        ///     assert!(got.ends_with(b"\r\n\r\nhi"));
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
         pub async fn writev<B: ::ringsteal_rt::buf::IoVecBuf>(
             &self,
             bufs: B,
@@ -249,7 +294,24 @@ macro_rules! stream_write_methods {
             self.core().writev(bufs).await
         }
 
-        /// Writes every byte of several buffers in order, contiguously.
+        /// Writes every byte of several buffers in order, contiguously: short writes are
+        /// continued where they stopped, and other writes of this stream wait until it is
+        /// done.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     let chunks = vec![vec![1u8; 100_000], vec![2u8; 100_000]];
+        ///     let writer = ringsteal_rt::spawn(async move { a.write_all_vectored(chunks).await.0 });
+        ///     let (res, got) = b.read_exact(vec![0; 200_000]).await;
+        ///     res?;
+        ///     assert!(got[..100_000].iter().all(|&x| x == 1) && got[100_000..].iter().all(|&x| x == 2));
+        ///     writer.await.unwrap()?;
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
         pub async fn write_all_vectored<B: ::ringsteal_rt::buf::IoVecBuf>(
             &self,
             bufs: B,

@@ -108,7 +108,8 @@ impl UdpSocket {
     /// error reported to a connected socket too) ends the stream; make a new one to go on.
     /// Other receives on the socket may run at the same time (datagram sockets keep no
     /// lane); each datagram goes to one of them, and the datagrams the stream took but
-    /// nobody read are lost with it when it is dropped.
+    /// nobody read are lost with it when it is dropped. Its request holds the socket: it
+    /// stays open until both the stream and the socket are dropped.
     ///
     /// ```
     /// use ringsteal_net::UdpSocket;
@@ -150,6 +151,17 @@ impl UdpSocket {
     }
 
     /// Sets `SO_BROADCAST` (allow sending to a broadcast address).
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let socket = ringsteal_net::UdpSocket::bind("0.0.0.0:0").await?;
+    ///     socket.set_broadcast(true)?;
+    ///     assert!(socket.broadcast()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
         self.with_std(|s| s.set_broadcast(on))
     }
@@ -191,6 +203,23 @@ impl UdpSocket {
 
     /// Joins the IPv4 multicast group `multiaddr` on the interface with address `interface`
     /// (`UNSPECIFIED`: the default one).
+    ///
+    /// ```
+    /// use std::net::Ipv4Addr;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let socket = ringsteal_net::UdpSocket::bind("0.0.0.0:0").await?;
+    ///     let group = Ipv4Addr::new(224, 0, 0, 251);
+    ///     match socket.join_multicast_v4(group, Ipv4Addr::UNSPECIFIED) {
+    ///         Ok(()) => socket.leave_multicast_v4(group, Ipv4Addr::UNSPECIFIED)?,
+    ///         // A host with no multicast route refuses to join.
+    ///         Err(e) => eprintln!("no multicast here: {e}"),
+    ///     }
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
         self.with_std(|s| s.join_multicast_v4(&multiaddr, &interface))
     }
@@ -225,6 +254,20 @@ impl UdpSocket {
     }
 
     /// Adopts a bound std socket. Never fails today; returns `io::Result` as tokio's does.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    ///     let addr = std_socket.local_addr()?;
+    ///     let socket = ringsteal_net::UdpSocket::from_std(std_socket)?;
+    ///     socket.send_to(b"to myself".to_vec(), addr).await.0?;
+    ///     let (res, buf) = socket.recv(Vec::with_capacity(64)).await;
+    ///     assert_eq!(&buf[..res?], b"to myself");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         Ok(Self {
             fd: SharedFd::new(socket.into()),

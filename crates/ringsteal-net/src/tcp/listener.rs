@@ -84,7 +84,10 @@ impl TcpListener {
     ///
     /// # Errors
     /// The kernel's, for this accept only: `EMFILE`/`ENFILE` when out of descriptors,
-    /// `ECONNABORTED` for a connection reset before it was accepted, and so on.
+    /// `ECONNABORTED` for a connection reset before it was accepted, and so on. The listener
+    /// keeps working; a loop that goes on after `EMFILE` should pause first (descriptors free
+    /// up only as connections close, and the next accept would fail at once), or use
+    /// [`incoming`](Self::incoming), which pauses by itself.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (fd, addr) = op::accept(self.fd.shared()).await?;
         // The caller's next default spawn, if it comes in this poll, is dealt round-robin.

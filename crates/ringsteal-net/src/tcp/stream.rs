@@ -93,6 +93,22 @@ impl TcpStream {
 
     /// Adopts a connected std stream (blocking or not: io_uring handles both).
     /// Never fails today; returns `io::Result` as tokio's does.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    ///     let client = std::net::TcpStream::connect(listener.local_addr()?)?;
+    ///     let (served, _) = listener.accept()?;
+    ///     let client = ringsteal_net::TcpStream::from_std(client)?;
+    ///     client.write_all(b"adopted".to_vec()).await.0?;
+    ///     let mut got = [0; 7];
+    ///     std::io::Read::read_exact(&mut &served, &mut got)?;
+    ///     assert_eq!(&got, b"adopted");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         Ok(Self::from_core(StreamCore::new(stream.into())))
     }
@@ -157,6 +173,24 @@ impl TcpStream {
     }
 
     /// Sets `SO_KEEPALIVE`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = ringsteal_net::TcpListener::bind("127.0.0.1:0").await?;
+    ///     let stream = ringsteal_net::TcpStream::connect(listener.local_addr()?).await?;
+    ///     stream.set_keepalive(true)?;
+    ///     stream.set_linger(Some(Duration::from_secs(2)))?; // close waits up to 2 s to send
+    ///     stream.set_ttl(32)?;
+    ///     assert!(stream.keepalive()?);
+    ///     assert_eq!(stream.linger()?, Some(Duration::from_secs(2)));
+    ///     assert_eq!(stream.ttl()?, 32);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
     pub fn set_keepalive(&self, keepalive: bool) -> io::Result<()> {
         sockopt::set_flag(self, libc::SOL_SOCKET, libc::SO_KEEPALIVE, keepalive)
     }

@@ -62,6 +62,11 @@ impl UnixListener {
     /// Accepts a connection: the stream and the peer's address (usually unnamed). A
     /// `spawn` right after it deals the new task round-robin, as
     /// [`TcpListener::accept`](crate::TcpListener::accept) does.
+    ///
+    /// # Errors
+    /// As for [`TcpListener::accept`](crate::TcpListener::accept): this accept's only
+    /// (`EMFILE` when out of descriptors: pause before the next, or use
+    /// [`incoming`](Self::incoming), which does).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         let (fd, addr) = op::accept(self.fd.shared()).await?;
         ringsteal_rt::spread_next_spawn();

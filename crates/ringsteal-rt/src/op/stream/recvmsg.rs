@@ -62,7 +62,9 @@ pub fn recvmsg_multishot(fd: &SharedFd) -> RecvMsgStream {
     RecvMsgStream(Receiver::new(fd))
 }
 
-/// The stream of [`recvmsg_multishot`]: `poll_next`, or `next().await`.
+/// The stream of [`recvmsg_multishot`]: `poll_next`, or `next().await`. It holds the
+/// socket's descriptor (a clone of the `SharedFd`) while it lives: the socket stays open
+/// until the stream is dropped too.
 ///
 /// ```
 /// use std::os::unix::net::UnixDatagram;
