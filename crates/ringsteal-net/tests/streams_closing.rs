@@ -329,13 +329,13 @@ fn a_runtime_dropped_with_streams_armed_closes_every_socket(config: Config) {
     for c in &mut clients {
         let mut rest = Vec::new();
         c.set_read_timeout(Some(OP_GUARD)).unwrap();
-        let _ = c.read_to_end(&mut rest);
-        let _ = c.write_all(b"x");
-        let mut byte = [0u8; 1];
-        assert!(
-            !matches!(c.read(&mut byte), Ok(1..)),
-            "{config:?}: an accepted socket outlived its runtime"
-        );
+        // End of stream, or a reset (the server closed with unread bytes); a socket that
+        // outlived its runtime would leave this read waiting until the read timeout.
+        match c.read_to_end(&mut rest) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(e) => panic!("{config:?}: an accepted socket outlived its runtime ({e})"),
+        }
     }
 }
 
