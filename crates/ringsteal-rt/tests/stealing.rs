@@ -5,6 +5,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use common::*;
 use ringsteal_rt::{current_shard, Placement};
@@ -47,6 +48,24 @@ fn start_shard_1(rt: &ringsteal_rt::Runtime) {
 /// Waits until shard 1 has gone idle (it found no work; it may be parked or about to be).
 fn wait_until_shard_1_is_idle(handle: &ringsteal_rt::RuntimeHandle) {
     while !handle.stats().shards[1].idle {
+        std::thread::yield_now();
+    }
+}
+
+/// Shard 1's thread id (the shard has started).
+fn shard_1_tid(rt: &ringsteal_rt::Runtime) -> i32 {
+    rt.block_on(async {
+        // SAFETY: gettid has no preconditions.
+        ringsteal_rt::spawn_with(Placement::Pinned(1), async { unsafe { libc::gettid() } })
+            .await
+            .unwrap()
+    })
+}
+
+/// Waits until shard 1, thread `tid`, is idle and asleep in `io_uring_enter` (not spinning:
+/// a spinning shard takes new work itself, by stealing, before anything is handed to it).
+fn wait_until_shard_1_sleeps(handle: &ringsteal_rt::RuntimeHandle, tid: i32) {
+    while !(handle.stats().shards[1].idle && blocked_in_io_uring_enter(tid)) {
         std::thread::yield_now();
     }
 }
@@ -180,39 +199,49 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
     // shard would start all of them long before a parked shard, woken to steal, could take
     // one. Handing half the queue to the idle shard after the spawning poll spreads them
     // (ADR-0005); a shard still looking for work steals them as they are queued.
+    //
+    // Up to three attempts: shard 1, woken by the first spawns, may steal a few and then be
+    // preempted (a loaded machine), so that it is not idle when the spawning poll ends and
+    // nothing is handed to it; that attempt proves nothing either way.
     with_every_runtime("hand-off to an idle shard", 2, |_, rt| {
         let handle = rt.handle();
         // Let shard 1 start, run something, and go idle.
         start_shard_1(&rt);
-        wait_until_shard_1_is_idle(&handle);
-        let before = handle.stats();
-        let first_polls = rt.block_on(async {
-            let gate = ringsteal_rt::sync::CancellationToken::new();
-            let mut joins = Vec::new();
-            for _ in 0..32 {
-                let gate = gate.clone();
-                joins.push(ringsteal_rt::spawn(async move {
-                    let shard = current_shard().unwrap();
-                    gate.cancelled().await;
-                    shard
-                }));
+        let mut attempts = Vec::new();
+        for _ in 0..3 {
+            wait_until_shard_1_is_idle(&handle);
+            let before = handle.stats();
+            let first_polls = rt.block_on(async {
+                let gate = ringsteal_rt::sync::CancellationToken::new();
+                let mut joins = Vec::new();
+                for _ in 0..32 {
+                    let gate = gate.clone();
+                    joins.push(ringsteal_rt::spawn(async move {
+                        let shard = current_shard().unwrap();
+                        gate.cancelled().await;
+                        shard
+                    }));
+                }
+                // Every task starts (and waits) before the gate opens.
+                while handle.stats().total().polls - before.total().polls < 32 {
+                    ringsteal_rt::yield_now().await;
+                }
+                gate.cancel();
+                tasks_per_shard(joins).await
+            });
+            let after = handle.stats();
+            // Moved before they started: handed over (shard 1 parked while shard 0 spawned) or
+            // stolen (shard 1 was still looking for work and took them as they were queued).
+            let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
+            let stolen = after.shards[1].tasks_stolen - before.shards[1].tasks_stolen;
+            if handed + stolen >= 8 && first_polls[1] >= 8 {
+                return;
             }
-            // Every task starts (and waits) before the gate opens.
-            while handle.stats().total().polls - before.total().polls < 32 {
-                ringsteal_rt::yield_now().await;
-            }
-            gate.cancel();
-            tasks_per_shard(joins).await
-        });
-        let after = handle.stats();
-        // Moved before they started: handed over (shard 1 parked while shard 0 spawned) or
-        // stolen (shard 1 was still looking for work and took them as they were queued).
-        let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
-        let stolen = after.shards[1].tasks_stolen - before.shards[1].tasks_stolen;
-        assert!(
-            handed + stolen >= 8 && first_polls[1] >= 8,
-            "first polls per shard {first_polls:?}: {handed} handed off, {stolen} stolen"
-        );
+            attempts.push(format!(
+                "first polls per shard {first_polls:?}: {handed} handed off, {stolen} stolen"
+            ));
+        }
+        panic!("no attempt moved work to shard 1 before it started: {attempts:?}");
     });
 }
 
@@ -223,22 +252,29 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
     // waking up. Stealing then would take back half of what it gave, every burst; it leaves
     // the handed-over tasks alone until shard 1 runs.
     //
-    // The reservation lasts 250 µs: on a loaded machine shard 1 may take longer to wake, and
-    // shard 0 then rightly takes the work back. So up to three rounds of ten bursts: without
-    // the reservation every round ends near a third on shard 1 (54/26 of 80 measured), with
-    // it a round on a machine that wakes shard 1 in time reaches half.
+    // Each burst starts with shard 1 asleep, so half of it is handed over. The reservation
+    // lasts 250 µs: on a loaded machine shard 1 may take longer to wake, and shard 0 then
+    // rightly takes the work back. So this runtime keeps it for 10 s: what is tested is the
+    // reservation, not how fast this machine wakes a shard. Without the reservation shard 0
+    // takes back half or more of what it handed over (21 of 21 to 39 of 40, measured); with
+    // it, none. A poll on shard 1 that runs long (its thread preempted) also
+    // ends the reservation, rightly, so up to three rounds of ten bursts.
     const ROUNDS: usize = 3;
     const BURSTS: usize = 10;
     const TASKS: usize = 8;
-    with_every_runtime("no steal-back of a hand-off", 2, |_, rt| {
+    under_every_config("no steal-back of a hand-off", 2, |config, builder| {
+        let rt = builder
+            .reservation_for_testing(Duration::from_secs(10))
+            .build()
+            .unwrap_or_else(|e| panic!("building a {config:?} runtime: {e}"));
         let handle = rt.handle();
-        start_shard_1(&rt);
+        let tid = shard_1_tid(&rt);
         let mut rounds = Vec::new();
         for _ in 0..ROUNDS {
             let before = handle.stats();
             let mut on = [0usize; 2];
             for _ in 0..BURSTS {
-                wait_until_shard_1_is_idle(&handle);
+                wait_until_shard_1_sleeps(&handle, tid);
                 let first_polls = rt.block_on(async {
                     let gate = ringsteal_rt::sync::CancellationToken::new();
                     let all_started = ringsteal_rt::sync::CancellationToken::new();
@@ -268,7 +304,10 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
             let after = handle.stats();
             let handed = after.shards[0].tasks_handed_off - before.shards[0].tasks_handed_off;
             let stolen_back = after.shards[0].tasks_stolen - before.shards[0].tasks_stolen;
-            if on[1] * 10 >= BURSTS * TASKS * 4 {
+            // Hand-offs happened (half of every burst, asleep as shard 1 was), and none was
+            // taken back.
+            if stolen_back == 0 && handed as usize * 4 >= BURSTS * TASKS && on[1] >= handed as usize
+            {
                 return;
             }
             rounds.push(format!(

@@ -70,6 +70,7 @@ impl Builder {
                 start_paused: false,
                 sqpoll: None,
                 sqpoll_refused: false,
+                reservation: crate::shared::reservation::RESERVATION,
                 without_features: Vec::new(),
                 recv_buf_count: DEFAULT_RECV_BUF_COUNT,
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
@@ -195,6 +196,15 @@ impl Builder {
     #[doc(hidden)]
     pub fn sqpoll_refused_for_testing(mut self, refuse: bool) -> Self {
         self.config.sqpoll_refused = refuse;
+        self
+    }
+
+    /// Testing aid: how long work handed over to an idle shard is kept for it at most
+    /// (250 µs; ADR-0005). A test of what the reservation does sets it long, so that how
+    /// fast a loaded machine wakes the receiving shard cannot decide the outcome.
+    #[doc(hidden)]
+    pub fn reservation_for_testing(mut self, limit: Duration) -> Self {
+        self.config.reservation = limit;
         self
     }
 

@@ -85,6 +85,9 @@ pub(crate) struct Config {
     pub(crate) sqpoll: Option<Duration>,
     /// Testing aid: SQPOLL is asked for in a way the kernel refuses.
     pub(crate) sqpoll_refused: bool,
+    /// Longest time work handed over to an idle shard is kept for it
+    /// (`shared/reservation.rs`; only tests change it).
+    pub(crate) reservation: Duration,
     /// Provided buffers per shard (a power of two) for receive streams.
     pub(crate) recv_buf_count: u16,
     /// Bytes per provided buffer (and per heap buffer of the receive fallback).

@@ -81,7 +81,9 @@ impl Shared {
         let n = config.shards;
         let origin = Instant::now();
         Self {
-            shards: (0..n).map(|_| CachePadded(RemoteShard::new())).collect(),
+            shards: (0..n)
+                .map(|_| CachePadded(RemoteShard::new(config.reservation)))
+                .collect(),
             injector: Injector::new(),
             blocking: BlockingPool::new(&config),
             wake,

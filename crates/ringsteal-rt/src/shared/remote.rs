@@ -100,7 +100,8 @@ pub(crate) struct RemoteShard {
 }
 
 impl RemoteShard {
-    pub(crate) fn new() -> Self {
+    /// A shard's shared half; work handed over to it is kept for it at most `reservation`.
+    pub(crate) fn new(reservation: Duration) -> Self {
         Self {
             inbox: Injector::new(),
             stealable: Injector::new(),
@@ -114,7 +115,7 @@ impl RemoteShard {
             driven: AtomicBool::new(false),
             // A new shard has no work: the first spawns can be handed over to it.
             idle: AtomicBool::new(true),
-            reservation: Reservation::default(),
+            reservation: Reservation::lasting(reservation),
             closed: AtomicBool::new(false),
             senders: AtomicUsize::new(0),
             ring_fd: AtomicI32::new(-1),

@@ -22,13 +22,29 @@ use std::time::{Duration, Instant};
 pub(crate) const RESERVATION: Duration = Duration::from_micros(250);
 
 /// When work was last handed over to a shard, while it is kept for it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Reservation {
     /// [`now_ns`] at the hand-off; 0 if nothing is reserved.
     since: AtomicU64,
+    /// How long it holds at most: [`RESERVATION`] (the builder may change it for a test).
+    limit: Duration,
+}
+
+impl Default for Reservation {
+    fn default() -> Self {
+        Self::lasting(RESERVATION)
+    }
 }
 
 impl Reservation {
+    /// A reservation that holds at most `limit`.
+    pub(crate) fn lasting(limit: Duration) -> Self {
+        Self {
+            since: AtomicU64::new(0),
+            limit,
+        }
+    }
+
     /// Work was just handed over.
     pub(crate) fn reserve(&self) {
         self.since.store(now_ns(), Relaxed);
@@ -61,7 +77,7 @@ impl Reservation {
             return None;
         }
         let age = Duration::from_nanos(now.saturating_sub(since));
-        RESERVATION.checked_sub(age).filter(|left| !left.is_zero())
+        self.limit.checked_sub(age).filter(|left| !left.is_zero())
     }
 }
 
@@ -104,5 +120,14 @@ mod tests {
             std::hint::spin_loop();
         }
         assert!(r.is_set() && r.left().is_none());
+    }
+
+    #[test]
+    fn a_longer_reservation_holds_for_its_own_time() {
+        let r = Reservation::lasting(Duration::from_secs(10));
+        r.reserve();
+        let at = r.since.load(Relaxed);
+        assert!(r.left_at(at + RESERVATION.as_nanos() as u64 * 2).is_some());
+        assert!(r.left_at(at + 10_000_000_000).is_none());
     }
 }
