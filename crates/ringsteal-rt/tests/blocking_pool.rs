@@ -136,8 +136,15 @@ fn idle_blocking_threads_retire_after_their_keep_alive() {
             .unwrap();
         let handle = rt.handle();
         rt.block_on(async move {
-            ringsteal_rt::spawn_blocking(|| ()).await.unwrap();
-            assert_eq!(handle.stats().blocking_threads, 1);
+            // The closure waits for the test to have seen its thread: once it returns, the
+            // thread's 20 ms may pass before this task runs again on a loaded machine.
+            let (seen_tx, seen_rx) = std::sync::mpsc::channel::<()>();
+            let job = ringsteal_rt::spawn_blocking(move || seen_rx.recv().unwrap());
+            while handle.stats().blocking_threads != 1 {
+                ringsteal_rt::yield_now().await;
+            }
+            seen_tx.send(()).unwrap();
+            job.await.unwrap();
             // Poll the gauge; the hang guard bounds the wait.
             while handle.stats().blocking_threads != 0 {
                 ringsteal_rt::time::sleep(Duration::from_millis(5)).await;
