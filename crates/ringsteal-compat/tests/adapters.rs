@@ -410,8 +410,8 @@ fn a_read_half_adapter_refuses_to_write_and_a_write_half_to_read() {
 fn dropping_an_adapter_with_an_armed_poll_closes_the_socket() {
     with_every_runtime("armed poll dropped", 1, |_, rt| {
         rt.block_on(async {
-            let before = open_fds();
             let (client, server) = tcp_pair().await;
+            let socket = fd_target(std::os::fd::AsRawFd::as_raw_fd(&server));
             let mut io = PollIo::new(server);
             let mut buf = [0u8; 16];
             assert!(poll_fn(|cx| Poll::Ready(io.poll_read(cx, &mut buf)))
@@ -424,8 +424,11 @@ fn dropping_an_adapter_with_an_armed_poll_closes_the_socket() {
             assert_eq!(res.unwrap(), 0, "end of stream");
             drop(client);
             let deadline = std::time::Instant::now() + OP_GUARD;
-            while open_fds() > before {
-                assert!(std::time::Instant::now() < deadline, "a descriptor leaked");
+            while still_open(&socket) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the socket's descriptor leaked"
+                );
                 ringsteal_rt::yield_now().await;
             }
         })

@@ -177,16 +177,25 @@ fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
     with_every_runtime("park counters", 2, |_, rt| {
         // Let shard 1 finish starting up and fall asleep.
         ping_pong(&rt, 1);
-        let before = rt.handle().stats();
-        rt.block_on(ringsteal_rt::time::sleep(Duration::from_millis(50)));
-        let after = rt.handle().stats();
-        let d = deltas(&before, &after);
+        let first = rt.handle().stats();
+        // Up to three sleeps: a thread preempted for most of the 50 ms before it entered the
+        // kernel parks for less (a loaded machine), which says nothing about the counter.
+        let mut parked = Vec::new();
+        let (after, d) = loop {
+            let before = rt.handle().stats();
+            rt.block_on(ringsteal_rt::time::sleep(Duration::from_millis(50)));
+            let after = rt.handle().stats();
+            let d = deltas(&before, &after);
+            parked.push(d[0].parked);
+            if d[0].parked >= Duration::from_millis(25) || parked.len() == 3 {
+                break (after, d);
+            }
+        };
         assert!(d[0].parks >= 1, "{:?}", d[0]);
         assert!(d[0].enters >= 1, "{:?}", d[0]);
         assert!(
             d[0].parked >= Duration::from_millis(25),
-            "shard 0 slept 50 ms but counted {:?} parked",
-            d[0].parked
+            "shard 0 slept 50 ms (three times) but counted {parked:?} parked"
         );
         assert_eq!(d[0].timers_fired, 1, "{:?}", d[0]);
         assert_eq!(after.shards[0].timers_active, 0);
@@ -194,7 +203,7 @@ fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
         // wake it, then its parked time covers the 50 ms.
         ping_pong(&rt, 1);
         let woken = rt.handle().stats();
-        let d1 = delta(&before.shards[1], &woken.shards[1]);
+        let d1 = delta(&first.shards[1], &woken.shards[1]);
         // (Its enter for that park was counted when the park began, before this window.)
         assert!(d1.parks >= 1, "{d1:?}");
         assert!(d1.parked >= Duration::from_millis(25), "{d1:?}");

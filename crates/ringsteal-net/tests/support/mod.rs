@@ -70,6 +70,21 @@ pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
+/// What descriptor `fd` of this process refers to: `socket:[inode]` for a socket, unique to
+/// it while any descriptor refers to it (unlike the descriptor count, which tests running
+/// beside in the same binary change).
+pub fn fd_target(fd: std::os::fd::RawFd) -> std::path::PathBuf {
+    std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap()
+}
+
+/// True while a descriptor of this process still refers to `target` (from [`fd_target`]).
+pub fn still_open(target: &std::path::Path) -> bool {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .any(|t| t == target)
+}
+
 /// Yields until at most `limit` descriptors are open: requests dropped by the caller (and
 /// their cancels) are still in flight for a while after the drop, and close their
 /// descriptors only when the shard reaps their last completion. A leak never gets there,
