@@ -11,7 +11,7 @@ mod support;
 
 use std::io::Read;
 
-use common::{hang_guard, Config, Rng, HANG_LIMIT};
+use common::{hang_guard, Config, Rng, Signal, HANG_LIMIT};
 use ringsteal_net::TcpStream;
 use support::*;
 
@@ -115,16 +115,26 @@ fn runtime_dropped_with_socket_io_in_flight(config: Config) {
     let (listener, addr) = rt.block_on(listener());
     let listener = std::sync::Arc::new(listener);
     rt.block_on(async {
+        let in_flight = || {
+            ringsteal_rt::RuntimeHandle::current()
+                .stats()
+                .total()
+                .ops_in_flight
+        };
+        let accepted = Signal::new();
         for shard in 0..2 {
-            let l = listener.clone();
+            let (l, accepted) = (listener.clone(), accepted.clone());
             ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(shard), async move {
-                let _ = l.accept().await;
+                let _conn = l.accept().await;
+                accepted.add();
                 std::future::pending::<()>().await
             });
         }
         // Taken by the accepts above; then one more pair whose server end nobody reads.
         let _a = TcpStream::connect(addr).await.unwrap();
         let _b = TcpStream::connect(addr).await.unwrap();
+        accepted.wait_for(2).await;
+        let before = in_flight();
         let (writer, _reader) = tcp_pair().await;
         ringsteal_rt::spawn(async move {
             let _ = writer.write_all(vec![1u8; 64 << 20]).await;
@@ -133,8 +143,8 @@ fn runtime_dropped_with_socket_io_in_flight(config: Config) {
         ringsteal_rt::spawn(async move {
             let _ = idle.read(Vec::with_capacity(4096)).await;
         });
-        // Let every task reach its operation.
-        for _ in 0..10 {
+        // Until the write and the read are in the kernel (the hang guard bounds the wait).
+        while in_flight() < before + 2 {
             ringsteal_rt::yield_now().await;
         }
     });

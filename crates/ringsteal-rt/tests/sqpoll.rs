@@ -87,12 +87,27 @@ fn sqpoll_shards_do_io_wake_each_other_exchange_messages_and_keep_time() {
                 assert_eq!(total, 200 * 199);
 
                 // Messages into a sleeping shard, and timers.
-                let receiver = handle.spawn_with(Placement::Pinned(1), async {
+                let tid = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+                let t = tid.clone();
+                let receiver = handle.spawn_with(Placement::Pinned(1), async move {
+                    // SAFETY: gettid has no preconditions.
+                    t.store(
+                        unsafe { libc::gettid() },
+                        std::sync::atomic::Ordering::SeqCst,
+                    );
                     let a = ringsteal_rt::recv_msg().await;
                     let b = ringsteal_rt::recv_msg().await;
                     (a, b)
                 });
                 ringsteal_rt::time::sleep(Duration::from_millis(3)).await;
+                // Until shard 1 waits in the kernel (the hang guard bounds it).
+                loop {
+                    let tid = tid.load(std::sync::atomic::Ordering::SeqCst);
+                    if tid != 0 && common::blocked_in_io_uring_enter(tid) {
+                        break;
+                    }
+                    ringsteal_rt::time::sleep(Duration::from_millis(1)).await;
+                }
                 handle.send_msg(1, 7).unwrap();
                 handle.send_msg(1, u64::MAX).unwrap();
                 assert_eq!(receiver.await.unwrap(), (7, u64::MAX));
