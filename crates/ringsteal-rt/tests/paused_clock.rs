@@ -344,6 +344,11 @@ fn misuse_is_an_error_that_says_what_to_do() {
             Err(BuildError::Config(msg)) => assert!(msg.contains("single shard"), "{msg}"),
             other => panic!("expected a configuration error, got {other:?}"),
         }
+        // Without a shard count, a paused clock gets its one shard on any machine (the
+        // default is one per CPU otherwise).
+        let paused = Runtime::builder().start_paused(true).build().unwrap();
+        assert_eq!(paused.handle().shards(), 1);
+        drop(paused);
 
         let one = Runtime::builder().shards(1).build().unwrap();
         one.block_on(async {

@@ -210,13 +210,15 @@ impl Builder {
 
     /// Starts the runtime with its clock paused, as if [`time::pause`](crate::time::pause)
     /// were its first call (default false). For tests of timeouts and retries; needs a
-    /// single shard: `build` fails with any other count.
+    /// single shard, so the shard count defaults to 1 with it (on every machine), and `build`
+    /// fails if [`shards`](Self::shards) set any other count.
     ///
     /// ```
     /// use std::time::Duration;
     /// use ringsteal_rt::time::{sleep, Instant};
     ///
-    /// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build()?;
+    /// let rt = ringsteal_rt::Runtime::builder().start_paused(true).build()?; // one shard
+    /// assert_eq!(rt.handle().shards(), 1);
     /// rt.block_on(async {
     ///     let start = Instant::now();
     ///     sleep(Duration::from_secs(86_400)).await; // a day, at once
@@ -279,7 +281,12 @@ impl Builder {
     pub fn build(&self) -> Result<Runtime, BuildError> {
         let mut config = self.config.clone();
         if !self.shards_set {
-            config.shards = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // A paused clock needs a single shard: that is its default, on every machine.
+            config.shards = if config.start_paused {
+                1
+            } else {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            };
         }
         if config.shards == 0 || config.shards > 4096 {
             return Err(BuildError::Config(format!(
