@@ -24,12 +24,22 @@ enum Repr {
     Panic(SyncPanic),
 }
 
-/// A panic payload made `Sync` by allowing access only through ownership.
+/// A panic payload made `Sync` by what a shared reference may do with it: only
+/// [`downcast_ref_sync`](Self::downcast_ref_sync).
 struct SyncPanic(Box<dyn Any + Send + 'static>);
 
-// SAFETY: the payload is only reachable by value (`into_panic`) or `&mut`, never shared, so no
-// two threads can access it at once through a `&JoinError`.
+// SAFETY: through `&SyncPanic` (so from several threads at once, through a `&JoinError`) the
+// only access is `downcast_ref_sync`: `type_id`, which reads no payload data, and then a
+// shared reference to a `T: Sync`, which may be shared. Everything else takes the payload by
+// value (`into_panic`).
 unsafe impl Sync for SyncPanic {}
+
+impl SyncPanic {
+    /// The payload as a `T`, for `Sync` types only (see the `Sync` impl).
+    fn downcast_ref_sync<T: Any + Sync>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
 
 impl JoinError {
     pub(crate) fn cancelled() -> Self {
@@ -71,9 +81,9 @@ impl JoinError {
 }
 
 fn panic_message(p: &SyncPanic) -> Option<&str> {
-    p.0.downcast_ref::<&str>()
+    p.downcast_ref_sync::<&str>()
         .copied()
-        .or_else(|| p.0.downcast_ref::<String>().map(String::as_str))
+        .or_else(|| p.downcast_ref_sync::<String>().map(String::as_str))
 }
 
 impl fmt::Display for JoinError {
