@@ -47,14 +47,18 @@ impl AtomicWaker {
             .compare_exchange(WAITING, REGISTERING, Acquire, Acquire)
         {
             Ok(_) => {
+                // A waker's clone is user code and may panic: the guard then releases the
+                // lock, or every later registration would find it held for ever.
+                let guard = Unlock(self);
                 // SAFETY: REGISTERING gives exclusive access to the slot.
-                unsafe {
+                let replaced = unsafe {
                     let slot = &mut *self.waker.get();
                     match slot {
-                        Some(old) if old.will_wake(waker) => {}
-                        _ => *slot = Some(waker.clone()),
+                        Some(old) if old.will_wake(waker) => None,
+                        _ => slot.replace(waker.clone()),
                     }
-                }
+                };
+                std::mem::forget(guard);
                 if let Err(actual) =
                     self.state
                         .compare_exchange(REGISTERING, WAITING, AcqRel, Acquire)
@@ -68,6 +72,8 @@ impl AtomicWaker {
                         w.wake();
                     }
                 }
+                // Dropped with the lock released (user code, like the clone).
+                drop(replaced);
             }
             Err(WAKING) => {
                 // A wake is in progress right now: make sure this poll happens again.
@@ -125,6 +131,30 @@ impl AtomicWaker {
             WAITING => unsafe { (*self.waker.get()).take() },
             // A registrant holds the lock: it sees WAKING when it releases and wakes itself.
             _ => None,
+        }
+    }
+}
+
+/// Releases the `REGISTERING` lock if a waker's clone panics while `register` holds it
+/// (dropped only by unwinding: `register` forgets it otherwise), as the end of `register`
+/// would: a wake that came meanwhile left the slot's waker to be woken here.
+struct Unlock<'a>(&'a AtomicWaker);
+
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        let slot = self.0;
+        if slot
+            .state
+            .compare_exchange(REGISTERING, WAITING, AcqRel, Acquire)
+            .is_err()
+        {
+            // SAFETY: REGISTERING is still held by this registration; the waking side does
+            // not touch the slot while it is set.
+            let w = unsafe { (*slot.waker.get()).take() };
+            slot.state.swap(WAITING, AcqRel);
+            if let Some(w) = w {
+                w.wake();
+            }
         }
     }
 }
@@ -192,6 +222,26 @@ mod tests {
         slot.take().unwrap().wake();
         assert_eq!(first.0.load(SeqCst), 0);
         assert_eq!(second.0.load(SeqCst), 1);
+    }
+
+    #[test]
+    fn a_waker_whose_clone_panics_leaves_the_slot_usable() {
+        use std::task::{RawWaker, RawWakerVTable};
+        fn clone(_: *const ()) -> RawWaker {
+            panic!("a waker that cannot be cloned")
+        }
+        fn noop(_: *const ()) {}
+        static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+        // SAFETY: the vtable's functions ignore the data pointer; clone panics, which is the
+        // point (a RawWaker's functions may panic).
+        let bad = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+        let slot = AtomicWaker::new();
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| slot.register(&bad)));
+        assert!(res.is_err(), "the clone panicked");
+        let (count, good) = counting();
+        slot.register(&good);
+        slot.take().expect("the slot took the next registration").wake();
+        assert_eq!(count.0.load(SeqCst), 1);
     }
 
     #[test]
