@@ -153,6 +153,15 @@ impl Args {
             "start_paused" => return Err(meta.error(
                 "`start_paused` is for #[ringsteal::test] only: a program's clock is never paused",
             )),
+            // tokio's arguments, which a port brings along: say what they are here.
+            "flavor" => return Err(meta.error(
+                "ringsteal has no runtime flavors: every runtime is a set of shards; for tokio's \
+                 `current_thread` write `shards = 1`, for `multi_thread` leave it out (one shard \
+                 per available CPU) or write `shards = N`",
+            )),
+            "worker_threads" => return Err(meta.error(
+                "ringsteal's threads are its shards: write `shards = N` for tokio's `worker_threads = N`",
+            )),
             _ => {
                 return Err(meta.error(format!(
                     "unknown argument `{name}`; {} takes {}",

@@ -1,0 +1,5 @@
+#[ringsteal::main(flavor = "current_thread")]
+async fn main() {}
+
+#[ringsteal::test(worker_threads = 4)]
+async fn four_workers() {}
