@@ -137,7 +137,9 @@ pub fn try_resume() -> Result<(), ClockError> {
 /// ```
 ///
 /// # Panics
-/// Outside a runtime or if the clock is not paused; [`try_advance`] returns these as errors.
+/// Outside a runtime, if the clock is not paused, or if `duration` would take the clock past
+/// what an `Instant` can hold (`Duration::MAX`, say; tokio panics there too);
+/// [`try_advance`] returns these as errors.
 pub async fn advance(duration: Duration) {
     try_advance(duration)
         .await
