@@ -92,6 +92,8 @@ pub(crate) struct ShardCounters {
     pub(crate) tasks_alive: LocalCounter,
     pub(crate) stream_rearms: LocalCounter,
     pub(crate) spawns_spread: LocalCounter,
+    /// 1 once the kernel refused the shard's provided-buffer group.
+    pub(crate) recv_buffers_refused: LocalCounter,
 }
 
 /// A snapshot of one shard's counters.
@@ -172,6 +174,12 @@ pub struct ShardStats {
     /// Provided buffers of this shard that the application holds (gauge): taken by receive
     /// streams and not yet dropped.
     pub bufs_in_use: u64,
+    /// The kernel refused to register this shard's provided buffers when a receive stream
+    /// first asked for them (`ENOMEM` for the mapping or the ring, `RLIMIT_MEMLOCK` on
+    /// kernels that count it, or a `Builder::recv_buffers` size the host cannot back). Its
+    /// receive streams then receive into heap buffers, one request per receive, and it does
+    /// not try again. In [`RuntimeStats::total`], true if any shard's was refused.
+    pub recv_buffers_refused: bool,
     /// The shard has run out of work and found none since (gauge: spinning, parked, or woken
     /// and not yet running anything).
     pub idle: bool,
@@ -208,6 +216,7 @@ impl ShardCounters {
             enobufs_stalls: self.enobufs_stalls.get(),
             enobufs_heap_receives: self.enobufs_heap_receives.get(),
             bufs_in_use: self.bufs_in_use.get(),
+            recv_buffers_refused: self.recv_buffers_refused.get() != 0,
             idle: false,
         }
     }
@@ -282,6 +291,7 @@ impl RuntimeStats {
             t.enobufs_stalls += s.enobufs_stalls;
             t.enobufs_heap_receives += s.enobufs_heap_receives;
             t.bufs_in_use += s.bufs_in_use;
+            t.recv_buffers_refused |= s.recv_buffers_refused;
             t.idle &= s.idle;
         }
         t

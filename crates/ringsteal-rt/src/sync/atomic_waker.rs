@@ -240,7 +240,9 @@ mod tests {
         assert!(res.is_err(), "the clone panicked");
         let (count, good) = counting();
         slot.register(&good);
-        slot.take().expect("the slot took the next registration").wake();
+        slot.take()
+            .expect("the slot took the next registration")
+            .wake();
         assert_eq!(count.0.load(SeqCst), 1);
     }
 

@@ -268,9 +268,14 @@ pub(crate) fn recv_group(shard: &Shard) -> Option<std::sync::Arc<crate::buf::pro
         return None;
     }
     let config = &shard.shared.config;
-    shard.driver.try_borrow_mut().ok()?.recv_group(
+    let group = shard.driver.try_borrow_mut().ok()?.recv_group(
         config.recv_buf_count,
         config.recv_buf_len,
         &shard.counters().bufs_in_use.0,
-    )
+    );
+    if group.is_none() {
+        // Refused, now or at an earlier stream's first ask: say so in the stats.
+        shard.counters().recv_buffers_refused.set(1);
+    }
+    group
 }
