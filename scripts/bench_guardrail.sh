@@ -147,6 +147,13 @@ EOF2
         echo "self-test ok: a config without thresholds -> fail"
     fi
 
+    { cat "$config"; printf '\n[[cpus]]\nringsteal = "x"\npeer = "y"\nmin = 1.0\n'; } > "$tmp/typo.toml"
+    if check "$tmp/good" "$tmp/typo.toml" > /dev/null 2>&1; then
+        echo "self-test WRONG: a config with a misspelt table passed"; self_test_failed=1
+    else
+        echo "self-test ok: a config with a misspelt table -> fail"
+    fi
+
     if [ "$self_test_failed" -ne 0 ]; then
         echo "guardrail self-test: the checker did not behave as required" >&2
         exit 1

@@ -55,8 +55,10 @@ command_line="scripts/bench_report.sh${orig_args:+ $orig_args}"
 
 # The commit the suites are built from: taken now, since the tree may change while they run.
 commit="$(git rev-parse --short=12 HEAD)"
-if [ -n "$(git status --porcelain -- crates benches 2>/dev/null)" ]; then
-    commit="$commit (with uncommitted changes in crates/ or benches/)"
+# Everything the suites are built from: the crates, the benchmarks, the examples (the HTTP
+# server), and the manifests and lock file (build profile, peer versions).
+if [ -n "$(git status --porcelain -- crates benches examples Cargo.toml Cargo.lock 2>/dev/null)" ]; then
+    commit="$commit (with uncommitted changes)"
 fi
 if [ -z "$order_seed" ]; then
     # A fresh seed per run, so no runtime keeps the same place in a group from run to run.

@@ -30,11 +30,11 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use ringsteal::Placement;
 use ringsteal_benches::http::server::Reads;
-use ringsteal_benches::net::interleaved::Turns;
+use ringsteal_benches::net::interleaved::{first_measured_round, Turns};
 use ringsteal_benches::net::thread_server::{self, ThreadServer};
 use ringsteal_benches::net::{http_client, raise_fd_limit, report, wrk};
-use ringsteal_benches::threads;
 use ringsteal_benches::workloads::net_streams::Shape;
+use ringsteal_benches::{order, threads};
 
 use peers::{compio_rt, entry, ringsteal_rt, run_rotated, spargio_rt, tokio_rt, Group};
 
@@ -55,8 +55,8 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
         g.throughput(Throughput::Elements(1));
     } else {
         g.throughput(Throughput::Bytes(shape.bytes_per_iteration()));
-        g.sample_size(20);
     }
+    g.sample_size(stream_samples(shape));
     let spread = shape != Shape::EchoRtt;
     let mut entries = vec![
         entry("ringsteal", |g: &mut Group<'_>| {
@@ -113,6 +113,16 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
     interleaved_streams(&mut g, group, shape, addr, n);
     g.finish();
     drop(peer);
+}
+
+/// Criterion samples per benchmark of the stream group of `shape` (the interleaved rounds
+/// it keeps: [`first_measured_round`]).
+fn stream_samples(shape: Shape) -> usize {
+    if shape == Shape::EchoRtt {
+        100
+    } else {
+        20
+    }
 }
 
 /// The runtimes of [`interleaved_streams`] for `shape`, in the order of its records (and of
@@ -172,7 +182,8 @@ fn stream_turn(
 
 /// Benchmark `<group>/interleaved`: the stream shapes with the runtimes' turns interleaved.
 /// One criterion iteration is a round of one turn per runtime ([`turn_iterations`] each), in
-/// an order rotated every round; it prints, per peer, the median over the rounds of the
+/// an order shuffled every round ([`order::round_order`]); only the rounds of criterion's
+/// measurement are kept, not its warm-up's. It prints, per peer, the median over the rounds of the
 /// peer's time divided by ringsteal's (above 1: ringsteal faster), for both ringsteal rows,
 /// and records every turn for the report ([`Turns`]). Criterion's groups above measure one
 /// runtime after the other, and this VM's speed drifts over minutes with the host's load, so
@@ -193,15 +204,17 @@ fn interleaved_streams(
     let names = stream_runtimes(shape);
     let mut turns = Turns::new(&names, iters);
     let mut round = 0;
+    let mut call_starts = Vec::new();
+    let seed = order::seed();
     g.throughput(Throughput::Bytes(
         shape.bytes_per_iteration() * iters * names.len() as u64,
     ));
     g.bench_function("interleaved", |b| {
         b.iter_custom(|rounds| {
+            call_starts.push(round as usize);
             let mut took = Duration::ZERO;
             for _ in 0..rounds {
-                for k in 0..names.len() {
-                    let i = (round + k) % names.len();
+                for i in order::round_order(seed, group, round, names.len()) {
                     let t = stream_turn(i, shape, addr, n, iters);
                     took += t;
                     turns.push(i, t);
@@ -211,6 +224,7 @@ fn interleaved_streams(
             took
         })
     });
+    turns.drop_rounds_before(first_measured_round(&call_starts, stream_samples(shape)));
     turns.report(group, &[0, 1], 2, !test_mode());
 }
 
@@ -296,7 +310,8 @@ impl HttpShape {
 
 /// Registers benchmark `id` of `shape`: each iteration batch is one wrk run made by `run`,
 /// its time scaled from the requests completed to the requests asked for (a thread stops
-/// with requests still in flight). The runs are recorded with their CPU (`net::report`).
+/// with requests still in flight). The runs of criterion's measurement (not its warm-up's)
+/// are recorded with their CPU (`net::report`).
 fn bench_wrk(
     g: &mut Group<'_>,
     shape: &HttpShape,
@@ -313,6 +328,9 @@ fn bench_wrk(
             r.duration.mul_f64(asked as f64 / r.requests as f64)
         })
     });
+    // One run per call: the calls are the runs.
+    let call_starts: Vec<usize> = (0..runs.len()).collect();
+    runs.drain(..first_measured_round(&call_starts, HTTP_SAMPLES));
     report::record(
         &format!("{}/{id}", shape.group),
         shape.requests(),
@@ -341,6 +359,9 @@ fn check_and_measure(
     }
 }
 
+/// Criterion samples per HTTP benchmark (wrk runs; for `interleaved`, rounds kept).
+const HTTP_SAMPLES: usize = 10;
+
 fn http_group(c: &mut Criterion, shape: &HttpShape) {
     let n = threads();
     raise_fd_limit().expect("raise the descriptor limit");
@@ -354,7 +375,7 @@ fn http_group(c: &mut Criterion, shape: &HttpShape) {
     }
     let mut g = c.benchmark_group(shape.group);
     g.throughput(Throughput::Elements(shape.requests()));
-    g.sample_size(10);
+    g.sample_size(HTTP_SAMPLES);
     g.sampling_mode(SamplingMode::Flat);
     g.warm_up_time(Duration::from_secs(1));
     let floor = format!("floor_io_uring_{n}t");
@@ -439,7 +460,9 @@ impl Interleaved {
 
 /// Benchmark `<group>/interleaved`: server CPU per request with the servers' wrk runs
 /// interleaved. One criterion iteration is a round of one wrk run per server (ringsteal's
-/// two, tokio's, the floor's), in an order rotated every round. On this VM the CPU a request
+/// two, tokio's, the floor's), in an order shuffled every round ([`order::round_order`]: no
+/// server always runs right after the same one, whose closing connections would otherwise
+/// always fall into its run); only the rounds of criterion's measurement are kept. On this VM the CPU a request
 /// costs drifts by a quarter over minutes (the host's load), and the criterion runs above
 /// measure one server after the other, so a drift between two servers' turns reads as a
 /// difference between them; here every server sees every stretch of the run. The runs are
@@ -450,14 +473,16 @@ fn interleaved_cpu(g: &mut Group<'_>, shape: &HttpShape, n: usize) {
     let mut servers: Option<Interleaved> = None;
     let mut runs: Vec<Vec<wrk::Run>> = vec![Vec::new(); ids.len()];
     let mut round = 0;
+    let mut call_starts = Vec::new();
+    let seed = order::seed();
     g.throughput(Throughput::Elements(shape.requests() * ids.len() as u64));
     g.bench_function("interleaved", |b| {
         b.iter_custom(|iters| {
+            call_starts.push(round as usize);
             let addrs = servers.get_or_insert_with(|| Interleaved::start(n)).addrs();
             let mut took = Duration::ZERO;
             for _ in 0..iters {
-                for k in 0..ids.len() {
-                    let i = (round + k) % ids.len();
+                for i in order::round_order(seed, shape.group, round, ids.len()) {
                     let run = wrk::run(addrs[i], &shape.load(1))
                         .unwrap_or_else(|e| panic!("{}/interleaved/{}: {e}", shape.group, ids[i]));
                     took += run.duration;
@@ -472,6 +497,10 @@ fn interleaved_cpu(g: &mut Group<'_>, shape: &HttpShape, n: usize) {
         return; // filtered out
     };
     servers.stop();
+    let first = first_measured_round(&call_starts, HTTP_SAMPLES);
+    for r in &mut runs {
+        r.drain(..first.min(r.len()));
+    }
     for (id, runs) in ids.iter().zip(&runs) {
         let id = format!("{}/interleaved/{id}", shape.group);
         report::record(&id, shape.requests(), runs, !test_mode());

@@ -37,18 +37,41 @@ pub fn offset(seed: u64, key: &str, n: usize) -> usize {
     if n == 0 {
         return 0;
     }
-    // FNV-1a of the key (stable across Rust releases, unlike the std hasher), mixed
-    // with the seed by a splitmix64 finaliser.
+    (mix(fnv1a(key) ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % n as u64) as usize
+}
+
+/// The order of round `round`'s turns in the interleaved group `key`: a permutation of
+/// `0..n`, shuffled afresh every round from the seed, the key and the round. Rotating one
+/// order instead would keep every runtime right after the same neighbour, whose
+/// after-effects (a server still closing its connections, shards that busy-poll) would then
+/// always fall on it.
+pub fn round_order(seed: u64, key: &str, round: u64, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = fnv1a(key) ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ mix(round);
+    // Fisher-Yates, drawing from a splitmix64 sequence.
+    for i in (1..n).rev() {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let j = (mix(state) % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// FNV-1a of `key` (stable across Rust releases, unlike the std hasher).
+fn fnv1a(key: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    let mut z = h ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h
+}
+
+/// The splitmix64 finaliser.
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z % n as u64) as usize
+    z ^ (z >> 31)
 }
 
 /// `items` rotated so that entry [`offset`]`(seed, key, len)` comes first.
@@ -101,6 +124,37 @@ mod tests {
         let firsts: std::collections::HashSet<usize> =
             groups.iter().map(|g| offset(0, g, 4)).collect();
         assert!(firsts.len() > 1, "every group starts with the same entry");
+    }
+
+    #[test]
+    fn round_orders_are_permutations_and_vary_who_runs_before_whom() {
+        let n = 5;
+        // predecessor[a][b]: rounds in which `a` ran right before `b`.
+        let mut predecessor = vec![vec![0u32; n]; n];
+        for round in 0..200 {
+            let order = round_order(3, "net_stream_hotspot_rotation_4k", round, n);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(
+                sorted,
+                (0..n).collect::<Vec<_>>(),
+                "round {round}: {order:?}"
+            );
+            for w in order.windows(2) {
+                predecessor[w[0]][w[1]] += 1;
+            }
+        }
+        // Every runtime follows every other one in some round, and none follows the same
+        // one in most rounds (a rotation would give each one fixed predecessor).
+        for b in 0..n {
+            for a in (0..n).filter(|&a| a != b) {
+                assert!(predecessor[a][b] > 0, "{a} never ran before {b}");
+                assert!(predecessor[a][b] < 100, "{a} ran before {b} in most rounds");
+            }
+        }
+        assert_eq!(round_order(3, "g", 7, 4), round_order(3, "g", 7, 4));
+        assert_eq!(round_order(3, "g", 7, 1), [0]);
+        assert!(round_order(3, "g", 7, 0).is_empty());
     }
 
     #[test]

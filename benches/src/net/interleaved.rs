@@ -42,6 +42,13 @@ impl Turns {
         self.durations[i].push(took);
     }
 
+    /// Forgets the rounds before `first` (criterion's warm-up: see [`first_measured_round`]).
+    pub fn drop_rounds_before(&mut self, first: usize) {
+        for d in &mut self.durations {
+            d.drain(..first.min(d.len()));
+        }
+    }
+
     /// Rounds every runtime has a turn in.
     pub fn rounds(&self) -> usize {
         self.durations.iter().map(Vec::len).min().unwrap_or(0)
@@ -134,9 +141,43 @@ impl Turns {
     }
 }
 
+/// The first round of criterion's measurement, given the round each call of the
+/// benchmark's `iter_custom` began with (`call_starts`) and the group's sample size:
+/// criterion warms up with calls of its own, then makes one call per sample, so only the last
+/// `samples` calls are measured. With fewer calls (criterion's `--test` pass makes one),
+/// every round counts.
+///
+/// ```
+/// use ringsteal_benches::net::interleaved::first_measured_round;
+///
+/// // Warm-up calls of 1 and 2 rounds, then three samples of one round each.
+/// assert_eq!(first_measured_round(&[0, 1, 3, 4, 5], 3), 3);
+/// assert_eq!(first_measured_round(&[0], 3), 0);
+/// ```
+pub fn first_measured_round(call_starts: &[usize], samples: usize) -> usize {
+    if call_starts.len() > samples {
+        call_starts[call_starts.len() - samples]
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warm_up_rounds_are_dropped_for_every_runtime() {
+        let mut t = Turns::new(&["mine", "peer"], 1);
+        // A warm-up round where the peer looked 10x slower, then two measured rounds.
+        for (m, p) in [(10, 100), (10, 20), (10, 20)] {
+            t.push(0, Duration::from_micros(m));
+            t.push(1, Duration::from_micros(p));
+        }
+        t.drop_rounds_before(first_measured_round(&[0, 1, 2], 2));
+        assert_eq!(t.rounds(), 2);
+        assert_eq!(t.ratios(0, 1), [2.0, 2.0]);
+    }
 
     #[test]
     fn the_ratio_is_the_median_of_per_round_ratios_not_a_ratio_of_medians() {
