@@ -237,7 +237,23 @@ fn setup_flag_works(flag: u32) -> Result<bool, SetupError> {
         _ => RingBuilder::new(2).flags(flag),
     };
     // `build` refuses what this binding cannot drive (SQE128, CQE32): ask the kernel alone.
-    judge(builder.kernel_accepts()).map_err(|e| SetupError::from_errno(e.errno(), flag, 2))
+    let outcome = builder.kernel_accepts();
+    if matches!(flag, IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF) {
+        if let Err(e) = &outcome {
+            if sqpoll_thread_refused(e.raw_os_error()) {
+                return Ok(true);
+            }
+        }
+    }
+    judge(outcome).map_err(|e| SetupError::from_errno(e.errno(), flag, 2))
+}
+
+/// `EAGAIN` from an SQPOLL ring's setup: the kernel took the flags but could not start the
+/// poller thread (`RLIMIT_NPROC`, a pids cgroup full). That says the kernel has SQPOLL, and a
+/// later ring may get its thread; caching it as "no SQPOLL" would never ask again. (A ring
+/// that is refused its poller later falls back to a plain ring: ADR-0018.)
+fn sqpoll_thread_refused(errno: Option<i32>) -> bool {
+    errno == Some(libc::EAGAIN)
 }
 
 /// Waits up to a second for the CQEs with the `wanted` user_data values, discarding others,
@@ -268,7 +284,10 @@ fn wait_for<const N: usize>(ring: &mut Ring, wanted: [u64; N]) -> [Option<i32>; 
 /// Arms a multishot accept on a loopback listener, then cancels it: `-ECANCELED` (or a
 /// still-armed request) means the kernel accepted the multishot flag; `-EINVAL` means not.
 fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
-    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+    // An abstract Unix listener: a TCP one on loopback would fail where loopback is down (a
+    // fresh network namespace), and that failure would be cached as the kernel lacking
+    // multishot accept. The kernel's accept path is the same for both.
+    let listener = match abstract_listener() {
         Ok(listener) => listener,
         Err(e) => return refused(e),
     };
@@ -279,6 +298,20 @@ fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
         return Ok(false);
     }
     arm_then_cancel(ring)
+}
+
+/// A listening Unix socket with an abstract name unique to this process and call.
+fn abstract_listener() -> io::Result<std::os::unix::net::UnixListener> {
+    use std::os::linux::net::SocketAddrExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = format!(
+        "ringsteal-feature-probe-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+    std::os::unix::net::UnixListener::bind_addr(&addr)
 }
 
 /// Arms a multishot recv with a provided-buffer ring on a socket pair, then cancels it.
@@ -374,5 +407,23 @@ mod tests {
         }
         let e = SetupError::from_errno(libc::EINVAL, 0, 2);
         assert_eq!(refused_setup(&e).ok(), Some(false));
+    }
+
+    #[test]
+    fn an_sqpoll_ring_refused_its_thread_still_counts_as_sqpoll() {
+        assert!(sqpoll_thread_refused(Some(libc::EAGAIN)));
+        assert!(!sqpoll_thread_refused(Some(libc::EINVAL)));
+        assert!(!sqpoll_thread_refused(Some(libc::EPERM)));
+        assert!(!sqpoll_thread_refused(None));
+    }
+
+    #[test]
+    fn the_multishot_accept_trial_needs_no_network() {
+        // Two probes at once get two names; each listens.
+        let (a, b) = (abstract_listener().unwrap(), abstract_listener().unwrap());
+        assert_ne!(
+            format!("{:?}", a.local_addr().unwrap()),
+            format!("{:?}", b.local_addr().unwrap())
+        );
     }
 }
