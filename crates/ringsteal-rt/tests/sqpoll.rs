@@ -161,6 +161,47 @@ fn a_shard_wakes_its_poller_after_the_poller_went_to_sleep() {
     });
 }
 
+#[test]
+fn more_requests_at_once_than_an_sqpoll_ring_has_slots_all_complete() {
+    hang_guard("sqpoll full SQ", HANG_LIMIT, || {
+        // Two SQ slots, 256 requests made in one poll: the SQ fills while the poller thread
+        // has not read it yet, and the rest wait behind it in order.
+        let rt = Runtime::builder()
+            .shards(1)
+            .sqpoll(Duration::from_millis(1))
+            .ring_entries(2)
+            .build()
+            .unwrap();
+        assert_eq!(
+            rt.handle().ring_setups()[0].as_ref().unwrap().mode,
+            RingMode::SqPoll
+        );
+        rt.block_on(async {
+            let mut ops: Vec<_> = (0..256).map(|_| Some(op::nop())).collect();
+            let mut done = 0;
+            std::future::poll_fn(|cx| {
+                for slot in ops.iter_mut() {
+                    if let Some(op) = slot {
+                        if let std::task::Poll::Ready(res) =
+                            std::future::Future::poll(std::pin::Pin::new(op), cx)
+                        {
+                            res.expect("a nop completes");
+                            *slot = None;
+                            done += 1;
+                        }
+                    }
+                }
+                if done == ops.len() {
+                    std::task::Poll::Ready(())
+                } else {
+                    std::task::Poll::Pending
+                }
+            })
+            .await;
+        });
+    });
+}
+
 /// Asserts that every shard of `rt` has the mode a runtime without SQPOLL gets, with SQPOLL
 /// refused first (`errno`: the kernel's answer, or `None` for not tried); returns that mode.
 fn assert_fell_back_to_the_best_mode(rt: &Runtime, errno: Option<i32>) -> RingMode {
