@@ -60,15 +60,11 @@ impl Driver {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
-            // An SQPOLL ring's submit only hands the SQEs to the poller thread, which reads
-            // them on its own time: if it has not made room yet, queue these behind the SQ
-            // (the backlog keeps their order; the next submission moves them on) rather than
-            // spin until it has, which a poller descheduled on a busy machine would make last
-            // a whole time slice. (Waiting with `IORING_ENTER_SQ_WAIT` instead could wait for
-            // ever on kernels whose poller stops while the CQ has overflowed.)
-            if self.mode == RingMode::SqPoll && self.ring.sq_space_left() < sqes.len() as u32 {
-                break;
-            }
+            // On an SQPOLL ring this loop spins until the poller thread has read the SQ (a
+            // descheduled poller makes that a time slice). Deferring to the backlog instead
+            // left requests unsubmitted that callers count on being in the kernel (the CQ
+            // fill of `op_stream_last.rs`), and `IORING_ENTER_SQ_WAIT` could wait for ever on
+            // kernels whose poller stops while the CQ has overflowed; so it spins.
         }
         if !may_defer {
             return Err(io::Error::new(
