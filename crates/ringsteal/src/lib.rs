@@ -8,7 +8,8 @@
 //! shard steals queued work before it starts. Once polled, a task stays on its shard, where
 //! its I/O lives.
 //!
-//! ```
+#![cfg_attr(all(feature = "macros", feature = "fs"), doc = "```")]
+#![cfg_attr(not(all(feature = "macros", feature = "fs")), doc = "```ignore")]
 //! use std::time::Duration;
 //! use ringsteal::{time, Placement};
 //!
@@ -43,7 +44,8 @@
 //! after an `accept` is dealt to the shards in turn, so every shard serves connections with
 //! no placement named (the book's "Servers: every shard serves").
 //!
-//! ```
+#![cfg_attr(all(feature = "macros", feature = "net"), doc = "```")]
+#![cfg_attr(not(all(feature = "macros", feature = "net")), doc = "```ignore")]
 //! use ringsteal::net::{TcpListener, TcpStream};
 //!
 //! async fn serve(listener: TcpListener) -> std::io::Result<()> {
