@@ -284,14 +284,21 @@ fn wait_for<const N: usize>(ring: &mut Ring, wanted: [u64; N]) -> [Option<i32>; 
 /// Arms a multishot accept on a loopback listener, then cancels it: `-ECANCELED` (or a
 /// still-armed request) means the kernel accepted the multishot flag; `-EINVAL` means not.
 fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
-    // An abstract Unix listener: a TCP one on loopback would fail where loopback is down (a
-    // fresh network namespace), and that failure would be cached as the kernel lacking
-    // multishot accept. The kernel's accept path is the same for both.
-    let listener = match abstract_listener() {
+    // A Unix listener with a name the kernel picks, or failing that a loopback TCP one: the
+    // trial must not read a listener it could not make (loopback down in a fresh network
+    // namespace, a policy that refuses abstract names) as the kernel lacking multishot
+    // accept, which would be cached for good. The kernel's accept path is the same for both.
+    let listener: OwnedFd = match autobound_unix_listener() {
         Ok(listener) => listener,
-        Err(e) => return refused(e),
+        Err(_) => match std::net::TcpListener::bind("127.0.0.1:0") {
+            Ok(listener) => listener.into(),
+            Err(e) => return refused(e),
+        },
     };
-    // SAFETY: the listener fd stays open until after the cancel's completion is reaped below.
+    // SAFETY: the request names only the listener's descriptor, no memory of ours; the
+    // listener stays open while `arm_then_cancel` waits for the cancel's completion, and if
+    // that wait gives up, closing it later is safe (the kernel holds its own reference to the
+    // socket while a request is armed).
     if unsafe { ring.push(&opcode::accept_multishot(listener.as_raw_fd(), 0).with_user_data(1)) }
         .is_err()
     {
@@ -300,18 +307,32 @@ fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
     arm_then_cancel(ring)
 }
 
-/// A listening Unix socket with an abstract name unique to this process and call.
-fn abstract_listener() -> io::Result<std::os::unix::net::UnixListener> {
-    use std::os::linux::net::SocketAddrExt;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        "ringsteal-feature-probe-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    );
-    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
-    std::os::unix::net::UnixListener::bind_addr(&addr)
+/// A listening Unix stream socket bound with an address of only its family, so that the
+/// kernel gives it a fresh abstract name (autobind): no name of ours can collide with another
+/// process's, in this namespace or a container sharing it.
+fn autobound_unix_listener() -> io::Result<OwnedFd> {
+    // SAFETY: plain system call; a non-negative result is a new descriptor nobody owns.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above: owned from here on.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let family = libc::AF_UNIX as libc::sa_family_t;
+    // SAFETY: `family` is a valid address of the length given (a `sockaddr_un` cut after its
+    // family, which is what asks for autobind) and outlives the call.
+    let bound = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&family as *const libc::sa_family_t).cast(),
+            std::mem::size_of::<libc::sa_family_t>() as libc::socklen_t,
+        )
+    };
+    // SAFETY: plain system call on the descriptor `fd` owns.
+    if bound != 0 || unsafe { libc::listen(fd.as_raw_fd(), 1) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
 }
 
 /// Arms a multishot recv with a provided-buffer ring on a socket pair, then cancels it.
@@ -418,12 +439,24 @@ mod tests {
     }
 
     #[test]
-    fn the_multishot_accept_trial_needs_no_network() {
-        // Two probes at once get two names; each listens.
-        let (a, b) = (abstract_listener().unwrap(), abstract_listener().unwrap());
-        assert_ne!(
-            format!("{:?}", a.local_addr().unwrap()),
-            format!("{:?}", b.local_addr().unwrap())
+    fn the_multishot_accept_trial_listens_on_a_name_the_kernel_picks() {
+        use std::os::linux::net::SocketAddrExt;
+        // Two probes at once get two names, both abstract, and each listens: a client can
+        // connect to it by that name.
+        let (a, b) = (
+            autobound_unix_listener().unwrap(),
+            autobound_unix_listener().unwrap(),
         );
+        let name = |fd: &OwnedFd| {
+            let l = std::os::unix::net::UnixListener::from(fd.try_clone().unwrap());
+            l.local_addr()
+                .unwrap()
+                .as_abstract_name()
+                .map(<[u8]>::to_vec)
+        };
+        let (na, nb) = (name(&a).expect("abstract"), name(&b).expect("abstract"));
+        assert_ne!(na, nb);
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(&na).unwrap();
+        std::os::unix::net::UnixStream::connect_addr(&addr).expect("it listens");
     }
 }
