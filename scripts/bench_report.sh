@@ -45,6 +45,17 @@ done
 log() { printf '\n==> %s\n' "$*" >&2; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
+# The interleaved groups keep the rounds of criterion's last `sample_size` calls, after its
+# warm-up (benches/src/net/interleaved.rs, `first_measured_round`): modes that sample
+# otherwise would keep the wrong rounds.
+for a in "${PROFILE[@]}"; do
+    case "$a" in
+        --quick|--profile-time|--profile-time=*)
+            echo "criterion's $a samples differently from what the interleaved groups assume; not for a report" >&2
+            exit 2 ;;
+    esac
+done
+
 target_dir="${CARGO_TARGET_DIR:-target}"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$target_dir/bench-report/$stamp"

@@ -237,7 +237,11 @@ fn setup_flag_works(flag: u32) -> Result<bool, SetupError> {
         _ => RingBuilder::new(2).flags(flag),
     };
     // `build` refuses what this binding cannot drive (SQE128, CQE32): ask the kernel alone.
-    let outcome = builder.kernel_accepts();
+    judge_flag(flag, builder.kernel_accepts())
+}
+
+/// The verdict on setup flag `flag` from the kernel's answer to a ring that asked for it.
+fn judge_flag(flag: u32, outcome: io::Result<()>) -> Result<bool, SetupError> {
     if matches!(flag, IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF) {
         if let Err(e) = &outcome {
             if sqpoll_thread_refused(e.raw_os_error()) {
@@ -432,10 +436,22 @@ mod tests {
 
     #[test]
     fn an_sqpoll_ring_refused_its_thread_still_counts_as_sqpoll() {
-        assert!(sqpoll_thread_refused(Some(libc::EAGAIN)));
-        assert!(!sqpoll_thread_refused(Some(libc::EINVAL)));
-        assert!(!sqpoll_thread_refused(Some(libc::EPERM)));
-        assert!(!sqpoll_thread_refused(None));
+        let answer = |errno| Err(io::Error::from_raw_os_error(errno));
+        for flag in [IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF] {
+            assert_eq!(judge_flag(flag, answer(libc::EAGAIN)).ok(), Some(true));
+            assert_eq!(judge_flag(flag, answer(libc::EINVAL)).ok(), Some(false));
+            assert_eq!(judge_flag(flag, answer(libc::EPERM)).ok(), Some(false));
+            assert!(
+                judge_flag(flag, answer(libc::EMFILE)).is_err(),
+                "out of descriptors"
+            );
+            assert_eq!(judge_flag(flag, Ok(())).ok(), Some(true));
+        }
+        // Other flags: EAGAIN is no thread of theirs, and not taken as a yes.
+        assert_eq!(
+            judge_flag(IORING_SETUP_CQSIZE, answer(libc::EAGAIN)).ok(),
+            Some(false)
+        );
     }
 
     #[test]
