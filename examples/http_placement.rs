@@ -17,8 +17,8 @@
 //! With `HTTP_WORK_US=n` in the environment, each request first spins for `n` µs of CPU (a
 //! handler that computes something). It prints `listening on ADDR` (port 0 picks a free
 //! port; with `reuseport` every shard's listener then shares the port the first one got).
-//! After `seconds` it prints, per shard, the connections and requests it served and the
-//! runtime's counters, then exits.
+//! After `seconds` (with `0`: at SIGINT) it prints, per shard, the connections and requests it
+//! served and the runtime's counters, then exits.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -142,6 +142,8 @@ fn main() {
             .unwrap_or_else(|e| cli::fail(USAGE, format_args!("cannot listen on port {port}: {e}")))
     };
     rt.block_on(async {
+        // Listening for SIGINT starts before `listening on` is printed.
+        let interrupted = (secs == 0).then(ringsteal::signal::ctrl_c);
         let s = served.clone();
         let first = bind(port);
         let addr = first.local_addr().unwrap_or_else(|e| cli::fail(USAGE, e));
@@ -180,7 +182,10 @@ fn main() {
                 }
             });
         }
-        ringsteal::time::sleep(Duration::from_secs(secs)).await;
+        match interrupted {
+            Some(interrupted) => interrupted.await.unwrap_or_else(|e| cli::fail(USAGE, e)),
+            None => ringsteal::time::sleep(Duration::from_secs(secs)).await,
+        }
     });
     let stats = rt.handle().stats();
     for (i, sh) in stats.shards.iter().enumerate() {

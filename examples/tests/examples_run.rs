@@ -672,12 +672,12 @@ fn tls_echo_round_trips_text_over_rustls() {
 
 // Measuring harnesses.
 
-/// Runs the `http_placement` harness in `placement` on two shards for three seconds, opens
-/// `connections` keep-alive connections one after another (one request each), and returns
-/// the connections each shard served, from its report.
+/// Runs the `http_placement` harness in `placement` on two shards until SIGINT, opens
+/// `connections` keep-alive connections one after another (one request each), stops it, and
+/// returns the connections each shard served, from its report.
 fn http_placement_split(placement: &str, connections: usize) -> Vec<u64> {
     let mut cmd = example("http_placement");
-    cmd.args([placement, "0", "3", "2"]);
+    cmd.args([placement, "0", "0", "2"]);
     let server = Server::spawn(cmd);
     let open: Vec<Http> = (0..connections)
         .map(|_| {
@@ -687,6 +687,7 @@ fn http_placement_split(placement: &str, connections: usize) -> Vec<u64> {
             conn
         })
         .collect();
+    server.signal(libc::SIGINT);
     let (status, report) = server.wait();
     drop(open);
     assert!(status.success(), "{status}: {report}");
