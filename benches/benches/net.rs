@@ -44,6 +44,27 @@ fn test_mode() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
+/// The first round an interleaved group keeps: [`first_measured_round`], which assumes
+/// criterion's normal sampling (warm-up calls, then one call per sample). `--quick` and
+/// `--profile-time` sample otherwise, so which calls were warm-up cannot be told there: every
+/// round is kept, and a note says so.
+fn first_kept_round(call_starts: &[usize], samples: usize) -> usize {
+    let other_sampling = std::env::args()
+        .any(|a| a == "--quick" || a == "--profile-time" || a.starts_with("--profile-time="));
+    if other_sampling {
+        static NOTE: std::sync::Once = std::sync::Once::new();
+        NOTE.call_once(|| {
+            eprintln!(
+                "note: criterion's --quick and --profile-time sample differently: the \
+                 interleaved rounds include its warm-up"
+            )
+        });
+        0
+    } else {
+        first_measured_round(call_starts, samples)
+    }
+}
+
 // ------------------------------------------------------------------------ stream workloads
 
 fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
@@ -116,7 +137,7 @@ fn stream_group(c: &mut Criterion, group: &str, shape: Shape) {
 }
 
 /// Criterion samples per benchmark of the stream group of `shape` (the interleaved rounds
-/// it keeps: [`first_measured_round`]).
+/// it keeps: [`first_kept_round`]).
 fn stream_samples(shape: Shape) -> usize {
     if shape == Shape::EchoRtt {
         100
@@ -224,7 +245,7 @@ fn interleaved_streams(
             took
         })
     });
-    turns.drop_rounds_before(first_measured_round(&call_starts, stream_samples(shape)));
+    turns.drop_rounds_before(first_kept_round(&call_starts, stream_samples(shape)));
     turns.report(group, &[0, 1], 2, !test_mode());
 }
 
@@ -330,7 +351,7 @@ fn bench_wrk(
     });
     // One run per call: the calls are the runs.
     let call_starts: Vec<usize> = (0..runs.len()).collect();
-    runs.drain(..first_measured_round(&call_starts, HTTP_SAMPLES));
+    runs.drain(..first_kept_round(&call_starts, HTTP_SAMPLES));
     report::record(
         &format!("{}/{id}", shape.group),
         shape.requests(),
@@ -497,7 +518,7 @@ fn interleaved_cpu(g: &mut Group<'_>, shape: &HttpShape, n: usize) {
         return; // filtered out
     };
     servers.stop();
-    let first = first_measured_round(&call_starts, HTTP_SAMPLES);
+    let first = first_kept_round(&call_starts, HTTP_SAMPLES);
     for r in &mut runs {
         r.drain(..first.min(r.len()));
     }
