@@ -331,36 +331,35 @@ fn read_to_end_and_read_exact_work_through_trait_objects_of_every_stream() {
 }
 
 #[test]
-fn a_dropped_read_exact_through_a_box_or_a_reference_gives_back_what_it_took() {
+fn a_dropped_read_exact_through_a_box_a_reference_or_a_buf_writer_gives_back_what_it_took() {
     with_every_runtime("pointer forwarding", 1, |_, rt| {
         rt.block_on(async {
-            for through_box in [false, true] {
+            for through in ["a box", "a reference", "a BufWriter"] {
                 let (client, server) = tcp_pair().await;
                 client.write_all(b"hello".to_vec()).await.0.unwrap();
                 let mut boxed = Box::new(server);
                 // Half of what read_exact wants is there: it takes that, waits for the rest,
                 // and is dropped waiting. The stream's own read_exact gives back what it
-                // took; a pointer to the stream must call that one, not the provided loop.
-                let late = if through_box {
-                    timeout(
-                        Duration::from_millis(50),
-                        AsyncReadOwned::read_exact(&mut boxed, vec![0u8; 10]),
-                    )
-                    .await
-                } else {
-                    let mut by_ref: &mut TcpStream = &mut boxed;
-                    timeout(
-                        Duration::from_millis(50),
-                        AsyncReadOwned::read_exact(&mut by_ref, vec![0u8; 10]),
-                    )
-                    .await
+                // took; a wrapper of the stream must call that one, not the provided loop.
+                let wait = Duration::from_millis(50);
+                let want = vec![0u8; 10];
+                let late = match through {
+                    "a box" => timeout(wait, AsyncReadOwned::read_exact(&mut boxed, want)).await,
+                    "a reference" => {
+                        let mut by_ref: &mut TcpStream = &mut boxed;
+                        timeout(wait, AsyncReadOwned::read_exact(&mut by_ref, want)).await
+                    }
+                    _ => {
+                        let mut buffered = BufWriter::new(&mut *boxed);
+                        timeout(wait, AsyncReadOwned::read_exact(&mut buffered, want)).await
+                    }
                 };
                 assert!(late.is_err(), "only 5 of 10 bytes were ever sent");
                 client.write_all(b"world".to_vec()).await.0.unwrap();
                 drop(client);
                 let (res, all) = AsyncReadOwned::read_to_end(&mut boxed, Vec::new()).await;
                 res.unwrap();
-                assert_eq!(all, b"helloworld", "through a box: {through_box}");
+                assert_eq!(all, b"helloworld", "through {through}");
             }
         })
     });

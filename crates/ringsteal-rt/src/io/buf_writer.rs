@@ -11,16 +11,19 @@ use super::buf_reader::DEFAULT_CAPACITY;
 use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 
-/// Adds a write buffer to a writer: writes that fit are copied into it; it goes out (one
-/// `write_all`) when the next write would not fit, on [`flush`](AsyncWriteOwned::flush) and
-/// on [`shutdown`](AsyncWriteOwned::shutdown). Writes at least as large as the buffer skip
-/// it (after flushing it). Reads pass through to the inner value.
+/// Adds a write buffer to a writer: writes that fit are copied into it; it goes out when the
+/// next write would not fit, on [`flush`](AsyncWriteOwned::flush) and on
+/// [`shutdown`](AsyncWriteOwned::shutdown). Writes at least as large as the buffer skip it
+/// (after flushing it). Reads pass through to the inner value.
+///
+/// A flush that fails (a full disk, a peer gone) keeps the bytes the inner writer did not
+/// take, so a later flush tries them again, as tokio's `BufWriter` does.
 ///
 /// Dropping the value loses what is buffered: flush first. Dropping a flush's future, or
 /// the future of a write that is flushing the full buffer, loses the buffered bytes the
 /// kernel had not taken yet, those of earlier writes that returned `Ok` included (the
-/// flush is a `write_all` of the buffer, in flight in the kernel; tokio's `BufWriter`
-/// keeps them). Do not drop its writes mid-way unless the stream is then closed.
+/// buffer is in flight in the kernel; tokio's `BufWriter` keeps them). Do not drop its
+/// writes mid-way unless the stream is then closed.
 ///
 /// ```
 /// use ringsteal_rt::io::{AsyncWriteOwned, BufWriter};
@@ -85,14 +88,29 @@ impl<W> BufWriter<W> {
 }
 
 impl<W: AsyncWriteOwned> BufWriter<W> {
-    /// Writes out the buffer (not flushing the inner writer).
+    /// Writes out the buffer (not flushing the inner writer). On an error, the bytes the
+    /// writer did not take stay buffered, for a later flush to try again.
     async fn flush_buf(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut written = 0;
+        let mut res = Ok(());
+        while written < buf.len() {
+            let (r, slice) = self.inner.write(buf.slice(written..)).await;
+            buf = slice.into_inner();
+            match r {
+                Ok(0) => {
+                    res = Err(io::ErrorKind::WriteZero.into());
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
         }
-        let buf = std::mem::take(&mut self.buf);
-        let (res, mut buf) = self.inner.write_all(buf).await;
-        buf.clear();
+        buf.drain(..written);
         self.buf = buf;
         res
     }
@@ -160,7 +178,101 @@ impl<W: AsyncReadOwned> AsyncReadOwned for BufWriter<W> {
     fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
         self.inner.read(buf)
     }
+    // Forwarded, not provided: the inner reader's own versions may keep what they read when
+    // dropped (a stream's lane), which the provided loops cannot.
+    fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
+        self.inner.read_exact(buf)
+    }
+    fn read_to_end(
+        &mut self,
+        buf: Vec<u8>,
+    ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
+        self.inner.read_to_end(buf)
+    }
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
         self.inner.splice_source()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::future::ready;
+
+    use super::*;
+    use crate::io::test_util::block_on;
+
+    /// A writer that takes what its plan says, one entry per write (`Some(n)`: at most `n`
+    /// bytes, `None`: an error), and everything once the plan has run out.
+    #[derive(Default)]
+    struct Planned {
+        taken: Vec<u8>,
+        plan: VecDeque<Option<usize>>,
+    }
+
+    impl AsyncWriteOwned for Planned {
+        fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+            // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
+            let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+            let res = match self.plan.pop_front() {
+                Some(None) => Err(io::Error::other("disk full")),
+                Some(Some(n)) => Ok(n.min(bytes.len())),
+                None => Ok(bytes.len()),
+            };
+            if let Ok(n) = res {
+                self.taken.extend_from_slice(&bytes[..n]);
+            }
+            ready((res, buf))
+        }
+        fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+            ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_failed_flush_keeps_what_the_writer_did_not_take_for_the_next_flush() {
+        let inner = Planned {
+            plan: [Some(1), None].into(),
+            ..Planned::default()
+        };
+        let mut w = BufWriter::with_capacity(16, inner);
+        block_on(w.write_all(&b"abc"[..])).0.unwrap();
+        let err = block_on(w.flush()).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        assert_eq!(w.get_ref().taken, b"a");
+        assert_eq!(w.buffer(), b"bc", "the bytes not taken stay buffered");
+        block_on(w.flush()).unwrap();
+        block_on(w.write_all(&b"d"[..])).0.unwrap();
+        block_on(w.flush()).unwrap();
+        assert_eq!(w.get_ref().taken, b"abcd", "nothing lost, nothing repeated");
+    }
+
+    #[test]
+    fn a_flush_into_a_writer_that_takes_nothing_fails_and_keeps_the_bytes() {
+        let inner = Planned {
+            plan: [Some(0)].into(),
+            ..Planned::default()
+        };
+        let mut w = BufWriter::with_capacity(16, inner);
+        block_on(w.write_all(&b"xyz"[..])).0.unwrap();
+        let err = block_on(w.flush()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WriteZero);
+        assert_eq!(w.buffer(), b"xyz");
+    }
+
+    #[test]
+    fn a_write_that_overflows_the_buffer_fails_with_the_flush_and_loses_nothing() {
+        let inner = Planned {
+            plan: [None].into(),
+            ..Planned::default()
+        };
+        let mut w = BufWriter::with_capacity(4, inner);
+        block_on(w.write_all(&b"abc"[..])).0.unwrap();
+        let (res, _) = block_on(w.write_all(&b"de"[..]));
+        assert!(res.is_err());
+        assert_eq!(w.buffer(), b"abc");
+        block_on(w.write_all(&b"de"[..])).0.unwrap();
+        block_on(w.flush()).unwrap();
+        assert_eq!(w.get_ref().taken, b"abcde");
     }
 }
