@@ -196,6 +196,10 @@ impl Command {
     }
 
     /// The std command inside, mutably.
+    ///
+    /// Set stdio with [`stdin`](Self::stdin), [`stdout`](Self::stdout) and
+    /// [`stderr`](Self::stderr), not here: [`output`](Self::output) cannot see streams set on
+    /// the std command and replaces them with its defaults.
     pub fn as_std_mut(&mut self) -> &mut std::process::Command {
         &mut self.std
     }
@@ -239,6 +243,11 @@ impl Command {
     /// Runs the child to completion, collecting its stdout and stderr. Streams not configured
     /// get `output`'s defaults, as with std: stdin null, stdout and stderr piped (and stay so
     /// on this `Command` for later spawns). Spawns at once; the future waits.
+    ///
+    /// "Configured" means set through this type's [`stdin`](Self::stdin),
+    /// [`stdout`](Self::stdout) and [`stderr`](Self::stderr). A stream set on the std command
+    /// (through [`as_std_mut`](Self::as_std_mut), or before a `From` conversion) cannot be
+    /// seen from here and gets the default (tokio's `output` pipes stdout and stderr always).
     pub fn output(&mut self) -> impl Future<Output = io::Result<Output>> + Send + 'static {
         if !self.stdin_set {
             self.std.stdin(Stdio::null());
@@ -267,6 +276,9 @@ impl Command {
     }
 }
 
+/// Wraps a std command. Stdio it set counts as not configured for
+/// [`output`](Command::output), which replaces it with its defaults: set it again on the
+/// result.
 impl From<std::process::Command> for Command {
     fn from(std: std::process::Command) -> Self {
         Self {
