@@ -25,6 +25,17 @@ pub(crate) const CHUNKED_MIN: usize = 16 << 20;
 const CHUNK_MIN: usize = 4 << 20;
 /// Most chunks in flight.
 const CHUNKS_MAX: usize = 8;
+/// The most one read moves (Linux's `MAX_RW_COUNT`: `INT_MAX` rounded down to a 4 KiB page).
+/// A longer chunk would come back short, which reads as a file that shrank.
+const CHUNK_MAX: usize = 0x7fff_f000;
+
+/// How `size` bytes are read: rounds of up to `chunks` concurrent reads of `chunk_len` bytes
+/// (the file's last one shorter), as many rounds as it takes. One round for files up to
+/// `CHUNKS_MAX * CHUNK_MAX` bytes (about 16 GiB).
+fn chunk_plan(size: usize) -> (usize, usize) {
+    let chunks = (size / CHUNK_MIN).clamp(2, CHUNKS_MAX);
+    (chunks, size.div_ceil(chunks).min(CHUNK_MAX))
+}
 
 /// The allocation the chunks write into.
 struct Allocation {
@@ -76,8 +87,7 @@ unsafe impl IoBufMut for Chunk {
 /// file shrank); the caller reads on from there to end of file. Fails with `OutOfMemory` if
 /// that cannot be allocated.
 pub(crate) async fn read_chunked(file: &File, size: usize) -> io::Result<Vec<u8>> {
-    let chunks = (size / CHUNK_MIN).clamp(2, CHUNKS_MAX);
-    let chunk_len = size.div_ceil(chunks);
+    let (chunks, chunk_len) = chunk_plan(size);
     let mut vec = Vec::new();
     vec.try_reserve_exact(size.saturating_add(1))?;
     let alloc = Arc::new(Allocation {
@@ -86,51 +96,59 @@ pub(crate) async fn read_chunked(file: &File, size: usize) -> io::Result<Vec<u8>
     });
     // SAFETY: the Arc was just made and is not shared yet.
     unsafe { *alloc.vec.get() = vec };
-    let mut ops: Vec<Option<Op<ReadAt<Chunk>>>> = (0..chunks)
-        .map(|i| {
-            let start = i * chunk_len;
-            let len = chunk_len.min(size - start);
-            let chunk = Chunk {
-                alloc: alloc.clone(),
-                start,
-                len,
-            };
-            Some(file.read_at(chunk, start as u64).force_async())
-        })
-        .collect();
-    let mut results: Vec<Option<io::Result<usize>>> = (0..chunks).map(|_| None).collect();
-    poll_fn(|cx| {
-        let mut pending = false;
-        for (op, result) in ops.iter_mut().zip(results.iter_mut()) {
-            if let Some(fut) = op {
-                match std::pin::Pin::new(fut).poll(cx) {
-                    Poll::Ready((res, chunk)) => {
-                        drop(chunk);
-                        *result = Some(res);
-                        *op = None;
+    let mut filled = 0;
+    'rounds: while filled < size {
+        let base = filled;
+        let lens: Vec<usize> = (0..chunks)
+            .map(|i| base + i * chunk_len)
+            .take_while(|&start| start < size)
+            .map(|start| chunk_len.min(size - start))
+            .collect();
+        let mut ops: Vec<Option<Op<ReadAt<Chunk>>>> = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let start = base + i * chunk_len;
+                let chunk = Chunk {
+                    alloc: alloc.clone(),
+                    start,
+                    len,
+                };
+                Some(file.read_at(chunk, start as u64).force_async())
+            })
+            .collect();
+        let mut results: Vec<Option<io::Result<usize>>> = lens.iter().map(|_| None).collect();
+        poll_fn(|cx| {
+            let mut pending = false;
+            for (op, result) in ops.iter_mut().zip(results.iter_mut()) {
+                if let Some(fut) = op {
+                    match std::pin::Pin::new(fut).poll(cx) {
+                        Poll::Ready((res, chunk)) => {
+                            drop(chunk);
+                            *result = Some(res);
+                            *op = None;
+                        }
+                        Poll::Pending => pending = true,
                     }
-                    Poll::Pending => pending = true,
                 }
             }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    let mut filled = 0;
-    for (i, res) in results.into_iter().enumerate() {
-        let n = match res.expect("every chunk completed") {
-            // Read on from here, as after a short chunk (the sequential reads retry it).
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => break,
-            res => res?,
-        };
-        let len = chunk_len.min(size - i * chunk_len);
-        filled += n;
-        if n < len {
-            break; // the file is shorter than it was: the caller reads on from here
+            if pending {
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await;
+        for (res, len) in results.into_iter().zip(lens) {
+            let n = match res.expect("every chunk completed") {
+                // Read on from here, as after a short chunk (the sequential reads retry it).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => break 'rounds,
+                res => res?,
+            };
+            filled += n;
+            if n < len {
+                break 'rounds; // the file is shorter than it was: the caller reads on from here
+            }
         }
     }
     let alloc =
@@ -139,4 +157,38 @@ pub(crate) async fn read_chunked(file: &File, size: usize) -> io::Result<Vec<u8>
     // SAFETY: the first `filled` bytes were written by the reads, contiguously from 0.
     unsafe { vec.set_len(filled) };
     Ok(vec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rounds of [`chunk_plan`] cover `size` bytes without a read longer than the kernel
+    /// moves at once; the number of rounds it takes.
+    fn rounds(size: usize) -> usize {
+        let (chunks, chunk_len) = chunk_plan(size);
+        assert!(
+            (2..=CHUNKS_MAX).contains(&chunks),
+            "{size}: {chunks} chunks"
+        );
+        assert!(
+            chunk_len <= CHUNK_MAX,
+            "{size}: chunks of {chunk_len} bytes"
+        );
+        assert!(
+            chunk_len >= CHUNK_MIN / 2,
+            "{size}: chunks of {chunk_len} bytes"
+        );
+        size.div_ceil(chunks * chunk_len)
+    }
+
+    #[test]
+    fn a_file_up_to_16_gib_is_read_in_one_round_and_a_larger_one_in_chunks_the_kernel_can_move() {
+        assert_eq!(rounds(CHUNKED_MIN), 1);
+        assert_eq!(rounds(100 << 20), 1);
+        assert_eq!(rounds(CHUNKS_MAX * CHUNK_MAX), 1);
+        assert_eq!(rounds(CHUNKS_MAX * CHUNK_MAX + 1), 2);
+        assert_eq!(rounds(20 << 30), 2);
+        assert_eq!(rounds(100 << 30), 7);
+    }
 }
