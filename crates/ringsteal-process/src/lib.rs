@@ -56,6 +56,7 @@ mod command;
 mod orphans;
 mod pidfd;
 mod pipe;
+mod pipe_io;
 mod sigpipe;
 mod wait;
 

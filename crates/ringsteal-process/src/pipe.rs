@@ -20,7 +20,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::io::{write_all_in_lane, InLane, Lane, LaneGuard};
+use ringsteal_rt::io::{read_exact_in_lane, write_all_in_lane, InLane, Lane, LaneGuard};
 use ringsteal_rt::op::{ReadAt, SharedFd, WriteAt};
 
 use crate::sigpipe;
@@ -74,19 +74,14 @@ impl ChildStdin {
     /// buffer. `BrokenPipe` once the child has closed its end, even in a program that restored
     /// `SIGPIPE`'s default action (see the module docs).
     pub async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
-        let guard = self.lane.acquire().await;
-        write_in_lane(&self.fd, guard, buf).await.0
+        write_in_pipe(&self.fd, &self.lane, buf).await
     }
 
     /// Writes every initialised byte of `buf`, or fails (`BrokenPipe` once the child has
     /// closed its end, `WriteZero` if the kernel accepts nothing). Holds the pipe's writes
     /// for the whole call: another task's write goes before or after all of it.
     pub async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
-        let guard = self.lane.acquire().await;
-        write_all_in_lane(guard, buf, |guard, rest| {
-            write_in_lane(&self.fd, guard, rest)
-        })
-        .await
+        write_all_in_pipe(&self.fd, &self.lane, buf).await
     }
 
     /// The shared descriptor, for the low-level op API.
@@ -94,11 +89,35 @@ impl ChildStdin {
         &self.fd
     }
 
+    /// The descriptor and the writes' lane, for the I/O traits (`pipe_io.rs`).
+    pub(crate) fn writing(&self) -> (&SharedFd, &Lane) {
+        (&self.fd, &self.lane)
+    }
+
     /// The descriptor, if no write is in flight on it (otherwise the handle comes back).
     pub fn into_owned_fd(self) -> Result<OwnedFd, Self> {
         let Self { fd, lane } = self;
         fd.try_unwrap().map_err(|fd| Self { fd, lane })
     }
+}
+
+/// One write of `buf`, in its turn.
+pub(crate) async fn write_in_pipe<B: IoBuf>(
+    fd: &SharedFd,
+    lane: &Lane,
+    buf: B,
+) -> BufResult<usize, B> {
+    write_in_lane(fd, lane.acquire().await, buf).await.0
+}
+
+/// Writes every initialised byte of `buf`, holding the write lane throughout.
+pub(crate) async fn write_all_in_pipe<B: IoBuf>(
+    fd: &SharedFd,
+    lane: &Lane,
+    buf: B,
+) -> BufResult<(), B> {
+    let guard = lane.acquire().await;
+    write_all_in_lane(guard, buf, |guard, rest| write_in_lane(fd, guard, rest)).await
 }
 
 /// One write of `buf` holding the write lane, which comes back with the result.
@@ -118,7 +137,11 @@ async fn write_in_lane<B: IoBuf>(
 }
 
 /// One read into `buf` holding the read lane: bytes a dropped read kept come first.
-async fn read_in_lane<B: IoBufMut>(fd: &SharedFd, lane: &Lane, buf: B) -> BufResult<usize, B> {
+pub(crate) async fn read_in_lane<B: IoBufMut>(
+    fd: &SharedFd,
+    lane: &Lane,
+    buf: B,
+) -> BufResult<usize, B> {
     let mut guard = lane.acquire().await;
     if guard.has_leftover() {
         let (n, buf) = guard.take_leftover(buf);
@@ -230,6 +253,13 @@ macro_rules! reader {
                 read_in_lane(&self.fd, &self.lane, buf).await
             }
 
+            /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the pipe ends
+            /// first. Holds the pipe's reads for the whole call: dropped, it gives back every
+            /// byte it took, to the next read.
+            pub async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
+                read_exact_in_pipe(&self.fd, &self.lane, buf).await
+            }
+
             /// Appends everything up to end of file to `buf`; yields the count appended.
             /// (Dropped before the end, the bytes appended so far go with `buf`; only a read
             /// in flight keeps its own.)
@@ -242,7 +272,8 @@ macro_rules! reader {
                 &self.fd
             }
 
-            /// The descriptor and the reads' lane, for [`read_to_end`] over either pipe.
+            /// The descriptor and the reads' lane, for [`read_to_end`] over either pipe and
+            /// for the I/O traits (`pipe_io.rs`).
             pub(crate) fn reading(&self) -> (&SharedFd, &Lane) {
                 (&self.fd, &self.lane)
             }
@@ -264,6 +295,26 @@ macro_rules! reader {
 
 reader!(ChildStdout, "stdout", std::process::ChildStdout, "1");
 reader!(ChildStderr, "stderr", std::process::ChildStderr, "2");
+
+/// A `read_exact` holding the read lane throughout, so that, dropped, it gives back every
+/// byte it took (its earlier reads' included).
+pub(crate) async fn read_exact_in_pipe<B: IoBufMut>(
+    fd: &SharedFd,
+    lane: &Lane,
+    buf: B,
+) -> BufResult<(), B> {
+    let guard = lane.acquire().await;
+    read_exact_in_lane(guard, buf, |mut guard, rest| async move {
+        if guard.has_leftover() {
+            let (n, rest) = guard.take_leftover(rest);
+            return ((Ok(n), rest), guard);
+        }
+        InLane::read_rest(ReadAt::new(fd, rest, STREAM), guard)
+            .await
+            .into_parts()
+    })
+    .await
+}
 
 pub(crate) async fn read_to_end(
     fd: &SharedFd,
