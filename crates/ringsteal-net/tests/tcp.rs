@@ -458,3 +458,49 @@ fn many_tasks_accept_on_one_listener() {
         })
     });
 }
+
+#[test]
+fn a_listener_adopted_in_non_blocking_mode_as_tokio_asks_waits_for_its_connections() {
+    use std::os::linux::net::SocketAddrExt;
+    with_every_runtime("non-blocking listener adopted", 1, |config, rt| {
+        rt.block_on(async {
+            let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            std_listener.set_nonblocking(true).unwrap();
+            let addr = std_listener.local_addr().unwrap();
+            let listener = TcpListener::from_std(std_listener).unwrap();
+            // Blocking again: before Linux 5.18 an io_uring accept on a non-blocking
+            // listener fails at once with EAGAIN instead of waiting.
+            assert!(!nonblocking(listener.as_raw_fd()), "{config:?}");
+            let unix_name = format!(
+                "\0ringsteal-test-nb-{}-{}",
+                std::process::id(),
+                common::unique()
+            );
+            let std_unix = std::os::unix::net::UnixListener::bind_addr(
+                &std::os::unix::net::SocketAddr::from_abstract_name(&unix_name.as_bytes()[1..])
+                    .unwrap(),
+            )
+            .unwrap();
+            std_unix.set_nonblocking(true).unwrap();
+            let unix = ringsteal_net::UnixListener::from_std(std_unix).unwrap();
+            assert!(!nonblocking(unix.as_raw_fd()), "{config:?}");
+            // The accepts are armed before anyone connects.
+            let accepted = ringsteal_rt::spawn(async move { listener.accept().await.map(|_| ()) });
+            let unix_accepted = ringsteal_rt::spawn(async move { unix.accept().await.map(|_| ()) });
+            ringsteal_rt::yield_now().await;
+            let _client = TcpStream::connect(addr).await.unwrap();
+            let _unix_client = ringsteal_net::UnixStream::connect(&unix_name)
+                .await
+                .unwrap();
+            accepted.await.unwrap().unwrap();
+            unix_accepted.await.unwrap().unwrap();
+        })
+    });
+}
+
+fn nonblocking(fd: std::os::fd::RawFd) -> bool {
+    // SAFETY: F_GETFL passes no memory.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    assert!(flags >= 0);
+    flags & libc::O_NONBLOCK != 0
+}

@@ -139,8 +139,10 @@ impl TcpListener {
         sockopt::with_std(self, |s: &std::net::TcpListener| s.ttl())
     }
 
-    /// Adopts a listening std socket. Never fails today; returns `io::Result` as tokio's
-    /// does.
+    /// Adopts a listening std socket, blocking or not (tokio asks for non-blocking mode
+    /// first; ringsteal puts it back in blocking mode, which io_uring accepts on without
+    /// blocking a shard, where kernels before 5.18 fail an accept on a non-blocking listener
+    /// at once). Fails only if the socket's mode cannot be read or set.
     ///
     /// Other descriptors may refer to the same socket (a `try_clone`, a socket handed over
     /// by a service manager), so dropping the adopted listener only closes its descriptor,
@@ -148,7 +150,7 @@ impl TcpListener {
     /// cancelled accept still holds it or another descriptor refers to it.
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         Ok(Self {
-            fd: ListenerFd::adopted(SharedFd::new(listener.into())),
+            fd: ListenerFd::adopted(listener.into())?,
         })
     }
 
