@@ -41,7 +41,7 @@ use std::cell::Cell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Inline transfers a thread makes in a row before one goes through the ring (and yields).
@@ -66,6 +66,9 @@ struct Hints {
     runs: AtomicBool,
     /// The socket had bytes queued after the last read.
     queued: AtomicBool,
+    /// Receive streams of this stream alive (polled or not), which `into_std` refuses: an
+    /// unpolled one would arm its request on the socket after the handover.
+    receive_streams: AtomicUsize,
 }
 
 impl StreamHints {
@@ -107,6 +110,20 @@ impl StreamHints {
     /// True if the socket had bytes queued after the last read.
     pub(crate) fn bytes_queued(&self) -> bool {
         self.0.queued.load(Ordering::Relaxed)
+    }
+
+    /// A receive stream of this stream was made (`true`) or dropped (`false`).
+    pub(crate) fn count_receive_stream(&self, made: bool) {
+        if made {
+            self.0.receive_streams.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.0.receive_streams.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// True while a receive stream of this stream is alive.
+    pub(crate) fn receive_stream_alive(&self) -> bool {
+        self.0.receive_streams.load(Ordering::SeqCst) > 0
     }
 }
 

@@ -51,8 +51,9 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// Writes are not affected. `poll_next` has the signature of `futures::Stream::poll_next`.
 ///
 /// Its request holds the socket: while the receive stream lives, dropping the
-/// `TcpStream`/`UnixStream` (or both halves) does not close the connection, and the peer
-/// sees no end of stream. The connection closes once both are dropped.
+/// `TcpStream`/`UnixStream` does not close the connection, and the peer sees no end of
+/// stream. The connection closes once both are dropped. (Dropping the write half of a split
+/// stream still shuts its side down, as tokio's does: the peer then sees end of stream.)
 ///
 /// ```
 /// use ringsteal_net::UnixStream;
@@ -88,6 +89,7 @@ pub struct RecvStream {
 
 impl RecvStream {
     pub(crate) fn new(fd: &SharedFd, lane: &Lane, hints: &StreamHints) -> Self {
+        hints.count_receive_stream(true);
         Self {
             lane: lane.clone(),
             waiting: None,
@@ -148,6 +150,7 @@ impl RecvStream {
 
 impl Drop for RecvStream {
     fn drop(&mut self) {
+        self.hints.count_receive_stream(false);
         let Some(receives) = self.receives.take() else {
             return;
         };

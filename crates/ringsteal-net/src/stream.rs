@@ -369,6 +369,13 @@ impl StreamCore {
                  has reaped the cancellation, or a receive stream); try again once it is done",
             ));
         }
+        if self.hints.receive_stream_alive() {
+            return Err((
+                self,
+                "a receive stream of this stream is alive (it would receive on the socket after \
+                 the handover); drop it first",
+            ));
+        }
         if self.read.has_leftover() {
             return Err((
                 self,

@@ -17,7 +17,7 @@ mod support;
 use std::time::Duration;
 
 use common::{under_every_config, Rng};
-use ringsteal_net::UnixStream;
+use ringsteal_net::{IntoStdError, UnixStream};
 use ringsteal_rt::time::timeout;
 use ringsteal_rt::{Builder, Feature, Placement, RuntimeHandle};
 use support::*;
@@ -454,6 +454,27 @@ fn other_reads_wait_while_a_recv_stream_lives() {
             drop(data);
             let (res, got) = timeout(OP_GUARD, read).await.expect("the read never ran");
             assert_eq!(&got[..res.unwrap()], b"two", "{config:?}");
+        });
+    });
+}
+
+#[test]
+fn a_stream_with_a_receive_stream_alive_is_not_handed_to_std_even_before_its_first_poll() {
+    under_every_config("recv stream refuses into_std", 1, |config, b| {
+        let rt = b.build().unwrap();
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            // Never polled, so nothing is armed yet; polled after a handover, it would arm a
+            // receive on the socket the std stream now reads.
+            let data = b.recv_stream();
+            let refused = b.into_std().expect_err("a receive stream is alive");
+            let b = IntoStdError::<UnixStream>::recover(refused).expect("given back");
+            drop(data);
+            let mut b = b.into_std().expect("no receive stream any more");
+            a.write_all(b"after".to_vec()).await.0.unwrap();
+            let mut got = [0u8; 5];
+            std::io::Read::read_exact(&mut b, &mut got).unwrap();
+            assert_eq!(&got, b"after", "{config:?}");
         });
     });
 }
