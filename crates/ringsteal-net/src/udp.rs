@@ -14,9 +14,10 @@ use crate::stream::into_owned;
 /// `RECV`; `send_to`/`recv_from` are `SENDMSG`/`RECVMSG` with the address in the op. All take
 /// `&self`, so several tasks (on any shards) may receive or send on one socket at once.
 ///
-/// A datagram is received whole or not at all; a receive whose future is dropped may still
-/// take one datagram, which is then lost, as a datagram can be in the network (streams keep
-/// such bytes; datagram sockets do not, so that concurrent receives are not serialised).
+/// A datagram longer than the receive buffer is cut to fit, the rest discarded (as with
+/// std). A receive whose future is dropped may still take one datagram, which is then lost,
+/// as a datagram can be in the network (streams keep such bytes; datagram sockets do not, so
+/// that concurrent receives are not serialised).
 ///
 /// ```
 /// use ringsteal_net::UdpSocket;
@@ -274,7 +275,10 @@ impl UdpSocket {
         })
     }
 
-    /// The std socket; a duplicate descriptor if a cancelled request still holds it.
+    /// The std socket; a duplicate descriptor if a request still holds it: a cancelled one,
+    /// or the request of a receive stream, which goes on taking datagrams from the socket
+    /// (they are then lost to the std socket) until it is dropped: drop receive streams
+    /// first.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         into_owned(self.fd).map(Into::into)
     }

@@ -117,7 +117,8 @@ impl TcpSocket {
         sockopt::flag(self, libc::SOL_SOCKET, libc::SO_KEEPALIVE)
     }
 
-    /// Sets `SO_LINGER` (see [`TcpStream::set_linger`]).
+    /// Sets `SO_LINGER` (see [`TcpStream::set_linger`]: a linger longer than zero blocks the
+    /// shard that closes the socket).
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
         sockopt::set_linger(self, linger)
     }

@@ -163,6 +163,13 @@ impl TcpStream {
     /// `Some(Duration::ZERO)` resets the connection on close. The kernel counts whole
     /// seconds: a fraction rounds up (500 ms lingers 1 s, and [`linger`](Self::linger)
     /// says so), where tokio's rounds down, turning a sub-second linger into a reset.
+    ///
+    /// A linger longer than zero blocks the thread that closes the socket: the kernel's
+    /// `close` waits up to `d` while unsent data remains. That thread is a shard (the one
+    /// that drops the last handle, or reaps the last request), and every task on it waits
+    /// too; tokio deprecated its `set_linger` for this. Use `Some(Duration::ZERO)` to reset,
+    /// or close gracefully: [`shutdown`](Self::shutdown) the write side, then read until the
+    /// peer's end of stream.
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
         sockopt::set_linger(self, linger)
     }

@@ -58,7 +58,9 @@ impl UnixDatagram {
         Ok(Self::from_fd(fd))
     }
 
-    /// A socket with no address (it can still send, and receive replies if connected).
+    /// A socket with no address. It can send, but nobody can answer it: a receiver sees an
+    /// unnamed sender, and Linux does not give the socket a name when it connects or sends
+    /// (bind to a name, or use [`pair`](Self::pair), for replies).
     pub fn unbound() -> io::Result<UnixDatagram> {
         Ok(Self::from_fd(op::socket_now(
             libc::AF_UNIX,
@@ -146,7 +148,10 @@ impl UnixDatagram {
         Ok(Self::from_fd(socket.into()))
     }
 
-    /// The std socket; a duplicate descriptor if a cancelled request still holds it.
+    /// The std socket; a duplicate descriptor if a request still holds it: a cancelled one,
+    /// or the request of a receive stream, which goes on taking datagrams from the socket
+    /// (they are then lost to the std socket) until it is dropped: drop receive streams
+    /// first.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         into_owned(self.fd).map(Into::into)
     }
