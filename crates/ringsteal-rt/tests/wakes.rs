@@ -5,6 +5,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::*;
 use ringsteal_rt::{
@@ -354,5 +355,48 @@ fn threads_without_a_ring_wake_shards_through_eventfds_without_ring_less_msg_rin
             "{config:?}: {MAX_ROUNDS} messages to an idle shard and no eventfd doorbell: {:?}",
             handle.stats().shards[1]
         );
+    });
+}
+
+#[test]
+fn a_spawn_from_a_plain_thread_runs_when_the_block_on_it_woke_returns_at_once() {
+    // A plain thread's spawn goes to the injector and rings one sleeping shard. With every
+    // shard asleep that may be shard 0, parked in `block_on`; if the main future is ready
+    // when shard 0 wakes, `block_on` returns without looking at the injector, and no worker
+    // was rung for the task. Leaving `block_on` must pass the work on.
+    with_every_runtime("spawn at block_on's return", 2, |config, rt| {
+        let handle = rt.handle();
+        // SAFETY: gettid has no preconditions.
+        let main_tid = unsafe { libc::gettid() };
+        let shard_1_tid = rt.block_on(async {
+            ringsteal_rt::spawn_with(Placement::Pinned(1), async {
+                // SAFETY: gettid has no preconditions.
+                unsafe { libc::gettid() }
+            })
+            .await
+            .unwrap()
+        });
+        for round in 0..20 {
+            let token = ringsteal_rt::sync::CancellationToken::new();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let spawner = {
+                let (handle, token) = (handle.clone(), token.clone());
+                std::thread::spawn(move || {
+                    // Both shards asleep: the spawn's doorbell may go to either.
+                    while !(blocked_in_io_uring_enter(main_tid)
+                        && blocked_in_io_uring_enter(shard_1_tid))
+                    {
+                        std::thread::yield_now();
+                    }
+                    drop(handle.spawn(async move { tx.send(()).unwrap() }));
+                    token.cancel();
+                })
+            };
+            rt.block_on(token.cancelled());
+            spawner.join().unwrap();
+            // The main thread stays out of block_on: only shard 1 can run the task.
+            rx.recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("{config:?}, round {round}: the spawn never ran"));
+        }
     });
 }

@@ -197,9 +197,14 @@ impl Drop for LeaveBlockOn<'_> {
         remote.sleeping.mark_asleep();
         // Pairs with the fence a hand-off to this shard issues before it re-reads `driven`.
         std::sync::atomic::fence(SeqCst);
-        if !shard.worker.is_empty() || !remote.stealable.is_empty() {
-            // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
-            // would otherwise wait for the next block_on.
+        // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
+        // would otherwise wait for the next block_on. So would a spawn from a thread outside
+        // the runtime: it rang one sleeping shard, and that may have been this one, which is
+        // leaving without having looked at the injector (its main future was ready first).
+        if !shard.worker.is_empty()
+            || !remote.stealable.is_empty()
+            || !self.shared.injector.is_empty()
+        {
             self.shared.notify_idle(Some(0));
         }
     }
