@@ -7,7 +7,7 @@
 /// |---|---|---|
 /// | `Pinned(s)` | shard `s` | no |
 /// | `Sticky(key)` | `mix(key) % shards` | no |
-/// | `RoundRobin` | the next shard of a per-runtime cursor | no |
+/// | `RoundRobin` | the next shard of a per-runtime cursor (skipping shard 0 outside `block_on`) | no |
 /// | `Stealable` | the spawning shard (any idle shard for spawns from outside) | yes |
 /// | `StealablePreferred(s)` | shard `s`'s stealable queue | yes |
 ///
@@ -38,6 +38,9 @@ pub enum Placement {
     Stealable,
     /// Queue on this shard first (locality), but let an idle shard steal it before it starts.
     StealablePreferred(usize),
-    /// Spread: each spawn goes to the next shard in turn. Never stolen.
+    /// Spread: each spawn goes to the next shard in turn. Never stolen. Shard 0 is skipped
+    /// while no thread is inside [`Runtime::block_on`](crate::Runtime::block_on), so a dealt
+    /// task never waits for the next `block_on` (a `Pinned(0)` or `Sticky` task that names
+    /// shard 0 does).
     RoundRobin,
 }

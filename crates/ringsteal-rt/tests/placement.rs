@@ -420,16 +420,16 @@ fn a_plain_thread_spawns_with_every_placement_while_shard_0_is_outside_block_on(
             let mut later = Vec::new();
             for (p, h) in spawn_every_placement(&handle) {
                 match p {
-                    // Work that shard 1 may (or must) take runs now, with shard 0 idle
-                    // outside block_on: wait for it on this plain thread.
-                    Placement::Pinned(1)
-                    | Placement::Stealable
-                    | Placement::StealablePreferred(_) => {
+                    // Work that names shard 0 (pinned, or sticky with a key that maps there)
+                    // waits for the next block_on.
+                    Placement::Pinned(0) | Placement::Sticky(_) => later.push((p, h)),
+                    // Everything else runs now, with shard 0 idle outside block_on: dealt
+                    // (round robin) or handed (stealable) to the only driven shard, not left
+                    // where nobody runs it. Waited for on this plain thread.
+                    _ => {
                         let on = block_on_plain(h).unwrap();
                         assert_eq!(on, Some(1), "{p:?} should run on the only driven shard");
                     }
-                    // Work for shard 0 waits for the next block_on.
-                    _ => later.push((p, h)),
                 }
             }
             later
@@ -448,8 +448,33 @@ fn a_plain_thread_spawns_with_every_placement_while_shard_0_is_outside_block_on(
         assert_eq!(
             shards,
             BTreeSet::from([0, 1]),
-            "round robin and sticky reach both shards"
+            "sticky keys reach both shards"
         );
+    });
+}
+
+#[test]
+fn round_robin_spawns_made_outside_block_on_skip_shard_0_and_reach_it_again_inside() {
+    with_every_runtime("dealing after block_on", 2, |_, rt| {
+        rt.block_on(async {});
+        let handle = rt.handle();
+        // Outside block_on: every one of them runs on shard 1.
+        let outside: Vec<_> = (0..16)
+            .map(|_| handle.spawn_with(Placement::RoundRobin, async { current_shard() }))
+            .collect();
+        for h in outside {
+            assert_eq!(block_on_plain(h).unwrap(), Some(1));
+        }
+        // Inside: both shards again.
+        let inside: BTreeSet<usize> = rt.block_on(async {
+            let mut on = BTreeSet::new();
+            for _ in 0..8 {
+                let h = ringsteal_rt::spawn_with(Placement::RoundRobin, async { current_shard() });
+                on.insert(h.await.unwrap().unwrap());
+            }
+            on
+        });
+        assert_eq!(inside, BTreeSet::from([0, 1]));
     });
 }
 

@@ -36,7 +36,9 @@ use crate::util::{affinity, drain_queue};
 /// [`handle`](Self::handle) to spawn from anywhere.
 ///
 /// Between `block_on` calls shard 0 does not run: tasks it started wait (like tokio's
-/// current-thread runtime), while stealable tasks queued on it are taken by other shards.
+/// current-thread runtime), and so do tasks placed there by name (`Pinned(0)`, a `Sticky`
+/// key that maps to it), while stealable tasks queued on it are taken by other shards and
+/// `RoundRobin` deals to the other shards only.
 ///
 /// ```
 /// let rt = ringsteal_rt::Runtime::builder().shards(2).build()?;

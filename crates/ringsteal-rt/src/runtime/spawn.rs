@@ -42,11 +42,32 @@ fn resolve(shared: &Shared, placement: Placement) -> Result<Target, SpawnError> 
     };
     Ok(match placement {
         Placement::Pinned(s) => Target::Fixed(check(s)?),
+        // A key names its shard, driven or not: a task sticky to shard 0 outside `block_on`
+        // waits for the next one, as a pinned one does.
         Placement::Sticky(key) => Target::Fixed((mix64(key) % n as u64) as usize),
-        Placement::RoundRobin => Target::Fixed(shared.next_round_robin()),
+        // Round robin names no shard: it deals to the shards a thread drives, so a task is
+        // not left on shard 0 outside `block_on` until the next one.
+        Placement::RoundRobin => Target::Fixed(next_driven_in_turn(shared)),
         Placement::Stealable => Target::Stealable,
         Placement::StealablePreferred(s) => Target::Preferred(check(s)?),
     })
+}
+
+/// The next shard of the round-robin cursor that a thread drives, skipping shard 0 outside
+/// `block_on` (the cursor's own shard if none is driven, which cannot last: workers are
+/// driven from their start until shutdown).
+fn next_driven_in_turn(shared: &Shared) -> usize {
+    let first = shared.next_round_robin();
+    if shared.shards[first].driven.load(SeqCst) {
+        return first;
+    }
+    for _ in 1..shared.shards.len() {
+        let s = shared.next_round_robin();
+        if shared.shards[s].driven.load(SeqCst) {
+            return s;
+        }
+    }
+    first
 }
 
 /// The placement of a spawn that names none ([`spawn`](crate::spawn)): `Stealable`, unless
