@@ -194,6 +194,7 @@ impl Drop for LeaveBlockOn<'_> {
                 let _ = driver.submit(shard.counters());
             }
         }
+        shard.handle_refused_sends();
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
         remote.sleeping.mark_asleep();

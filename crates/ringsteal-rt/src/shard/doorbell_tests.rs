@@ -123,3 +123,60 @@ fn a_doorbell_deferred_as_block_on_returns_is_rung() {
         .expect("HUNG: a doorbell deferred as block_on returned was never rung");
     assert!(deferred > 0, "no round deferred a doorbell");
 }
+
+/// A doorbell rung by the `block_on` future's last poll that the kernel refuses (here
+/// `-EBADFD`: shard 1's ring descriptor, as senders see it, is not a ring) still wakes its
+/// target: leaving `block_on` reaps the refusal and falls back to the eventfd, instead of
+/// leaving it in shard 0's ring until the next `block_on` while shard 1 sleeps with work.
+#[test]
+fn a_doorbell_refused_as_block_on_returns_falls_back_to_the_eventfd() {
+    use std::sync::mpsc;
+
+    if !ringsteal_uring::Features::get().is_ok_and(|f| f.msg_ring()) {
+        eprintln!("SKIPPED: no MSG_RING");
+        return;
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = Runtime::builder()
+            .shards(2)
+            .wake(WakeMechanism::Auto)
+            .build()
+            .unwrap();
+        let shared = rt.shared();
+        let not_a_ring = std::fs::File::open("/dev/null").unwrap();
+        let remote = &shared.shards[1];
+        let (ring_fd, eventfd) = (remote.ring_fd(), remote.eventfd());
+        remote.publish_fds(not_a_ring.as_raw_fd(), Some(eventfd));
+        let mut result = Ok(());
+        for round in 0..20 {
+            // Shard 1 asleep first, so the spawn needs a doorbell.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while !remote.sleeping.is_set() {
+                assert!(std::time::Instant::now() < deadline, "shard 1 never slept");
+                std::thread::yield_now();
+            }
+            let (ran_tx, ran_rx) = mpsc::channel();
+            // The spawn is the future's last act: block_on returns right after it.
+            rt.block_on(async move {
+                drop(spawn_with(Placement::Pinned(1), async move {
+                    ran_tx.send(()).unwrap()
+                }));
+            });
+            // Outside block_on: only the fallback, if taken, wakes shard 1.
+            if ran_rx.recv_timeout(Duration::from_secs(10)).is_err() {
+                result = Err(round);
+                break;
+            }
+        }
+        remote.publish_fds(ring_fd, Some(eventfd));
+        drop(rt);
+        tx.send(result).unwrap();
+    });
+    let result = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the test thread finished");
+    if let Err(round) = result {
+        panic!("round {round}: a doorbell refused as block_on returned never woke shard 1");
+    }
+}

@@ -290,6 +290,29 @@ impl Shard {
         }
     }
 
+    /// Leaving `block_on`: reaps what the ring has completed, so that doorbells and messages
+    /// the last poll sent and the kernel refused (a MSG_RING usually completes at its
+    /// submission) reach their targets now, not at the next `block_on`. The rest of what was
+    /// reaped waits in `reaped` for the next tick. Does nothing if the driver or `reaped` is
+    /// borrowed up the stack (a panic unwinding out of a tick).
+    pub(crate) fn handle_refused_sends(&self) {
+        let Ok(mut reaped) = self.reaped.try_borrow_mut() else {
+            return;
+        };
+        match self.driver.try_borrow_mut() {
+            Ok(mut driver) if driver.has_completions() => {
+                driver.reap(&mut reaped, self.counters());
+            }
+            _ => return,
+        }
+        if !reaped.failed_doorbells.is_empty() {
+            self.ring_failed_doorbells(&mut reaped.failed_doorbells);
+        }
+        if !reaped.failed_messages.is_empty() {
+            self.requeue_failed_messages(&mut reaped.failed_messages);
+        }
+    }
+
     /// Falls back to the eventfd for doorbells whose MSG_RING the kernel refused.
     pub(crate) fn ring_failed_doorbells(&self, targets: &mut Vec<usize>) {
         for t in targets.drain(..) {
