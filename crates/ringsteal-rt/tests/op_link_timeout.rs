@@ -303,3 +303,29 @@ fn a_timeout_added_after_the_first_poll_is_ignored() {
         });
     }
 }
+
+#[test]
+fn the_smallest_ring_still_takes_a_linked_copy_with_a_timeout() {
+    // One SQ entry asked for: the ring gets at least the three slots the largest operation
+    // links (read, write, link timeout), so it can submit every operation there is.
+    let rt = ringsteal_rt::Runtime::builder()
+        .shards(1)
+        .ring_entries(1)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let dir = TempDir::new("link-small-ring");
+        let data = pattern(4096);
+        let (_, src) = file_with(&dir, "src", &data);
+        let (dst_path, dst) = file_with(&dir, "dst", b"");
+        let copy = op::copy_linked(&src, 0, &dst, 0, Vec::with_capacity(4096), 4096)
+            .with_timeout(Duration::from_secs(10));
+        let (res, _) = copy.await;
+        assert_eq!(res.expect("copy_linked with a timeout"), (4096, 4096));
+        assert_eq!(std::fs::read(&dst_path).unwrap(), data);
+        op::nop()
+            .with_timeout(Duration::from_secs(10))
+            .await
+            .expect("a nop with a timeout");
+    });
+}

@@ -164,13 +164,14 @@ fn a_shard_wakes_its_poller_after_the_poller_went_to_sleep() {
 #[test]
 fn more_requests_at_once_than_an_sqpoll_ring_has_slots_all_complete() {
     hang_guard("sqpoll full SQ", HANG_LIMIT, || {
-        // Two SQ slots, 256 requests made in one poll: the SQ fills while the poller thread
-        // has not read it yet, and each further push waits for it to make room (the driver's
-        // push loop); every request must still be submitted once and complete.
+        // Four SQ slots (the least a ring gets), 256 requests made in one poll: the SQ fills
+        // while the poller thread has not read it yet, and each further push waits for it to
+        // make room (the driver's push loop); every request must still be submitted once and
+        // complete.
         let rt = Runtime::builder()
             .shards(1)
             .sqpoll(Duration::from_millis(1))
-            .ring_entries(2)
+            .ring_entries(4)
             .build()
             .unwrap();
         assert_eq!(

@@ -11,6 +11,10 @@ use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
 use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
 use crate::shared::remote::Doorbell;
+
+/// The smallest SQ a ring gets: `op::raw::MAX_SQES` (3) rounded up to a power of two.
+const MIN_RING_ENTRIES: u32 = 4;
+const _: () = assert!(MIN_RING_ENTRIES as usize >= crate::op::raw::MAX_SQES);
 use crate::shared::{Shared, WakePlan};
 
 /// Provided buffers per shard, by default.
@@ -87,8 +91,10 @@ impl Builder {
         self
     }
 
-    /// SQ entries per ring (rounded up to a power of two; the CQ gets four times as many, up
-    /// to the kernel's limit of 65536, which caps it from 16384 SQ entries on).
+    /// SQ entries per ring (rounded up to a power of two, and to at least 4: an operation
+    /// with a timeout takes two slots, a linked copy with one three; the CQ gets four times
+    /// as many, up to the kernel's limit of 65536, which caps it from 16384 SQ entries on).
+    /// Outside 1..=32768, [`build`](Self::build) fails (`BuildError::Config`).
     pub fn ring_entries(mut self, n: u32) -> Self {
         self.config.ring_entries = n;
         self
@@ -306,6 +312,9 @@ impl Builder {
                 config.ring_entries
             )));
         }
+        // One operation may take up to MAX_SQES linked slots (a linked copy with a timeout):
+        // a smaller ring could never submit it.
+        config.ring_entries = config.ring_entries.max(MIN_RING_ENTRIES);
         if config.recv_buf_count == 0
             || !config.recv_buf_count.is_power_of_two()
             || config.recv_buf_count > 32768
