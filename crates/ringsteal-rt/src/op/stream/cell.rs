@@ -73,6 +73,14 @@ pub(crate) unsafe trait Source: Send + 'static {
         // SAFETY: forwarded from the caller.
         unsafe { self.item(res, flags) }
     }
+
+    /// Folds `item` into `newest`, the newest item still queued, and returns `None`, if
+    /// together they say no more than `newest` would (readiness reports: their masks OR).
+    /// By default nothing folds: every item is queued.
+    fn merge(newest: &mut Self::Item, item: Self::Item) -> Option<Self::Item> {
+        let _ = newest;
+        Some(item)
+    }
 }
 
 /// The cell: the shared header first (the driver only sees it), then the stream's parts.
@@ -166,7 +174,7 @@ unsafe fn more<S: Source>(
     };
     // SAFETY: a CQE of this cell's request, delivered once by the driver.
     let item = unsafe { source.item(res, flags) };
-    match cell.queue.push(item, wakers) {
+    match cell.queue.push_or_merge(item, S::merge, wakers) {
         Pushed::Queued => wakers.extend(cell.header.take_waker()),
         Pushed::Sunk => {}
         Pushed::Refused(item) => item.release(wakers),

@@ -201,8 +201,58 @@ unsafe impl Source for PollSource {
     unsafe fn item(&self, res: i32, _flags: u32) -> Self::Item {
         cqe_result(res)
     }
+
+    /// Reports fold into one mask: a reader that never finds the descriptor drained (its
+    /// reads always full) takes none of them, and would otherwise hold one per wakeup of
+    /// the descriptor for as long as it reads. Every consumer ORs what is queued anyway.
+    /// An error stays an item of its own.
+    fn merge(newest: &mut Self::Item, item: Self::Item) -> Option<Self::Item> {
+        match (newest, item) {
+            (Ok(mask), Ok(more)) => {
+                *mask |= more;
+                None
+            }
+            (_, item) => Some(item),
+        }
+    }
 }
 
 impl Release for u32 {
     fn release(self, _: &mut Vec<Waker>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::io::Write;
+    use std::task::Poll;
+
+    use crate::op::{self, SharedFd};
+
+    /// A reader that keeps finding data never drains the reports (it never waits), so they
+    /// must not pile up: they fold into one.
+    #[test]
+    fn reports_nobody_takes_fold_into_one() {
+        let rt = crate::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async {
+            let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let a = SharedFd::new(a.into());
+            let mut reports = op::poll_multishot(&a, libc::POLLIN as u32);
+            // Armed (nothing to read yet).
+            assert!(poll_fn(|cx| Poll::Ready(reports.poll_ready(cx).is_pending())).await);
+            for _ in 0..200 {
+                b.write_all(b"x").unwrap();
+                // An enter and a reap, so the wakeup's report is posted and queued.
+                op::nop().await.unwrap();
+            }
+            let mut queued = 0;
+            let mut mask = 0;
+            while let Some(report) = reports.armed.try_item() {
+                queued += 1;
+                mask |= report.unwrap();
+            }
+            assert!(queued <= 1, "{queued} reports queued");
+            assert_ne!(mask & libc::POLLIN as u32, 0);
+        });
+    }
 }

@@ -62,9 +62,29 @@ impl<T> ItemQueue<T> {
     /// Queues `item` behind the others, or, if the consumer is gone, gives it to its sink or
     /// hands it back.
     pub(crate) fn push(&self, item: T, wakers: &mut Vec<Waker>) -> Pushed<T> {
+        self.push_or_merge(item, |_, item| Some(item), wakers)
+    }
+
+    /// As [`push`](Self::push), but first offers `item` to `merge` with the newest queued
+    /// item: `merge` folds it in and returns `None` (the queue does not grow), or returns it
+    /// to be queued behind. For items where two in a row say no more than one (readiness
+    /// reports), so that a consumer that does not drain them for a while holds one, not one
+    /// per completion.
+    pub(crate) fn push_or_merge(
+        &self,
+        item: T,
+        merge: impl FnOnce(&mut T, T) -> Option<T>,
+        wakers: &mut Vec<Waker>,
+    ) -> Pushed<T> {
         let mut inner = self.inner.lock();
         if !inner.closed {
-            inner.items.push_back(item);
+            let item = match inner.items.back_mut() {
+                Some(newest) => merge(newest, item),
+                None => Some(item),
+            };
+            if let Some(item) = item {
+                inner.items.push_back(item);
+            }
             return Pushed::Queued;
         }
         match &mut inner.sink {
@@ -145,6 +165,32 @@ mod tests {
         let out: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(out, (0..100).collect::<Vec<_>>());
         assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn merged_items_fold_into_the_newest_and_the_rest_queue_behind() {
+        let q = ItemQueue::new();
+        let mut wakers = Vec::new();
+        // Odd numbers fold into an odd newest item; anything else queues.
+        let merge = |newest: &mut u32, item: u32| {
+            if *newest % 2 == 1 && item % 2 == 1 {
+                *newest += item;
+                None
+            } else {
+                Some(item)
+            }
+        };
+        for i in [1, 3, 2, 5, 7] {
+            assert_eq!(q.push_or_merge(i, merge, &mut wakers), Pushed::Queued);
+        }
+        assert_eq!(q.len(), 3);
+        assert_eq!(
+            [q.pop(), q.pop(), q.pop(), q.pop()],
+            [Some(4), Some(2), Some(12), None]
+        );
+        // A closed queue refuses, merged or not.
+        q.close();
+        assert_eq!(q.push_or_merge(1, merge, &mut wakers), Pushed::Refused(1));
     }
 
     #[test]
