@@ -60,7 +60,8 @@ impl<T> ItemQueue<T> {
     }
 
     /// Queues `item` behind the others, or, if the consumer is gone, gives it to its sink or
-    /// hands it back.
+    /// hands it back. (The driver pushes through [`push_or_merge`](Self::push_or_merge).)
+    #[cfg(test)]
     pub(crate) fn push(&self, item: T, wakers: &mut Vec<Waker>) -> Pushed<T> {
         self.push_or_merge(item, |_, item| Some(item), wakers)
     }
