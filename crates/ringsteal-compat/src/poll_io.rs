@@ -60,7 +60,8 @@ impl<S> PollIo<S> {
         &self.inner
     }
 
-    /// The stream, mutably.
+    /// The stream, mutably. The adapter keeps the descriptor it was made with: a stream
+    /// swapped in here is not the one it reads and writes (make a new `PollIo` for that).
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.inner
     }

@@ -4,7 +4,9 @@
 //!   ringsteal tasks; they must be `Send`, as hyper-util's client and `auto` server require.
 //!   [`LocalExecutor`] spawns `!Send` futures on the current shard.
 //! * [`Timer`] gives hyper ringsteal timers: its [`Sleep`] is `Send + Sync` (it can be
-//!   polled, reset and dropped from any thread) and `reset` moves the timer in place.
+//!   polled on any shard, reset and dropped from any thread; polled before its deadline on
+//!   a thread that runs no shard it panics, as every ringsteal timer does) and `reset`
+//!   moves the timer in place.
 //! * [`Io`] is [`PollIo`](crate::PollIo): `hyper::rt::Read` and `Write` over a ringsteal
 //!   stream, implemented directly on io_uring readiness.
 //!

@@ -73,8 +73,10 @@ impl hyper::rt::Timer for Timer {
 
 /// A hyper sleep: a ringsteal [`Sleep`](ringsteal_rt::time::Sleep), which is `Send + Sync`
 /// by construction (polling it on another shard moves its wheel entry there; dropping or
-/// resetting it from any thread asks its shard to update the entry), so nothing here checks
-/// threads or panics on them.
+/// resetting it from any thread asks its shard to update the entry). Polled before its
+/// deadline on a thread that runs no shard (a connection driven by `futures::executor`
+/// inside `spawn_blocking`, say), it panics, as every ringsteal timer does: drive hyper's
+/// connections from ringsteal tasks.
 ///
 /// ```
 /// fn is_send_sync<T: Send + Sync>() {}
