@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::with_every_runtime;
-use ringsteal_process::{ChildStdout, Command, Stdio};
+use ringsteal_process::{Command, Stdio};
 use ringsteal_rt::io::{self, AsyncReadOwned, AsyncWriteOwned, BufReader};
 
 #[test]
@@ -96,7 +96,7 @@ fn a_dropped_read_exact_on_a_pipe_gives_back_what_it_took() {
                 let (mut child, stdin, stdout) = common::cat_held_open(true);
                 let stdout = stdout.expect("piped stdout");
                 stdin.write_all(&b"hello"[..]).await.0.unwrap();
-                while queued(&stdout) < 5 {
+                while common::queued(&stdout) < 5 {
                     ringsteal_rt::yield_now().await;
                 }
                 // Half of what read_exact wants is there: it takes that, waits for the rest,
@@ -123,14 +123,4 @@ fn a_dropped_read_exact_on_a_pipe_gives_back_what_it_took() {
             }
         });
     });
-}
-
-/// Bytes waiting in the pipe (`FIONREAD`).
-fn queued(pipe: &ChildStdout) -> usize {
-    use std::os::fd::AsRawFd;
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    let r = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
-    assert_eq!(r, 0);
-    n as usize
 }

@@ -313,7 +313,7 @@ fn the_bytes_of_a_read_dropped_after_it_read_go_to_the_next_read() {
             let (res, _) = stdin.write_all(&b"kept"[..]).await;
             res.unwrap();
             // Wait until cat has echoed, so the read below finds the bytes when submitted.
-            while queued(&stdout) == 0 {
+            while common::queued(&stdout) == 0 {
                 ringsteal_rt::yield_now().await;
             }
             {
@@ -327,7 +327,11 @@ fn the_bytes_of_a_read_dropped_after_it_read_go_to_the_next_read() {
                     "{config:?}"
                 );
                 ringsteal_rt::op::nop().await.unwrap();
-                assert_eq!(queued(&stdout), 0, "{config:?}: the read took the bytes");
+                assert_eq!(
+                    common::queued(&stdout),
+                    0,
+                    "{config:?}: the read took the bytes"
+                );
             }
             // Ten seconds: a hang guard only (cat has nothing more to echo).
             let next = ringsteal_rt::time::timeout(
@@ -344,14 +348,4 @@ fn the_bytes_of_a_read_dropped_after_it_read_go_to_the_next_read() {
             assert!(child.wait().await.unwrap().success(), "{config:?}");
         });
     });
-}
-
-/// Bytes waiting in the pipe (`FIONREAD`).
-fn queued(pipe: &ringsteal_process::ChildStdout) -> usize {
-    use std::os::fd::AsRawFd;
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    let r = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
-    assert_eq!(r, 0);
-    n as usize
 }

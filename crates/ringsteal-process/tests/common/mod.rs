@@ -193,3 +193,13 @@ pub async fn poll_once<F: std::future::Future>(
     })
     .await
 }
+
+/// Bytes waiting in `pipe` (`FIONREAD`).
+pub fn queued(pipe: &ringsteal_process::ChildStdout) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let r = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(r, 0);
+    n as usize
+}
