@@ -21,8 +21,7 @@
 //!
 //! Owns: that rule. May not: accept (the listeners and `Incoming` do).
 
-use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -50,18 +49,11 @@ impl ListenerFd {
 
     /// The handle of a listener adopted from std (`from_std`): other descriptors may refer
     /// to the same socket, so dropping it never shuts the socket down.
-    ///
-    /// The socket is put in blocking mode first. tokio asks for non-blocking mode before its
-    /// `from_std`, and before Linux 5.18 (5.15.90 on 5.15) `IORING_OP_ACCEPT` on a
-    /// non-blocking listener fails at once with `EAGAIN` instead of waiting (kernel commit
-    /// a73825ba, "fix async accept on O_NONBLOCK sockets"). io_uring never blocks a shard
-    /// on a blocking socket, and nothing here calls `accept(2)` itself.
-    pub(crate) fn adopted(fd: OwnedFd) -> io::Result<ListenerHandle> {
-        clear_nonblocking(fd.as_raw_fd())?;
-        Ok(Arc::new(ListenerFd {
-            fd: SharedFd::new(fd),
+    pub(crate) fn adopted(fd: SharedFd) -> ListenerHandle {
+        Arc::new(ListenerFd {
+            fd,
             stop_when_dropped: AtomicBool::new(false),
-        }))
+        })
     }
 
     /// The descriptor, for accept requests (each clones it for as long as it is in flight).
@@ -108,20 +100,4 @@ impl Drop for ListenerFd {
             }
         }
     }
-}
-
-/// Clears `O_NONBLOCK` on `fd` (the open file description: every descriptor of it).
-fn clear_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: F_GETFL passes no memory; the caller owns `fd`.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if flags & libc::O_NONBLOCK != 0 {
-        // SAFETY: as above; F_SETFL takes an int.
-        if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }

@@ -460,7 +460,7 @@ fn many_tasks_accept_on_one_listener() {
 }
 
 #[test]
-fn a_listener_adopted_in_non_blocking_mode_as_tokio_asks_waits_for_its_connections() {
+fn a_listener_adopted_in_non_blocking_mode_as_tokio_asks_keeps_it_and_accepts() {
     use std::os::linux::net::SocketAddrExt;
     with_every_runtime("non-blocking listener adopted", 1, |config, rt| {
         rt.block_on(async {
@@ -468,9 +468,8 @@ fn a_listener_adopted_in_non_blocking_mode_as_tokio_asks_waits_for_its_connectio
             std_listener.set_nonblocking(true).unwrap();
             let addr = std_listener.local_addr().unwrap();
             let listener = TcpListener::from_std(std_listener).unwrap();
-            // Blocking again: before Linux 5.18 an io_uring accept on a non-blocking
-            // listener fails at once with EAGAIN instead of waiting.
-            assert!(!nonblocking(listener.as_raw_fd()), "{config:?}");
+            // The mode is the socket's, shared with every other descriptor of it: left alone.
+            assert!(nonblocking(listener.as_raw_fd()), "{config:?}");
             let unix_name = format!(
                 "\0ringsteal-test-nb-{}-{}",
                 std::process::id(),
@@ -483,8 +482,8 @@ fn a_listener_adopted_in_non_blocking_mode_as_tokio_asks_waits_for_its_connectio
             .unwrap();
             std_unix.set_nonblocking(true).unwrap();
             let unix = ringsteal_net::UnixListener::from_std(std_unix).unwrap();
-            assert!(!nonblocking(unix.as_raw_fd()), "{config:?}");
-            // The accepts are armed before anyone connects.
+            assert!(nonblocking(unix.as_raw_fd()), "{config:?}");
+            // The accepts are armed before anyone connects, and wait (Linux 5.18 and later).
             let accepted = ringsteal_rt::spawn(async move { listener.accept().await.map(|_| ()) });
             let unix_accepted = ringsteal_rt::spawn(async move { unix.accept().await.map(|_| ()) });
             ringsteal_rt::yield_now().await;

@@ -139,10 +139,14 @@ impl TcpListener {
         sockopt::with_std(self, |s: &std::net::TcpListener| s.ttl())
     }
 
-    /// Adopts a listening std socket, blocking or not (tokio asks for non-blocking mode
-    /// first; ringsteal puts it back in blocking mode, which io_uring accepts on without
-    /// blocking a shard, where kernels before 5.18 fail an accept on a non-blocking listener
-    /// at once). Fails only if the socket's mode cannot be read or set.
+    /// Adopts a listening std socket, blocking or not (its mode is left alone: other
+    /// descriptors of the socket share it). Never fails today; returns `io::Result` as
+    /// tokio's does.
+    ///
+    /// Before Linux 5.18 (5.15.90 on 5.15), an io_uring accept on a non-blocking listener
+    /// fails at once with `WouldBlock` instead of waiting (fixed by kernel commit a73825ba):
+    /// on such kernels call `set_nonblocking(false)` before adopting a listener that tokio
+    /// code made non-blocking.
     ///
     /// Other descriptors may refer to the same socket (a `try_clone`, a socket handed over
     /// by a service manager), so dropping the adopted listener only closes its descriptor,
@@ -150,7 +154,7 @@ impl TcpListener {
     /// cancelled accept still holds it or another descriptor refers to it.
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         Ok(Self {
-            fd: ListenerFd::adopted(listener.into())?,
+            fd: ListenerFd::adopted(SharedFd::new(listener.into())),
         })
     }
 

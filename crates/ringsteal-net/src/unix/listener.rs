@@ -103,13 +103,14 @@ impl UnixListener {
         sockopt::local(self).map(SocketAddr::from_raw)
     }
 
-    /// Adopts a listening std socket, blocking or not: as for
-    /// [`TcpListener::from_std`](crate::TcpListener::from_std), it is put in blocking mode,
-    /// and dropping the adopted listener only closes its descriptor (the socket may have
-    /// other holders, so it is never shut down).
+    /// Adopts a listening std socket, blocking or not. Never fails today; returns
+    /// `io::Result` as tokio's does. As for
+    /// [`TcpListener::from_std`](crate::TcpListener::from_std), dropping the adopted listener
+    /// only closes its descriptor (the socket may have other holders, so it is never shut
+    /// down), and before Linux 5.18 a non-blocking listener's accepts fail with `WouldBlock`.
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         Ok(Self {
-            fd: ListenerFd::adopted(listener.into())?,
+            fd: ListenerFd::adopted(SharedFd::new(listener.into())),
         })
     }
 
