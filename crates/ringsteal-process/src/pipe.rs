@@ -19,9 +19,9 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
 
-use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{read_exact_in_lane, write_all_in_lane, InLane, Lane, LaneGuard};
-use ringsteal_rt::op::{ReadAt, SharedFd, WriteAt};
+use ringsteal_rt::op::{Operation, ReadAt, SharedFd, WriteAt, WritevAt};
 
 use crate::sigpipe;
 
@@ -120,16 +120,62 @@ pub(crate) async fn write_all_in_pipe<B: IoBuf>(
     write_all_in_lane(guard, buf, |guard, rest| write_in_lane(fd, guard, rest)).await
 }
 
+/// One vectored write, in its turn.
+pub(crate) async fn writev_in_pipe<B: IoVecBuf>(
+    fd: &SharedFd,
+    lane: &Lane,
+    bufs: B,
+) -> BufResult<usize, B> {
+    let guard = lane.acquire().await;
+    write_op_in_lane(WritevAt::new(fd, bufs, STREAM), guard)
+        .await
+        .0
+}
+
+/// Writes every initialised byte of `bufs`, in order, holding the write lane throughout:
+/// another task's write goes before or after all of it (a length-delimited frame's header
+/// and body stay together).
+pub(crate) async fn write_all_vectored_in_pipe<B: IoVecBuf>(
+    fd: &SharedFd,
+    lane: &Lane,
+    bufs: B,
+) -> BufResult<(), B> {
+    let mut guard = lane.acquire().await;
+    let mut rest = Advance::new(bufs);
+    while rest.remaining() > 0 {
+        let ((res, back), g) = write_op_in_lane(WritevAt::new(fd, rest, STREAM), guard).await;
+        guard = g;
+        rest = back;
+        match res {
+            Ok(0) => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "the pipe accepted no bytes");
+                return (Err(e), rest.into_inner());
+            }
+            Ok(n) => rest.advance(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (Err(e), rest.into_inner()),
+        }
+    }
+    (Ok(()), rest.into_inner())
+}
+
 /// One write of `buf` holding the write lane, which comes back with the result.
 async fn write_in_lane<B: IoBuf>(
     fd: &SharedFd,
     guard: LaneGuard,
     buf: B,
 ) -> (BufResult<usize, B>, LaneGuard) {
+    write_op_in_lane(WriteAt::new(fd, buf, STREAM), guard).await
+}
+
+/// A write request (plain or vectored) holding the write lane: `SIGPIPE` blocked on this
+/// thread first, and a pending one discarded after `EPIPE` (`sigpipe.rs`).
+async fn write_op_in_lane<T, B>(op: T, guard: LaneGuard) -> (BufResult<usize, B>, LaneGuard)
+where
+    T: Operation<Output = BufResult<usize, B>>,
+{
     sigpipe::block_on_this_thread();
-    let ((res, buf), guard) = InLane::other(WriteAt::new(fd, buf, STREAM), guard)
-        .await
-        .into_parts();
+    let ((res, buf), guard) = InLane::other(op, guard).await.into_parts();
     if matches!(&res, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
         sigpipe::discard_pending();
     }

@@ -11,11 +11,12 @@ use std::borrow::Borrow;
 use std::future::Future;
 use std::io;
 
-use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 
 use crate::pipe::{
-    read_exact_in_pipe, read_in_lane, read_to_end, write_all_in_pipe, write_in_pipe,
+    read_exact_in_pipe, read_in_lane, read_to_end, write_all_in_pipe, write_all_vectored_in_pipe,
+    write_in_pipe, writev_in_pipe,
 };
 use crate::{ChildStderr, ChildStdin, ChildStdout};
 
@@ -61,7 +62,10 @@ reader!(ChildStderr, &ChildStderr);
 /// `AsyncWriteOwned` for `ChildStdin` and a reference to it.
 macro_rules! writer {
     ($t:ty) => {
-        /// `shutdown` has nothing to do: the child sees end of file when the pipe is dropped.
+        /// Writes take turns in the pipe's write lane; a `write_all` or
+        /// `write_all_vectored` holds it for the whole call. `shutdown` does nothing, as
+        /// tokio's does for a child's stdin: the child sees end of file once the
+        /// `ChildStdin` is dropped.
         impl AsyncWriteOwned for $t {
             fn write<B: IoBuf>(
                 &mut self,
@@ -78,6 +82,20 @@ macro_rules! writer {
             ) -> impl Future<Output = BufResult<(), B>> + Send {
                 let (fd, lane) = <$t as Borrow<ChildStdin>>::borrow(self).writing();
                 write_all_in_pipe(fd, lane, buf)
+            }
+            fn writev<B: IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                let (fd, lane) = <$t as Borrow<ChildStdin>>::borrow(self).writing();
+                writev_in_pipe(fd, lane, bufs)
+            }
+            fn write_all_vectored<B: IoVecBuf>(
+                &mut self,
+                bufs: B,
+            ) -> impl Future<Output = BufResult<(), B>> + Send {
+                let (fd, lane) = <$t as Borrow<ChildStdin>>::borrow(self).writing();
+                write_all_vectored_in_pipe(fd, lane, bufs)
             }
             fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
                 std::future::ready(Ok(()))

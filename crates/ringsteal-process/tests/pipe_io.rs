@@ -1,7 +1,8 @@
 //! A child's pipes through the owned-buffer I/O traits: a `BufReader` reading a child's
 //! output line by line, `io::copy` from one child into another (through a buffer) and into a
-//! file (spliced, a pipe being a splice source), and a dropped `read_exact` whose bytes the
-//! next read gets, under every wake mechanism and ring mode.
+//! file (spliced, a pipe being a splice source), length-delimited frames written by two tasks
+//! at once through a full pipe, and a dropped `read_exact` whose bytes the next read gets,
+//! under every wake mechanism and ring mode.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use common::with_every_runtime;
 use ringsteal_process::{Command, Stdio};
-use ringsteal_rt::io::{self, AsyncReadOwned, AsyncWriteOwned, BufReader};
+use ringsteal_rt::io::{self, AsyncReadOwned, AsyncWriteOwned, BufReader, LengthDelimited};
 
 #[test]
 fn a_buf_reader_reads_a_childs_output_line_by_line() {
@@ -121,6 +122,51 @@ fn a_dropped_read_exact_on_a_pipe_gives_back_what_it_took() {
                 assert_eq!(all, b"helloworld", "{config:?}, trait: {through_trait}");
                 assert!(child.wait().await.unwrap().success(), "{config:?}");
             }
+        });
+    });
+}
+
+#[test]
+fn frames_two_tasks_write_through_a_full_pipe_arrive_whole() {
+    // Each frame is larger than a pipe holds (64 KiB), so its writes come back short and the
+    // other task is waiting for the lane in between: a frame's header and body must still
+    // go out together, each frame whole.
+    const FRAME: usize = 200 * 1024;
+    const FRAMES: usize = 8;
+    with_every_runtime("frames through a pipe", 2, |config, rt| {
+        rt.block_on(async {
+            let (mut child, stdin, stdout) = common::cat_held_open(true);
+            let stdin = std::sync::Arc::new(stdin);
+            let writers: Vec<_> = [b'a', b'b']
+                .into_iter()
+                .map(|tag| {
+                    let stdin = stdin.clone();
+                    ringsteal_rt::spawn(async move {
+                        let mut framed = LengthDelimited::new(&*stdin).max_frame_len(FRAME);
+                        for _ in 0..FRAMES {
+                            framed.write_frame(vec![tag; FRAME]).await.0.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            let mut frames = LengthDelimited::new(stdout.unwrap()).max_frame_len(FRAME);
+            let mut seen = [0usize; 2];
+            for _ in 0..2 * FRAMES {
+                let frame = frames.read_frame().await.unwrap().expect("a frame");
+                assert_eq!(frame.len(), FRAME, "{config:?}");
+                let tag = frame[0];
+                assert!(
+                    frame.iter().all(|&b| b == tag),
+                    "{config:?}: a frame mixes two writers' bytes"
+                );
+                seen[usize::from(tag - b'a')] += 1;
+            }
+            assert_eq!(seen, [FRAMES, FRAMES], "{config:?}");
+            for w in writers {
+                w.await.unwrap();
+            }
+            drop(std::sync::Arc::into_inner(stdin));
+            assert!(child.wait().await.unwrap().success(), "{config:?}");
         });
     });
 }

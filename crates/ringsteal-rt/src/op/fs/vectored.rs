@@ -83,12 +83,7 @@ unsafe impl<B: Send> Send for WritevAt<B> {}
 
 /// Writes `bufs` in order to `fd` at `pos`.
 pub fn writev_at<B: IoVecBuf>(fd: &SharedFd, bufs: B, pos: u64) -> Op<WritevAt<B>> {
-    Op::new(WritevAt {
-        fd: fd.clone(),
-        bufs,
-        iovecs: Vec::new(),
-        pos,
-    })
+    Op::new(WritevAt::new(fd, bufs, pos))
 }
 
 /// The operation of [`writev_at`]: yields the total byte count and the buffers.
@@ -116,6 +111,19 @@ pub struct WritevAt<B> {
     bufs: B,
     iovecs: Vec<libc::iovec>,
     pos: u64,
+}
+
+impl<B: IoVecBuf> WritevAt<B> {
+    /// The operation's data, to wrap before [`Op::new`] (or in a lane: `io::InLane`);
+    /// [`writev_at`] is this, wrapped.
+    pub fn new(fd: &SharedFd, bufs: B, pos: u64) -> Self {
+        WritevAt {
+            fd: fd.clone(),
+            bufs,
+            iovecs: Vec::new(),
+            pos,
+        }
+    }
 }
 
 // SAFETY: as for ReadvAt.
