@@ -17,7 +17,11 @@ use crate::buf::{BufResult, IoBuf, IoBufMut};
 /// (after flushing it). Reads pass through to the inner value.
 ///
 /// A flush that fails (a full disk, a peer gone) keeps the bytes the inner writer did not
-/// take, so a later flush tries them again, as tokio's `BufWriter` does.
+/// take, so a later flush tries them again, as tokio's `BufWriter` does. For that it writes
+/// with `write` until the buffer is out, not with one `write_all`: over a reference shared
+/// with other writers (`&TcpStream`, `&ChildStdin`), another task's write may go between two
+/// of them when the stream is full. Give a `BufWriter` a writer of its own (the stream, or
+/// its write half) where whole flushes matter.
 ///
 /// Dropping the value loses what is buffered: flush first. Dropping a flush's future, or
 /// the future of a write that is flushing the full buffer, loses the buffered bytes the
