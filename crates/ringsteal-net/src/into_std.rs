@@ -10,7 +10,8 @@ use std::io;
 /// and [`UnixStream::into_std`](crate::UnixStream::into_std) return when the stream cannot
 /// be handed over without losing bytes: a read or write is still in flight on it (one whose
 /// future was dropped, until the shard has reaped its cancellation; or one of another task,
-/// or a live [`RecvStream`](crate::RecvStream)), or a cancelled read left bytes that only
+/// or a [`RecvStream`](crate::RecvStream) of the stream that has not ended, polled or not),
+/// or a cancelled read left bytes that only
 /// this stream can return. The stream comes back whole: read the kept bytes, or let the
 /// shard run (a cancellation is reaped within a tick or two: `ringsteal::yield_now().await`)
 /// and try again.

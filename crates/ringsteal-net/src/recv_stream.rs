@@ -83,14 +83,17 @@ pub struct RecvStream {
     guard: Option<LaneGuard>,
     receives: Option<op::RecvStream>,
     ended: bool,
-    /// The stream's hints: data delivered here ends a run of writes.
+    /// The stream's hints: data delivered here ends a run of writes. They also count the
+    /// receive streams alive, until this one has ended or is dropped (`counted`).
     hints: StreamHints,
+    counted: bool,
 }
 
 impl RecvStream {
     pub(crate) fn new(fd: &SharedFd, lane: &Lane, hints: &StreamHints) -> Self {
         hints.count_receive_stream(true);
         Self {
+            counted: true,
             lane: lane.clone(),
             waiting: None,
             guard: None,
@@ -125,9 +128,10 @@ impl RecvStream {
         let next = std::task::ready!(receives.poll_next(cx));
         if !matches!(next, Some(Ok(_))) {
             // The request has ended: nothing more can arrive through it, so the stream's
-            // other reads may go on.
+            // other reads may go on, and it may change hands (`into_std`).
             self.ended = true;
             self.guard = None;
+            self.uncount();
         }
         Poll::Ready(next)
     }
@@ -148,9 +152,18 @@ impl RecvStream {
     }
 }
 
+impl RecvStream {
+    /// No longer counted among the stream's live receive streams.
+    fn uncount(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.hints.count_receive_stream(false);
+        }
+    }
+}
+
 impl Drop for RecvStream {
     fn drop(&mut self) {
-        self.hints.count_receive_stream(false);
+        self.uncount();
         let Some(receives) = self.receives.take() else {
             return;
         };

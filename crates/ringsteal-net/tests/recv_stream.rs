@@ -475,6 +475,14 @@ fn a_stream_with_a_receive_stream_alive_is_not_handed_to_std_even_before_its_fir
             let mut got = [0u8; 5];
             std::io::Read::read_exact(&mut b, &mut got).unwrap();
             assert_eq!(&got, b"after", "{config:?}");
+
+            // A receive stream that has ended (the peer's end of stream) holds nothing back.
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut data = b.recv_stream();
+            drop(a);
+            assert!(data.next().await.is_none(), "{config:?}: end of stream");
+            let b = b.into_std().expect("the receive stream has ended");
+            drop((data, b));
         });
     });
 }
