@@ -39,8 +39,8 @@ pub enum Placement {
     /// Queue on this shard first (locality), but let an idle shard steal it before it starts.
     StealablePreferred(usize),
     /// Spread: each spawn goes to the next shard in turn. Never stolen. Shard 0 is skipped
-    /// while no thread is inside [`Runtime::block_on`](crate::Runtime::block_on), so a dealt
-    /// task never waits for the next `block_on` (a `Pinned(0)` or `Sticky` task that names
-    /// shard 0 does).
+    /// while no thread is inside [`Runtime::block_on`](crate::Runtime::block_on), so a task
+    /// dealt then does not wait for the next `block_on` (a `Pinned(0)` or `Sticky` task that
+    /// names shard 0 does; so may one dealt at the very moment `block_on` returns).
     RoundRobin,
 }

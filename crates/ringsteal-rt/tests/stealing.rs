@@ -263,7 +263,11 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
     const ROUNDS: usize = 5;
     const BURSTS: usize = 10;
     const TASKS: usize = 8;
-    under_every_config("no steal-back of a hand-off", 2, |config, builder| {
+    // Configs whose rounds handed something over: at least one must, or a hand-off that
+    // never happens at all would pass.
+    let tested_configs = Arc::new(AtomicUsize::new(0));
+    let tested_in = tested_configs.clone();
+    under_every_config("no steal-back of a hand-off", 2, move |config, builder| {
         let rt = builder
             .reservation_for_testing(Duration::from_secs(10))
             .build()
@@ -316,6 +320,7 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
             // next enter (on a quiet machine, whole runs handed nothing over). A round with
             // no hand-off tests nothing, and is tried again.
             if handed > 0 && stolen_back == 0 && on[1] >= handed as usize {
+                tested_in.fetch_add(1, SeqCst);
                 return;
             }
             rounds.push(format!(
@@ -332,6 +337,10 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
         }
         panic!("no round kept the hand-offs on shard 1: {rounds:?}");
     });
+    assert!(
+        tested_configs.load(SeqCst) > 0,
+        "no config handed anything over in any round: hand-offs never happen"
+    );
 }
 
 #[test]
