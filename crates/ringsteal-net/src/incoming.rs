@@ -76,11 +76,11 @@ use crate::listener_fd::ListenerHandle;
 /// .unwrap();
 /// ```
 pub struct Incoming<S> {
-    // Dropped first: the accept is cancelled before `_listener` may stop the socket.
+    // Dropped first: the accept is cancelled before `listener` may stop the socket.
     accepts: op::AcceptStream,
     make: fn(OwnedFd) -> S,
     /// Keeps the socket listening after its listener is dropped.
-    _listener: ListenerHandle,
+    listener: ListenerHandle,
 }
 
 impl<S> Incoming<S> {
@@ -88,7 +88,7 @@ impl<S> Incoming<S> {
         Self {
             accepts: op::accept_multishot(listener.shared()),
             make,
-            _listener: listener.clone(),
+            listener: listener.clone(),
         }
     }
 
@@ -114,6 +114,11 @@ impl<S> Incoming<S> {
     /// .unwrap();
     /// ```
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<S>>> {
+        // First a connection an abandoned `accept()` of the listener kept.
+        if let Some(fd) = self.listener.take_kept() {
+            ringsteal_rt::spread_next_spawn();
+            return Poll::Ready(Some(Ok((self.make)(fd))));
+        }
         self.accepts.poll_next(cx).map(|item| {
             item.map(|conn| {
                 conn.map(|fd| {

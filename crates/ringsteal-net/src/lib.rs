@@ -79,6 +79,7 @@ mod stream_api;
 mod incoming;
 mod inline;
 mod into_std;
+mod kept_accept;
 mod listener_fd;
 mod recv_stream;
 mod resolve;

@@ -21,11 +21,14 @@
 //!
 //! Owns: that rule. May not: accept (the listeners and `Incoming` do).
 
-use std::os::fd::{AsRawFd, RawFd};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ringsteal_rt::op::SharedFd;
+use ringsteal_rt::op::{SharedFd, SockAddr};
+
+use crate::kept_accept::{self, Kept};
 
 /// The shared handle: cloning it is what lets an `Incoming` outlive its listener.
 pub(crate) type ListenerHandle = Arc<ListenerFd>;
@@ -36,6 +39,8 @@ pub(crate) struct ListenerFd {
     fd: SharedFd,
     /// Cleared by `into_std`: the socket lives on in a std listener.
     stop_when_dropped: AtomicBool,
+    /// Connections accepted for abandoned accepts, for the next accept (`kept_accept.rs`).
+    kept: Arc<Kept>,
 }
 
 impl ListenerFd {
@@ -44,6 +49,7 @@ impl ListenerFd {
         Arc::new(ListenerFd {
             fd,
             stop_when_dropped: AtomicBool::new(true),
+            kept: Arc::default(),
         })
     }
 
@@ -53,12 +59,24 @@ impl ListenerFd {
         Arc::new(ListenerFd {
             fd,
             stop_when_dropped: AtomicBool::new(false),
+            kept: Arc::default(),
         })
     }
 
     /// The descriptor, for accept requests (each clones it for as long as it is in flight).
     pub(crate) fn shared(&self) -> &SharedFd {
         &self.fd
+    }
+
+    /// One connection: one an abandoned accept kept, else a new accept request, cancel-safe
+    /// (`kept_accept.rs`).
+    pub(crate) async fn accept(&self) -> io::Result<(OwnedFd, SockAddr)> {
+        kept_accept::accept(&self.fd, &self.kept).await
+    }
+
+    /// A connection an abandoned accept kept, if any (for `Incoming`).
+    pub(crate) fn take_kept(&self) -> Option<OwnedFd> {
+        self.kept.take().map(|(fd, _)| fd)
     }
 
     /// The descriptor handed on (`into_std`) by the listener's handle: nothing shuts the

@@ -3,7 +3,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use ringsteal_rt::op::{self, SharedFd};
+use ringsteal_rt::op::SharedFd;
 
 use super::{TcpSocket, TcpStream};
 use crate::incoming::Incoming;
@@ -19,9 +19,11 @@ const DEFAULT_BACKLOG: u32 = 1024;
 ///
 /// [`bind`](Self::bind) sets `SO_REUSEADDR` and a backlog of 1024 (use [`TcpSocket`] for
 /// other settings). [`accept`](Self::accept) takes `&self`, so several tasks may accept on
-/// one listener. A connection accepted after its `accept` future was dropped is closed,
-/// never leaked. Running out of descriptors (`EMFILE`) is an error of that one `accept`:
-/// the listener keeps working once descriptors are free again.
+/// one listener. `accept` is cancel-safe, as tokio's is: a connection the kernel accepted
+/// for an `accept` whose future was dropped (a `select!` branch not taken, a `timeout` that
+/// fired) goes to the next `accept` (or [`Incoming`]), never closed or leaked. Running out of
+/// descriptors (`EMFILE`) is an error of that one `accept`: the listener keeps working once
+/// descriptors are free again.
 ///
 /// Dropping the listener (and every [`Incoming`] made from it) stops it listening at once,
 /// as with tokio, even while a cancelled accept still holds the descriptor (the socket is
@@ -77,6 +79,10 @@ impl TcpListener {
 
     /// Accepts a connection: the stream and the peer's address.
     ///
+    /// Cancel-safe: dropped after the kernel accepted a connection for it, the connection
+    /// goes to the next `accept` (or [`incoming`](Self::incoming)), so an accept may race a
+    /// shutdown signal or a timeout in `select!` without losing a client.
+    ///
     /// A `ringsteal::spawn` made right after it, in the same poll (as the obvious accept
     /// loop does), deals the new task to the shards in turn instead of queuing it on this
     /// shard, so a server's connections use every shard (ADR-0009); an explicit
@@ -89,7 +95,7 @@ impl TcpListener {
     /// up only as connections close, and the next accept would fail at once), or use
     /// [`incoming`](Self::incoming), which pauses by itself.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (fd, addr) = op::accept(self.fd.shared()).await?;
+        let (fd, addr) = self.fd.accept().await?;
         // The caller's next default spawn, if it comes in this poll, is dealt round-robin.
         ringsteal_rt::spread_next_spawn();
         let stream = TcpStream::from_core(StreamCore::new(fd));
@@ -160,7 +166,8 @@ impl TcpListener {
 
     /// The std listener, with the same descriptor. If an [`Incoming`] made from this listener
     /// or a cancelled accept still holds the socket, the std listener gets a duplicate of the
-    /// descriptor instead.
+    /// descriptor instead. Connections a dropped accept kept for the next one are closed (a
+    /// std listener cannot hand out a connection already accepted).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
     }

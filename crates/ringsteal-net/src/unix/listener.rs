@@ -60,15 +60,16 @@ impl UnixListener {
     }
 
     /// Accepts a connection: the stream and the peer's address (usually unnamed). A
-    /// `spawn` right after it deals the new task round-robin, as
-    /// [`TcpListener::accept`](crate::TcpListener::accept) does.
+    /// `spawn` right after it deals the new task round-robin, and it is cancel-safe (a
+    /// connection accepted for a dropped accept goes to the next one), as
+    /// [`TcpListener::accept`](crate::TcpListener::accept) does and is.
     ///
     /// # Errors
     /// As for [`TcpListener::accept`](crate::TcpListener::accept): this accept's only
     /// (`EMFILE` when out of descriptors: pause before the next, or use
     /// [`incoming`](Self::incoming), which does).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let (fd, addr) = op::accept(self.fd.shared()).await?;
+        let (fd, addr) = self.fd.accept().await?;
         ringsteal_rt::spread_next_spawn();
         Ok((
             UnixStream::from_core(StreamCore::new(fd)),
@@ -116,7 +117,8 @@ impl UnixListener {
 
     /// The std listener, with the same descriptor. If an [`Incoming`] made from this listener
     /// or a cancelled accept still holds the socket, the std listener gets a duplicate of the
-    /// descriptor instead.
+    /// descriptor instead. Connections a dropped accept kept for the next one are closed (a
+    /// std listener cannot hand out a connection already accepted).
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
         into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
     }

@@ -13,10 +13,7 @@ use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
 /// if the future was dropped and the accept won the race with its cancellation, the
 /// connection is closed, not leaked.
 pub fn accept(fd: &SharedFd) -> Op<Accept> {
-    Op::new(Accept {
-        fd: fd.clone(),
-        addr: SockAddr::empty(),
-    })
+    Op::new(Accept::new(fd))
 }
 
 /// The operation of [`accept`].
@@ -35,6 +32,16 @@ pub fn accept(fd: &SharedFd) -> Op<Accept> {
 pub struct Accept {
     fd: SharedFd,
     addr: SockAddr,
+}
+
+impl Accept {
+    /// The operation's data, to wrap before [`Op::new`]; [`accept`] is this, wrapped.
+    pub fn new(fd: &SharedFd) -> Self {
+        Accept {
+            fd: fd.clone(),
+            addr: SockAddr::empty(),
+        }
+    }
 }
 
 // SAFETY: the SQE points at `addr` and its length, both inside the op.

@@ -1,0 +1,100 @@
+//! `accept()` is cancel-safe, as tokio's is: a connection the kernel accepted for an accept
+//! whose future was dropped (the `select!` branch not taken, the `timeout` that fired) is
+//! kept for the listener's next accept or `incoming()`, not closed. Under every wake
+//! mechanism and ring mode.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::{with_every_runtime, Rng};
+use support::*;
+
+#[test]
+fn a_connection_accepted_for_a_dropped_accept_goes_to_the_next_one() {
+    with_every_runtime("kept by a dropped accept", 1, |config, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            for through_incoming in [false, true] {
+                let mut accept = Box::pin(listener.accept());
+                assert!(
+                    poll_once(&mut accept).await.is_none(),
+                    "nobody connected yet"
+                );
+                let before = ops_completed();
+                let mut client = std::net::TcpStream::connect(addr).unwrap();
+                // The kernel accepted and the shard reaped it; then the accept is dropped,
+                // as a `select!` drops the branch it did not take.
+                until_ops_completed(before, 1).await;
+                drop(accept);
+                let server = if through_incoming {
+                    listener.incoming().next().await.unwrap().unwrap()
+                } else {
+                    let (server, peer) = listener.accept().await.unwrap();
+                    assert_eq!(peer, client.local_addr().unwrap(), "{config:?}");
+                    server
+                };
+                assert_eq!(server.peer_addr().unwrap(), client.local_addr().unwrap());
+                client.write_all(b"ping").unwrap();
+                let (res, got) = server.read_exact(vec![0; 4]).await;
+                res.unwrap();
+                assert_eq!(got, b"ping", "{config:?}");
+                server.write_all(b"pong".to_vec()).await.0.unwrap();
+                let mut back = [0u8; 4];
+                client.read_exact(&mut back).unwrap();
+                assert_eq!(&back, b"pong", "{config:?}");
+            }
+        });
+    });
+}
+
+#[test]
+fn an_accept_loop_under_short_timeouts_loses_no_connection() {
+    // Every accept races a timeout of 0 to 200 µs: many give up while a connection is being
+    // accepted. Each client sends its number and waits for it back; every one must be served.
+    const CLIENTS: u32 = 200;
+    with_every_runtime("accept under timeouts", 2, |config, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let clients = std::thread::spawn(move || {
+                for i in 0..CLIENTS {
+                    let mut c = std::net::TcpStream::connect(addr).unwrap();
+                    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                    c.write_all(&i.to_be_bytes()).unwrap();
+                    let mut back = [0u8; 4];
+                    c.read_exact(&mut back)
+                        .unwrap_or_else(|e| panic!("client {i} was not served: {e}"));
+                    assert_eq!(u32::from_be_bytes(back), i);
+                }
+            });
+            let mut rng = Rng::new(7);
+            let mut served = vec![false; CLIENTS as usize];
+            let mut gave_up = 0u32;
+            while served.iter().any(|s| !s) {
+                if clients.is_finished() {
+                    // A client gave up (its connection was closed): its panic says which.
+                    clients.join().unwrap();
+                    panic!("{config:?}: the clients finished, yet some were never served");
+                }
+                let wait = Duration::from_micros(rng.below(200));
+                let Ok(accepted) = ringsteal_rt::time::timeout(wait, listener.accept()).await
+                else {
+                    gave_up += 1;
+                    continue;
+                };
+                let (conn, _) = accepted.unwrap();
+                let (res, got) = conn.read_exact(vec![0; 4]).await;
+                res.unwrap();
+                let i = u32::from_be_bytes(got[..].try_into().unwrap());
+                assert!(!served[i as usize], "{config:?}: client {i} served twice");
+                served[i as usize] = true;
+                conn.write_all(got).await.0.unwrap();
+            }
+            clients.join().unwrap();
+            assert!(gave_up > 0, "{config:?}: no accept ever gave up");
+        });
+    });
+}
