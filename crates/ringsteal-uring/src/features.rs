@@ -303,12 +303,14 @@ fn trial_multishot_accept(ring: &mut Ring) -> Result<bool, SetupError> {
     // listener stays open while `arm_then_cancel` waits for the cancel's completion, and if
     // that wait gives up, closing it later is safe (the kernel holds its own reference to the
     // socket while a request is armed).
-    if unsafe { ring.push(&opcode::accept_multishot(listener.as_raw_fd(), 0).with_user_data(1)) }
-        .is_err()
+    if unsafe {
+        ring.push(&opcode::accept_multishot(listener.as_raw_fd(), 0).with_user_data(ACCEPT_TRIAL))
+    }
+    .is_err()
     {
         return Ok(false);
     }
-    arm_then_cancel(ring)
+    arm_then_cancel(ring, ACCEPT_TRIAL)
 }
 
 /// A listening Unix stream socket bound with an address of only its family, so that the
@@ -363,13 +365,15 @@ fn trial_multishot_recv(ring: &mut Ring) -> Result<bool, SetupError> {
     // SAFETY: the fd and the buffer ring outlive the request: we wait for its final CQE, or
     // leak the buffer ring if it did not come.
     if unsafe {
-        ring.push(&opcode::recv_multishot(a.as_raw_fd(), bufs.group(), 0).with_user_data(1))
+        ring.push(
+            &opcode::recv_multishot(a.as_raw_fd(), bufs.group(), 0).with_user_data(RECV_TRIAL),
+        )
     }
     .is_err()
     {
         return Ok(false);
     }
-    let armed = arm_then_cancel(ring);
+    let armed = arm_then_cancel(ring, RECV_TRIAL);
     if !matches!(armed, Ok(true)) {
         // The request may still be armed: never free memory the kernel may pick and write.
         // The ring's descriptor may close, though (its teardown cancels the request).
@@ -378,20 +382,32 @@ fn trial_multishot_recv(ring: &mut Ring) -> Result<bool, SetupError> {
     armed
 }
 
-fn arm_then_cancel(ring: &mut Ring) -> Result<bool, SetupError> {
+/// The user_data of the multishot accept trial's request (its cancel's is one more).
+const ACCEPT_TRIAL: u64 = 1;
+/// The user_data of the multishot receive trial's request (its cancel's is one more): not
+/// the accept trial's, whose late completions (a cancel that `wait_for` gave up on) may
+/// still arrive on the same ring.
+const RECV_TRIAL: u64 = 3;
+
+/// Submits the armed request queued with user_data `id`, then cancels it (the cancel is
+/// `id + 1`): `-ECANCELED` or a result means the kernel took the request's flags.
+fn arm_then_cancel(ring: &mut Ring, id: u64) -> Result<bool, SetupError> {
     if let Err(e) = ring.submit() {
         return refused(e);
     }
-    // An immediate failure (EINVAL: unknown flag) is already in the CQ.
-    if let Some(cqe) = ring.pop_cqe() {
-        return judge_res(cqe.res);
+    // An immediate failure (EINVAL: unknown flag) is already in the CQ. Other CQEs there are
+    // an earlier trial's, completed late: not this verdict.
+    while let Some(cqe) = ring.pop_cqe() {
+        if cqe.user_data == id {
+            return judge_res(cqe.res);
+        }
     }
     // SAFETY: a cancel references no memory.
-    if unsafe { ring.push(&opcode::cancel(1, 0).with_user_data(2)) }.is_err() {
+    if unsafe { ring.push(&opcode::cancel(id, 0).with_user_data(id + 1)) }.is_err() {
         return Ok(false);
     }
     let _ = ring.submit();
-    let [res, _] = wait_for(ring, [1, 2]);
+    let [res, _] = wait_for(ring, [id, id + 1]);
     Ok(matches!(res, Some(r) if r == -libc::ECANCELED || r >= 0))
 }
 
@@ -452,6 +468,21 @@ mod tests {
             judge_flag(IORING_SETUP_CQSIZE, answer(libc::EAGAIN)).ok(),
             Some(false)
         );
+    }
+
+    #[test]
+    fn a_trial_judges_its_own_completion_not_one_left_by_an_earlier_trial() {
+        let mut ring = Ring::new(8).unwrap();
+        // A completion of another request is in the CQ already (an earlier trial's, late).
+        // SAFETY: a NOP references no memory.
+        unsafe { ring.push(&opcode::nop().with_user_data(ACCEPT_TRIAL)) }.unwrap();
+        ring.submit_and_wait(1).unwrap();
+        // The trial's own request is refused: an opcode no kernel has.
+        let mut refused = opcode::nop().with_user_data(RECV_TRIAL);
+        refused.opcode = 250;
+        // SAFETY: as above.
+        unsafe { ring.push(&refused) }.unwrap();
+        assert_eq!(arm_then_cancel(&mut ring, RECV_TRIAL).ok(), Some(false));
     }
 
     #[test]

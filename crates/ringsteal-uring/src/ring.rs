@@ -510,7 +510,9 @@ impl Ring {
     }
 
     /// Submits every queued SQE and waits until at least `want` CQEs are ready; returns what
-    /// [`submit`](Self::submit) does.
+    /// [`submit`](Self::submit) does. If the kernel takes fewer SQEs than were queued (without
+    /// `IORING_SETUP_SUBMIT_ALL`, an SQE that fails at submission ends the batch), it returns
+    /// that count at once, without waiting: fewer than `want` CQEs may be ready then.
     ///
     /// `EINTR` restarts the wait. `EBUSY`/`EAGAIN` (the kernel cannot take more while
     /// completions are backed up, or could not allocate) are reported as
