@@ -9,12 +9,9 @@ use crate::error::BuildError;
 use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
-use crate::shared::config::{Config, IdleStrategy, WakeMechanism};
+use crate::shared::config::{Config, IdleStrategy, WakeMechanism, MIN_RING_ENTRIES};
 use crate::shared::remote::Doorbell;
 
-/// The smallest SQ a ring gets: `op::raw::MAX_SQES` (3) rounded up to a power of two.
-const MIN_RING_ENTRIES: u32 = 4;
-const _: () = assert!(MIN_RING_ENTRIES as usize >= crate::op::raw::MAX_SQES);
 use crate::shared::{Shared, WakePlan};
 
 /// Provided buffers per shard, by default.
