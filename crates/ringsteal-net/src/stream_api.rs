@@ -25,6 +25,26 @@ macro_rules! impl_as_fd {
     };
 }
 
+/// `local_addr` and `peer_addr` for an owned half `$half`, as tokio's halves have them: those
+/// of the stream it belongs to, as `$addr` (`$from` turns the kernel's address into one).
+macro_rules! half_addrs {
+    ($half:ty, $addr:ty, $from:expr) => {
+        impl $half {
+            /// The local address of the stream this half belongs to.
+            pub fn local_addr(&self) -> ::std::io::Result<$addr> {
+                let from: fn(ringsteal_rt::op::SockAddr) -> ::std::io::Result<$addr> = $from;
+                from($crate::sockopt::local(self)?)
+            }
+
+            /// The peer's address.
+            pub fn peer_addr(&self) -> ::std::io::Result<$addr> {
+                let from: fn(ringsteal_rt::op::SockAddr) -> ::std::io::Result<$addr> = $from;
+                from($crate::sockopt::peer(self)?)
+            }
+        }
+    };
+}
+
 /// What TCP and Unix streams share besides reads and writes: `shutdown`, `into_split`,
 /// `split`, `shared_fd`.
 macro_rules! stream_common_methods {

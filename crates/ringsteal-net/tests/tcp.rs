@@ -503,3 +503,28 @@ fn nonblocking(fd: std::os::fd::RawFd) -> bool {
     assert!(flags >= 0);
     flags & libc::O_NONBLOCK != 0
 }
+
+#[test]
+fn owned_halves_report_the_addresses_of_their_stream() {
+    with_every_runtime("addresses of halves", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (local, peer) = (client.local_addr().unwrap(), client.peer_addr().unwrap());
+            let (rd, wr) = client.into_split();
+            assert_eq!(
+                (rd.local_addr().unwrap(), rd.peer_addr().unwrap()),
+                (local, peer)
+            );
+            assert_eq!(
+                (wr.local_addr().unwrap(), wr.peer_addr().unwrap()),
+                (local, peer)
+            );
+            assert_eq!(server.peer_addr().unwrap(), local);
+            let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+            let (rd, wr) = a.into_split();
+            assert!(rd.local_addr().unwrap().is_unnamed());
+            assert!(wr.peer_addr().unwrap().is_unnamed());
+            drop(b);
+        })
+    });
+}

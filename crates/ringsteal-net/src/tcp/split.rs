@@ -2,6 +2,7 @@
 //! different shards at once, and borrowed ones (`split`).
 
 use super::TcpStream;
+use crate::sockopt;
 
 stream_halves!(
     TcpStream,
@@ -44,3 +45,6 @@ impl OwnedWriteHalf {
 impl WriteHalf<'_> {
     stream_zc_methods!();
 }
+
+half_addrs!(OwnedReadHalf, std::net::SocketAddr, sockopt::ip);
+half_addrs!(OwnedWriteHalf, std::net::SocketAddr, sockopt::ip);

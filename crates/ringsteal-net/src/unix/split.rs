@@ -1,7 +1,7 @@
 //! The halves of a [`UnixStream`]: owned ones (`into_split`), usable from two tasks on
 //! different shards at once, and borrowed ones (`split`).
 
-use super::UnixStream;
+use super::{SocketAddr, UnixStream};
 
 stream_halves!(
     UnixStream,
@@ -29,3 +29,6 @@ rt.block_on(async {
 .unwrap();
 ```"#
 );
+
+half_addrs!(OwnedReadHalf, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
+half_addrs!(OwnedWriteHalf, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
