@@ -123,3 +123,39 @@ fn join_next_drains_many_stealable_tasks() {
         });
     });
 }
+
+#[test]
+fn try_join_next_takes_only_finished_tasks_and_shutdown_ends_every_one() {
+    with_every_runtime("try_join_next and shutdown", 2, |config, rt| {
+        rt.block_on(async {
+            let mut group = TaskGroup::new();
+            let gate = CancellationToken::new();
+            let g = gate.clone();
+            group.spawn_with(Placement::Pinned(1), async move {
+                g.cancelled().await;
+                1
+            });
+            group.spawn_with(Placement::Pinned(1), async { 2 });
+            // The quick one finishes; the gated one cannot.
+            let quick = loop {
+                if let Some(result) = group.try_join_next() {
+                    break result.unwrap();
+                }
+                ringsteal_rt::yield_now().await;
+            };
+            assert_eq!(quick, 2, "{config:?}");
+            assert!(
+                group.try_join_next().is_none(),
+                "{config:?}: the other waits"
+            );
+            assert_eq!(group.len(), 1);
+            // Shutdown aborts the waiting task and returns once it has ended.
+            timeout(Duration::from_secs(20), group.shutdown())
+                .await
+                .expect("shutdown returned");
+            assert!(group.is_empty(), "{config:?}");
+            assert!(group.try_join_next().is_none());
+            drop(gate);
+        });
+    });
+}

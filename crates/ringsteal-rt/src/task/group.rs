@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Wake, Waker};
 
 use super::group_finished::{announcing, Finished};
 use crate::error::SpawnError;
@@ -212,6 +212,37 @@ impl<T: Send + 'static> TaskGroup<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// The result of a task that has finished, without waiting: `None` if none has (or the
+    /// group is empty), as tokio's `JoinSet::try_join_next`.
+    ///
+    /// ```
+    /// use ringsteal_rt::task::TaskGroup;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut group = TaskGroup::new();
+    ///     group.spawn(async { 7 });
+    ///     assert!(group.try_join_next().is_none(), "it has not run yet");
+    ///     ringsteal_rt::yield_now().await;
+    ///     assert_eq!(group.try_join_next().unwrap().unwrap(), 7);
+    /// });
+    /// ```
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        let waker = Waker::from(Arc::new(NoWake));
+        match self.poll_join_next(&mut Context::from_waker(&waker)) {
+            Poll::Ready(result) => result,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Aborts every task and waits until all have ended, as tokio's `JoinSet::shutdown`;
+    /// the group is empty afterwards. Results are dropped, those of tasks that had finished
+    /// included.
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        drop(self.join_all().await);
+    }
+
     /// Polls for the next finished task: [`join_next`](Self::join_next) without the future.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         if let Some(result) = self.joined.pop_front() {
@@ -276,4 +307,11 @@ impl<T> std::fmt::Debug for TaskGroup<T> {
             .field("detached", &self.detached)
             .finish()
     }
+}
+
+/// The waker of [`TaskGroup::try_join_next`]'s single poll: nothing waits on it.
+struct NoWake;
+
+impl Wake for NoWake {
+    fn wake(self: Arc<Self>) {}
 }
