@@ -462,3 +462,27 @@ fn an_advance_past_the_wheels_last_tick_fires_what_is_due_and_returns() {
         });
     });
 }
+
+#[test]
+fn an_interval_restarts_at_once_after_a_delay_or_at_an_instant() {
+    each_paused("interval resets", |rt| {
+        rt.block_on(async {
+            let period = Duration::from_secs(10);
+            let mut ticks = interval(period);
+            let start = ticks.tick().await; // at once
+            ticks.reset_immediately();
+            assert_eq!(ticks.tick().await, start, "due at once: no time passes");
+            ticks.reset_after(Duration::from_secs(2));
+            assert_eq!(ticks.tick().await - start, Duration::from_secs(2));
+            assert_eq!(
+                ticks.tick().await - start,
+                Duration::from_secs(12),
+                "a period on"
+            );
+            ticks.reset_at(start + Duration::from_secs(15));
+            assert_eq!(ticks.tick().await - start, Duration::from_secs(15));
+            ticks.reset();
+            assert_eq!(ticks.tick().await - start, Duration::from_secs(25));
+        });
+    });
+}

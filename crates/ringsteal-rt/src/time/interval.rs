@@ -168,10 +168,41 @@ impl Interval {
 
     /// Restarts the schedule: the next tick is one period from now.
     pub fn reset(&mut self) {
-        let next = Instant::now()
-            .checked_add(self.period)
-            .unwrap_or_else(far_future);
-        self.sleep.reset(next);
+        self.reset_after(self.period);
+    }
+
+    /// Restarts the schedule with the next tick due at once, as tokio's
+    /// `reset_immediately`.
+    pub fn reset_immediately(&mut self) {
+        self.reset_at(Instant::now());
+    }
+
+    /// Restarts the schedule with the next tick `after` from now; later ticks follow one
+    /// period apart, as tokio's `reset_after`.
+    pub fn reset_after(&mut self, after: Duration) {
+        let next = Instant::now().checked_add(after).unwrap_or_else(far_future);
+        self.reset_at(next);
+    }
+
+    /// Restarts the schedule with the next tick due at `deadline`; later ticks follow one
+    /// period apart, as tokio's `reset_at`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringsteal_rt::time::{interval, Instant};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).start_paused(true).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut ticks = interval(Duration::from_secs(10));
+    ///     ticks.tick().await; // at once
+    ///     let start = Instant::now();
+    ///     ticks.reset_at(start + Duration::from_secs(3));
+    ///     assert_eq!(ticks.tick().await - start, Duration::from_secs(3));
+    ///     assert_eq!(ticks.tick().await - start, Duration::from_secs(13));
+    /// });
+    /// ```
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.sleep.reset(deadline);
     }
 
     /// The period.
