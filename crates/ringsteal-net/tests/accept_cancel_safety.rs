@@ -19,17 +19,7 @@ fn a_connection_accepted_for_a_dropped_accept_goes_to_the_next_one() {
         rt.block_on(async {
             let (listener, addr) = listener().await;
             for through_incoming in [false, true] {
-                let mut accept = Box::pin(listener.accept());
-                assert!(
-                    poll_once(&mut accept).await.is_none(),
-                    "nobody connected yet"
-                );
-                let before = ops_completed();
-                let mut client = std::net::TcpStream::connect(addr).unwrap();
-                // The kernel accepted and the shard reaped it; then the accept is dropped,
-                // as a `select!` drops the branch it did not take.
-                until_ops_completed(before, 1).await;
-                drop(accept);
+                let mut client = accept_dropped_after_the_kernel_accepted(&listener, addr).await;
                 let server = if through_incoming {
                     listener.incoming().next().await.unwrap().unwrap()
                 } else {

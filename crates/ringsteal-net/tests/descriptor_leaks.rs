@@ -29,16 +29,7 @@ fn accept_completing_after_its_future_was_dropped(config: Config) {
         let (listener, addr) = listener().await;
         let start = open_fds();
         for _ in 0..ROUNDS {
-            let mut accept = Box::pin(listener.accept());
-            assert!(
-                poll_once(&mut accept).await.is_none(),
-                "nobody connected yet"
-            );
-            let before = ops_completed();
-            let mut client = std::net::TcpStream::connect(addr).unwrap();
-            // The kernel accepted and the shard reaped it: the connection is the op's now.
-            until_ops_completed(before, 1).await;
-            drop(accept);
+            let mut client = accept_dropped_after_the_kernel_accepted(&listener, addr).await;
             // Kept for the next accept, which takes it at once; closed when that is dropped:
             // the client reads end of stream.
             let (kept, peer) = listener.accept().await.unwrap();

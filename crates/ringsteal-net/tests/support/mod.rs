@@ -327,3 +327,22 @@ pub async fn checked_echo_client(
     assert_eq!(got, sent.len(), "connection {i}: echo ended early");
     sender.await.unwrap();
 }
+
+/// Runs an `accept()` of `listener` until the kernel has accepted a connection from a new
+/// client of `addr` for it and the shard has reaped that, then drops it, as a `select!`
+/// drops the branch it did not take; returns the client.
+pub async fn accept_dropped_after_the_kernel_accepted(
+    listener: &TcpListener,
+    addr: SocketAddr,
+) -> std::net::TcpStream {
+    let mut accept = Box::pin(listener.accept());
+    assert!(
+        poll_once(&mut accept).await.is_none(),
+        "nobody connected yet"
+    );
+    let before = ops_completed();
+    let client = std::net::TcpStream::connect(addr).unwrap();
+    until_ops_completed(before, 1).await;
+    drop(accept);
+    client
+}
