@@ -159,3 +159,44 @@ fn try_join_next_takes_only_finished_tasks_and_shutdown_ends_every_one() {
         });
     });
 }
+
+ringsteal_rt::task_local! {
+    static REQUEST: u64;
+}
+
+#[test]
+fn a_task_local_value_follows_its_task_across_awaits_and_children_do_not_inherit_it() {
+    with_every_runtime("task-local values", 2, |config, rt| {
+        rt.block_on(async {
+            // Tasks on both shards, interleaved: each sees its own value after every await.
+            let mut group = TaskGroup::new();
+            for id in 0..16u64 {
+                group.spawn_with(
+                    Placement::Pinned((id % 2) as usize),
+                    REQUEST.scope(id, async move {
+                        for _ in 0..10 {
+                            ringsteal_rt::time::sleep(Duration::from_micros(id * 10)).await;
+                            assert_eq!(REQUEST.get(), id);
+                        }
+                        // A task it spawns does not inherit the value.
+                        let child = ringsteal_rt::spawn(async { REQUEST.try_with(|r| *r) });
+                        assert!(child.await.unwrap().is_err());
+                        id
+                    }),
+                );
+            }
+            let mut seen: Vec<u64> = group
+                .join_all()
+                .await
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..16).collect::<Vec<_>>(), "{config:?}");
+            assert!(
+                REQUEST.try_with(|_| ()).is_err(),
+                "no value outside the scopes"
+            );
+        });
+    });
+}

@@ -153,6 +153,9 @@ pub use ringsteal_rt::{
     YieldNow,
 };
 
+/// Declares task-local keys (see [`task::LocalKey`]), as tokio's `task_local!`.
+pub use ringsteal_rt::task_local;
+
 /// Timers: `sleep`, `timeout`, `interval`, and the paused clock for tests: `pause`,
 /// `advance`, `resume` (see [`ringsteal_rt::time`]).
 pub mod time {

@@ -8,7 +8,8 @@
 //! May not: decide where a task runs. That is the crate-private `Schedule` trait, implemented by
 //! the runtime (and by a test scheduler in this module's Miri tests).
 //!
-//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`].
+//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`], and task-local
+//! values ([`LocalKey`], declared with [`task_local!`](crate::task_local); `local_key.rs`).
 
 pub(crate) mod abort;
 mod error;
@@ -17,6 +18,7 @@ mod group_finished;
 mod harness;
 mod join;
 mod list;
+mod local_key;
 mod local_on;
 mod raw;
 mod state;
@@ -30,6 +32,7 @@ pub use error::JoinError;
 pub use group::TaskGroup;
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
+pub use local_key::{AccessError, LocalKey, TaskLocalFuture};
 pub(crate) use local_on::LocalOn;
 pub(crate) use raw::{Header, HOME_BLOCKING, HOME_UNSET};
 
