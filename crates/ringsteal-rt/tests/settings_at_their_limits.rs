@@ -1,6 +1,7 @@
 //! Builder settings at the edges of what they accept: "no limit" durations
 //! (`Duration::MAX`), which must not overflow a deadline anywhere (the runtime's drop, a
-//! shard's shutdown, an idle blocking thread's wait), and a thread name the OS cannot take.
+//! shard's shutdown, an idle blocking thread's wait), a thread name the OS cannot take, and
+//! thread hooks (`on_thread_start`/`_stop`), one of which panics.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -78,4 +79,56 @@ fn an_unlimited_blocking_keep_alive_keeps_idle_threads_serving() {
         }
     });
     drop(rt);
+}
+
+#[test]
+fn thread_hooks_run_on_every_thread_the_runtime_starts_and_a_panicking_one_is_contained() {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let (s, t) = (started.clone(), stopped.clone());
+    let rt = Runtime::builder()
+        .shards(2)
+        .thread_name("hooked")
+        .on_thread_start(move || {
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            s.lock().unwrap().push(name);
+        })
+        .on_thread_stop(move || {
+            t.fetch_add(1, SeqCst);
+        })
+        .build()
+        .unwrap();
+    // Shard 1's thread started before `build` returned; shard 0 is this thread: no hook.
+    assert_eq!(*started.lock().unwrap(), ["hooked-1"]);
+    rt.block_on(async { ringsteal_rt::spawn_blocking(|| ()).await.unwrap() });
+    let names = started.lock().unwrap().clone();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[1].starts_with("hooked-blocking"), "{names:?}");
+    assert_eq!(stopped.load(SeqCst), 0);
+    drop(rt);
+    assert_eq!(
+        stopped.load(SeqCst),
+        2,
+        "each started thread stopped, hook run"
+    );
+
+    // A hook that panics: every thread goes on, and the runtime works.
+    let rt = Runtime::builder()
+        .shards(2)
+        .on_thread_start(|| panic!("a hook that fails"))
+        .build()
+        .unwrap();
+    let on = rt.block_on(async {
+        let blocking = ringsteal_rt::spawn_blocking(|| 7).await.unwrap();
+        let shard = ringsteal_rt::spawn_with(Placement::Pinned(1), async {
+            ringsteal_rt::current_shard()
+        })
+        .await
+        .unwrap();
+        (blocking, shard)
+    });
+    assert_eq!(on, (7, Some(1)));
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::shared::config::Config;
+use crate::shared::config::{Config, ThreadHook};
 use crate::task::Notified;
 use crate::util::affinity::CpuMask;
 use crate::util::sigmask::SignalMask;
@@ -60,6 +60,9 @@ pub(crate) struct BlockingPool {
     /// Likewise its CPU mask: a pinned shard that starts a pool thread would otherwise
     /// confine it to the shard's CPU (see `util/affinity.rs`).
     cpu_mask: CpuMask,
+    /// The builder's `on_thread_start` and `on_thread_stop`.
+    on_start: Option<ThreadHook>,
+    on_stop: Option<ThreadHook>,
 }
 
 impl BlockingPool {
@@ -86,6 +89,8 @@ impl BlockingPool {
             pending: AtomicUsize::new(0),
             signal_mask: SignalMask::of_this_thread(),
             cpu_mask: CpuMask::of_this_thread(),
+            on_start: config.on_thread_start.clone(),
+            on_stop: config.on_thread_stop.clone(),
         }
     }
 
@@ -206,6 +211,7 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
     let pool = host.pool();
     pool.signal_mask.apply_to_this_thread();
     pool.cpu_mask.apply_to_this_thread();
+    ThreadHook::run(&pool.on_start);
     let mut st = pool.state.lock();
     loop {
         if let Some(task) = st.queue.pop_front() {
@@ -228,6 +234,10 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
             break;
         }
     }
+    drop(st);
+    // Before the thread counts as gone, so that shutdown's wait covers the hook too.
+    ThreadHook::run(&pool.on_stop);
+    let mut st = pool.state.lock();
     st.threads -= 1;
     pool.alive.fetch_sub(1, Relaxed);
     drop(st);

@@ -9,7 +9,7 @@ use crate::error::BuildError;
 use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
-use crate::shared::config::{Config, IdleStrategy, WakeMechanism, MIN_RING_ENTRIES};
+use crate::shared::config::{Config, IdleStrategy, ThreadHook, WakeMechanism, MIN_RING_ENTRIES};
 use crate::shared::remote::Doorbell;
 
 use crate::shared::{Shared, WakePlan};
@@ -75,6 +75,8 @@ impl Builder {
                 without_features: Vec::new(),
                 recv_buf_count: DEFAULT_RECV_BUF_COUNT,
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
+                on_thread_start: None,
+                on_thread_stop: None,
             },
             shards_set: false,
         }
@@ -199,6 +201,41 @@ impl Builder {
     #[doc(hidden)]
     pub fn sqpoll_refused_for_testing(mut self, refuse: bool) -> Self {
         self.config.sqpoll_refused = refuse;
+        self
+    }
+
+    /// Runs `f` first thing on each thread the runtime starts: shards 1 and up, and
+    /// blocking-pool threads (not the thread that builds the runtime, shard 0), as tokio's
+    /// `on_thread_start`: to set thread-locals, name a profiler's threads, count them. A
+    /// panic in `f` is contained, and the thread goes on.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let counter = started.clone();
+    /// let rt = ringsteal_rt::Runtime::builder()
+    ///     .shards(2)
+    ///     .on_thread_start(move || {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(started.load(Ordering::SeqCst), 1, "shard 1's thread");
+    /// rt.block_on(async { ringsteal_rt::spawn_blocking(|| ()).await.unwrap() });
+    /// assert_eq!(started.load(Ordering::SeqCst), 2, "and a blocking thread");
+    /// ```
+    pub fn on_thread_start(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.config.on_thread_start = Some(ThreadHook(Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` last thing on each thread the runtime started, as it exits (a shard at the
+    /// runtime's shutdown, a blocking thread when it retires), as tokio's `on_thread_stop`.
+    /// A panic in `f` is contained.
+    pub fn on_thread_stop(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.config.on_thread_stop = Some(ThreadHook(Arc::new(f)));
         self
     }
 

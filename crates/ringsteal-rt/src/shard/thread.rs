@@ -10,6 +10,7 @@ use super::context::ShardGuard;
 use super::{sched, Shard};
 use crate::driver::{create_ring, Driver, RingMode};
 use crate::error::BuildError;
+use crate::shared::config::ThreadHook;
 use crate::shared::Shared;
 
 /// Creates shard `index` on the calling thread.
@@ -52,10 +53,17 @@ pub(super) const MAX_RESTARTS: u32 = 16;
 
 /// The body of a worker shard's thread.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
+    ThreadHook::run(&shared.config.on_thread_start);
+    run_shard(index, &shared, ready);
+    ThreadHook::run(&shared.config.on_thread_stop);
+}
+
+/// The shard's life on its thread: build it, report ready, run until shutdown.
+fn run_shard(index: usize, shared: &Arc<Shared>, ready: mpsc::Sender<Ready>) {
     if shared.config.pin_shards {
         crate::util::affinity::pin_current_thread(&shared.cpus, index);
     }
-    let shard = match create_shard(index, &shared) {
+    let shard = match create_shard(index, shared) {
         Ok(shard) => shard,
         Err(e) => {
             let _ = ready.send(Err(e));

@@ -96,6 +96,29 @@ pub(crate) struct Config {
     pub(crate) recv_buf_count: u16,
     /// Bytes per provided buffer (and per heap buffer of the receive fallback).
     pub(crate) recv_buf_len: u32,
+    /// Run on each thread the runtime starts (shards 1.., blocking threads), first thing.
+    pub(crate) on_thread_start: Option<ThreadHook>,
+    /// Run on each thread the runtime starts, last thing before it exits.
+    pub(crate) on_thread_stop: Option<ThreadHook>,
+}
+
+/// A user closure run on the runtime's own threads (`Builder::on_thread_start`/`_stop`).
+#[derive(Clone)]
+pub(crate) struct ThreadHook(pub(crate) std::sync::Arc<dyn Fn() + Send + Sync>);
+
+impl ThreadHook {
+    /// Runs `hook`, if set; a panic in it is contained (the thread goes on, as a shard must).
+    pub(crate) fn run(hook: &Option<ThreadHook>) {
+        if let Some(ThreadHook(f)) = hook {
+            crate::util::contain_panic(|| f());
+        }
+    }
+}
+
+impl std::fmt::Debug for ThreadHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ThreadHook")
+    }
 }
 
 impl Config {
