@@ -32,6 +32,20 @@ fn a_buf_reader_reads_a_childs_output_line_by_line() {
             }
             assert_eq!(got, ["one\n", "two\n", "three"], "{config:?}");
             assert!(child.wait().await.unwrap().success(), "{config:?}");
+
+            // As tokio code writes it: `lines()`, then `next_line()` until `None`.
+            let mut child = Command::new("printf")
+                .arg("alpha\\r\\nbeta\\n")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let mut got = Vec::new();
+            while let Some(line) = lines.next_line().await.unwrap() {
+                got.push(line);
+            }
+            assert_eq!(got, ["alpha", "beta"], "{config:?}");
+            assert!(child.wait().await.unwrap().success(), "{config:?}");
         });
     });
 }

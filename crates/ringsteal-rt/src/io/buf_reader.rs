@@ -187,6 +187,26 @@ impl<R: AsyncReadOwned> BufReader<R> {
         }
     }
 
+    /// The lines of the stream, without their `\n` (or `\r\n`), as tokio's
+    /// `AsyncBufReadExt::lines`: `next_line` yields each, `None` at the end.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::BufReader;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut lines = BufReader::new(&b"first\r\nsecond\nlast"[..]).lines();
+    ///     let mut all = Vec::new();
+    ///     while let Some(line) = lines.next_line().await.unwrap() {
+    ///         all.push(line);
+    ///     }
+    ///     assert_eq!(all, ["first", "second", "last"]);
+    /// });
+    /// ```
+    pub fn lines(self) -> Lines<R> {
+        Lines { reader: self }
+    }
+
     /// Consumes the first `len` buffered bytes as one line, appended to `out` if UTF-8.
     fn take_line(&mut self, len: usize, out: &mut String) -> io::Result<usize> {
         let line = std::str::from_utf8(&self.buf[self.pos..self.pos + len]);
@@ -233,6 +253,51 @@ impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
         } else {
             None
         }
+    }
+}
+
+/// The lines of a [`BufReader`] (see [`BufReader::lines`]).
+///
+/// ```
+/// use ringsteal_rt::io::BufReader;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut lines = BufReader::new(&b"a\n\nb\n"[..]).lines();
+///     assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("a"));
+///     assert_eq!(lines.next_line().await.unwrap().as_deref(), Some(""));
+///     assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("b"));
+///     assert_eq!(lines.next_line().await.unwrap(), None);
+/// });
+/// ```
+#[derive(Debug)]
+pub struct Lines<R> {
+    reader: BufReader<R>,
+}
+
+impl<R: AsyncReadOwned> Lines<R> {
+    /// The next line without its line ending; `None` at the end of the stream. Cancel-safe,
+    /// as [`BufReader::read_line`] is.
+    ///
+    /// # Errors
+    /// The reader's, or `InvalidData` for a line that is not UTF-8 (consumed).
+    pub async fn next_line(&mut self) -> io::Result<Option<String>> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line).await? == 0 {
+            return Ok(None);
+        }
+        if line.ends_with('\n') {
+            line.pop();
+            if line.ends_with('\r') {
+                line.pop();
+            }
+        }
+        Ok(Some(line))
+    }
+
+    /// The reader, with what it has buffered.
+    pub fn into_inner(self) -> BufReader<R> {
+        self.reader
     }
 }
 

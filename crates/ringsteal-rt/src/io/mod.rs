@@ -23,7 +23,7 @@ mod provided;
 mod test_util;
 mod traits;
 
-pub use buf_reader::BufReader;
+pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
