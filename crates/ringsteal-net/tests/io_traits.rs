@@ -326,6 +326,18 @@ fn read_to_end_and_read_exact_work_through_trait_objects_of_every_stream() {
             let (res, all) = server.read_to_end(b"prefix:".to_vec()).await;
             assert_eq!(res.unwrap(), 7);
             assert_eq!(all, b"prefix:3456789");
+
+            // And as text, through the trait, as tokio's read_to_string.
+            let (client, server) = tcp_pair().await;
+            let mut server: TcpStream = server;
+            client
+                .write_all("héllo".as_bytes().to_vec())
+                .await
+                .0
+                .unwrap();
+            drop(client);
+            let (res, text) = AsyncReadOwned::read_to_string(&mut server, String::new()).await;
+            assert_eq!((res.unwrap(), text.as_str()), (6, "héllo"));
         })
     });
 }

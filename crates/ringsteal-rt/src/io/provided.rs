@@ -124,3 +124,22 @@ where
 fn total_len<B: IoVecBuf>(bufs: &B) -> usize {
     bufs.iovecs().iter().map(|i| i.iov_len).sum()
 }
+
+pub(crate) async fn read_to_string<R>(r: &mut R, buf: String) -> BufResult<usize, String>
+where
+    R: AsyncReadOwned + ?Sized,
+{
+    let start = buf.len();
+    let (res, bytes) = r.read_to_end(buf.into_bytes()).await;
+    match String::from_utf8(bytes) {
+        Ok(text) => (res, text),
+        Err(e) => {
+            let mut bytes = e.into_bytes();
+            bytes.truncate(start);
+            // What was there before is the string that was given: UTF-8.
+            let given = String::from_utf8(bytes).unwrap_or_default();
+            let err = io::Error::new(io::ErrorKind::InvalidData, "the stream is not valid UTF-8");
+            (res.and(Err(err)), given)
+        }
+    }
+}

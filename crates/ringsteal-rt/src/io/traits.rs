@@ -61,6 +61,34 @@ pub trait AsyncReadOwned: Send {
         provided::read_to_end(self, buf)
     }
 
+    /// Appends everything up to the end of the stream to `buf` as text, as tokio's
+    /// `read_to_string`; yields the number of bytes appended and the string.
+    ///
+    /// # Errors
+    /// The reader's, or `InvalidData` if what was read is not UTF-8: the string then comes
+    /// back as it was given (the bytes read are lost, as with tokio).
+    ///
+    /// ```
+    /// use ringsteal_rt::io::AsyncReadOwned;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut src: &[u8] = "grüße".as_bytes();
+    ///     let (res, text) = src.read_to_string(String::from("> ")).await;
+    ///     assert_eq!((res.unwrap(), text.as_str()), (7, "> grüße"));
+    ///     let mut bad: &[u8] = &[0xff, 0xfe];
+    ///     let (res, text) = bad.read_to_string(String::from("kept")).await;
+    ///     assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+    ///     assert_eq!(text, "kept");
+    /// });
+    /// ```
+    fn read_to_string(
+        &mut self,
+        buf: String,
+    ) -> impl Future<Output = BufResult<usize, String>> + Send {
+        provided::read_to_string(self, buf)
+    }
+
     /// The descriptor [`copy`](super::copy) may splice from, if this type reads straight
     /// from one (no user-space buffer in between). Default: none.
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
