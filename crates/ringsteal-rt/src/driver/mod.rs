@@ -34,6 +34,10 @@ pub(crate) use msg_send::SentMessage;
 pub(crate) use setup::{create_ring, RingOptions, SqPoll};
 pub use setup::{RingMode, RingRefusal, RingSetup};
 
+/// The smallest SQ a ring gets: room for the most SQEs one operation links (a linked copy
+/// with a timeout), rounded up to a power of two as the kernel does.
+pub(crate) const MIN_RING_ENTRIES: u32 = backlog::GROUP.next_power_of_two() as u32;
+
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;

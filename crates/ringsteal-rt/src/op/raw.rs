@@ -38,8 +38,6 @@ use crate::util::{block_cache, contain_panic};
 
 /// Most SQEs one op submits (its own, linked, plus a link timeout).
 pub(crate) const MAX_SQES: usize = 3;
-// Every ring has room for the largest operation.
-const _: () = assert!(crate::shared::config::MIN_RING_ENTRIES as usize >= MAX_SQES);
 
 /// Where an op's link timeout sits among its SQEs: right behind the first, which it bounds.
 pub(crate) const TIMEOUT_SLOT: usize = 1;

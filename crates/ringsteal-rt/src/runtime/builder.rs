@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Runtime;
+use crate::driver::MIN_RING_ENTRIES;
 use crate::error::BuildError;
 use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
-use crate::shared::config::{Config, IdleStrategy, ThreadHook, WakeMechanism, MIN_RING_ENTRIES};
+use crate::shared::config::{Config, IdleStrategy, ThreadHook, WakeMechanism};
 use crate::shared::remote::Doorbell;
 
 use crate::shared::{Shared, WakePlan};

@@ -9,10 +9,6 @@ use std::time::Duration;
 use crate::driver::{RingOptions, SqPoll};
 use crate::features::{Feature, KernelFeatures};
 
-/// The smallest SQ a ring gets: the most SQEs one operation links (`op::raw::MAX_SQES`, 3: a
-/// linked copy with a timeout) rounded up to a power of two (checked there).
-pub(crate) const MIN_RING_ENTRIES: u32 = 4;
-
 /// What an idle shard does before it blocks in the kernel, set with
 /// [`Builder::idle`](crate::Builder::idle).
 ///
