@@ -16,8 +16,8 @@ use std::mem::MaybeUninit;
 use std::net::Shutdown;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
-use ringsteal_rt::io::{InLane, Lane, LaneGuard, PollParts, SpliceEnd};
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
+use ringsteal_rt::io::{write_all_vectored_in_lane, InLane, Lane, LaneGuard, PollParts, SpliceEnd};
 use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
 use crate::inline::{self, Inline, StreamHints};
@@ -290,20 +290,8 @@ impl StreamCore {
     }
 
     pub(crate) async fn write_all_vectored<B: IoVecBuf>(&self, bufs: B) -> BufResult<(), B> {
-        let mut guard = self.write.acquire().await;
-        let mut rest = Advance::new(bufs);
-        while rest.remaining() > 0 {
-            let ((res, back), g) = self.writev_with(guard, rest).await;
-            guard = g;
-            rest = back;
-            match res {
-                Ok(0) => return (Err(write_zero()), rest.into_inner()),
-                Ok(n) => rest.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return (Err(e), rest.into_inner()),
-            }
-        }
-        (Ok(()), rest.into_inner())
+        let guard = self.write.acquire().await;
+        write_all_vectored_in_lane(guard, bufs, |guard, rest| self.writev_with(guard, rest)).await
     }
 
     /// The stream's data as owned buffers, from one multishot receive holding the read lane.

@@ -19,8 +19,10 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
 
-use ringsteal_rt::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf};
-use ringsteal_rt::io::{read_exact_in_lane, write_all_in_lane, InLane, Lane, LaneGuard};
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
+use ringsteal_rt::io::{
+    read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane, InLane, Lane, LaneGuard,
+};
 use ringsteal_rt::op::{Operation, ReadAt, SharedFd, WriteAt, WritevAt};
 
 use crate::sigpipe;
@@ -140,23 +142,11 @@ pub(crate) async fn write_all_vectored_in_pipe<B: IoVecBuf>(
     lane: &Lane,
     bufs: B,
 ) -> BufResult<(), B> {
-    let mut guard = lane.acquire().await;
-    let mut rest = Advance::new(bufs);
-    while rest.remaining() > 0 {
-        let ((res, back), g) = write_op_in_lane(WritevAt::new(fd, rest, STREAM), guard).await;
-        guard = g;
-        rest = back;
-        match res {
-            Ok(0) => {
-                let e = io::Error::new(io::ErrorKind::WriteZero, "the pipe accepted no bytes");
-                return (Err(e), rest.into_inner());
-            }
-            Ok(n) => rest.advance(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (Err(e), rest.into_inner()),
-        }
-    }
-    (Ok(()), rest.into_inner())
+    let guard = lane.acquire().await;
+    write_all_vectored_in_lane(guard, bufs, |guard, rest| {
+        write_op_in_lane(WritevAt::new(fd, rest, STREAM), guard)
+    })
+    .await
 }
 
 /// One write of `buf` holding the write lane, which comes back with the result.
@@ -183,7 +173,7 @@ where
 }
 
 /// One read into `buf` holding the read lane: bytes a dropped read kept come first.
-pub(crate) async fn read_in_lane<B: IoBufMut>(
+pub(crate) async fn read_in_pipe<B: IoBufMut>(
     fd: &SharedFd,
     lane: &Lane,
     buf: B,
@@ -296,7 +286,7 @@ macro_rules! reader {
             /// buffer, its initialised length extended. Dropped after the kernel read, the
             /// bytes go to the next read (see the module docs).
             pub async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-                read_in_lane(&self.fd, &self.lane, buf).await
+                read_in_pipe(&self.fd, &self.lane, buf).await
             }
 
             /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the pipe ends
@@ -375,7 +365,7 @@ pub(crate) async fn read_to_end(
             }
         }
         let len = buf.len();
-        let (res, slice) = read_in_lane(fd, lane, buf.slice(len..)).await;
+        let (res, slice) = read_in_pipe(fd, lane, buf.slice(len..)).await;
         buf = slice.into_inner();
         match res {
             Ok(0) => return (Ok(buf.len() - start), buf),

@@ -15,7 +15,7 @@ use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 
 use crate::pipe::{
-    read_exact_in_pipe, read_in_lane, read_to_end, write_all_in_pipe, write_all_vectored_in_pipe,
+    read_exact_in_pipe, read_in_pipe, read_to_end, write_all_in_pipe, write_all_vectored_in_pipe,
     write_in_pipe, writev_in_pipe,
 };
 use crate::{ChildStderr, ChildStdin, ChildStdout};
@@ -29,7 +29,7 @@ macro_rules! reader {
                 buf: B,
             ) -> impl Future<Output = BufResult<usize, B>> + Send {
                 let (fd, lane) = <$t as Borrow<$pipe>>::borrow(self).reading();
-                read_in_lane(fd, lane, buf)
+                read_in_pipe(fd, lane, buf)
             }
             /// Holds the read lane throughout: dropped, it gives back every byte it took.
             fn read_exact<B: IoBufMut>(

@@ -27,7 +27,7 @@ pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
-pub use holding::{read_exact_in_lane, write_all_in_lane};
+pub use holding::{read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane};
 pub use in_lane::{InLane, LaneOutput};
 pub use lane::{Acquire, AcquireOwned, Lane, LaneGuard, Leftover};
 pub use poll::{PollParts, PollSource, PollStream, Readiness};
