@@ -9,12 +9,11 @@ use std::io;
 /// The error inside the `io::Error` that [`TcpStream::into_std`](crate::TcpStream::into_std)
 /// and [`UnixStream::into_std`](crate::UnixStream::into_std) return when the stream cannot
 /// be handed over without losing bytes: a read or write is still in flight on it (one whose
-/// future was dropped, until the shard has reaped its cancellation; or one of another task,
-/// or a [`RecvStream`](crate::RecvStream) of the stream that has not ended, polled or not),
-/// or a cancelled read left bytes that only
-/// this stream can return. The stream comes back whole: read the kept bytes, or let the
-/// shard run (a cancellation is reaped within a tick or two: `ringsteal::yield_now().await`)
-/// and try again.
+/// future was dropped, until the shard has reaped its cancellation; or one of another task),
+/// a [`RecvStream`](crate::RecvStream) of the stream has not ended (polled or not), or a
+/// cancelled read left bytes that only this stream can return. The stream comes back whole:
+/// read the kept bytes, drop the receive stream, or let the shard run (a cancellation is
+/// reaped within a tick or two: `ringsteal::yield_now().await`) and try again.
 ///
 /// ```
 /// use std::future::{poll_fn, Future};

@@ -150,9 +150,7 @@ impl RecvStream {
             .as_ref()
             .map_or(0, op::RecvStream::requests_submitted)
     }
-}
 
-impl RecvStream {
     /// No longer counted among the stream's live receive streams.
     fn uncount(&mut self) {
         if std::mem::take(&mut self.counted) {

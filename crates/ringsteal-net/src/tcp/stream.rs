@@ -118,10 +118,10 @@ impl TcpStream {
     ///
     /// # Errors
     /// If the handover could lose bytes: bytes received by a cancelled read are buffered
-    /// here (read them first), or a read or write is still in flight (a dropped one until
-    /// the shard has reaped its cancellation), or a [`RecvStream`](crate::RecvStream) of it
-    /// is alive and has not ended, polled or not (one kept alive by `mem::forget` counts
-    /// for ever)).
+    /// here (read them first); a read or write is still in flight (a dropped one until the
+    /// shard has reaped its cancellation); or a [`RecvStream`](crate::RecvStream) of this
+    /// stream is alive and has not ended, polled or not (one passed to `mem::forget` counts
+    /// for ever).
     /// The error then holds the stream: [`IntoStdError::recover`] gives it back. Also if the
     /// descriptor could not be duplicated.
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {

@@ -77,8 +77,7 @@ pub(crate) unsafe trait Source: Send + 'static {
     /// Folds `item` into `newest`, the newest item still queued, and returns `None`, if
     /// together they say no more than `newest` would (readiness reports: their masks OR).
     /// By default nothing folds: every item is queued.
-    fn merge(newest: &mut Self::Item, item: Self::Item) -> Option<Self::Item> {
-        let _ = newest;
+    fn merge(_newest: &mut Self::Item, item: Self::Item) -> Option<Self::Item> {
         Some(item)
     }
 }
