@@ -1,9 +1,10 @@
 //! [`read_exact_in_lane`], [`write_all_in_lane`] and [`write_all_vectored_in_lane`]: the loops
-//! of a `read_exact`, a `write_all` and a `write_all_vectored` that hold their direction's [`Lane`](super::Lane) for the whole call, for a
-//! type whose reads and writes run in lanes (`fs::File` at its position, a descriptor of
-//! your own). The net crate's streams keep their own copies, with their inline fast paths
-//! outside any part future (measured: `stream_rtt` ran 2.5 % more instructions per loop
-//! through these).
+//! of a `read_exact`, a `write_all` and a `write_all_vectored` that hold their direction's
+//! [`Lane`](super::Lane) for the whole call, for a type whose reads and writes run in lanes
+//! (`fs::File` at its position, child pipes, a descriptor of your own). The net crate's
+//! streams keep their own `read_exact` and `write_all`, with their inline fast paths outside
+//! any part future (measured: `stream_rtt` ran 2.5 % more instructions per loop through
+//! these); their `write_all_vectored` has no fast path and uses the shared loop.
 //!
 //! Holding the lane throughout is what the provided loops (`provided.rs`) cannot do: two
 //! tasks' `write_all`s never interleave, and a `read_exact` whose parts are [`InLane::read_rest`]
