@@ -75,6 +75,8 @@
 
 #[macro_use]
 mod stream_api;
+#[macro_use]
+mod datagram_api;
 
 mod incoming;
 mod inline;

@@ -23,6 +23,8 @@ use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc,
 use crate::inline::{self, Inline, StreamHints};
 use crate::recv_stream::RecvStream;
 
+mod readiness;
+
 /// Smallest write that [`write_all_zc`](crate::TcpStream::write_all_zc) and
 /// [`send_zc`](crate::TcpStream::send_zc) send with `IORING_OP_SEND_ZC`; smaller ones are
 /// plain sends. Zero-copy saves the copy into the socket buffer but pins the pages and

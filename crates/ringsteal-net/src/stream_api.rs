@@ -174,6 +174,56 @@ macro_rules! stream_read_methods {
         pub fn recv_stream(&self) -> crate::RecvStream {
             self.core().recv_stream()
         }
+
+        /// Waits until a read would not wait, as tokio's `readable`: the socket has bytes,
+        /// the peer ended the stream, or an error is pending (one one-shot
+        /// `IORING_OP_POLL_ADD`; at once if an abandoned read kept bytes). Then
+        /// [`try_read`](Self::try_read) takes them. Like tokio's, it may wake when another
+        /// reader has taken the bytes meanwhile: `try_read` then says `WouldBlock`.
+        ///
+        /// Owned-buffer reads ([`read`](Self::read)) need none of this: they wait by
+        /// themselves. This is for code written against tokio's readiness API.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.write_all(b"ping".to_vec()).await.0?;
+        ///     let mut buf = [0; 16];
+        ///     let n = loop {
+        ///         b.readable().await?;
+        ///         match b.try_read(&mut buf) {
+        ///             Ok(n) => break n,
+        ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///             Err(e) => return Err(e),
+        ///         }
+        ///     };
+        ///     assert_eq!(&buf[..n], b"ping");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn readable(&self) -> ::std::io::Result<()> {
+            self.core().readable().await
+        }
+
+        /// Reads into `buf` without waiting, as tokio's `try_read`: the bytes the socket has
+        /// queued (after those an abandoned read kept), `Ok(0)` at the end of the stream.
+        /// `WouldBlock` if there are none, or while an owned-buffer read of this stream
+        /// (or its [receive stream](Self::recv_stream)) is in flight, so it never takes
+        /// bytes out of order. One non-blocking `recv(2)`, no ring request.
+        ///
+        /// ```
+        /// let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+        /// let mut buf = [0; 4];
+        /// let err = b.try_read(&mut buf).unwrap_err();
+        /// assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+        /// assert_eq!(a.try_write(b"hey").unwrap(), 3);
+        /// assert_eq!(b.try_read(&mut buf).unwrap(), 3);
+        /// ```
+        pub fn try_read(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+            self.core().try_read(buf)
+        }
     };
 }
 
@@ -337,6 +387,45 @@ macro_rules! stream_write_methods {
             bufs: B,
         ) -> ::ringsteal_rt::buf::BufResult<(), B> {
             self.core().write_all_vectored(bufs).await
+        }
+
+        /// Waits until the kernel reports room in the socket's send buffer (or an error),
+        /// as tokio's `writable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// [`try_write`](Self::try_write) sends. Owned-buffer writes
+        /// ([`write_all`](Self::write_all)) wait by themselves; this is for code written
+        /// against tokio's readiness API.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.writable().await?; // an empty socket has room
+        ///     assert_eq!(a.try_write(b"pong")?, 4);
+        ///     let (n, buf) = b.read(Vec::with_capacity(8)).await;
+        ///     assert_eq!(&buf[..n?], b"pong");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn writable(&self) -> ::std::io::Result<()> {
+            self.core().writable().await
+        }
+
+        /// Writes from `buf` without waiting, as tokio's `try_write`: what the socket takes
+        /// at once, possibly short. `WouldBlock` if its send buffer is full, or while an
+        /// owned-buffer write of this stream is in flight (so it never splits one). One
+        /// non-blocking `send(2)`, no ring request; a closed peer is `BrokenPipe`, not a
+        /// `SIGPIPE`.
+        ///
+        /// ```
+        /// let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+        /// assert_eq!(a.try_write(b"hey").unwrap(), 3);
+        /// drop(b);
+        /// let err = a.try_write(b"again").unwrap_err();
+        /// assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
+        /// ```
+        pub fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
+            self.core().try_write(buf)
         }
     };
 }

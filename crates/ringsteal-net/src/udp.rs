@@ -99,6 +99,59 @@ impl UdpSocket {
         (res.and_then(|(n, a)| Ok((n, sockopt::ip(a)?))), buf)
     }
 
+    datagram_readiness_methods!(
+        "    let a = ringsteal_net::UdpSocket::bind(\"127.0.0.1:0\").await?;\n    \
+         let b = ringsteal_net::UdpSocket::bind(\"127.0.0.1:0\").await?;\n    \
+         a.connect(b.local_addr()?).await?;\n    \
+         b.connect(a.local_addr()?).await?;\n"
+    );
+
+    /// Receives one datagram into `buf` without waiting, with the address it came from, as
+    /// tokio's `try_recv_from`. `WouldBlock` if none is queued.
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.try_send_to(b"hi", rx.local_addr()?)?;
+    ///     rx.readable().await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, from) = rx.try_recv_from(&mut buf)?;
+    ///     assert_eq!((&buf[..n], from), (&b"hi"[..], tx.local_addr()?));
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
+        Ok((n, sockopt::ip(from)?))
+    }
+
+    /// Sends `buf` as one datagram to `target` without waiting, as tokio's `try_send_to`
+    /// (an address, not a name: resolving may wait). `WouldBlock` if the send buffer is
+    /// full.
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     assert_eq!(tx.try_send_to(b"hello", rx.local_addr()?)?, 5);
+    ///     let (n, buf) = rx.recv(Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..n?], b"hello");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        ringsteal_rt::io::try_send_to(&self.fd, buf, Some(&SockAddr::from_std(&target)))
+    }
+
     /// The datagrams arriving on this socket as a stream, from one multishot
     /// `IORING_OP_RECVMSG` into the polling shard's provided buffers (single-shot `recvmsg`
     /// into heap buffers where the runtime lacks either): no request per datagram. Each

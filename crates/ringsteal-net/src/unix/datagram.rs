@@ -111,6 +111,41 @@ impl UnixDatagram {
         (res.map(|(n, a)| (n, SocketAddr::from_raw(a))), buf)
     }
 
+    datagram_readiness_methods!("    let (a, b) = ringsteal_net::UnixDatagram::pair()?;\n");
+
+    /// Receives one datagram into `buf` without waiting, with the sender's address, as
+    /// tokio's `try_recv_from`. `WouldBlock` if none is queued.
+    ///
+    /// ```
+    /// let (a, b) = ringsteal_net::UnixDatagram::pair().unwrap();
+    /// a.try_send(b"hi").unwrap();
+    /// let mut buf = [0; 8];
+    /// let (n, from) = b.try_recv_from(&mut buf).unwrap();
+    /// assert_eq!(&buf[..n], b"hi");
+    /// assert!(from.is_unnamed(), "the peer of a pair has no name");
+    /// ```
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
+        Ok((n, SocketAddr::from_raw(from)))
+    }
+
+    /// Sends `buf` as one datagram to the socket at `path` without waiting, as tokio's
+    /// `try_send_to`. `WouldBlock` if the send buffer is full.
+    ///
+    /// ```
+    /// use ringsteal_net::UnixDatagram;
+    ///
+    /// let name = format!("\0ringsteal-doc-try-send-to-{}", std::process::id());
+    /// let server = UnixDatagram::bind(&name).unwrap();
+    /// let client = UnixDatagram::unbound().unwrap();
+    /// assert_eq!(client.try_send_to(b"hello", &name).unwrap(), 5);
+    /// let mut buf = [0; 8];
+    /// assert_eq!(server.try_recv(&mut buf).unwrap(), 5);
+    /// ```
+    pub fn try_send_to(&self, buf: &[u8], path: impl AsRef<Path>) -> io::Result<usize> {
+        ringsteal_rt::io::try_send_to(&self.fd, buf, Some(&SockAddr::unix(path)?))
+    }
+
     /// The datagrams arriving on this socket as a stream, from one multishot receive (see
     /// [`UdpSocket::recv_stream`](crate::UdpSocket::recv_stream)). A Unix sender's address
     /// is in [`Datagram::source_bytes`](crate::Datagram::source_bytes) (a `sockaddr_un`,

@@ -30,5 +30,8 @@ pub use framed::LengthDelimited;
 pub use holding::{read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane};
 pub use in_lane::{InLane, LaneOutput};
 pub use lane::{Acquire, AcquireOwned, Lane, LaneGuard, Leftover};
-pub use poll::{PollParts, PollSource, PollStream, Readiness};
+pub use poll::{
+    try_read_in_lane, try_recv_from, try_send_to, try_write_in_lane, PollParts, PollSource,
+    PollStream, Readiness,
+};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

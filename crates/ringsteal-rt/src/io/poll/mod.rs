@@ -22,8 +22,10 @@
 
 mod readiness;
 mod sys;
+mod try_io;
 
 pub use readiness::Readiness;
+pub use try_io::{try_read_in_lane, try_recv_from, try_send_to, try_write_in_lane};
 
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;

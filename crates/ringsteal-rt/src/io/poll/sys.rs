@@ -1,4 +1,5 @@
-//! The non-blocking socket calls of poll-based I/O: `recv`, `send`, `sendmsg` with
+//! The non-blocking socket calls of poll-based I/O: `recv`, `send`, `sendmsg` (and, for
+//! datagrams, `recvfrom`, `sendto`) with
 //! `MSG_DONTWAIT` (so the descriptor itself stays blocking, as the io_uring path wants it),
 //! and `shutdown`. Shared by every readiness backend (ADR-0014).
 //!
@@ -7,6 +8,8 @@
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
+
+use crate::op::SockAddr;
 
 /// `recv(fd, dst, MSG_DONTWAIT)`: the bytes received (0: end of stream) or `WouldBlock`.
 pub(super) fn recv(fd: RawFd, dst: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
@@ -25,6 +28,49 @@ pub(super) fn send(fd: RawFd, src: &[u8]) -> io::Result<usize> {
             src.as_ptr().cast(),
             src.len(),
             libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    result(n)
+}
+
+/// `recvfrom(fd, dst, MSG_DONTWAIT)` filling `from` with the sender's address: the bytes
+/// received (a datagram longer than `dst` is cut to it) or `WouldBlock`.
+pub(super) fn recv_from(
+    fd: RawFd,
+    dst: &mut [MaybeUninit<u8>],
+    from: &mut SockAddr,
+) -> io::Result<usize> {
+    let len = from.len_mut() as *mut libc::socklen_t;
+    // SAFETY: `dst` is valid for writes of its length, and `from`'s storage for writes of
+    // the length `len` points at (the whole storage, from `SockAddr::empty`), for the
+    // duration of the call, which keeps neither pointer and updates `*len`.
+    let n = unsafe {
+        libc::recvfrom(
+            fd,
+            dst.as_mut_ptr().cast(),
+            dst.len(),
+            libc::MSG_DONTWAIT,
+            from.as_mut_ptr(),
+            len,
+        )
+    };
+    result(n)
+}
+
+/// `sendto(fd, src, MSG_DONTWAIT | MSG_NOSIGNAL)` to `to` (the connected address if `None`):
+/// the bytes the kernel took, or `WouldBlock`.
+pub(super) fn send_to(fd: RawFd, src: &[u8], to: Option<&SockAddr>) -> io::Result<usize> {
+    let (addr, len) = to.map_or((std::ptr::null(), 0), |a| (a.as_ptr(), a.len()));
+    // SAFETY: `src` is valid for reads of its length and `addr` (null, or a live address of
+    // `len` bytes) for the call, which keeps no pointer.
+    let n = unsafe {
+        libc::sendto(
+            fd,
+            src.as_ptr().cast(),
+            src.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            addr,
+            len,
         )
     };
     result(n)

@@ -1,0 +1,91 @@
+//! tokio's readiness methods on the datagram sockets (`UdpSocket`, `UnixDatagram`), written
+//! once as a macro over the type's `fd` field: `readable` and `writable` wait (one one-shot
+//! `IORING_OP_POLL_ADD`), `try_recv` and `try_send` make one non-blocking system call
+//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`). The addressed forms
+//! (`try_recv_from`, `try_send_to`) sit with each type: their addresses differ.
+//!
+//! May not: hold logic; each method forwards to the runtime's helpers.
+
+/// `readable`, `writable`, `try_recv`, `try_send` for a datagram socket with an `fd:
+/// SharedFd` field. `$pair` is the doc examples' code that makes two connected sockets `a`
+/// and `b` inside an async block returning `io::Result`.
+macro_rules! datagram_readiness_methods {
+    ($pair:literal) => {
+        /// Waits until a datagram is queued (or an error is pending), as tokio's
+        /// `readable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// [`try_recv`](Self::try_recv) takes it; it may say `WouldBlock` if another
+        /// receiver took the datagram first. Owned-buffer receives wait by themselves; this
+        /// is for code written against tokio's readiness API.
+        ///
+        #[doc = concat!(
+                    "```\nlet rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    a.send(b\"one\".to_vec()).await.0?;\n",
+                    "    b.readable().await?;\n",
+                    "    let mut buf = [0; 8];\n",
+                    "    assert_eq!(b.try_recv(&mut buf)?, 3);\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub async fn readable(&self) -> ::std::io::Result<()> {
+            ringsteal_rt::op::poll_add(&self.fd, ::libc::POLLIN as u32)
+                .await
+                .map(drop)
+        }
+
+        /// Waits until the socket's send buffer has room (or an error is pending), as
+        /// tokio's `writable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// [`try_send`](Self::try_send) sends.
+        ///
+        #[doc = concat!(
+                    "```\nlet rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    a.writable().await?;\n",
+                    "    assert_eq!(a.try_send(b\"two\")?, 3);\n",
+                    "    let (n, buf) = b.recv(Vec::with_capacity(8)).await;\n",
+                    "    assert_eq!(&buf[..n?], b\"two\");\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub async fn writable(&self) -> ::std::io::Result<()> {
+            ringsteal_rt::op::poll_add(&self.fd, ::libc::POLLOUT as u32)
+                .await
+                .map(drop)
+        }
+
+        /// Receives one datagram from the connected address into `buf` without waiting, as
+        /// tokio's `try_recv` (the rest of a longer datagram is discarded). `WouldBlock` if
+        /// none is queued. One non-blocking `recvfrom(2)`, no ring request.
+        ///
+        #[doc = concat!(
+                    "```\nlet rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    let mut buf = [0; 8];\n",
+                    "    let err = b.try_recv(&mut buf).unwrap_err();\n",
+                    "    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn try_recv(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+            ringsteal_rt::io::try_recv_from(&self.fd, buf).map(|(n, _)| n)
+        }
+
+        /// Sends `buf` as one datagram to the connected address without waiting, as
+        /// tokio's `try_send`. `WouldBlock` if the send buffer is full. One non-blocking
+        /// `sendto(2)`, no ring request.
+        ///
+        #[doc = concat!(
+                    "```\nlet rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    assert_eq!(a.try_send(b\"now\")?, 3);\n",
+                    "    b.readable().await?;\n",
+                    "    let mut buf = [0; 8];\n",
+                    "    assert_eq!(b.try_recv(&mut buf)?, 3);\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn try_send(&self, buf: &[u8]) -> ::std::io::Result<usize> {
+            ringsteal_rt::io::try_send_to(&self.fd, buf, None)
+        }
+    };
+}

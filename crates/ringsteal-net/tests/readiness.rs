@@ -1,0 +1,306 @@
+//! tokio's readiness methods on streams: `readable`/`try_read` and `writable`/`try_write`
+//! move a stream's bytes exactly, wait on the ring instead of spinning, report the end of
+//! the stream and errors, and never overtake or split an owned-buffer read or write of the
+//! same stream (they say `WouldBlock` while one is in flight); on datagram sockets
+//! `readable`/`try_recv(_from)` and `writable`/`try_send(_to)` move whole datagrams.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::ErrorKind;
+use std::net::Shutdown;
+
+use common::with_every_runtime;
+use ringsteal_net::{TcpStream, UdpSocket, UnixDatagram, UnixStream};
+use ringsteal_rt::time::timeout;
+use ringsteal_rt::Placement;
+use support::*;
+
+const LEN: usize = 1 << 20;
+
+/// Sends `LEN` bytes of stream `seed` with `writable` + `try_write` only.
+async fn send_by_readiness(s: &TcpStream, seed: u64) {
+    let data = stream_bytes(seed, 0, LEN);
+    let mut sent = 0;
+    while sent < LEN {
+        timeout(OP_GUARD, s.writable())
+            .await
+            .expect("writable never came")
+            .unwrap();
+        match s.try_write(&data[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => panic!("try_write: {e}"),
+        }
+    }
+    s.shutdown(Shutdown::Write).await.unwrap();
+}
+
+/// Receives stream `seed` to its end with `readable` + `try_read` only, checking each byte;
+/// returns how many bytes came.
+async fn receive_by_readiness(s: &TcpStream, seed: u64) -> usize {
+    let mut buf = vec![0; 64 * 1024];
+    let mut got = 0;
+    loop {
+        timeout(OP_GUARD, s.readable())
+            .await
+            .expect("readable never came")
+            .unwrap();
+        match s.try_read(&mut buf) {
+            Ok(0) => return got,
+            Ok(n) => {
+                check_stream(seed, got as u64, &buf[..n]);
+                got += n;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => panic!("try_read: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_mebibyte_each_way_by_readiness_alone_arrives_whole_across_shards() {
+    with_every_runtime("readiness transfer", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (client, server) = (std::sync::Arc::new(client), std::sync::Arc::new(server));
+            // The server's side runs on shard 1, the client's here (shard 0).
+            let s = server.clone();
+            let echo_side = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let got = receive_by_readiness(&s, 2).await;
+                send_by_readiness(&s, 3).await;
+                got
+            });
+            send_by_readiness(&client, 2).await;
+            assert_eq!(receive_by_readiness(&client, 3).await, LEN);
+            assert_eq!(echo_side.await.unwrap(), LEN);
+        })
+    });
+}
+
+#[test]
+fn try_read_would_block_while_an_owned_read_is_in_flight_and_takes_nothing_from_it() {
+    with_every_runtime("try_read beside read", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read_exact(vec![0; 4]));
+            assert!(poll_once(&mut read).await.is_none(), "nothing sent yet");
+            send_outside_the_ring(&client, b"abcdef");
+            until_bytes_waiting(&server, 1).await;
+            let mut buf = [0; 8];
+            let err = server.try_read(&mut buf).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock, "the read holds the lane");
+            let (res, first) = timeout(OP_GUARD, read).await.expect("read never completed");
+            res.unwrap();
+            assert_eq!(first, b"abcd", "the owned read got the first bytes");
+            timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+            assert_eq!(server.try_read(&mut buf).unwrap(), 2);
+            assert_eq!(&buf[..2], b"ef");
+        })
+    });
+}
+
+#[test]
+fn bytes_kept_by_a_cancelled_read_are_readable_at_once_and_come_first() {
+    with_every_runtime("try_read after a cancelled read", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(3)));
+            assert!(poll_once(&mut read).await.is_none());
+            send_outside_the_ring(&client, b"xyz");
+            let before = ops_completed();
+            drop(read);
+            // The cancelled read completes, with the bytes (its lane keeps them) or without.
+            until_ops_completed(before, 1).await;
+            send_outside_the_ring(&client, b"123");
+            timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+            let mut all = Vec::new();
+            let mut buf = [0; 2];
+            while all.len() < 6 {
+                server.readable().await.unwrap();
+                match server.try_read(&mut buf) {
+                    Ok(n) => all.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            assert_eq!(all, b"xyz123", "nothing lost or reordered");
+        })
+    });
+}
+
+#[test]
+fn readable_reports_the_end_of_the_stream_and_a_reset() {
+    with_every_runtime("readable at the end", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut readable = Box::pin(server.readable());
+            assert!(
+                poll_once(&mut readable).await.is_none(),
+                "nothing to read yet"
+            );
+            client.shutdown(Shutdown::Write).await.unwrap();
+            timeout(OP_GUARD, readable).await.unwrap().unwrap();
+            assert_eq!(server.try_read(&mut [0; 4]).unwrap(), 0, "end of stream");
+
+            let (client, server) = tcp_pair().await;
+            let mut readable = Box::pin(server.readable());
+            assert!(poll_once(&mut readable).await.is_none());
+            client.set_linger(Some(std::time::Duration::ZERO)).unwrap();
+            drop(client); // a reset
+            timeout(OP_GUARD, readable).await.unwrap().unwrap();
+            let err = server.try_read(&mut [0; 4]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+        })
+    });
+}
+
+#[test]
+fn writable_waits_for_room_and_try_write_would_block_while_a_write_is_in_flight() {
+    with_every_runtime("writable", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let chunk = vec![5u8; 64 * 1024];
+            let mut sent = 0;
+            loop {
+                match a.try_write(&chunk) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            let mut writable = Box::pin(a.writable());
+            assert!(
+                poll_once(&mut writable).await.is_none(),
+                "the socket is full"
+            );
+            // An owned-buffer write waits for room, holding the write lane.
+            let mut write = Box::pin(a.write_all(b"tail".to_vec()));
+            assert!(poll_once(&mut write).await.is_none());
+            let err = a.try_write(b"x").unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::WouldBlock,
+                "the write holds the lane"
+            );
+            let drain = async {
+                let mut drained = 0;
+                while drained < sent + 4 {
+                    let (res, _) = timeout(OP_GUARD, b.read(Vec::with_capacity(256 * 1024)))
+                        .await
+                        .expect("read never completed");
+                    drained += res.unwrap();
+                }
+                drained
+            };
+            let ((res, _), drained) = join(write, drain).await;
+            res.unwrap();
+            timeout(OP_GUARD, writable).await.unwrap().unwrap();
+            assert_eq!(drained, sent + 4);
+        })
+    });
+}
+
+#[test]
+fn datagrams_by_readiness_arrive_whole_with_their_source_across_shards() {
+    const N: u64 = 200;
+    with_every_runtime("udp readiness", 2, |_, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (to, from) = (rx.local_addr().unwrap(), tx.local_addr().unwrap());
+            let receiver = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut buf = [0; 64];
+                let mut next = 0;
+                while next < N {
+                    timeout(OP_GUARD, rx.readable())
+                        .await
+                        .expect("readable never came")
+                        .unwrap();
+                    loop {
+                        match rx.try_recv_from(&mut buf) {
+                            Ok((n, source)) => {
+                                assert_eq!(source, from);
+                                assert_eq!(
+                                    &buf[..n],
+                                    &stream_bytes(next, 0, 8 + next as usize % 50)
+                                );
+                                next += 1;
+                                // Acknowledge every tenth, so the sender never overruns the
+                                // receive buffer (loopback drops what does not fit).
+                                if next % 10 == 0 {
+                                    rx.send_to(vec![1], from).await.0.unwrap();
+                                }
+                            }
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                            Err(e) => panic!("try_recv_from: {e}"),
+                        }
+                    }
+                }
+                next
+            });
+            for i in 0..N {
+                let datagram = stream_bytes(i, 0, 8 + i as usize % 50);
+                loop {
+                    tx.writable().await.unwrap();
+                    match tx.try_send_to(&datagram, to) {
+                        Ok(n) => break assert_eq!(n, datagram.len()),
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) => panic!("try_send_to: {e}"),
+                    }
+                }
+                if i % 10 == 9 {
+                    let (res, _) = timeout(OP_GUARD, tx.recv(Vec::with_capacity(1)))
+                        .await
+                        .expect("no acknowledgement");
+                    res.unwrap();
+                }
+            }
+            assert_eq!(timeout(OP_GUARD, receiver).await.unwrap().unwrap(), N);
+        })
+    });
+}
+
+#[test]
+fn a_full_datagram_peer_makes_try_send_would_block_until_writable_says_there_is_room() {
+    with_every_runtime("unix datagram writable", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixDatagram::pair().unwrap();
+            let mut readable = Box::pin(b.readable());
+            assert!(poll_once(&mut readable).await.is_none(), "nothing sent yet");
+            let mut sent = 0u32;
+            loop {
+                match a.try_send(&sent.to_le_bytes()) {
+                    Ok(4) => sent += 1,
+                    Ok(n) => panic!("a datagram of 4 bytes sent as {n}"),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("try_send: {e}"),
+                }
+                assert!(sent < 1 << 20, "the peer's queue never filled");
+            }
+            timeout(OP_GUARD, readable).await.unwrap().unwrap();
+            let mut writable = Box::pin(a.writable());
+            assert!(
+                poll_once(&mut writable).await.is_none(),
+                "the peer's queue is full"
+            );
+            // The sender's room comes back as the peer takes the datagrams (the kernel
+            // reports it once a quarter of the send buffer is in use at most).
+            let mut buf = [0; 8];
+            for i in 0..sent {
+                let (n, from) = b.try_recv_from(&mut buf).unwrap();
+                assert_eq!((n, &buf[..4]), (4, &i.to_le_bytes()[..]), "in order");
+                assert!(from.is_unnamed());
+            }
+            timeout(OP_GUARD, writable)
+                .await
+                .expect("room never reported")
+                .unwrap();
+            assert_eq!(a.try_send(b"more").unwrap(), 4);
+            assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+            let err = b.try_recv(&mut buf).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+        })
+    });
+}
