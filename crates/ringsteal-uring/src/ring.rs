@@ -199,6 +199,9 @@ impl RingBuilder {
     }
 }
 
+/// The longest wait [`Ring::submit_and_wait_timeout`] passes to the kernel: about 30 years.
+const LONGEST_WAIT: Duration = Duration::from_secs(86400 * 365 * 30);
+
 /// How a wait in the kernel ([`Ring::submit_and_wait_timeout`]) ended.
 ///
 /// ```
@@ -531,7 +534,8 @@ impl Ring {
 
     /// Submits queued SQEs and waits for `want` CQEs or until `timeout` passes, whichever is
     /// first, using `IORING_ENTER_EXT_ARG` (no timeout SQE is queued). `None` waits without a
-    /// bound. Returns how the wait ended; `ETIME` is [`Wait::TimedOut`], not an error.
+    /// bound. Returns how the wait ended; `ETIME` is [`Wait::TimedOut`], not an error. A
+    /// timeout over about 30 years waits 30 years.
     pub fn submit_and_wait_timeout(
         &mut self,
         want: u32,
@@ -578,7 +582,9 @@ impl Ring {
         if submit_arg == 0 && flags == 0 {
             return Ok((0, Wait::Completed));
         }
-        let ts = timeout.map(__kernel_timespec::from_duration);
+        // Capped: some kernels add the timeout to the current time without an overflow
+        // check, so a timeout near `Duration::MAX` would end the wait at once with ETIME.
+        let ts = timeout.map(|t| __kernel_timespec::from_duration(t.min(LONGEST_WAIT)));
         let arg = io_uring_getevents_arg {
             ts: ts.as_ref().map_or(0, |t| t as *const _ as u64),
             ..Default::default()
