@@ -162,7 +162,7 @@ impl<B: IoVecBuf> Advance<B> {
 
     /// Drops the next `n` bytes (capped at what remains).
     pub fn advance(&mut self, n: usize) {
-        self.skip = (self.skip + n).min(self.total);
+        self.skip = self.skip.saturating_add(n).min(self.total);
     }
 
     /// Bytes not yet skipped.
@@ -225,5 +225,7 @@ mod tests {
         a.advance(100);
         assert_eq!(a.remaining(), 0);
         assert!(contents(&a).is_empty());
+        a.advance(usize::MAX); // capped at what remains, no overflow
+        assert_eq!(a.remaining(), 0);
     }
 }

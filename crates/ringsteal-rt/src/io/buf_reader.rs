@@ -86,7 +86,7 @@ impl<R> BufReader<R> {
 
     /// Marks `amt` buffered bytes as read (at most what is buffered).
     pub fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.buf.len());
+        self.pos = self.pos.saturating_add(amt).min(self.buf.len());
     }
 }
 
@@ -97,11 +97,11 @@ impl<R: AsyncReadOwned> BufReader<R> {
         if self.pos == self.buf.len() {
             let mut buf = std::mem::take(&mut self.buf);
             buf.clear();
+            self.pos = 0;
             if buf.capacity() == 0 {
                 // The first fill, or the buffer went with a refill whose future was dropped.
-                buf = Vec::with_capacity(self.capacity);
+                buf = super::provided::buffer_with_capacity(self.capacity)?;
             }
-            self.pos = 0;
             let (res, buf) = self.inner.read(buf).await;
             self.buf = buf;
             if let Err(e) = res {
@@ -172,7 +172,8 @@ impl<R: AsyncReadOwned> BufReader<R> {
             // Part of a line is buffered: read the rest into a buffer of its own, so that
             // if this read is dropped the part stays here (and the inner reader keeps what
             // the dropped read got, as ringsteal's streams do).
-            let (res, more) = self.inner.read(Vec::with_capacity(self.capacity)).await;
+            let more = super::provided::buffer_with_capacity(self.capacity)?;
+            let (res, more) = self.inner.read(more).await;
             match res {
                 // End of stream: what is buffered is the last line.
                 Ok(0) => return self.take_line(scanned, out),
@@ -341,6 +342,18 @@ mod tests {
     struct Noop;
     impl Wake for Noop {
         fn wake(self: Arc<Self>) {}
+    }
+
+    #[test]
+    fn a_buffer_too_large_to_allocate_is_an_out_of_memory_error_not_an_abort() {
+        let mut reader = BufReader::with_capacity(usize::MAX, &b"line\n"[..]);
+        let err = block_on(reader.fill_buf()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::OutOfMemory);
+        let mut line = String::new();
+        let err = block_on(reader.read_line(&mut line)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::OutOfMemory);
+        reader.consume(usize::MAX); // capped, no overflow
+        assert!(reader.buffer().is_empty());
     }
 
     #[test]

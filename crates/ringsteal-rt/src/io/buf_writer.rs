@@ -119,13 +119,17 @@ impl<W: AsyncWriteOwned> BufWriter<W> {
         res
     }
 
-    fn copy_in<B: IoBuf>(&mut self, buf: &B) {
+    /// Appends the initialised bytes of `buf`; `OutOfMemory` if the buffer cannot be had.
+    fn copy_in<B: IoBuf>(&mut self, buf: &B) -> io::Result<()> {
         if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(self.capacity);
+            self.buf
+                .try_reserve_exact(self.capacity)
+                .map_err(super::provided::out_of_memory)?;
         }
         // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
         let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
         self.buf.extend_from_slice(bytes);
+        Ok(())
     }
 }
 
@@ -140,8 +144,8 @@ impl<W: AsyncWriteOwned> AsyncWriteOwned for BufWriter<W> {
         if n >= self.capacity {
             return self.inner.write(buf).await;
         }
-        self.copy_in(&buf);
-        (Ok(n), buf)
+        let res = self.copy_in(&buf).map(|()| n);
+        (res, buf)
     }
 
     async fn write_all<B: IoBuf>(&mut self, buf: B) -> BufResult<(), B> {
@@ -154,8 +158,8 @@ impl<W: AsyncWriteOwned> AsyncWriteOwned for BufWriter<W> {
         if n >= self.capacity {
             return self.inner.write_all(buf).await;
         }
-        self.copy_in(&buf);
-        (Ok(()), buf)
+        let res = self.copy_in(&buf);
+        (res, buf)
     }
 
     async fn flush(&mut self) -> io::Result<()> {
@@ -278,5 +282,17 @@ mod tests {
         block_on(w.write_all(&b"de"[..])).0.unwrap();
         block_on(w.flush()).unwrap();
         assert_eq!(w.get_ref().taken, b"abcde");
+    }
+
+    #[test]
+    fn a_buffer_too_large_to_allocate_is_an_out_of_memory_error_not_an_abort() {
+        let mut w = BufWriter::with_capacity(usize::MAX, Planned::default());
+        let (res, buf) = block_on(w.write(&b"x"[..]));
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::OutOfMemory);
+        assert_eq!(buf, b"x", "the buffer comes back");
+        let (res, _) = block_on(w.write_all(&b"y"[..]));
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::OutOfMemory);
+        assert!(w.buffer().is_empty());
+        block_on(w.flush()).unwrap();
     }
 }

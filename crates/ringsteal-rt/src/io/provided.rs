@@ -39,6 +39,18 @@ pub(crate) fn unexpected_eof() -> io::Error {
     )
 }
 
+/// The error for an allocation that failed: `OutOfMemory`, not an abort.
+pub(crate) fn out_of_memory(e: std::collections::TryReserveError) -> io::Error {
+    io::Error::new(io::ErrorKind::OutOfMemory, e)
+}
+
+/// An empty buffer with room for `capacity` bytes, or `OutOfMemory`.
+pub(crate) fn buffer_with_capacity(capacity: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(capacity).map_err(out_of_memory)?;
+    Ok(buf)
+}
+
 pub(crate) async fn read_to_end<R>(r: &mut R, buf: Vec<u8>) -> BufResult<usize, Vec<u8>>
 where
     R: AsyncReadOwned + ?Sized,
@@ -47,7 +59,9 @@ where
     let mut buf = buf;
     loop {
         if buf.len() == buf.capacity() {
-            buf.reserve(READ_TO_END_STEP.max(buf.len() - start));
+            if let Err(e) = buf.try_reserve(READ_TO_END_STEP.max(buf.len() - start)) {
+                return (Err(out_of_memory(e)), buf);
+            }
         }
         let len = buf.len();
         let (res, slice) = r.read(buf.slice(len..)).await;
