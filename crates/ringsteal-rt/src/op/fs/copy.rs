@@ -86,7 +86,8 @@ unsafe impl<B: IoBufMut> Operation for CopyLinked<B> {
 
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let read = match cqe_result(results[0].0) {
-            Ok(n) => n as usize,
+            // Clamped as in `ReadAt::complete`.
+            Ok(n) => (n as usize).min(self.buf.bytes_total()),
             Err(e) => return (Err(e), self.buf),
         };
         // SAFETY: the kernel wrote `read` bytes at the start of the buffer.

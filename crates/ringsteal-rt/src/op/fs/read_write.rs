@@ -71,9 +71,12 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
     #[inline]
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
+            // The kernel reads at most the length asked for; clamped all the same, so that
+            // a count past the buffer could never mark memory beyond it initialised.
+            let n = (n as usize).min(self.buf.bytes_total());
             // SAFETY: the kernel wrote n bytes at the start of the buffer.
-            unsafe { self.buf.set_init(n as usize) };
-            n as usize
+            unsafe { self.buf.set_init(n) };
+            n
         });
         (res, self.buf)
     }
