@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -368,6 +369,43 @@ fn misuse_is_an_error_that_says_what_to_do() {
         .unwrap_err();
         let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
         assert!(msg.contains("not paused"), "{msg}");
+    });
+}
+
+#[test]
+fn an_advance_that_leaves_no_room_for_deadlines_is_refused_and_timers_keep_working() {
+    hang_guard("advance near the end of time", HANG_LIMIT, || {
+        let rt = Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async {
+            time::try_pause().unwrap();
+            // `Instant` is CLOCK_MONOTONIC in seconds as an i64: this advance fits, but leaves
+            // a day before the largest `Instant`, where a sleep's "never" deadline (now plus
+            // 30 years) could not be computed. It used to be accepted, and the next long
+            // sleep panicked.
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime writes one timespec into a live local.
+            let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+            assert_eq!(rc, 0);
+            let to_the_end = i64::MAX as u64 - ts.tv_sec as u64 - 2;
+            let almost = Duration::from_secs(to_the_end - 86_400);
+            assert_eq!(time::try_advance(almost).await, Err(ClockError::Overflow));
+            // A century is fine, and timers keep working after it.
+            time::try_advance(Duration::from_secs(100 * 365 * 86_400))
+                .await
+                .unwrap();
+            let mut forever = Box::pin(time::sleep(Duration::MAX));
+            let pending = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(forever.as_mut().poll(cx).is_pending())
+            })
+            .await;
+            assert!(pending, "a sleep of Duration::MAX never ends");
+            time::sleep(Duration::from_secs(1)).await; // auto-advanced
+            time::try_resume().unwrap();
+            time::sleep(Duration::from_millis(1)).await;
+        });
     });
 }
 

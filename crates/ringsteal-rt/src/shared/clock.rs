@@ -106,8 +106,16 @@ impl Clock {
         if !self.paused.load(Relaxed) {
             return Err(ClockError::NotPaused);
         }
-        st.base = st.base.checked_add(d).ok_or(ClockError::Overflow)?;
-        Ok(st.base)
+        // Refused too if it leaves the clock less than twice "never" (`util::NEVER`, 30
+        // years) before the largest `Instant`: deadlines are computed as now plus up to
+        // "never", and must not overflow afterwards.
+        let base = st
+            .base
+            .checked_add(d)
+            .filter(|b| b.checked_add(crate::util::NEVER * 2).is_some())
+            .ok_or(ClockError::Overflow)?;
+        st.base = base;
+        Ok(base)
     }
 
     /// Auto-advance: moves a paused clock forward to `to` (never back). False if the clock is
@@ -150,7 +158,7 @@ pub enum ClockError {
     AlreadyPaused,
     /// `resume` or `advance` on a clock that is not paused.
     NotPaused,
-    /// `advance` by a duration that does not fit in an `Instant`.
+    /// `advance` by a duration that does not fit in an `Instant` (with 60 years to spare).
     Overflow,
 }
 

@@ -138,7 +138,8 @@ pub fn try_resume() -> Result<(), ClockError> {
 ///
 /// # Panics
 /// Outside a runtime, if the clock is not paused, or if `duration` would take the clock past
-/// what an `Instant` can hold (`Duration::MAX`, say; tokio panics there too);
+/// what an `Instant` can hold, less 60 years for the deadlines computed from it
+/// (`Duration::MAX`, say; tokio panics there too);
 /// [`try_advance`] returns these as errors.
 pub async fn advance(duration: Duration) {
     try_advance(duration)
