@@ -10,6 +10,16 @@ use std::time::Duration;
 use common::*;
 use ringsteal_rt::{current_shard, Placement};
 
+/// The tests of this file, one at a time: several keep a CPU busy on purpose (a shard held
+/// in a loop so that others steal), and the hand-off tests need shards that park and wake as
+/// on a quiet machine; run side by side (libtest's default), one test's spinning is the
+/// other's load.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Spawns `n` stealable tasks from shard 0's main future, then keeps shard 0 in a CPU loop
 /// (no await) until all of them ran. Returns the shards they ran on and the nudges it took
 /// ([`spin_until_all_ran`]).
@@ -81,6 +91,7 @@ async fn tasks_per_shard(joins: Vec<ringsteal_rt::JoinHandle<usize>>) -> [usize;
 
 #[test]
 fn queued_stealable_tasks_run_on_another_shard_while_their_shard_is_blocked() {
+    let _serial = one_at_a_time();
     with_every_runtime("steal from blocked shard 0", 2, |_, rt| {
         let before = rt.handle().stats();
         let (ran_on, nudges) = run_while_shard_0_spins(&rt, 64);
@@ -111,6 +122,7 @@ fn queued_stealable_tasks_run_on_another_shard_while_their_shard_is_blocked() {
 
 #[test]
 fn every_idle_shard_may_steal_from_a_blocked_one() {
+    let _serial = one_at_a_time();
     with_every_runtime("steal with three shards", 3, |_, rt| {
         let (ran_on, _) = run_while_shard_0_spins(&rt, 96);
         assert!(ran_on.iter().all(|&s| s != 0), "{ran_on:?}");
@@ -131,6 +143,7 @@ fn every_idle_shard_may_steal_from_a_blocked_one() {
 
 #[test]
 fn stealable_preferred_tasks_for_a_blocked_shard_are_stolen_and_counted() {
+    let _serial = one_at_a_time();
     with_every_runtime("steal preferred", 2, |_, rt| {
         let nudges = rt.block_on(async {
             let done = Arc::new(AtomicUsize::new(0));
@@ -167,6 +180,7 @@ fn stealable_preferred_tasks_for_a_blocked_shard_are_stolen_and_counted() {
 
 #[test]
 fn stealable_spawns_from_outside_run_on_a_free_shard_while_shard_0_is_blocked() {
+    let _serial = one_at_a_time();
     with_every_runtime("injector while blocked", 2, |_, rt| {
         let handle = rt.handle();
         rt.block_on(async move {
@@ -195,6 +209,7 @@ fn stealable_spawns_from_outside_run_on_a_free_shard_while_shard_0_is_blocked() 
 
 #[test]
 fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
+    let _serial = one_at_a_time();
     // Each task only registers a waker and waits (like one that submits a read): a spawning
     // shard would start all of them long before a parked shard, woken to steal, could take
     // one. Handing half the queue to the idle shard after the spawning poll spreads them
@@ -247,6 +262,7 @@ fn tasks_that_start_at_once_are_handed_to_an_idle_shard_before_they_start() {
 
 #[test]
 fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them() {
+    let _serial = one_at_a_time();
     // Shard 0 hands half of a burst of 8 to parked shard 1, starts its own half (each task
     // only registers a waker) and is idle again microseconds later, while shard 1 is still
     // waking up. Stealing then would take back half of what it gave, every burst; it leaves
@@ -345,6 +361,7 @@ fn tasks_handed_to_a_waking_shard_are_not_taken_back_by_the_shard_that_gave_them
 
 #[test]
 fn a_shard_busy_with_handed_over_work_is_stolen_from_once_a_poll_runs_long() {
+    let _serial = one_at_a_time();
     // The tasks handed to shard 1 turn out to be long; shard 0's own share is quick. Shard 0
     // left shard 1's share alone and went to sleep while shard 1 woke; once a poll on shard 1
     // runs long (the first there: 2 ms of CPU), the reservation ends and shard 0 takes some
