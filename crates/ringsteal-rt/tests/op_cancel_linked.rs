@@ -151,8 +151,8 @@ fn dropping_a_linked_copy_whose_read_completed_cancels_its_write() {
 
 #[test]
 fn without_cancel_any_shutdown_cancels_a_linked_write_promptly_and_frees_its_buffer() {
-    const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
-    const PROMPT: Duration = Duration::from_secs(5);
+    const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+    const PROMPT: Duration = Duration::from_secs(10);
     for config in [
         Config::new(2),
         Config::new(2).eventfd(),

@@ -13,8 +13,8 @@ use ringsteal_rt::{Placement, Runtime, WakeMechanism};
 use op_support::*;
 
 /// The runtime's shutdown timeout in these tests; dropping must take well under it.
-const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
-const PROMPT: Duration = Duration::from_secs(5);
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+const PROMPT: Duration = Duration::from_secs(10);
 
 fn build(shards: usize, wake: WakeMechanism) -> Runtime {
     Runtime::builder()
