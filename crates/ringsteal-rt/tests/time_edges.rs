@@ -289,9 +289,11 @@ fn a_very_deep_token_chain_cancels_and_drops_without_recursion() {
 
 #[test]
 fn a_spinning_shard_stops_spinning_for_a_due_timer_or_an_outside_spawn() {
-    // With a spin limit far longer than the work, a shard that only checked its own queues
-    // while spinning would fire the timer, or run the spawn, only once the limit ran out.
-    let limit = Duration::from_secs(2);
+    // With a spin limit far longer than the work (and than the hang guard), a shard that
+    // only checked its own queues while spinning would fire the timer, or run the spawn,
+    // only once the limit ran out: the hang guard reports that (no real-time bound here, so
+    // a loaded machine cannot fail it).
+    let limit = Duration::from_secs(3600);
     common::under_every_config("spinning shard", 1, move |_, builder| {
         let rt = builder
             .idle(ringsteal_rt::IdleStrategy::SpinThenPark(limit))
@@ -299,21 +301,11 @@ fn a_spinning_shard_stops_spinning_for_a_due_timer_or_an_outside_spawn() {
             .unwrap();
         let handle = rt.handle();
         rt.block_on(async move {
-            let start = Instant::now();
             sleep(Duration::from_millis(2)).await;
-            assert!(
-                start.elapsed() < limit / 2,
-                "the timer waited for the spin limit"
-            );
-            let start = Instant::now();
             let spawned = std::thread::spawn(move || handle.spawn(async { 3 }))
                 .join()
                 .unwrap();
             assert_eq!(spawned.await.unwrap(), 3);
-            assert!(
-                start.elapsed() < limit / 2,
-                "the spawn waited for the spin limit"
-            );
         });
     });
 }
