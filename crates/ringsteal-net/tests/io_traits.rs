@@ -349,6 +349,7 @@ fn a_dropped_read_exact_through_a_box_a_reference_or_a_buf_writer_gives_back_wha
             for through in ["a box", "a reference", "a BufWriter"] {
                 let (client, server) = tcp_pair().await;
                 client.write_all(b"hello".to_vec()).await.0.unwrap();
+                until_bytes_waiting(&server, 5).await;
                 let mut boxed = Box::new(server);
                 // Half of what read_exact wants is there: it takes that, waits for the rest,
                 // and is dropped waiting. The stream's own read_exact gives back what it
@@ -367,6 +368,11 @@ fn a_dropped_read_exact_through_a_box_a_reference_or_a_buf_writer_gives_back_wha
                     }
                 };
                 assert!(late.is_err(), "only 5 of 10 bytes were ever sent");
+                assert_eq!(
+                    bytes_waiting(&*boxed),
+                    0,
+                    "the dropped read_exact took the first bytes (so giving them back is tested)"
+                );
                 client.write_all(b"world".to_vec()).await.0.unwrap();
                 drop(client);
                 let (res, all) = AsyncReadOwned::read_to_end(&mut boxed, Vec::new()).await;

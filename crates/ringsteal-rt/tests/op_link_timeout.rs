@@ -37,7 +37,7 @@ fn assert_nothing_in_flight(shard: usize) {
 
 #[test]
 fn copy_linked_copies_a_whole_chunk_with_one_linked_read_and_write() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             // Also with both requests forced into the kernel's worker pool.
             for force_async in [false, true] {
@@ -65,7 +65,7 @@ fn copy_linked_copies_a_whole_chunk_with_one_linked_read_and_write() {
 
 #[test]
 fn copy_linked_after_a_short_read_at_end_of_file_skips_the_write_and_returns_the_bytes_read() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let dir = TempDir::new("link-short");
             let data = pattern(1000);
@@ -91,7 +91,7 @@ fn copy_linked_after_a_short_read_at_end_of_file_skips_the_write_and_returns_the
 
 #[test]
 fn copy_linked_at_end_of_file_reads_and_writes_nothing() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async move {
             let dir = TempDir::new("link-eof");
             let (_, src) = file_with(&dir, "src", b"abc");
@@ -107,7 +107,7 @@ fn copy_linked_at_end_of_file_reads_and_writes_nothing() {
 
 #[test]
 fn copy_linked_gives_the_buffer_back_when_the_read_fails() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let dir = TempDir::new("link-rfail");
             let src_path = dir.join("src");
@@ -130,7 +130,7 @@ fn copy_linked_gives_the_buffer_back_when_the_read_fails() {
 
 #[test]
 fn copy_linked_reports_a_failed_write_and_gives_back_the_bytes_read() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async move {
             let dir = TempDir::new("link-wfail");
             let (_, src) = file_with(&dir, "src", b"abcdef");
@@ -150,7 +150,7 @@ fn copy_linked_reports_a_failed_write_and_gives_back_the_bytes_read() {
 
 #[test]
 fn with_timeout_on_a_read_nobody_satisfies_fails_with_timed_out_and_gives_the_buffer_back() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let dir = TempDir::new("timeout-idle");
             for (what, (rx, tx)) in [("pipe", pipe()), ("fifo", fifo(&dir, "f"))] {
@@ -180,7 +180,7 @@ fn with_timeout_on_a_read_nobody_satisfies_fails_with_timed_out_and_gives_the_bu
 
 #[test]
 fn with_timeout_on_a_read_that_completes_in_time_returns_the_data() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             // Data already there: the read completes at once.
             let (rx, tx) = pipe();
@@ -218,7 +218,7 @@ fn with_timeout_on_a_read_that_completes_in_time_returns_the_data() {
 
 #[test]
 fn with_timeout_bounds_a_linked_copy_whose_read_waits() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let dir = TempDir::new("timeout-link");
             let (rx, _tx) = pipe();
@@ -238,7 +238,7 @@ fn with_timeout_bounds_a_linked_copy_whose_read_waits() {
 
 #[test]
 fn with_timeout_on_a_linked_copy_that_completes_in_time_copies_the_chunk() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let dir = TempDir::new("timeout-link-ok");
             let data = pattern(3000);
@@ -264,7 +264,7 @@ fn with_timeout_on_a_linked_copy_that_completes_in_time_copies_the_chunk() {
 
 #[test]
 fn with_timeout_of_zero_times_out_a_read_that_would_wait_and_not_one_that_is_ready() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |shard| async move {
             let (rx, tx) = pipe();
             let rx = SharedFd::new(rx);
@@ -286,7 +286,7 @@ fn with_timeout_of_zero_times_out_a_read_that_would_wait_and_not_one_that_is_rea
 
 #[test]
 fn a_timeout_added_after_the_first_poll_is_ignored() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         watchdog(&format!("{config:?}"), move || {
             config.build().block_on(async {
                 let (rx, tx) = pipe();
@@ -294,7 +294,11 @@ fn a_timeout_added_after_the_first_poll_is_ignored() {
                 let mut read = op::read_at(&rx, vec![0u8; 4], 0);
                 assert!(poll_once(&mut read).await.is_pending());
                 // Too late to link a timeout: the read runs without one and completes.
-                let read = read.with_timeout(Duration::from_millis(1));
+                let mut read = read.with_timeout(Duration::from_millis(1));
+                assert!(poll_once(&mut read).await.is_pending());
+                // Time for a timeout wrongly armed by that poll to fire (pacing only: the
+                // read must still be waiting whatever this sleep's length).
+                ringsteal_rt::time::sleep(Duration::from_millis(20)).await;
                 write_fd(&tx, b"late");
                 let (res, buf) = read.await;
                 assert_eq!(res.unwrap(), 4);
