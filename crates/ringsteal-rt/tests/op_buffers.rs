@@ -77,7 +77,7 @@ fn same_error(ours: io::Error, std: &io::Error, what: &str) {
 
 #[test]
 fn a_vec_is_read_into_up_to_its_capacity_and_written_from_its_initialised_bytes() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let (res, buf) = op::read_at(&s.fd, Vec::with_capacity(10), 2).await;
@@ -109,7 +109,7 @@ fn a_vec_is_read_into_up_to_its_capacity_and_written_from_its_initialised_bytes(
 
 #[test]
 fn a_boxed_slice_and_an_array_are_read_into_and_written_whole() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let (res, buf) = op::read_at(&s.fd, vec![0u8; 5].into_boxed_slice(), 3).await;
@@ -136,7 +136,7 @@ fn a_boxed_slice_and_an_array_are_read_into_and_written_whole() {
 
 #[test]
 fn strings_static_byte_slices_and_static_strs_are_written_whole() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(b"");
             let mut string = String::with_capacity(64);
@@ -161,7 +161,7 @@ fn strings_static_byte_slices_and_static_strs_are_written_whole() {
 
 #[test]
 fn a_slice_reads_into_the_middle_of_a_buffer_and_gives_the_whole_buffer_back() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let (res, slice) = op::read_at(&s.fd, vec![b'.'; 12].slice(4..8), 0).await;
@@ -191,7 +191,7 @@ fn a_slice_reads_into_the_middle_of_a_buffer_and_gives_the_whole_buffer_back() {
 
 #[test]
 fn a_read_into_a_slice_past_a_vecs_initialised_bytes_never_exposes_uninitialised_memory() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             // Capacity 16, nothing initialised; the memory holds stale bytes (0xAA).
@@ -215,7 +215,7 @@ fn a_read_into_a_slice_past_a_vecs_initialised_bytes_never_exposes_uninitialised
 
 #[test]
 fn a_slice_writes_from_the_middle_of_a_buffer_and_gives_the_whole_buffer_back() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(b"");
             let (res, slice) = op::write_at(&s.fd, b"0123456789".to_vec().slice(3..7), 0).await;
@@ -240,7 +240,7 @@ fn a_slice_writes_from_the_middle_of_a_buffer_and_gives_the_whole_buffer_back() 
 
 #[test]
 fn every_buffer_comes_back_unchanged_when_its_read_fails() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let wo = s.write_only();
@@ -268,7 +268,7 @@ fn every_buffer_comes_back_unchanged_when_its_read_fails() {
 
 #[test]
 fn every_buffer_comes_back_unchanged_when_its_write_fails() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let ro = s.read_only();
@@ -305,7 +305,7 @@ fn every_buffer_comes_back_unchanged_when_its_write_fails() {
 
 #[test]
 fn vectored_writes_send_the_buffers_in_order() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(b"");
             let bufs = vec![b"ab".to_vec(), Vec::new(), b"cde".to_vec(), b"f".to_vec()];
@@ -328,7 +328,7 @@ fn vectored_writes_send_the_buffers_in_order() {
 
 #[test]
 fn vectored_reads_fill_the_buffers_in_order() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let bufs = vec![
@@ -370,7 +370,7 @@ fn vectored_reads_fill_the_buffers_in_order() {
 
 #[test]
 fn empty_buffers_read_and_write_nothing() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(TEXT);
             let (res, buf) = op::read_at(&s.fd, Vec::new(), 0).await;
@@ -403,7 +403,7 @@ fn set_init_only_grows_the_initialised_length() {
 
 #[test]
 fn a_truncating_receive_reports_the_datagram_length_and_fills_only_the_buffer() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -454,7 +454,7 @@ fn a_truncating_receive_reports_the_datagram_length_and_fills_only_the_buffer() 
 
 #[test]
 fn a_truncating_receive_on_a_stream_marks_only_zeroed_bytes() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let mut tx = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();

@@ -70,7 +70,7 @@ const GUARD: Duration = Duration::from_secs(10);
 
 #[test]
 fn link_and_skip_flags_set_by_an_operation_are_cleared() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         watchdog(&format!("{config:?}"), move || {
             config.build().block_on(async {
                 for _ in 0..4 {
@@ -92,7 +92,7 @@ fn link_and_skip_flags_set_by_an_operation_are_cleared() {
 
 #[test]
 fn a_zero_copy_send_completes_at_its_notification_with_its_first_result() {
-    for config in ONE_AND_TWO_SHARDS {
+    for config in ALL_MODES {
         watchdog(&format!("{config:?}"), move || {
             let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
             let tx = UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -25,6 +25,8 @@ pub(crate) struct Config {
     pub(crate) shards: usize,
     pub(crate) wake: WakeMechanism,
     pub(crate) defer_taskrun: bool,
+    pub(crate) coop_taskrun: bool,
+    pub(crate) sqpoll: bool,
     /// A capability the runtime behaves as if the kernel lacked (its fallback is tested).
     pub(crate) without: Option<Feature>,
 }
@@ -35,8 +37,29 @@ impl Config {
             shards,
             wake: WakeMechanism::Auto,
             defer_taskrun: true,
+            coop_taskrun: true,
+            sqpoll: false,
             without: None,
         }
+    }
+
+    /// This configuration with every doorbell forced through the eventfd.
+    pub(crate) const fn eventfd(mut self) -> Self {
+        self.wake = WakeMechanism::EventFd;
+        self
+    }
+
+    /// This configuration with plain rings: neither `DEFER_TASKRUN` nor `COOP_TASKRUN`.
+    pub(crate) const fn plain(mut self) -> Self {
+        self.defer_taskrun = false;
+        self.coop_taskrun = false;
+        self
+    }
+
+    /// This configuration with SQPOLL rings (a kernel poller per shard, idle after 1 ms).
+    pub(crate) const fn sqpoll(mut self) -> Self {
+        self.sqpoll = true;
+        self
     }
 
     /// This configuration, behaving as if the kernel lacked `feature`.
@@ -50,7 +73,11 @@ impl Config {
             .shards(self.shards)
             .wake(self.wake)
             .defer_taskrun(self.defer_taskrun)
+            .coop_taskrun(self.coop_taskrun)
             .shutdown_timeout(Duration::from_secs(20));
+        if self.sqpoll {
+            builder = builder.sqpoll(Duration::from_millis(1));
+        }
         if let Some(feature) = self.without {
             builder = builder.without_feature(feature);
         }
@@ -60,8 +87,15 @@ impl Config {
     }
 }
 
-/// One and two shards.
-pub(crate) const ONE_AND_TWO_SHARDS: [Config; 2] = [Config::new(1), Config::new(2)];
+/// One and two shards, and two shards with each fallback the runtime has: eventfd wakes,
+/// plain rings, SQPOLL rings.
+pub(crate) const EVERY_MODE: [Config; 5] = [
+    Config::new(1),
+    Config::new(2),
+    Config::new(2).eventfd(),
+    Config::new(2).plain(),
+    Config::new(2).sqpoll(),
+];
 
 /// Runs `f` on a fresh thread and fails the test if it has not returned within
 /// [`HANG_GUARD`]. A panic in `f` is re-raised here.
@@ -99,15 +133,15 @@ pub(crate) struct Ctx {
     pub(crate) dir: TempDir,
 }
 
-/// Runs `body` as a task on each shard of a one-shard and of a two-shard runtime (on all
-/// shards of a runtime at once), each with its own scratch directory, under the watchdog.
+/// Runs `body` as a task on each shard of a runtime in each of [`EVERY_MODE`] (on all shards
+/// of a runtime at once), each with its own scratch directory, under the watchdog.
 pub(crate) fn on_every_shard<F, Fut>(tag: &'static str, body: F)
 where
     F: Fn(Ctx) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + 'static,
 {
     let body = Arc::new(body);
-    for config in ONE_AND_TWO_SHARDS {
+    for config in EVERY_MODE {
         let body = body.clone();
         on_every_shard_of(config, tag, move |ctx| body(ctx));
     }

@@ -1,5 +1,6 @@
 //! Helpers shared by the process tests: the runtimes every behaviour is checked under (both
-//! wake mechanisms, each with the WAITID wait and the pidfd-poll fallback), a hang guard (a
+//! wake mechanisms, each with the WAITID wait and the pidfd-poll fallback, and plain and SQPOLL
+//! rings), a hang guard (a
 //! bound on a hung test, never synchronisation) and a look at a pid's state in `/proc`.
 
 #![allow(dead_code, unreachable_pub)]
@@ -19,35 +20,49 @@ pub struct Config {
     pub wake: WakeMechanism,
     /// Waits use `IORING_OP_WAITID` (where the kernel has it) or the pidfd poll.
     pub waitid: bool,
+    /// The ring mode: the best the kernel has, plain rings or SQPOLL rings.
+    pub rings: Rings,
+}
+
+/// Which rings a [`Config`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rings {
+    /// The best mode the kernel has (`DEFER_TASKRUN` where available).
+    Best,
+    /// Neither `DEFER_TASKRUN` nor `COOP_TASKRUN`.
+    Plain,
+    /// SQPOLL rings (a kernel poller per shard, idle after 1 ms).
+    SqPoll,
 }
 
 impl Config {
-    /// Both wake mechanisms, each with both ways of waiting.
-    pub const ALL: [Config; 4] = [
-        Config {
-            wake: WakeMechanism::Auto,
-            waitid: true,
-        },
-        Config {
-            wake: WakeMechanism::Auto,
-            waitid: false,
-        },
-        Config {
-            wake: WakeMechanism::EventFd,
-            waitid: true,
-        },
-        Config {
-            wake: WakeMechanism::EventFd,
-            waitid: false,
-        },
+    const fn new(wake: WakeMechanism, waitid: bool, rings: Rings) -> Self {
+        Self {
+            wake,
+            waitid,
+            rings,
+        }
+    }
+
+    /// Both wake mechanisms, each with both ways of waiting; and plain and SQPOLL rings.
+    pub const ALL: [Config; 6] = [
+        Config::new(WakeMechanism::Auto, true, Rings::Best),
+        Config::new(WakeMechanism::Auto, false, Rings::Best),
+        Config::new(WakeMechanism::EventFd, true, Rings::Best),
+        Config::new(WakeMechanism::EventFd, false, Rings::Best),
+        Config::new(WakeMechanism::Auto, true, Rings::Plain),
+        Config::new(WakeMechanism::Auto, true, Rings::SqPoll),
     ];
 
     pub fn builder(self, shards: usize) -> Builder {
-        let b = Runtime::builder().shards(shards).wake(self.wake);
-        if self.waitid {
-            b
-        } else {
-            b.without_feature(Feature::Waitid)
+        let mut b = Runtime::builder().shards(shards).wake(self.wake);
+        if !self.waitid {
+            b = b.without_feature(Feature::Waitid);
+        }
+        match self.rings {
+            Rings::Best => b,
+            Rings::Plain => b.defer_taskrun(false).coop_taskrun(false),
+            Rings::SqPoll => b.sqpoll(Duration::from_millis(1)),
         }
     }
 

@@ -178,6 +178,14 @@ impl Builder {
     /// SQPOLL rings other shards' doorbells with a system call (ring-less `MSG_RING` where the
     /// kernel has it, the eventfd otherwise), not an SQE its poller would send later.
     ///
+    /// **Credentials.** The kernel poller submits every request with the credentials of the
+    /// thread that set its ring up (the shard's, as it started), not those of the thread that
+    /// queued the request at the time: a process that drops privileges (`setuid`,
+    /// `setfsuid`, capabilities) after building the runtime keeps the old ones for every
+    /// file and socket request of an SQPOLL shard. Drop them before building the runtime.
+    /// (Rings without SQPOLL run each request with its submitter's current credentials, also
+    /// on the kernel's worker threads.)
+    ///
     /// ```
     /// use std::time::Duration;
     /// use ringsteal_rt::{RingMode, Runtime};

@@ -34,6 +34,7 @@ pub(crate) struct Config {
     pub(crate) shards: usize,
     pub(crate) wake: WakeMechanism,
     pub(crate) defer_taskrun: bool,
+    pub(crate) coop_taskrun: bool,
     pub(crate) sqpoll: bool,
 }
 
@@ -43,6 +44,7 @@ impl Config {
             shards,
             wake: WakeMechanism::Auto,
             defer_taskrun: true,
+            coop_taskrun: true,
             sqpoll: false,
         }
     }
@@ -65,6 +67,14 @@ impl Config {
         self
     }
 
+    /// This configuration with plain rings: neither `DEFER_TASKRUN` nor `COOP_TASKRUN` (the
+    /// kernel interrupts a running shard to post completions).
+    pub(crate) const fn plain(mut self) -> Self {
+        self.defer_taskrun = false;
+        self.coop_taskrun = false;
+        self
+    }
+
     pub(crate) fn build(&self) -> Runtime {
         self.builder()
             .build()
@@ -77,6 +87,7 @@ impl Config {
             .shards(self.shards)
             .wake(self.wake)
             .defer_taskrun(self.defer_taskrun)
+            .coop_taskrun(self.coop_taskrun)
             .shutdown_timeout(Duration::from_secs(20));
         if self.sqpoll {
             b.sqpoll(Duration::from_millis(1))
@@ -90,22 +101,24 @@ impl Config {
 pub(crate) const ONE_AND_TWO_SHARDS: [Config; 2] = [Config::new(1), Config::new(2)];
 
 /// Two shards, with every wake and completion mode the runtime has.
-pub(crate) const TWO_SHARD_MODES: [Config; 4] = [
+pub(crate) const TWO_SHARD_MODES: [Config; 5] = [
     Config::new(2),
     Config::new(2).eventfd(),
     Config::new(2).no_defer_taskrun(),
+    Config::new(2).plain(),
     Config::new(2).sqpoll(),
 ];
 
-/// One and two shards, the eventfd and no-DEFER_TASKRUN fallbacks (alone and together), and
-/// SQPOLL rings.
-pub(crate) const ALL_MODES: [Config; 7] = [
+/// One and two shards, the eventfd and no-DEFER_TASKRUN fallbacks (alone and together), plain
+/// rings, and SQPOLL rings.
+pub(crate) const ALL_MODES: [Config; 8] = [
     Config::new(1),
     Config::new(2),
     Config::new(1).eventfd(),
     Config::new(2).eventfd(),
     Config::new(2).no_defer_taskrun(),
     Config::new(2).eventfd().no_defer_taskrun(),
+    Config::new(2).plain(),
     Config::new(2).sqpoll(),
 ];
 
