@@ -94,7 +94,7 @@ pub fn try_write_in_lane(fd: &SharedFd, write_lane: &Lane, buf: &[u8]) -> io::Re
 /// assert_eq!(try_send_to(&a, b"dgram", None).unwrap(), 5);
 /// let (n, from) = try_recv_from(&b, &mut buf).unwrap();
 /// assert_eq!(&buf[..n], b"dgram");
-/// assert!(from.is_unnamed(), "the peer of a pair has no name");
+/// assert!(from.is_empty(), "the peer of a pair has no address to give");
 /// ```
 pub fn try_recv_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAddr)> {
     // SAFETY: `MaybeUninit<u8>` has `u8`'s layout, and `recvfrom` writes only initialised
