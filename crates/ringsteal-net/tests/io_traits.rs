@@ -382,3 +382,47 @@ fn a_dropped_read_exact_through_a_box_a_reference_or_a_buf_writer_gives_back_wha
         })
     });
 }
+
+#[test]
+fn numbers_written_on_one_shard_read_back_on_another_and_a_dropped_read_gives_its_bytes_back() {
+    with_every_runtime("number methods", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut s = &server;
+                let got = (
+                    s.read_u8().await.unwrap(),
+                    s.read_i16().await.unwrap(),
+                    s.read_u32_le().await.unwrap(),
+                    s.read_i64().await.unwrap(),
+                    s.read_u128_le().await.unwrap(),
+                    s.read_f64().await.unwrap(),
+                );
+                (got, server)
+            });
+            let mut c = &client;
+            c.write_u8(7).await.unwrap();
+            c.write_i16(-2).await.unwrap();
+            c.write_u32_le(0xdead_beef).await.unwrap();
+            c.write_i64(i64::MIN + 1).await.unwrap();
+            c.write_u128_le(u128::MAX / 3).await.unwrap();
+            c.write_f64(-0.5).await.unwrap();
+            let (got, server) = reader.await.unwrap();
+            assert_eq!(got, (7, -2, 0xdead_beef, i64::MIN + 1, u128::MAX / 3, -0.5));
+
+            // Half a u32 arrives: the read takes it, waits for the rest and is dropped; the
+            // next read gets the whole number, nothing lost.
+            send_outside_the_ring(&client, &[0x12, 0x34]);
+            until_bytes_waiting(&server, 2).await;
+            let mut s = &server;
+            let late = timeout(Duration::from_millis(20), s.read_u32()).await;
+            assert!(late.is_err(), "only half of the number was sent");
+            assert_eq!(bytes_waiting(&server), 0, "the dropped read took the half");
+            send_outside_the_ring(&client, &[0x56, 0x78]);
+            assert_eq!(s.read_u32().await.unwrap(), 0x1234_5678);
+            drop(client);
+            let err = s.read_u16().await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+        })
+    });
+}

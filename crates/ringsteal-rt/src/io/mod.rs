@@ -17,6 +17,8 @@ mod holding;
 mod in_lane;
 mod lane;
 mod memory;
+#[macro_use]
+mod numbers;
 mod poll;
 mod provided;
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! [`AsyncReadOwned`] and [`AsyncWriteOwned`]: the owned-buffer read and write traits, and
 //! [`SpliceEnd`], what a type offers to [`copy`](super::copy) to move bytes in the kernel.
 //!
-//! May not: hold state; the provided methods are in `provided.rs`.
+//! May not: hold state; the provided methods are in `provided.rs` (the number methods in
+//! `numbers.rs`).
 
 use std::future::Future;
 use std::io;
@@ -35,6 +36,13 @@ use crate::op::SharedFd;
 ///     assert_eq!((res.unwrap(), &buf[..]), (5, &b"hello"[..]));
 ///     let (res, rest) = src.read_to_end(Vec::new()).await;
 ///     assert_eq!((res.unwrap(), &rest[..]), (6, &b" world"[..]));
+///
+///     // tokio's number methods: big-endian, and `_le` for little-endian.
+///     let mut frame: &[u8] = &[0, 0, 1, 0, 0x2a, 0];
+///     assert_eq!(frame.read_u32().await.unwrap(), 256);
+///     assert_eq!(frame.read_u16_le().await.unwrap(), 42);
+///     let err = frame.read_u8().await.unwrap_err();
+///     assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
 /// });
 /// ```
 pub trait AsyncReadOwned: Send {
@@ -89,6 +97,8 @@ pub trait AsyncReadOwned: Send {
         provided::read_to_string(self, buf)
     }
 
+    read_numbers!();
+
     /// The descriptor [`copy`](super::copy) may splice from, if this type reads straight
     /// from one (no user-space buffer in between). Default: none.
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
@@ -115,6 +125,11 @@ pub trait AsyncReadOwned: Send {
 ///     let (res, _) = sink.write_all_vectored((b"wor".to_vec(), b"ld".to_vec())).await;
 ///     res.unwrap();
 ///     assert_eq!(sink, b"hello world");
+///
+///     let mut frame: Vec<u8> = Vec::new();
+///     frame.write_u32(256).await.unwrap();
+///     frame.write_u16_le(42).await.unwrap();
+///     assert_eq!(frame, [0, 0, 1, 0, 0x2a, 0]);
 /// });
 /// ```
 pub trait AsyncWriteOwned: Send {
@@ -141,6 +156,8 @@ pub trait AsyncWriteOwned: Send {
     ) -> impl Future<Output = BufResult<(), B>> + Send {
         provided::write_all_vectored(self, bufs)
     }
+
+    write_numbers!();
 
     /// Writes out anything buffered in user space. Default: nothing to do.
     fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
