@@ -1,7 +1,8 @@
 //! The process-wide signal handler and the state it may touch.
 //!
-//! Owns: per signal number, the delivery counter, the listener count and the action that was
-//! in place before ringsteal's handler (`SIGNALS`); installing the handler; and the handler
+//! Owns: per signal number, the delivery counter, the listener count (with the deliveries a
+//! dropped listener left unreported) and the action that was in place before ringsteal's
+//! handler (`SIGNALS`); installing the handler; and the handler
 //! itself. The handler is async-signal-safe by construction: it only loads and updates
 //! atomics, calls `write(2)` on eventfds that are never closed ([`crate::slots`]), and, for a
 //! signal nobody listens to, the async-signal-safe calls that carry out the previous action
@@ -15,12 +16,20 @@ use crate::slots;
 /// Signal numbers are 1..=64 on Linux.
 pub(crate) const MAX_SIGNAL: i32 = 64;
 
+/// [`SignalState::unreported_after`] when no dropped listener left deliveries unreported.
+pub(crate) const NONE_UNREPORTED: u64 = u64::MAX;
+
 /// What the handler knows about one signal number.
 pub(crate) struct SignalState {
     /// Deliveries since the process started (counted from the first registration).
     pub(crate) deliveries: AtomicU64,
     /// Live [`Signal`](crate::Signal)s for this number.
     pub(crate) listeners: AtomicUsize,
+    /// The delivery count a dropped listener had last reported, if deliveries came after it
+    /// that it never reported: the next listener starts from there, so it reports them
+    /// ([`NONE_UNREPORTED`] if there are none). Read and written under the registry lock
+    /// only; the handler never touches it.
+    pub(crate) unreported_after: AtomicU64,
     /// Our handler is installed (set and cleared under the registry lock).
     pub(crate) installed: AtomicBool,
     /// The previous action's `sa_sigaction` (`SIG_DFL`, `SIG_IGN` or a function).
@@ -36,6 +45,7 @@ impl SignalState {
         Self {
             deliveries: AtomicU64::new(0),
             listeners: AtomicUsize::new(0),
+            unreported_after: AtomicU64::new(NONE_UNREPORTED),
             installed: AtomicBool::new(false),
             prev_action: AtomicUsize::new(libc::SIG_DFL),
             prev_flags: AtomicI32::new(0),

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use ringsteal_rt::op::{self, Op, PollReadable};
 
-use crate::handler::{self, MAX_SIGNAL};
+use crate::handler::{self, MAX_SIGNAL, NONE_UNREPORTED};
 use crate::slots::{self, Taken};
 use crate::SignalKind;
 
@@ -24,7 +24,11 @@ const FORBIDDEN: [i32; 6] = [
 ];
 
 /// Starts listening for `kind`: from now on, every delivery of the signal to this process
-/// makes [`Signal::recv`] complete (deliveries between two `recv`s count as one).
+/// makes [`Signal::recv`] complete (deliveries between two `recv`s count as one). A delivery
+/// that a dropped listener of the same signal never reported is passed on to the next
+/// listener made, which reports it at once: a `select!` loop that drops its `ctrl_c()` when
+/// another branch wins, and makes a new one for the next round, loses no Ctrl-C that came
+/// while the dropped one was alive.
 ///
 /// Registering installs ringsteal's handler for this signal only (once per process); no other
 /// signal's action changes, no signal is blocked. While at least one listener exists, the
@@ -65,8 +69,14 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let slot = reg.take(signum)?;
     let st = handler::state(signum);
     // The baseline first, then the count: a delivery in between is seen by `recv` (it bumped
-    // the counter after this load), so none falls between the default action and us.
-    let seen = st.deliveries.load(SeqCst);
+    // the counter after this load), so none falls between the default action and us. If a
+    // dropped listener left deliveries unreported (a `select!` that dropped its `ctrl_c()`
+    // after a Ctrl-C came, before polling it), this one starts before them and reports them.
+    let unreported_after = st.unreported_after.swap(NONE_UNREPORTED, SeqCst);
+    let seen = match unreported_after {
+        NONE_UNREPORTED => st.deliveries.load(SeqCst),
+        after => after,
+    };
     st.listeners.fetch_add(1, SeqCst);
     Ok(Signal {
         kind,
@@ -178,7 +188,13 @@ impl Drop for Signal {
         if let Some(slot) = self.slot.take() {
             let mut reg = slots::registry();
             let signum = self.kind.as_raw_value();
-            if handler::state(signum).listeners.fetch_sub(1, SeqCst) == 1 {
+            let st = handler::state(signum);
+            if st.deliveries.load(SeqCst) != self.seen {
+                // Deliveries this listener never reported go to the next listener of the
+                // signal (the earliest such baseline, if several listeners left some).
+                st.unreported_after.fetch_min(self.seen, SeqCst);
+            }
+            if st.listeners.fetch_sub(1, SeqCst) == 1 {
                 handler::uninstall_if_ignored(signum);
             }
             reg.give_back(slot);
@@ -190,7 +206,10 @@ impl Drop for Signal {
 /// listener could not be set up or cannot wait (polled outside a ringsteal runtime).
 ///
 /// Registration happens when `ctrl_c()` is called, not when it is first polled, so a Ctrl-C
-/// in between is not lost. See [`signal`] for what registering changes.
+/// in between is not lost. See [`signal`] for what registering changes. In a `select!` loop,
+/// make it once before the loop and pin it: a new `ctrl_c()` per round leaves a moment
+/// between rounds with no listener, when a Ctrl-C terminates the process (one that came
+/// while a dropped round's listener lived is not lost: the next one reports it).
 ///
 /// ```no_run
 /// let rt = ringsteal_rt::Runtime::builder().build().unwrap();

@@ -1,6 +1,7 @@
 //! Listeners for SIGUSR1 (this binary's signal): several on different shards all wake; a
 //! delivery before the first `recv` is not lost; deliveries between two `recv`s coalesce; a
-//! cancelled `recv` loses nothing; listeners come and go without piling up descriptors.
+//! cancelled `recv` loses nothing, nor does a dropped listener (its next one reports what it
+//! did not); listeners come and go without piling up descriptors.
 
 mod common;
 
@@ -116,6 +117,44 @@ fn listeners_that_come_and_go_reuse_their_eventfds() {
             "2000 short-lived listeners left {} more descriptors open",
             after - before
         );
+    });
+}
+
+#[test]
+fn a_delivery_a_dropped_listener_never_reported_goes_to_the_next_listener() {
+    let _serial = common::serial();
+    with_each_wake("handed down", 2, |wake, rt| {
+        rt.block_on(async move {
+            // As a `select!` loop does with `ctrl_c()`: a listener made for one round, the
+            // signal comes, another branch wins, the listener is dropped unpolled; the next
+            // round's listener must report the delivery.
+            let round_1 = signal(USR1).unwrap();
+            raise_here(libc::SIGUSR1);
+            drop(round_1);
+            let mut round_2 = signal(USR1).unwrap();
+            let got = ringsteal_rt::time::timeout(Duration::from_secs(20), round_2.recv()).await;
+            assert_eq!(got, Ok(Some(())), "{wake:?}: the delivery was lost");
+            // Handed to one listener only, and once: round 2 reported it, so a round 3 made
+            // after round 2 is dropped starts from now.
+            drop(round_2);
+            let mut round_3 = signal(USR1).unwrap();
+            let nothing =
+                ringsteal_rt::time::timeout(Duration::from_millis(5), round_3.recv()).await;
+            assert!(
+                nothing.is_err(),
+                "{wake:?}: a reported delivery was handed down"
+            );
+            // On another shard too: the hand-down is the process's, not the shard's.
+            raise_here(libc::SIGUSR1);
+            drop(round_3);
+            let got = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut round_4 = signal(USR1).unwrap();
+                round_4.recv().await
+            })
+            .await
+            .unwrap();
+            assert_eq!(got, Some(()), "{wake:?}");
+        });
     });
 }
 
