@@ -93,6 +93,62 @@ impl Runtime {
         RuntimeHandle::from_shared(self.shared.clone())
     }
 
+    /// Spawns a task with default placement, as tokio's `Runtime::spawn`: the same as
+    /// `rt.handle().spawn(future)` ([`RuntimeHandle::spawn`]). With one shard, the task runs
+    /// in the next [`block_on`](Self::block_on) (shard 0 runs only inside it); with more,
+    /// the other shards take it at once.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(2).build().unwrap();
+    /// let task = rt.spawn(async { 6 * 7 });
+    /// assert_eq!(rt.block_on(task).unwrap(), 42);
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> crate::JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle().spawn(future)
+    }
+
+    /// Runs `f` on the blocking pool, as tokio's `Runtime::spawn_blocking`
+    /// ([`RuntimeHandle::spawn_blocking`]).
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// let answer = rt.spawn_blocking(|| std::fs::metadata("/").is_ok());
+    /// assert!(rt.block_on(answer).unwrap());
+    /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> crate::JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle().spawn_blocking(f)
+    }
+
+    /// Makes this runtime the current one for this thread until the guard is dropped, as
+    /// tokio's `Runtime::enter` ([`RuntimeHandle::enter`]).
+    pub fn enter(&self) -> EnterGuard {
+        self.handle().enter()
+    }
+
+    /// Shuts down without waiting for blocking tasks or for requests in flight, as tokio's
+    /// `shutdown_background`: [`shutdown_timeout`](Self::shutdown_timeout) with a zero
+    /// timeout. Buffers the kernel may still write into are kept (leaked) rather than freed.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel::<()>();
+    /// // A blocking task that waits until after the shutdown.
+    /// drop(rt.spawn_blocking(move || rx.recv()));
+    /// rt.shutdown_background(); // returns without waiting for it
+    /// drop(tx);
+    /// ```
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
     /// What of io_uring this runtime uses: the kernel's capabilities, probed when it was
     /// built, less what the builder took away.
     pub fn features(&self) -> &KernelFeatures {
