@@ -167,9 +167,11 @@ pub mod sync {
     pub use ringsteal_rt::sync::*;
 }
 
-/// Task handles and groups.
+/// Task handles and groups; and, where tokio has them too, the spawning functions and
+/// `yield_now` (the same items as at the crate's top level).
 pub mod task {
     pub use ringsteal_rt::task::*;
+    pub use ringsteal_rt::{spawn, spawn_blocking, spawn_local, spawn_with, yield_now};
 }
 
 /// Files and directories on io_uring (see [`ringsteal_fs`]).
