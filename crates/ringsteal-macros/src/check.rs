@@ -1,5 +1,6 @@
 //! What the attribute accepts as its function: an `async fn`, not generic, taking nothing or
-//! one `RuntimeHandle`. Every error points at the offending token and says what is allowed.
+//! one `RuntimeHandle` (and, for a `#[ringsteal::main]` function not named `main`, the
+//! parameters its caller passes). Every error points at the offending token and says what is allowed.
 //!
 //! May not: parse the attribute's arguments (`args.rs`) or emit code (`expand.rs`).
 
@@ -14,8 +15,16 @@ pub(crate) enum Handle {
     Taken,
 }
 
-/// Checks `f` for `kind`; returns whether it takes a `RuntimeHandle`.
-pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
+/// What the function's parameters are: the runtime's handle (first, if taken), then the
+/// parameters its callers pass (a `#[ringsteal::main]` function not named `main` only).
+pub(crate) struct Params {
+    pub(crate) handle: Handle,
+    /// How many parameters after the handle the plain function takes and passes on.
+    pub(crate) passed: usize,
+}
+
+/// Checks `f` for `kind`; returns what its parameters are.
+pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
     let attr = kind.attr();
     let sig = &f.sig;
     if sig.asyncness.is_none() {
@@ -72,21 +81,39 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Handle> {
     let only_handle = format!(
         "{what} may take no parameter or one `RuntimeHandle` (the runtime it runs on), nothing else"
     );
-    let mut params = sig.inputs.iter();
-    let handle = match params.next() {
-        None => Handle::None,
-        Some(FnArg::Receiver(r)) => return Err(syn::Error::new(r.span(), only_handle)),
-        Some(FnArg::Typed(p)) => {
-            if !is_runtime_handle(&p.ty) {
-                return Err(syn::Error::new(p.ty.span(), only_handle));
-            }
+    let mut params = sig.inputs.iter().peekable();
+    let handle = match params.peek() {
+        Some(FnArg::Typed(p)) if is_runtime_handle(&p.ty) => {
+            params.next();
             Handle::Taken
         }
+        _ => Handle::None,
     };
-    if let Some(extra) = params.next() {
-        return Err(syn::Error::new(extra.span(), only_handle));
+    // A function other than `main` under `#[ringsteal::main]` is called by the program (a
+    // plain `main` that dispatches to it, as with tokio's): its parameters are passed on.
+    let passes_parameters = kind == Kind::Main && sig.ident != "main";
+    let mut passed = 0;
+    for p in params {
+        match p {
+            FnArg::Typed(_) if passes_parameters => passed += 1,
+            FnArg::Receiver(r) if passes_parameters => {
+                return Err(syn::Error::new(
+                    r.span(),
+                    format!("{attr} cannot be used on a method: make it a free function"),
+                ))
+            }
+            FnArg::Receiver(r) => return Err(syn::Error::new(r.span(), only_handle)),
+            FnArg::Typed(p) => {
+                let at = if matches!(handle, Handle::None) && passed == 0 {
+                    p.ty.span()
+                } else {
+                    p.span()
+                };
+                return Err(syn::Error::new(at, only_handle));
+            }
+        }
     }
-    Ok(handle)
+    Ok(Params { handle, passed })
 }
 
 /// True for `RuntimeHandle` and any path ending in it (`ringsteal::RuntimeHandle`). The

@@ -4,14 +4,15 @@
 //! May not: decide what is allowed (`args.rs`, `check.rs`).
 
 use proc_macro2::TokenStream;
+use quote::format_ident;
 use quote::quote;
-use syn::{parse_quote, ItemFn, Path};
+use syn::{parse_quote, FnArg, Ident, ItemFn, Path, Type};
 
 use crate::args::{Args, Idle, Kind, Wake};
-use crate::check::Handle;
+use crate::check::{Handle, Params};
 
 /// The plain function that replaces `f`.
-pub(crate) fn expand(args: &Args, f: ItemFn, handle: Handle) -> TokenStream {
+pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     let krate: Path = args
         .krate
         .clone()
@@ -27,10 +28,31 @@ pub(crate) fn expand(args: &Args, f: ItemFn, handle: Handle) -> TokenStream {
     let inner = sig.clone();
     let mut outer = sig;
     outer.asyncness = None;
-    outer.inputs.clear();
-    let call = match handle {
-        Handle::None => quote!(|_| #name()),
-        Handle::Taken => quote!(|__ringsteal_handle| #name(__ringsteal_handle)),
+    // The parameters callers pass, renamed (the inner function keeps their patterns).
+    let skip = usize::from(matches!(params.handle, Handle::Taken));
+    let passed: Vec<Ident> = (0..params.passed)
+        .map(|i| format_ident!("__ringsteal_arg{}", i))
+        .collect();
+    // (check.rs refuses receivers, so every parameter after the handle is a typed one.)
+    let types: Vec<Type> = outer
+        .inputs
+        .iter()
+        .skip(skip)
+        .filter_map(|arg| match arg {
+            FnArg::Typed(p) => Some((*p.ty).clone()),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    outer.inputs = passed
+        .iter()
+        .zip(&types)
+        .map(|(ident, ty)| -> FnArg { parse_quote!(#ident: #ty) })
+        .collect();
+    let call = match params.handle {
+        Handle::None => quote!(move |_| #name(#(#passed),*)),
+        Handle::Taken => {
+            quote!(move |__ringsteal_handle| #name(__ringsteal_handle, #(#passed),*))
+        }
     };
     let (run, test_attr) = match args.kind {
         Kind::Main => (quote!(#krate::__private::run_main), quote!()),

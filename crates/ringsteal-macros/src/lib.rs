@@ -44,6 +44,22 @@ use args::{Args, Kind};
 /// }
 /// ```
 ///
+/// On a function other than `main`, as with tokio's, the function keeps its other
+/// parameters: it becomes a plain function that its caller (a plain `main` that reads the
+/// command line, say) calls with them, and that runs its body on a new runtime.
+///
+/// ```
+/// #[ringsteal::main(shards = 1)]
+/// async fn run(greeting: &str, times: usize) -> String {
+///     ringsteal::spawn(async {}).await.unwrap();
+///     greeting.repeat(times)
+/// }
+///
+/// fn main() {
+///     assert_eq!(run("hi", 2), "hihi");
+/// }
+/// ```
+///
 /// # Arguments
 ///
 /// | argument | values | default | builder call |
@@ -61,7 +77,8 @@ use args::{Args, Kind};
 ///
 /// Misuse is a compile error at the offending token that says what is allowed: a function
 /// that is not `async`, an unknown or repeated argument, a bad value, a generic (or
-/// `where`-bounded) or `unsafe` function, or parameters other than one `RuntimeHandle`.
+/// `where`-bounded) or `unsafe` function, or on `main` (or a test) parameters other than one
+/// `RuntimeHandle`.
 ///
 /// [`RuntimeHandle`]: https://docs.rs/ringsteal/latest/ringsteal/struct.RuntimeHandle.html
 #[proc_macro_attribute]
@@ -127,7 +144,7 @@ fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         .and_then(|()| parsed.validate())
         .and_then(|()| check::check(kind, &f));
     match checked {
-        Ok(handle) => expand::expand(&parsed, f, handle).into(),
+        Ok(params) => expand::expand(&parsed, f, params).into(),
         Err(e) => with_error(e, &f),
     }
 }

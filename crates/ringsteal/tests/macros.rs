@@ -97,3 +97,29 @@ async fn other_test_attributes_are_kept() {
 async fn ignore_is_kept() {
     unreachable!("an ignored test ran");
 }
+
+/// A `#[ringsteal::main]` function other than `main` takes the parameters its caller passes,
+/// as tokio's does (a plain `main` that parses arguments, then runs the async part).
+#[ringsteal::main(shards = 2)]
+async fn serve(name: &str, (first, second): (u32, u32), mut hits: Vec<u32>) -> String {
+    hits.push(first + second);
+    let on = ringsteal::spawn(async { ringsteal::current_shard() })
+        .await
+        .unwrap();
+    format!("{name}: {hits:?} on a shard: {}", on.is_some())
+}
+
+/// The same with the runtime's handle first, then the caller's parameters.
+#[ringsteal::main(shards = 1)]
+async fn with_handle(handle: RuntimeHandle, label: String) -> (String, usize) {
+    (label, handle.shards())
+}
+
+#[test]
+fn a_main_attribute_on_another_function_passes_its_parameters() {
+    assert_eq!(
+        serve("svc", (2, 3), vec![1]),
+        "svc: [1, 5] on a shard: true"
+    );
+    assert_eq!(with_handle("h".to_string()), ("h".to_string(), 1));
+}
