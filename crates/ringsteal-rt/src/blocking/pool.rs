@@ -63,6 +63,8 @@ pub(crate) struct BlockingPool {
     /// The builder's `on_thread_start` and `on_thread_stop`.
     on_start: Option<ThreadHook>,
     on_stop: Option<ThreadHook>,
+    /// The builder's `thread_stack_size`.
+    stack_size: Option<usize>,
 }
 
 impl BlockingPool {
@@ -91,6 +93,7 @@ impl BlockingPool {
             cpu_mask: CpuMask::of_this_thread(),
             on_start: config.on_thread_start.clone(),
             on_stop: config.on_thread_stop.clone(),
+            stack_size: config.thread_stack_size,
         }
     }
 
@@ -134,9 +137,7 @@ impl BlockingPool {
             let id = st.next_id;
             let name = format!("{}-{}", self.name, id);
             let host = host.clone();
-            match std::thread::Builder::new()
-                .name(name)
-                .spawn(move || worker(host, id))
+            match crate::util::thread_builder(name, self.stack_size).spawn(move || worker(host, id))
             {
                 Ok(h) => {
                     self.alive.fetch_add(1, Relaxed);

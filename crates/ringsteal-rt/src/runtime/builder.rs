@@ -14,6 +14,7 @@ use crate::shared::config::{Config, IdleStrategy, ThreadHook, WakeMechanism};
 use crate::shared::remote::Doorbell;
 
 use crate::shared::{Shared, WakePlan};
+use crate::util::thread_builder;
 
 /// Provided buffers per shard, by default.
 const DEFAULT_RECV_BUF_COUNT: u16 = 256;
@@ -78,6 +79,7 @@ impl Builder {
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
                 on_thread_start: None,
                 on_thread_stop: None,
+                thread_stack_size: None,
             },
             shards_set: false,
         }
@@ -248,6 +250,33 @@ impl Builder {
         self
     }
 
+    /// Sets the stack size, in bytes, of every thread the runtime starts (shards 1 and up,
+    /// blocking threads), as tokio's `thread_stack_size`; std's default otherwise (2 MiB,
+    /// or `RUST_MIN_STACK`). Shard 0 is the thread that builds the runtime: its stack is
+    /// its own. A size the system refuses fails [`build`](Self::build) with the system's
+    /// error (`BuildError::Thread`) when there are shards to start; a blocking task that
+    /// then finds no thread it could start is cancelled (its `JoinHandle` yields a cancelled
+    /// error), as any whose thread cannot be started. Never a panic.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder()
+    ///     .shards(2)
+    ///     .thread_stack_size(32 << 20)
+    ///     .build()
+    ///     .unwrap();
+    /// // Deep recursion that needs more than the default 2 MiB, on a blocking thread.
+    /// fn depth(n: u64) -> u64 {
+    ///     let pad = std::hint::black_box([0u8; 512]);
+    ///     if n == 0 { pad[0] as u64 } else { 1 + depth(n - 1) }
+    /// }
+    /// let deep = rt.block_on(rt.spawn_blocking(|| depth(5_000)));
+    /// assert_eq!(deep.unwrap(), 5_000);
+    /// ```
+    pub fn thread_stack_size(mut self, bytes: usize) -> Self {
+        self.config.thread_stack_size = Some(bytes);
+        self
+    }
+
     /// Testing aid: how long work handed over to an idle shard is kept for it at most
     /// (250 µs; ADR-0005). A test of what the reservation does sets it long, so that how
     /// fast a loaded machine wakes the receiving shard cannot decide the outcome.
@@ -405,8 +434,7 @@ impl Builder {
         for index in 1..shared.config.shards {
             let (s, tx) = (shared.clone(), tx.clone());
             let name = format!("{}-{index}", shared.config.thread_name);
-            match std::thread::Builder::new()
-                .name(name)
+            match thread_builder(name, shared.config.thread_stack_size)
                 .spawn(move || run_worker_thread(index, s, tx))
             {
                 Ok(t) => threads.push(t),

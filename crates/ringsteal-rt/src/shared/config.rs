@@ -96,6 +96,9 @@ pub(crate) struct Config {
     pub(crate) on_thread_start: Option<ThreadHook>,
     /// Run on each thread the runtime starts, last thing before it exits.
     pub(crate) on_thread_stop: Option<ThreadHook>,
+    /// Stack size of each thread the runtime starts; `None`: std's default (2 MiB, or
+    /// `RUST_MIN_STACK`).
+    pub(crate) thread_stack_size: Option<usize>,
 }
 
 /// A user closure run on the runtime's own threads (`Builder::on_thread_start`/`_stop`).

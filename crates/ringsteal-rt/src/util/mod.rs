@@ -8,6 +8,7 @@ mod deadline;
 mod queue;
 mod rand;
 pub(crate) mod sigmask;
+mod thread;
 pub(crate) mod wake_later;
 
 pub(crate) use cache_padded::CachePadded;
@@ -15,3 +16,4 @@ pub(crate) use contain::contain_panic;
 pub(crate) use deadline::{deadline_after, NEVER};
 pub(crate) use queue::{drain_queue, retry_steal};
 pub(crate) use rand::{mix64, FastRand};
+pub(crate) use thread::thread_builder;
