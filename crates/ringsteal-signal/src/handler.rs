@@ -26,10 +26,13 @@ pub(crate) struct SignalState {
     /// Live [`Signal`](crate::Signal)s for this number.
     pub(crate) listeners: AtomicUsize,
     /// The delivery count a dropped listener had last reported, if deliveries came after it
-    /// that it never reported: the next listener starts from there, so it reports them
-    /// ([`NONE_UNREPORTED`] if there are none). Read and written under the registry lock
-    /// only; the handler never touches it.
+    /// that it never reported ([`NONE_UNREPORTED`] if none did): while no listener has
+    /// reported past it ([`reported`](Self::reported)), a new listener starts from there,
+    /// so it reports them. Read and written under the registry lock only; the handler never
+    /// touches it.
     pub(crate) unreported_after: AtomicU64,
+    /// The highest delivery count a listener has reported (`Signal::recv` completing).
+    pub(crate) reported: AtomicU64,
     /// Our handler is installed (set and cleared under the registry lock).
     pub(crate) installed: AtomicBool,
     /// The previous action's `sa_sigaction` (`SIG_DFL`, `SIG_IGN` or a function).
@@ -46,6 +49,7 @@ impl SignalState {
             deliveries: AtomicU64::new(0),
             listeners: AtomicUsize::new(0),
             unreported_after: AtomicU64::new(NONE_UNREPORTED),
+            reported: AtomicU64::new(0),
             installed: AtomicBool::new(false),
             prev_action: AtomicUsize::new(libc::SIG_DFL),
             prev_flags: AtomicI32::new(0),

@@ -8,7 +8,8 @@ use crate::signal::CANNOT_WAIT;
 use crate::{signal, SignalKind};
 
 /// Completes with the kind of the first `SIGINT` (Ctrl-C) or `SIGTERM` (`kill`, systemd,
-/// Kubernetes) delivered after this call: the cue for a graceful shutdown. `Err` if the
+/// Kubernetes) delivered after this call (or one before it that a dropped listener left
+/// unreported: see [`signal`](crate::signal)): the cue for a graceful shutdown. `Err` if the
 /// listeners could not be set up or cannot wait.
 ///
 /// Once it has completed (and is dropped), nobody listens any more, so a second Ctrl-C

@@ -24,11 +24,13 @@ const FORBIDDEN: [i32; 6] = [
 ];
 
 /// Starts listening for `kind`: from now on, every delivery of the signal to this process
-/// makes [`Signal::recv`] complete (deliveries between two `recv`s count as one). A delivery
-/// that a dropped listener of the same signal never reported is passed on to the next
-/// listener made, which reports it at once: a `select!` loop that drops its `ctrl_c()` when
-/// another branch wins, and makes a new one for the next round, loses no Ctrl-C that came
-/// while the dropped one was alive.
+/// makes [`Signal::recv`] complete (deliveries between two `recv`s count as one). One
+/// exception reaches back: deliveries that a dropped listener of the same signal never
+/// reported, and that no other listener has reported either, are reported at once by the
+/// listeners made next (until one of them reports them). So a `select!` loop that drops its
+/// `ctrl_c()` when another branch wins, and makes a new one for the next round, loses no
+/// Ctrl-C that came while the dropped one was alive; and one that another listener
+/// (a pinned `shutdown_signal()`) reported is not reported again.
 ///
 /// Registering installs ringsteal's handler for this signal only (once per process); no other
 /// signal's action changes, no signal is blocked. While at least one listener exists, the
@@ -71,12 +73,18 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     // The baseline first, then the count: a delivery in between is seen by `recv` (it bumped
     // the counter after this load), so none falls between the default action and us. If a
     // dropped listener left deliveries unreported (a `select!` that dropped its `ctrl_c()`
-    // after a Ctrl-C came, before polling it), this one starts before them and reports them.
-    let unreported_after = st.unreported_after.swap(NONE_UNREPORTED, SeqCst);
-    let seen = match unreported_after {
-        NONE_UNREPORTED => st.deliveries.load(SeqCst),
-        after => after,
+    // after a Ctrl-C came, before polling it) and no listener has reported them since, this
+    // one starts before them and reports them.
+    let now = st.deliveries.load(SeqCst);
+    let seen = match st.unreported_after.load(SeqCst) {
+        NONE_UNREPORTED => now,
+        // From the last delivery any listener reported, if that is later.
+        after => after.max(st.reported.load(SeqCst)).min(now),
     };
+    if seen == now {
+        // Nothing is left unreported: any hand-down is done with.
+        st.unreported_after.store(NONE_UNREPORTED, SeqCst);
+    }
     st.listeners.fetch_add(1, SeqCst);
     Ok(Signal {
         kind,
@@ -151,6 +159,7 @@ impl Signal {
             let now = st.deliveries.load(SeqCst);
             if now != self.seen {
                 self.seen = now;
+                st.reported.fetch_max(now, SeqCst);
                 return Poll::Ready(Some(()));
             }
             let Some(slot) = &self.slot else {
@@ -189,12 +198,18 @@ impl Drop for Signal {
             let mut reg = slots::registry();
             let signum = self.kind.as_raw_value();
             let st = handler::state(signum);
+            let last = st.listeners.fetch_sub(1, SeqCst) == 1;
+            // After the count, so that a handler that still saw this listener has mostly
+            // bumped the deliveries by this load. The one case left: a handler that saw it
+            // (before the `fetch_sub`) but bumps the count only after this load; its
+            // delivery is reported by nobody (a window of a few instructions).
             if st.deliveries.load(SeqCst) != self.seen {
-                // Deliveries this listener never reported go to the next listener of the
-                // signal (the earliest such baseline, if several listeners left some).
+                // Deliveries this listener never reported go to the next listeners of the
+                // signal, until one reports them (the earliest such baseline, if several
+                // listeners left some).
                 st.unreported_after.fetch_min(self.seen, SeqCst);
             }
-            if st.listeners.fetch_sub(1, SeqCst) == 1 {
+            if last {
                 handler::uninstall_if_ignored(signum);
             }
             reg.give_back(slot);
@@ -202,7 +217,8 @@ impl Drop for Signal {
     }
 }
 
-/// Completes on the first delivery of `SIGINT` (Ctrl-C) after this call; `Err` if the
+/// Completes on the first delivery of `SIGINT` (Ctrl-C) after this call (or one before it
+/// that a dropped listener left unreported: see [`signal`]); `Err` if the
 /// listener could not be set up or cannot wait (polled outside a ringsteal runtime).
 ///
 /// Registration happens when `ctrl_c()` is called, not when it is first polled, so a Ctrl-C

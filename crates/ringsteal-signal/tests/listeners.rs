@@ -159,6 +159,39 @@ fn a_delivery_a_dropped_listener_never_reported_goes_to_the_next_listener() {
 }
 
 #[test]
+fn a_delivery_another_listener_reported_is_not_handed_down_but_a_later_one_is() {
+    let _serial = common::serial();
+    with_each_wake("hand-down after a report", 1, |wake, rt| {
+        rt.block_on(async move {
+            // A pinned, long-lived listener (a `shutdown_signal()` in `main`) and a per-round
+            // one (a `ctrl_c()` in a request's `select!`).
+            let mut keeper = signal(USR1).unwrap();
+            let round = signal(USR1).unwrap();
+            raise_here(libc::SIGUSR1);
+            assert_eq!(keeper.recv().await, Some(()), "{wake:?}");
+            drop(round); // never reported it, but the keeper did
+            let mut next = signal(USR1).unwrap();
+            let nothing = ringsteal_rt::time::timeout(Duration::from_millis(5), next.recv()).await;
+            assert!(nothing.is_err(), "{wake:?}: a reported delivery came again");
+            drop(next);
+            // A second delivery that nobody reports before the round listener goes: the next
+            // listener reports it, though the keeper reported the first.
+            let round = signal(USR1).unwrap();
+            raise_here(libc::SIGUSR1);
+            drop(round);
+            let mut next = signal(USR1).unwrap();
+            let got = ringsteal_rt::time::timeout(Duration::from_secs(20), next.recv()).await;
+            assert_eq!(
+                got,
+                Ok(Some(())),
+                "{wake:?}: the unreported delivery was lost"
+            );
+            assert_eq!(keeper.recv().await, Some(()), "{wake:?}");
+        });
+    });
+}
+
+#[test]
 fn recv_off_a_runtime_is_none_not_a_panic() {
     let _serial = common::serial();
     let mut usr1 = signal(USR1).unwrap();
