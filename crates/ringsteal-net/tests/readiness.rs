@@ -90,7 +90,11 @@ fn try_read_would_block_while_an_owned_read_is_in_flight_and_takes_nothing_from_
             until_bytes_waiting(&server, 1).await;
             let mut buf = [0; 8];
             let err = server.try_read(&mut buf).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::WouldBlock, "the read holds the lane");
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            assert!(
+                err.to_string().contains("in flight"),
+                "the read holds the lane: {err}"
+            );
             let (res, first) = timeout(OP_GUARD, read).await.expect("read never completed");
             res.unwrap();
             assert_eq!(first, b"abcd", "the owned read got the first bytes");
@@ -109,13 +113,26 @@ fn bytes_kept_by_a_cancelled_read_are_readable_at_once_and_come_first() {
             let mut read = Box::pin(server.read(Vec::with_capacity(3)));
             assert!(poll_once(&mut read).await.is_none());
             send_outside_the_ring(&client, b"xyz");
-            let before = ops_completed();
+            // Until the kernel's receive has taken the bytes (it runs when the shard next
+            // enters the kernel); then the read is dropped, and its lane keeps them.
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while bytes_waiting(&server) > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the receive never ran"
+                );
+                ringsteal_rt::yield_now().await;
+            }
             drop(read);
-            // The cancelled read completes, with the bytes (its lane keeps them) or without.
-            until_ops_completed(before, 1).await;
-            send_outside_the_ring(&client, b"123");
+            // Nothing in the socket now: readable answers for the kept bytes alone, once the
+            // dropped read's lane is free.
             timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
-            let mut all = Vec::new();
+            assert_eq!(bytes_waiting(&server), 0);
+            let mut first = [0; 8];
+            assert_eq!(server.try_read(&mut first).unwrap(), 3, "the kept bytes");
+            assert_eq!(&first[..3], b"xyz");
+            send_outside_the_ring(&client, b"123");
+            let mut all = b"xyz".to_vec();
             let mut buf = [0; 2];
             while all.len() < 6 {
                 server.readable().await.unwrap();
@@ -179,11 +196,9 @@ fn writable_waits_for_room_and_try_write_would_block_while_a_write_is_in_flight(
             let mut write = Box::pin(a.write_all(b"tail".to_vec()));
             assert!(poll_once(&mut write).await.is_none());
             let err = a.try_write(b"x").unwrap_err();
-            assert_eq!(
-                err.kind(),
-                ErrorKind::WouldBlock,
-                "the write holds the lane"
-            );
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            // Said by the lane, not the full socket (which would say WouldBlock too).
+            assert!(err.to_string().contains("in flight"), "{err}");
             let drain = async {
                 let mut drained = 0;
                 while drained < sent + 4 {
@@ -301,6 +316,43 @@ fn a_full_datagram_peer_makes_try_send_would_block_until_writable_says_there_is_
             assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
             let err = b.try_recv(&mut buf).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::WouldBlock);
+        })
+    });
+}
+
+#[test]
+fn the_readiness_loop_waits_for_a_dropped_receive_stream_instead_of_spinning() {
+    // A receive stream dropped with data queued in it gives the data back to the stream's
+    // read lane, which it holds until the kernel has finished its request. `readable` must
+    // wait for that (try_read says WouldBlock meanwhile): reporting ready at once would make
+    // this loop go round without yielding, and the shard would never reap the completion
+    // that frees the lane (a hang, reported by the hang guard).
+    with_every_runtime("readiness after a receive stream", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let data = stream_bytes(9, 0, 64 * 1024);
+            send_outside_the_ring(&client, &data);
+            until_bytes_waiting(&server, data.len()).await;
+            let mut got = {
+                let mut rs = server.recv_stream();
+                let first = timeout(OP_GUARD, rs.next())
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .unwrap();
+                first.to_vec()
+            }; // dropped with the rest queued in it, or still in the socket
+            let mut buf = vec![0; 64 * 1024];
+            while got.len() < data.len() {
+                server.readable().await.unwrap();
+                match server.try_read(&mut buf) {
+                    Ok(0) => panic!("end of stream after {} bytes", got.len()),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            check_stream(9, 0, &got);
         })
     });
 }

@@ -3,11 +3,12 @@
 //! in the direction's lane or return `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
-//! an owned-buffer read or write waiting).
+//! an owned-buffer read or write waiting; it waits for the lane to be free first).
 
+use std::future::poll_fn;
 use std::io;
 
-use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane};
+use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Lane};
 use ringsteal_rt::op;
 
 use super::StreamCore;
@@ -17,17 +18,21 @@ use super::StreamCore;
 const READABLE: u32 = (libc::POLLIN | libc::POLLRDHUP) as u32;
 
 impl StreamCore {
-    /// Waits until a read would not wait: bytes kept by an abandoned read, or the kernel
-    /// reports the socket readable (bytes, end of stream or an error).
+    /// Waits until a read would not wait: no request holds the read lane, and it has bytes
+    /// kept by an abandoned read or the kernel reports the socket readable (bytes, end of
+    /// stream or an error).
     pub(crate) async fn readable(&self) -> io::Result<()> {
+        until_free(&self.read).await;
         if self.read.has_leftover() {
             return Ok(());
         }
         op::poll_add(&self.fd, READABLE).await.map(drop)
     }
 
-    /// Waits until the kernel reports room in the send buffer (or an error).
+    /// Waits until no request holds the write lane and the kernel reports room in the send
+    /// buffer (or an error).
     pub(crate) async fn writable(&self) -> io::Result<()> {
+        until_free(&self.write).await;
         op::poll_add(&self.fd, libc::POLLOUT as u32).await.map(drop)
     }
 
@@ -44,4 +49,12 @@ impl StreamCore {
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         try_write_in_lane(&self.fd, &self.write, buf)
     }
+}
+
+/// Waits until no request holds `lane` (without taking it). While one does, `try_read` and
+/// `try_write` say `WouldBlock`; reporting readiness then would make the documented
+/// `readable`-then-`try_read` loop go round without yielding, and the request holding the
+/// lane could never finish (its shard would never get back to its completions).
+async fn until_free(lane: &Lane) {
+    poll_fn(|cx| lane.poll_free(cx, |_| ())).await;
 }

@@ -40,17 +40,18 @@ pub(super) fn recv_from(
     dst: &mut [MaybeUninit<u8>],
     from: &mut SockAddr,
 ) -> io::Result<usize> {
-    let len = from.len_mut() as *mut libc::socklen_t;
-    // SAFETY: `dst` is valid for writes of its length, and `from`'s storage for writes of
-    // the length `len` points at (the whole storage, from `SockAddr::empty`), for the
-    // duration of the call, which keeps neither pointer and updates `*len`.
+    let (addr, len) = from.as_mut_parts();
+    // SAFETY: `dst` is valid for writes of its length, and `from`'s storage (`addr`) for
+    // writes of the length `len` points at (the whole storage, from `SockAddr::empty`), for
+    // the duration of the call, which keeps neither pointer and updates `*len`; the two
+    // pointers come from disjoint fields of `from`, which this call borrows exclusively.
     let n = unsafe {
         libc::recvfrom(
             fd,
             dst.as_mut_ptr().cast(),
             dst.len(),
             libc::MSG_DONTWAIT,
-            from.as_mut_ptr(),
+            addr,
             len,
         )
     };

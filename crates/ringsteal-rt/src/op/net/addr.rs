@@ -212,6 +212,16 @@ impl SockAddr {
         (&mut self.storage as *mut libc::sockaddr_storage).cast()
     }
 
+    /// Pointers for the kernel to fill the address and update its length through, both at
+    /// once (`recvfrom`, `accept`): taken from the two fields separately, so neither
+    /// invalidates the other.
+    pub fn as_mut_parts(&mut self) -> (*mut libc::sockaddr, *mut libc::socklen_t) {
+        (
+            std::ptr::addr_of_mut!(self.storage).cast(),
+            std::ptr::addr_of_mut!(self.len),
+        )
+    }
+
     /// The address length.
     pub fn len(&self) -> libc::socklen_t {
         self.len
