@@ -208,6 +208,20 @@ impl<R: AsyncReadOwned> BufReader<R> {
         Lines { reader: self }
     }
 
+    /// Moves the first `n` buffered bytes (at most what is buffered and what `buf` holds)
+    /// into the start of `buf`.
+    fn copy_out<B: IoBufMut>(&mut self, buf: &mut B, n: usize) {
+        let avail = &self.buf[self.pos..];
+        let n = n.min(avail.len()).min(buf.bytes_total());
+        // SAFETY: `buf` is owned (no overlap with our buffer) and valid for bytes_total()
+        // >= n bytes of writes; the n bytes are then initialised.
+        unsafe {
+            std::ptr::copy_nonoverlapping(avail.as_ptr(), buf.stable_mut_ptr(), n);
+            buf.set_init(n);
+        }
+        self.consume(n);
+    }
+
     /// Consumes the first `len` buffered bytes as one line, appended to `out` if UTF-8.
     fn take_line(&mut self, len: usize, out: &mut String) -> io::Result<usize> {
         let line = std::str::from_utf8(&self.buf[self.pos..self.pos + len]);
@@ -235,16 +249,49 @@ impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
             return (Err(e), buf);
         }
         let mut buf = buf;
-        let avail = &self.buf[self.pos..];
-        let n = avail.len().min(buf.bytes_total());
-        // SAFETY: `buf` is owned (no overlap with our buffer) and valid for bytes_total()
-        // >= n bytes of writes; the n bytes are then initialised.
-        unsafe {
-            std::ptr::copy_nonoverlapping(avail.as_ptr(), buf.stable_mut_ptr(), n);
-            buf.set_init(n);
-        }
-        self.consume(n);
+        let n = (self.buf.len() - self.pos).min(buf.bytes_total());
+        self.copy_out(&mut buf, n);
         (Ok(n), buf)
+    }
+
+    /// Takes the buffered bytes only once all of `buf`'s are buffered, reading more into a
+    /// buffer of its own meanwhile (as [`read_line`](Self::read_line) does): dropped, it
+    /// leaves every byte here, and the inner reader keeps what its dropped read took if it
+    /// keeps such bytes (ringsteal's streams, files and pipes do). So a dropped `read_u32`
+    /// over a buffered stream loses nothing.
+    async fn read_exact<B: IoBufMut>(&mut self, buf: B) -> BufResult<(), B> {
+        let want = buf.bytes_total();
+        if self.pos == self.buf.len() && want >= self.capacity {
+            return self.inner.read_exact(buf).await;
+        }
+        let mut buf = buf;
+        loop {
+            let avail = self.buf.len() - self.pos;
+            if avail >= want {
+                self.copy_out(&mut buf, want);
+                return (Ok(()), buf);
+            }
+            let more = match super::provided::buffer_with_capacity(self.capacity.max(want - avail))
+            {
+                Ok(more) => more,
+                Err(e) => return (Err(e), buf),
+            };
+            let (res, more) = self.inner.read(more).await;
+            match res {
+                Ok(0) => {
+                    // The end of the stream: what there is goes into `buf`, as the trait says.
+                    self.copy_out(&mut buf, avail);
+                    return (Err(super::provided::unexpected_eof()), buf);
+                }
+                Ok(_) => {
+                    self.buf.drain(..self.pos);
+                    self.pos = 0;
+                    self.buf.extend_from_slice(&more);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return (Err(e), buf),
+            }
+        }
     }
 
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
@@ -342,6 +389,40 @@ mod tests {
     struct Noop;
     impl Wake for Noop {
         fn wake(self: Arc<Self>) {}
+    }
+
+    #[test]
+    fn a_dropped_read_exact_leaves_its_bytes_buffered_for_the_next_one() {
+        let mut arrivals = Arrivals::default();
+        arrivals.arrive(&[0x12, 0x34]);
+        let mut reader = BufReader::with_capacity(16, arrivals);
+        {
+            // Takes the two bytes into the buffer, waits for two more: dropped there.
+            let first = pin!(reader.read_u32());
+            let waker = Waker::from(Arc::new(Noop));
+            assert!(first.poll(&mut Context::from_waker(&waker)).is_pending());
+        }
+        assert_eq!(
+            reader.buffer(),
+            [0x12, 0x34],
+            "the dropped read_u32 kept them here"
+        );
+        reader.get_mut().arrive(&[0x56, 0x78, 0x9a]);
+        assert_eq!(block_on(reader.read_u32()).unwrap(), 0x1234_5678);
+        assert_eq!(reader.buffer(), [0x9a]);
+        // Longer than the capacity, partly buffered: still whole and in order.
+        let long: Vec<u8> = (0..40).collect();
+        reader.get_mut().arrive(&long);
+        let (res, got) = block_on(reader.read_exact(vec![0u8; 41]));
+        res.unwrap();
+        assert_eq!(got[0], 0x9a);
+        assert_eq!(&got[1..], &long[..]);
+        // The end of the stream inside a read_exact: what there was, then UnexpectedEof.
+        reader.get_mut().arrive(&[1, 2]);
+        reader.get_mut().end();
+        let (res, got) = block_on(reader.read_exact(Vec::with_capacity(4)));
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(got, [1, 2]);
     }
 
     #[test]

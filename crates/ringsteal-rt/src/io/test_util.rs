@@ -54,12 +54,19 @@ impl AsyncReadOwned for Trickle {
 #[derive(Default)]
 pub(crate) struct Arrivals {
     chunks: VecDeque<Vec<u8>>,
+    /// The stream ended: once the chunks are read, reads return 0.
+    ended: bool,
 }
 
 impl Arrivals {
     /// `chunk` arrives: the next read returns it (or as much of it as fits).
     pub(crate) fn arrive(&mut self, chunk: &[u8]) {
         self.chunks.push_back(chunk.to_vec());
+    }
+
+    /// The stream ends after the chunks that arrived.
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
     }
 }
 
@@ -82,6 +89,7 @@ impl<B> Future for ArrivalRead<B> {
 impl AsyncReadOwned for Arrivals {
     fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
         match self.chunks.pop_front() {
+            None if self.ended => ArrivalRead::Done(Some(Box::new((Ok(0), buf)))),
             None => ArrivalRead::Waiting(Box::new(buf)),
             Some(chunk) => {
                 let out = block_on((&chunk[..]).read(buf));
