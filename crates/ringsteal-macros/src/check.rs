@@ -55,9 +55,14 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
             .map(|w| w.where_token.span);
         return Err(syn::Error::new(
             first.or(clause).unwrap_or_else(|| sig.generics.span()),
-            format!(
-                "{attr} cannot be used on a generic function: it has no caller to choose the types"
-            ),
+            if kind == Kind::Main && sig.ident != "main" {
+                format!("{attr} cannot be used on a generic function: make the types concrete")
+            } else {
+                format!(
+                    "{attr} cannot be used on a generic function: it has no caller to choose \
+                     the types"
+                )
+            },
         ));
     }
     if let Some(v) = &sig.variadic {

@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::format_ident;
 use quote::quote;
-use syn::{parse_quote, FnArg, Ident, ItemFn, Path, Type};
+use syn::{parse_quote, FnArg, Ident, ItemFn, Pat, Path, Type};
 
 use crate::args::{Args, Idle, Kind, Wake};
 use crate::check::{Handle, Params};
@@ -30,8 +30,19 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     outer.asyncness = None;
     // The parameters callers pass, renamed (the inner function keeps their patterns).
     let skip = usize::from(matches!(params.handle, Handle::Taken));
-    let passed: Vec<Ident> = (0..params.passed)
-        .map(|i| format_ident!("__ringsteal_arg{}", i))
+    // A plain name keeps its name (rustdoc shows it), any other pattern gets one.
+    let passed: Vec<Ident> = outer
+        .inputs
+        .iter()
+        .skip(skip)
+        .enumerate()
+        .map(|(i, arg)| match arg {
+            FnArg::Typed(p) => match &*p.pat {
+                Pat::Ident(id) if id.by_ref.is_none() && id.subpat.is_none() => id.ident.clone(),
+                _ => format_ident!("__ringsteal_arg{}", i),
+            },
+            FnArg::Receiver(_) => format_ident!("__ringsteal_arg{}", i),
+        })
         .collect();
     // (check.rs refuses receivers, so every parameter after the handle is a typed one.)
     let types: Vec<Type> = outer

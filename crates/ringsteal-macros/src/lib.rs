@@ -46,7 +46,8 @@ use args::{Args, Kind};
 ///
 /// On a function other than `main`, as with tokio's, the function keeps its other
 /// parameters: it becomes a plain function that its caller (a plain `main` that reads the
-/// command line, say) calls with them, and that runs its body on a new runtime.
+/// command line, say) calls with them, and that runs its body on a new runtime. (A first
+/// parameter of type `RuntimeHandle` is still the runtime's, not the caller's.)
 ///
 /// ```
 /// #[ringsteal::main(shards = 1)]

@@ -136,6 +136,8 @@ impl Runtime {
     /// Shuts down without waiting for blocking tasks or for requests in flight, as tokio's
     /// `shutdown_background`: [`shutdown_timeout`](Self::shutdown_timeout) with a zero
     /// timeout. Buffers the kernel may still write into are kept (leaked) rather than freed.
+    /// Unlike tokio's, it still waits for each shard's thread to see the shutdown, so a task
+    /// that never yields holds it up (see [`shutdown_timeout`](Self::shutdown_timeout)).
     ///
     /// ```
     /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
