@@ -17,7 +17,7 @@ use super::in_lane::InLane;
 use super::provided::write_zero;
 use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 use crate::buf::IoBuf;
-use crate::op::{self, SharedFd, Splice};
+use crate::op::{self, Operation, SharedFd, Splice, Sqes};
 
 /// Size of the buffer of a plain copy.
 const COPY_BUF: usize = 64 * 1024;
@@ -113,7 +113,7 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
     let (pipe_r, pipe_w) = pipe()?;
     let mut total = 0u64;
     loop {
-        let n = fill_pipe(src, &pipe_w).await?;
+        let n = fill_pipe(src, &pipe_w, &pipe_r).await?;
         if n == 0 {
             return Ok(total);
         }
@@ -121,14 +121,17 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
         while left > 0 {
             let guard = dst.lane().acquire().await;
             let out = InLane::other(
-                Splice::new(
-                    &pipe_r,
-                    u64::MAX,
-                    dst.fd(),
-                    u64::MAX,
-                    left,
-                    libc::SPLICE_F_MOVE,
-                ),
+                PipeSplice {
+                    splice: Splice::new(
+                        &pipe_r,
+                        u64::MAX,
+                        dst.fd(),
+                        u64::MAX,
+                        left,
+                        libc::SPLICE_F_MOVE,
+                    ),
+                    _other_end: pipe_w.clone(),
+                },
                 guard,
             )
             .await;
@@ -144,7 +147,11 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
 }
 
 /// Moves the next bytes of `src` into the (empty) pipe: its leftover first, then a splice.
-async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd) -> io::Result<usize> {
+async fn fill_pipe(
+    src: SpliceEnd<'_>,
+    pipe_w: &SharedFd,
+    pipe_r: &SharedFd,
+) -> io::Result<usize> {
     loop {
         let mut guard = src.lane().acquire().await;
         if guard.has_leftover() {
@@ -157,14 +164,17 @@ async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd) -> io::Result<usize> {
             return Ok(written);
         }
         let out = InLane::other(
-            Splice::new(
-                src.fd(),
-                u64::MAX,
-                pipe_w,
-                u64::MAX,
-                SPLICE_CHUNK,
-                libc::SPLICE_F_MOVE,
-            ),
+            PipeSplice {
+                splice: Splice::new(
+                    src.fd(),
+                    u64::MAX,
+                    pipe_w,
+                    u64::MAX,
+                    SPLICE_CHUNK,
+                    libc::SPLICE_F_MOVE,
+                ),
+                _other_end: pipe_r.clone(),
+            },
             guard,
         )
         .await;
@@ -172,6 +182,36 @@ async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd) -> io::Result<usize> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             res => return res,
         }
+    }
+}
+
+/// A splice into or out of the copy's pipe that also holds the pipe's other end until its
+/// completion. Closing either end of a pipe takes the pipe's lock, which the kernel holds
+/// while a splice waits for its socket (for data to read, or for room to write): had the
+/// copy's future been dropped mid-splice, closing the other end would have blocked the
+/// shard's thread until the socket moved, before the splice's cancel was even submitted.
+/// Held here, the end is closed with the op, after the cancelled splice has completed.
+struct PipeSplice {
+    splice: Splice,
+    _other_end: SharedFd,
+}
+
+// SAFETY: `Splice`'s SQE and completion, passed on unchanged (so `Splice`'s safety argument
+// holds); the extra descriptor is only held.
+unsafe impl Operation for PipeSplice {
+    type Output = io::Result<usize>;
+    const TIMED_OUT_RESULT: i32 = Splice::TIMED_OUT_RESULT;
+
+    fn prepare(&mut self) -> Sqes {
+        self.splice.prepare()
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        self.splice.complete(results)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        self.splice.fail(err)
     }
 }
 
