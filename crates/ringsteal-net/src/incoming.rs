@@ -19,7 +19,10 @@ use crate::listener_fd::ListenerHandle;
 /// The connections of a [`TcpListener`](crate::TcpListener) or
 /// [`UnixListener`](crate::UnixListener), from [`incoming`](crate::TcpListener::incoming): one
 /// multishot `IORING_OP_ACCEPT` takes every connection the kernel queues, and is re-armed
-/// whenever the kernel ends it.
+/// whenever the kernel ends it. It accepts ahead: while the stream lives, polled or not,
+/// every connection that arrives is accepted and held (a descriptor each) until polled,
+/// with no bound; a server that stops accepting at a connection limit loops on `accept()`
+/// instead, so that clients wait in the kernel's queue meanwhile.
 ///
 /// Each item is a connection or an error. Running out of descriptors (`EMFILE`, `ENFILE`) or
 /// memory is yielded as the error and the stream goes on, retrying after a pause that grows

@@ -111,6 +111,12 @@ impl TcpListener {
     /// No peer address is taken (every completion would overwrite one storage): ask the
     /// stream ([`TcpStream::peer_addr`]).
     ///
+    /// Unlike [`accept`](Self::accept), it accepts ahead: while it lives, polled or not,
+    /// the kernel accepts every connection that arrives, and the stream holds each (a
+    /// descriptor) until it is polled, with no bound. A server that stops accepting at a
+    /// connection limit should loop on `accept()`, so that clients wait in the kernel's
+    /// accept queue meanwhile.
+    ///
     /// ```
     /// use ringsteal_net::{TcpListener, TcpStream};
     ///

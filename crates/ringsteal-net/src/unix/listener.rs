@@ -77,7 +77,8 @@ impl UnixListener {
         ))
     }
 
-    /// The connections as a stream, from one multishot accept request (see [`Incoming`]).
+    /// The connections as a stream, from one multishot accept request (see [`Incoming`]:
+    /// unlike [`accept`](Self::accept), it accepts ahead, polled or not).
     ///
     /// ```
     /// use ringsteal_net::{UnixListener, UnixStream};
