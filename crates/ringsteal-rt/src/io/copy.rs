@@ -147,11 +147,7 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
 }
 
 /// Moves the next bytes of `src` into the (empty) pipe: its leftover first, then a splice.
-async fn fill_pipe(
-    src: SpliceEnd<'_>,
-    pipe_w: &SharedFd,
-    pipe_r: &SharedFd,
-) -> io::Result<usize> {
+async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd, pipe_r: &SharedFd) -> io::Result<usize> {
     loop {
         let mut guard = src.lane().acquire().await;
         if guard.has_leftover() {
