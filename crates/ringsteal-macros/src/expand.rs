@@ -35,6 +35,7 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         .inputs
         .iter()
         .skip(skip)
+        .take(params.passed)
         .enumerate()
         .map(|(i, arg)| match arg {
             FnArg::Typed(p) => match &*p.pat {
@@ -49,6 +50,7 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         .inputs
         .iter()
         .skip(skip)
+        .take(params.passed)
         .filter_map(|arg| match arg {
             FnArg::Typed(p) => Some((*p.ty).clone()),
             FnArg::Receiver(_) => None,
