@@ -326,7 +326,8 @@ impl StreamCore {
     }
 
     /// `shutdown(how)` through the ring. Shutting down the write side waits for the write
-    /// lane, so the FIN goes after every byte of earlier writes (abandoned ones included).
+    /// lane, so the FIN goes after every byte of earlier writes (abandoned ones included),
+    /// and succeeds on a connection already gone (`ENOTCONN`: the peer reset it), as tokio's.
     /// Both sides at once goes at once, as std's does from another thread: it is how a task
     /// ends a connection whose writer waits for a peer that stopped reading (the write then
     /// fails, `BrokenPipe`), which waiting for that writer's lane would never do.
@@ -335,10 +336,16 @@ impl StreamCore {
             Shutdown::Read | Shutdown::Both => op::shutdown(&self.fd, how).await,
             Shutdown::Write => {
                 let guard = self.write.acquire().await;
-                InLane::other(op::Shutdown::new(&self.fd, how), guard)
+                let res = InLane::other(op::Shutdown::new(&self.fd, how), guard)
                     .await
                     .into_parts()
-                    .0
+                    .0;
+                match res {
+                    // The connection is already gone (the peer reset it): the write side is
+                    // shut either way, as tokio's `shutdown` (and the poll path's) says.
+                    Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
+                    res => res,
+                }
             }
         }
     }

@@ -52,7 +52,9 @@ macro_rules! stream_common_methods {
         /// Shuts down the read side, the write side (the peer reads end of stream, after
         /// every byte of earlier writes) or both, with `IORING_OP_SHUTDOWN`. `Both` does not
         /// wait for writes in progress: a write waiting for a peer that stopped reading
-        /// fails (`BrokenPipe`), so another task can end such a connection.
+        /// fails (`BrokenPipe`), so another task can end such a connection. Shutting down
+        /// the write side of a connection the peer already reset succeeds, as tokio's
+        /// `shutdown` does (`Read` and `Both` report `NotConnected` there, as std's).
         pub async fn shutdown(&self, how: ::std::net::Shutdown) -> ::std::io::Result<()> {
             self.core.shutdown(how).await
         }

@@ -6,6 +6,7 @@ mod common;
 mod support;
 
 use std::io::ErrorKind;
+use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -65,6 +66,11 @@ fn a_reset_from_the_peer_mid_stream_is_connection_reset() {
                 matches!(kind, ErrorKind::BrokenPipe | ErrorKind::ConnectionReset),
                 "{kind:?}"
             );
+            // Passing the half-close on, as a proxy does, succeeds as with tokio (the kernel
+            // says ENOTCONN: the write side is shut either way); a read shutdown does not.
+            client.shutdown(Shutdown::Write).await.unwrap();
+            let err = client.shutdown(Shutdown::Read).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotConnected);
         })
     });
 }
