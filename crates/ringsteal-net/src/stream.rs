@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::{write_all_vectored_in_lane, InLane, Lane, LaneGuard, PollParts, SpliceEnd};
-use ringsteal_rt::op::{self, RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
+use ringsteal_rt::op::{RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
 use crate::inline::{self, Inline, StreamHints};
 use crate::recv_stream::RecvStream;
@@ -325,22 +325,20 @@ impl StreamCore {
         self.write_all_by(buf, true).await
     }
 
-    /// `shutdown(how)` through the ring. Shutting down the write side waits for the write
-    /// lane, so the FIN goes after every byte of earlier writes (abandoned ones included),
-    /// and succeeds on a connection already gone (`ENOTCONN`: the peer reset it), as tokio's.
-    /// Both sides at once goes at once, as std's does from another thread: it is how a task
-    /// ends a connection whose writer waits for a peer that stopped reading (the write then
-    /// fails, `BrokenPipe`), which waiting for that writer's lane would never do.
+    /// `shutdown(how)`, as a system call (it never blocks; the ring's `SHUTDOWN` always runs
+    /// on a kernel worker thread, 16 times slower: `sockopt::shutdown`). Shutting down the
+    /// write side waits for the write lane, so the FIN goes after every byte of earlier
+    /// writes (abandoned ones included), and succeeds on a connection already gone
+    /// (`ENOTCONN`: the peer reset it), as tokio's. Both sides at once goes at once, as
+    /// std's does from another thread: it is how a task ends a connection whose writer waits
+    /// for a peer that stopped reading (the write then fails, `BrokenPipe`), which waiting
+    /// for that writer's lane would never do.
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match how {
-            Shutdown::Read | Shutdown::Both => op::shutdown(&self.fd, how).await,
+            Shutdown::Read | Shutdown::Both => crate::sockopt::shutdown(&self.fd, how),
             Shutdown::Write => {
-                let guard = self.write.acquire().await;
-                let res = InLane::other(op::Shutdown::new(&self.fd, how), guard)
-                    .await
-                    .into_parts()
-                    .0;
-                match res {
+                let _guard = self.write.acquire().await;
+                match crate::sockopt::shutdown(&self.fd, how) {
                     // The connection is already gone (the peer reset it): the write side is
                     // shut either way, as tokio's `shutdown` (and the poll path's) says.
                     Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
