@@ -426,3 +426,55 @@ fn numbers_written_on_one_shard_read_back_on_another_and_a_dropped_read_gives_it
         })
     });
 }
+
+#[test]
+fn copy_bidirectional_joins_two_connections_and_passes_each_half_close_on() {
+    with_every_runtime("copy_bidirectional", 2, |_, rt| {
+        rt.block_on(async {
+            // client <-> (a | b) <-> server: the proxy loop joins a and b.
+            let (client, a) = tcp_pair().await;
+            let (b, server) = tcp_pair().await;
+            let proxy = ringsteal_rt::spawn(async move { io::copy_bidirectional(&a, &b).await });
+            let up = stream_bytes(21, 0, 1 << 20);
+            let down = stream_bytes(22, 0, 300_000);
+            // The server answers only once the client's upload has ended (its half-close
+            // came through), then closes.
+            let server_side = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let got = read_to_eof(&server).await;
+                server.write_all(down_copy()).await.0.unwrap();
+                server.shutdown(std::net::Shutdown::Write).await.unwrap();
+                got
+            });
+            client.write_all(up.clone()).await.0.unwrap();
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            let got_down = read_to_eof(&client).await;
+            assert_eq!(got_down, down, "the server's bytes, then end of stream");
+            let got_up = server_side.await.unwrap();
+            check_stream(21, 0, &got_up);
+            assert_eq!(got_up.len(), up.len());
+            let (a_to_b, b_to_a) = timeout(OP_GUARD, proxy).await.unwrap().unwrap().unwrap();
+            assert_eq!((a_to_b, b_to_a), (up.len() as u64, down.len() as u64));
+
+            // A reset on one side ends the proxy loop with the error.
+            let (client, a) = tcp_pair().await;
+            let (b, server) = tcp_pair().await;
+            let proxy = ringsteal_rt::spawn(async move { io::copy_bidirectional(&a, &b).await });
+            server.set_linger(Some(Duration::ZERO)).unwrap();
+            drop(server);
+            let res = timeout(OP_GUARD, proxy).await.unwrap().unwrap();
+            let kind = res.unwrap_err().kind();
+            assert!(
+                matches!(
+                    kind,
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ),
+                "{kind:?}"
+            );
+            drop(client);
+        })
+    });
+}
+
+fn down_copy() -> Vec<u8> {
+    stream_bytes(22, 0, 300_000)
+}

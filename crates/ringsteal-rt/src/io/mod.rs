@@ -9,6 +9,7 @@
 //! `File` (reading and writing at its position), `&[u8]` (a source) and `Vec<u8>` (a sink);
 //! other crates can implement them too.
 
+mod bidirectional;
 mod buf_reader;
 mod buf_writer;
 mod copy;
@@ -25,6 +26,7 @@ mod provided;
 mod test_util;
 mod traits;
 
+pub use bidirectional::copy_bidirectional;
 pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
