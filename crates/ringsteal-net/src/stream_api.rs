@@ -656,8 +656,10 @@ macro_rules! stream_halves {
         }
 
         impl_async_read!(OwnedReadHalf);
+        impl_async_read!(&OwnedReadHalf);
         impl_async_read!(ReadHalf<'_>);
         impl_async_write!(OwnedWriteHalf);
+        impl_async_write!(&OwnedWriteHalf);
         impl_async_write!(WriteHalf<'_>);
 
         impl_poll_source!(OwnedReadHalf, read: true, write: false);

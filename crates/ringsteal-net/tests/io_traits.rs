@@ -478,3 +478,25 @@ fn copy_bidirectional_joins_two_connections_and_passes_each_half_close_on() {
 fn down_copy() -> Vec<u8> {
     stream_bytes(22, 0, 300_000)
 }
+
+#[test]
+fn shared_references_to_split_halves_read_and_write_through_the_traits() {
+    with_every_runtime("halves by reference", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (rd, wr) = server.into_split();
+            // An echo through `&rd` and `&wr`, as `io::copy(&mut &rd, &mut &wr)` writes it.
+            let echo = ringsteal_rt::spawn(async move {
+                let n = io::copy(&mut &rd, &mut &wr).await.unwrap();
+                AsyncWriteOwned::shutdown(&mut &wr).await.unwrap();
+                n
+            });
+            let sent = stream_bytes(23, 0, 100_000);
+            client.write_all(sent.clone()).await.0.unwrap();
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            let back = read_to_eof(&client).await;
+            assert_eq!(back, sent);
+            assert_eq!(echo.await.unwrap(), sent.len() as u64);
+        })
+    });
+}
