@@ -169,18 +169,30 @@ impl<R: AsyncReadOwned> BufReader<R> {
                     Err(e) => return Err(e),
                 }
             }
-            // Part of a line is buffered: read the rest into a buffer of its own, so that
-            // if this read is dropped the part stays here (and the inner reader keeps what
-            // the dropped read got, as ringsteal's streams do).
-            let more = super::provided::buffer_with_capacity(self.capacity)?;
+            // Part of a line is buffered: read on behind it (a dropped read leaves it here).
+            if self.read_more(self.capacity).await? == 0 {
+                // End of stream: what is buffered is the last line.
+                return self.take_line(scanned, out);
+            }
+        }
+    }
+
+    /// Reads up to `len` more bytes behind the buffered ones: into a buffer of its own,
+    /// appended once the read is done, so that a dropped call leaves the buffered bytes here
+    /// (and the inner reader keeps what the dropped read got, as ringsteal's streams do).
+    /// `Ok(0)` at the end of the stream; an interrupted read is tried again.
+    async fn read_more(&mut self, len: usize) -> io::Result<usize> {
+        loop {
+            let more = super::provided::buffer_with_capacity(len)?;
             let (res, more) = self.inner.read(more).await;
             match res {
-                // End of stream: what is buffered is the last line.
-                Ok(0) => return self.take_line(scanned, out),
-                Ok(_) => {
-                    self.buf.drain(..self.pos);
-                    self.pos = 0;
-                    self.buf.extend_from_slice(&more);
+                Ok(n) => {
+                    if n > 0 {
+                        self.buf.drain(..self.pos);
+                        self.pos = 0;
+                        self.buf.extend_from_slice(&more);
+                    }
+                    return Ok(n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -254,8 +266,8 @@ impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
         (Ok(n), buf)
     }
 
-    /// Takes the buffered bytes only once all of `buf`'s are buffered, reading more into a
-    /// buffer of its own meanwhile (as [`read_line`](Self::read_line) does): dropped, it
+    /// Takes the buffered bytes only once all of `buf`'s are buffered, reading more behind
+    /// them meanwhile (as [`read_line`](Self::read_line) does): dropped, it
     /// leaves every byte here, and the inner reader keeps what its dropped read took if it
     /// keeps such bytes (ringsteal's streams, files and pipes do). So a dropped `read_u32`
     /// over a buffered stream loses nothing.
@@ -271,24 +283,13 @@ impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
                 self.copy_out(&mut buf, want);
                 return (Ok(()), buf);
             }
-            let more = match super::provided::buffer_with_capacity(self.capacity.max(want - avail))
-            {
-                Ok(more) => more,
-                Err(e) => return (Err(e), buf),
-            };
-            let (res, more) = self.inner.read(more).await;
-            match res {
+            match self.read_more(self.capacity.max(want - avail)).await {
                 Ok(0) => {
                     // The end of the stream: what there is goes into `buf`, as the trait says.
                     self.copy_out(&mut buf, avail);
                     return (Err(super::provided::unexpected_eof()), buf);
                 }
-                Ok(_) => {
-                    self.buf.drain(..self.pos);
-                    self.pos = 0;
-                    self.buf.extend_from_slice(&more);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(_) => {}
                 Err(e) => return (Err(e), buf),
             }
         }

@@ -122,9 +122,7 @@ impl<W: AsyncWriteOwned> BufWriter<W> {
     /// Appends the initialised bytes of `buf`; `OutOfMemory` if the buffer cannot be had.
     fn copy_in<B: IoBuf>(&mut self, buf: &B) -> io::Result<()> {
         if self.buf.capacity() == 0 {
-            self.buf
-                .try_reserve_exact(self.capacity)
-                .map_err(super::provided::out_of_memory)?;
+            self.buf = super::provided::buffer_with_capacity(self.capacity)?;
         }
         // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
         let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
