@@ -518,8 +518,6 @@ macro_rules! impl_poll_source {
 /// `WriteHalf`, `ReuniteError`.
 macro_rules! stream_halves {
     ($stream:ident, $doc_stream:literal, $example:literal) => {
-        use ::std::os::fd::AsRawFd;
-
         use crate::stream::StreamCore;
 
         #[doc = concat!("The reading half of a [`", $doc_stream, "`], from [`into_split`](", $doc_stream, "::into_split).")]
@@ -634,9 +632,8 @@ macro_rules! stream_halves {
         impl Drop for OwnedWriteHalf {
             fn drop(&mut self) {
                 if self.shutdown_on_drop {
-                    // SAFETY: plain system call on a descriptor this half holds open. Errors
-                    // (already shut down, not connected) mean there is nothing to do.
-                    unsafe { libc::shutdown(self.core.fd().as_raw_fd(), libc::SHUT_WR) };
+                    // Errors (already shut down, not connected) mean there is nothing to do.
+                    let _ = $crate::sockopt::shutdown(self.core.fd(), ::std::net::Shutdown::Write);
                 }
             }
         }
