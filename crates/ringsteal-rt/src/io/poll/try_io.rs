@@ -41,9 +41,8 @@ pub fn try_read_in_lane(fd: &SharedFd, read_lane: &Lane, buf: &mut [u8]) -> io::
     if buf.is_empty() {
         return Ok(0);
     }
-    // SAFETY: `MaybeUninit<u8>` has `u8`'s layout, and both writers below (the kept bytes'
-    // copy and `recv`) write only initialised bytes, so `buf` stays initialised.
-    let dst = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    // SAFETY: both writers below (the kept bytes' copy and `recv`) write only bytes.
+    let dst = unsafe { as_uninit(buf) };
     if guard.has_leftover() {
         return Ok(guard.take_leftover_into(dst));
     }
@@ -97,9 +96,8 @@ pub fn try_write_in_lane(fd: &SharedFd, write_lane: &Lane, buf: &[u8]) -> io::Re
 /// assert!(from.is_empty(), "the peer of a pair has no address to give");
 /// ```
 pub fn try_recv_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAddr)> {
-    // SAFETY: `MaybeUninit<u8>` has `u8`'s layout, and `recvfrom` writes only initialised
-    // bytes, so `buf` stays initialised.
-    let dst = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    // SAFETY: `recvfrom` writes only bytes.
+    let dst = unsafe { as_uninit(buf) };
     let mut from = SockAddr::empty();
     let n = sys::recv_from(fd.as_raw_fd(), dst, &mut from)?;
     Ok((n, from))
@@ -121,6 +119,17 @@ pub fn try_recv_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAd
 /// ```
 pub fn try_send_to(fd: &SharedFd, buf: &[u8], to: Option<&SockAddr>) -> io::Result<usize> {
     sys::send_to(fd.as_raw_fd(), buf, to)
+}
+
+/// `buf` viewed as possibly uninitialised bytes, for the system-call helpers (`sys.rs`),
+/// which take that type.
+///
+/// # Safety
+/// Whatever writes through the result must write only initialised bytes (a copy, or the
+/// kernel's `recv`), so that `buf` stays initialised.
+unsafe fn as_uninit(buf: &mut [u8]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: `MaybeUninit<u8>` has `u8`'s layout; the caller keeps the bytes initialised.
+    unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) }
 }
 
 fn in_flight(what: &str) -> io::Error {
