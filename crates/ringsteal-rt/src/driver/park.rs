@@ -11,7 +11,6 @@ use ringsteal_uring::Wait;
 
 use super::Driver;
 use crate::stats::ShardCounters;
-use crate::util::NEVER;
 
 /// Longest sleep while the eventfd read could not be armed.
 const UNARMED_PARK: Duration = Duration::from_millis(1);
@@ -41,9 +40,9 @@ impl Driver {
         let timeout = if unarmed(self) || !self.backlog.is_empty() {
             Some(timeout.map_or(UNARMED_PARK, |t| t.min(UNARMED_PARK)))
         } else {
-            // A timer centuries away gives a timespec past what some kernels add to the
-            // current time without overflowing (which would end every sleep at once).
-            timeout.map(|t| t.min(NEVER))
+            // (A timer centuries away is capped by the ring's wait itself: some kernels add
+            // the timeout to the current time without an overflow check.)
+            timeout
         };
         counters.enters.incr();
         let before = self.ring.sq_pending();
