@@ -30,37 +30,32 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     outer.asyncness = None;
     // The parameters callers pass, renamed (the inner function keeps their patterns).
     let skip = usize::from(matches!(params.handle, Handle::Taken));
-    // A plain name keeps its name (rustdoc shows it), any other pattern gets one.
-    let passed: Vec<Ident> = outer
+    // A plain name keeps its name (rustdoc shows it), any other pattern gets one. (check.rs
+    // refuses receivers, so every parameter after the handle is a typed one.)
+    let passed: Vec<(Ident, Type)> = outer
         .inputs
         .iter()
         .skip(skip)
         .take(params.passed)
         .enumerate()
-        .map(|(i, arg)| match arg {
-            FnArg::Typed(p) => match &*p.pat {
-                Pat::Ident(id) if id.by_ref.is_none() && id.subpat.is_none() => id.ident.clone(),
-                _ => format_ident!("__ringsteal_arg{}", i),
-            },
-            FnArg::Receiver(_) => format_ident!("__ringsteal_arg{}", i),
-        })
-        .collect();
-    // (check.rs refuses receivers, so every parameter after the handle is a typed one.)
-    let types: Vec<Type> = outer
-        .inputs
-        .iter()
-        .skip(skip)
-        .take(params.passed)
-        .filter_map(|arg| match arg {
-            FnArg::Typed(p) => Some((*p.ty).clone()),
+        .filter_map(|(i, arg)| match arg {
+            FnArg::Typed(p) => {
+                let name = match &*p.pat {
+                    Pat::Ident(id) if id.by_ref.is_none() && id.subpat.is_none() => {
+                        id.ident.clone()
+                    }
+                    _ => format_ident!("__ringsteal_arg{}", i),
+                };
+                Some((name, (*p.ty).clone()))
+            }
             FnArg::Receiver(_) => None,
         })
         .collect();
     outer.inputs = passed
         .iter()
-        .zip(&types)
-        .map(|(ident, ty)| -> FnArg { parse_quote!(#ident: #ty) })
+        .map(|(name, ty)| -> FnArg { parse_quote!(#name: #ty) })
         .collect();
+    let passed = passed.iter().map(|(name, _)| name);
     let call = match params.handle {
         Handle::None => quote!(move |_| #name(#(#passed),*)),
         Handle::Taken => {
