@@ -203,8 +203,10 @@ impl RemoteShard {
     /// The one eventfd doorbell write. Only inside `with_open_fds`, with the fd it passed.
     fn write_eventfd(&self, eventfd: RawFd) {
         if eventfd >= 0 {
-            signal_eventfd(eventfd);
+            // Counted first: the shard may wake and count the wake before this thread gets
+            // on after the write, and stats must never show more wakes than doorbells.
             self.counters.eventfd_doorbells.incr();
+            signal_eventfd(eventfd);
         }
     }
 
