@@ -20,9 +20,12 @@ use crate::listener_fd::ListenerHandle;
 /// [`UnixListener`](crate::UnixListener), from [`incoming`](crate::TcpListener::incoming): one
 /// multishot `IORING_OP_ACCEPT` takes every connection the kernel queues, and is re-armed
 /// whenever the kernel ends it. It accepts ahead: while the stream lives, polled or not,
-/// every connection that arrives is accepted and held (a descriptor each) until polled,
-/// with no bound; a server that stops accepting at a connection limit loops on `accept()`
-/// instead, so that clients wait in the kernel's queue meanwhile.
+/// the connections that arrive are accepted and held (a descriptor each) until polled, up
+/// to [`ACCEPT_AHEAD`](crate::ACCEPT_AHEAD) (64). There it pauses (the request is
+/// cancelled), later clients wait in the kernel's accept queue, and the next poll that
+/// finds it drained arms it again. (One wake-up of the kernel's accept may take a burst
+/// beyond the bound: what the queue held at that moment.) A server that must hold no
+/// connection beyond its limit loops on `accept()` instead.
 ///
 /// Each item is a connection or an error. Running out of descriptors (`EMFILE`, `ENFILE`) or
 /// memory is yielded as the error and the stream goes on, retrying after a pause that grows

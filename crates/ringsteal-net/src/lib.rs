@@ -96,7 +96,7 @@ pub use into_std::IntoStdError;
 pub use recv_stream::RecvStream;
 pub use resolve::{lookup_host, ToSocketAddrs};
 pub use ringsteal_rt::buf::RecvBuf;
-pub use ringsteal_rt::op::{Datagram, RecvMsgStream};
+pub use ringsteal_rt::op::{Datagram, RecvMsgStream, ACCEPT_AHEAD};
 pub use stream::SEND_ZC_MIN;
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;

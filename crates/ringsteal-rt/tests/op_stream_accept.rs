@@ -12,7 +12,7 @@ use std::sync::mpsc;
 
 use common::under_every_config;
 use ringsteal_rt::op::{self, SharedFd};
-use stream_support::{listener, Path};
+use stream_support::{accept_queue_len, listener, Path};
 
 /// Clients each send their index, so the test can tell the accepted connections apart.
 fn connect_clients(addr: std::net::SocketAddr, n: u8) -> std::thread::JoinHandle<Vec<TcpStream>> {
@@ -123,6 +123,67 @@ fn a_multishot_accept_ended_by_a_full_cq_is_re_armed_and_loses_no_connection() {
             let stats = ringsteal_rt::RuntimeHandle::current().stats().total();
             assert!(stats.stream_rearms >= 1, "{config:?}: {stats:?}");
         });
+    });
+}
+
+#[test]
+fn an_accept_stream_nobody_takes_from_stops_accepting_at_its_bound_and_loses_nothing() {
+    // The server at its connection limit: the stream is armed, then not polled while
+    // clients keep arriving. It accepts `ACCEPT_AHEAD`, pauses, and leaves the rest in the
+    // kernel's backlog; taken again, it delivers every client once.
+    const LATE: usize = 32;
+    const N: usize = op::ACCEPT_AHEAD + LATE;
+    under_every_config("accept stream, bound", 1, |config, b| {
+        let rt = b.build().unwrap();
+        let submitted = rt.block_on(async move {
+            let (l, addr) = listener();
+            let mut incoming = op::accept_multishot(&SharedFd::new(l.into()));
+            let first =
+                std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
+            assert!(first.is_pending(), "nobody connected yet");
+            let handle = ringsteal_rt::RuntimeHandle::current();
+            // The clients, on a blocking thread; this shard, idle meanwhile, reaps the
+            // accepts.
+            let clients = ringsteal_rt::spawn_blocking(move || {
+                let stats = || handle.stats().total();
+                let mut clients = Vec::new();
+                let mut connect = |i: usize| {
+                    let mut c = TcpStream::connect(addr).expect("connect");
+                    c.write_all(&[i as u8]).expect("send the index");
+                    clients.push(c);
+                };
+                for i in 0..op::ACCEPT_AHEAD {
+                    connect(i);
+                    // Accepted ahead: the kernel took it from the backlog.
+                    common::spin_until(|| accept_queue_len(addr) == 0);
+                }
+                // The bound is reached: the request is cancelled and ends.
+                common::spin_until(|| stats().ops_cancelled >= 1);
+                common::spin_until(|| stats().ops_in_flight == 0);
+                for i in op::ACCEPT_AHEAD..N {
+                    connect(i);
+                }
+                // Nothing accepts them: they wait in the backlog, no descriptor held here.
+                assert_eq!(accept_queue_len(addr), LATE, "{config:?}");
+                clients
+            })
+            .await
+            .unwrap();
+            let mut seen = [false; N];
+            for _ in 0..N {
+                let conn = incoming
+                    .next()
+                    .await
+                    .expect("a connection")
+                    .expect("accepted");
+                let i = index_of(conn) as usize;
+                assert!(!seen[i], "{config:?}: client {i} accepted twice");
+                seen[i] = true;
+            }
+            drop(clients);
+            incoming.requests_submitted()
+        });
+        assert_eq!(submitted, 2, "{config:?}: armed, paused, armed again");
     });
 }
 

@@ -112,10 +112,11 @@ impl TcpListener {
     /// stream ([`TcpStream::peer_addr`]).
     ///
     /// Unlike [`accept`](Self::accept), it accepts ahead: while it lives, polled or not,
-    /// the kernel accepts every connection that arrives, and the stream holds each (a
-    /// descriptor) until it is polled, with no bound. A server that stops accepting at a
-    /// connection limit should loop on `accept()`, so that clients wait in the kernel's
-    /// accept queue meanwhile.
+    /// the kernel accepts the connections that arrive, and the stream holds each (a
+    /// descriptor) until it is polled, up to [`ACCEPT_AHEAD`](crate::ACCEPT_AHEAD) (64):
+    /// then it pauses, and later clients wait in the kernel's accept queue until the stream
+    /// is polled again. A server that must hold no connection beyond its limit loops on
+    /// `accept()` instead.
     ///
     /// ```
     /// use ringsteal_net::{TcpListener, TcpStream};

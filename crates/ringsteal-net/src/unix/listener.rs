@@ -78,7 +78,8 @@ impl UnixListener {
     }
 
     /// The connections as a stream, from one multishot accept request (see [`Incoming`]:
-    /// unlike [`accept`](Self::accept), it accepts ahead, polled or not).
+    /// unlike [`accept`](Self::accept), it accepts up to
+    /// [`ACCEPT_AHEAD`](crate::ACCEPT_AHEAD) connections ahead, polled or not).
     ///
     /// ```
     /// use ringsteal_net::{UnixListener, UnixStream};

@@ -520,11 +520,26 @@ fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message
 /// otherwise. Takes the reference the cancel's CQE will release.
 pub(crate) fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {
-    let Some(runtime) = runtime else { return };
+    if let Some(runtime) = runtime {
+        cancel_in(op, runtime.shared());
+    }
+}
+
+/// As [`cancel`], from the driver's reaping path on the op's own shard (the driver is
+/// borrowed, so the cancel is queued as a command for the shard's next tick). The caller
+/// holds a reference (a CQE's). Off a shard (nothing to ask), does nothing.
+pub(crate) fn cancel_from_driver(op: NonNull<OpHeader>) {
+    context::with_shard(|shard| {
+        if let Some(shard) = shard {
+            cancel_in(op, &shard.shared);
+        }
+    });
+}
+
+fn cancel_in(op: NonNull<OpHeader>, shared: &crate::shared::Shared) {
     // SAFETY: the caller holds a reference.
     let header = unsafe { op.as_ref() };
     header.add_ref();
-    let shared = runtime.shared();
     let shard = header.shard as usize;
     shared.shards[shard].counters.ops_cancelled.incr();
     run_here_or_send(

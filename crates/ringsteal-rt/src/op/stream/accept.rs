@@ -12,6 +12,11 @@
 //! accept (`EBADF`, `ENOTSOCK`, `EINVAL`, `EOPNOTSUPP`, or `ECANCELED`) the error is yielded
 //! and the stream ends; any other error (`ECONNABORTED`, `EPERM`, ...) is yielded and the
 //! accept re-armed at the next poll.
+//!
+//! Accepting ahead is bounded: once [`ACCEPT_AHEAD`] connections wait untaken, the driver
+//! cancels the request (`Source::AHEAD_LIMIT`); its `ECANCELED` end is the stream's own
+//! pause, not an error, and the accept is re-armed once the consumer has taken what came
+//! before it. Meanwhile new clients wait in the kernel's backlog, as with `accept()`.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -27,6 +32,13 @@ use crate::op::{cqe_result, SharedFd};
 use crate::shard::context;
 use crate::time::Sleep;
 
+/// Connections accepted and not yet taken after which the multishot accept is cancelled
+/// (and re-armed once they are taken): a consumer that stops taking them, a server at its
+/// connection limit, leaves the next clients in the kernel's backlog instead of holding a
+/// descriptor for each. One wake-up of the kernel's accept may take a burst beyond it (all
+/// that the backlog holds at that moment, as long as the CQ has room).
+pub const ACCEPT_AHEAD: usize = 64;
+
 /// First back-off after the kernel ran out of descriptors or memory.
 const BACKOFF_FIRST: Duration = Duration::from_millis(5);
 /// Longest back-off.
@@ -40,7 +52,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// after a growing pause) and per-connection ones such as `ECONNABORTED`.
 ///
 /// The request is submitted on the first poll, on the polling shard's ring; dropping the
-/// stream cancels it, and connections accepted but not yet taken are closed.
+/// stream cancels it, and connections accepted but not yet taken are closed. A stream that
+/// is not polled holds about [`ACCEPT_AHEAD`] accepted connections at most: then the
+/// request is paused until they are taken, and later clients wait in the kernel's backlog.
 ///
 /// ```
 /// use std::net::{TcpListener, TcpStream};
@@ -110,6 +124,7 @@ pub(crate) struct AcceptSource {
 // open; a multishot or single-shot accept ends with one CQE without F_MORE.
 unsafe impl Source for AcceptSource {
     type Item = io::Result<OwnedFd>;
+    const AHEAD_LIMIT: Option<usize> = Some(ACCEPT_AHEAD);
 
     fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -156,6 +171,10 @@ fn classify(e: &io::Error) -> AcceptError {
     }
 }
 
+fn is_cancelled(res: &io::Result<OwnedFd>) -> bool {
+    matches!(res, Err(e) if e.raw_os_error() == Some(libc::ECANCELED))
+}
+
 impl AcceptStream {
     /// The next connection (or error); `None` once the stream has ended.
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<OwnedFd>>> {
@@ -166,6 +185,11 @@ impl AcceptStream {
                     Poll::Ready(Polled::Item(conn)) => Poll::Ready(Some(self.delivered(conn))),
                     Poll::Ready(Polled::Ended(last, source)) => {
                         self.source = Some(source);
+                        if self.request.ended_at_bound() && is_cancelled(&last) {
+                            // Paused at `ACCEPT_AHEAD`, and everything accepted is taken:
+                            // re-arm.
+                            continue;
+                        }
                         Poll::Ready(Some(self.delivered(last)))
                     }
                 };

@@ -22,6 +22,8 @@ use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::task::Waker;
 
 use ringsteal_uring::io_uring_sqe;
@@ -74,6 +76,12 @@ pub(crate) unsafe trait Source: Send + 'static {
         unsafe { self.item(res, flags) }
     }
 
+    /// How many items may wait in the queue before the request is cancelled, so that a
+    /// consumer that stops taking them stops the kernel from producing more (accepted
+    /// connections: [`ACCEPT_AHEAD`](super::accept::ACCEPT_AHEAD)). `None`: no bound (the
+    /// family is bounded otherwise, as receives are by their buffer group).
+    const AHEAD_LIMIT: Option<usize> = None;
+
     /// Folds `item` into `newest`, the newest item still queued, and returns `None`, if
     /// together they say no more than `newest` would (readiness reports: their masks OR).
     /// By default nothing folds: every item is queued.
@@ -93,6 +101,10 @@ pub(crate) struct StreamCell<S: Source> {
     /// The item of the last CQE, made by the driver before the request completes; `None`
     /// until then, and once the consumer took it.
     last: UnsafeCell<Option<S::Item>>,
+    /// Set by the driver when the queue reached [`Source::AHEAD_LIMIT`] and it asked for the
+    /// request's cancel; read by the consumer once the request ended (whose Release
+    /// publishes it).
+    pub(crate) paused: AtomicBool,
     pub(crate) queue: ItemQueue<S::Item>,
 }
 
@@ -111,6 +123,7 @@ impl<S: Source> StreamCell<S> {
             fd: source.fd(),
             source: UnsafeCell::new(Some(source)),
             last: UnsafeCell::new(None),
+            paused: AtomicBool::new(false),
             queue: ItemQueue::new(),
         };
         let ptr = block_cache::allocate(Layout::new::<StreamCell<S>>()).cast::<StreamCell<S>>();
@@ -174,7 +187,17 @@ unsafe fn more<S: Source>(
     // SAFETY: a CQE of this cell's request, delivered once by the driver.
     let item = unsafe { source.item(res, flags) };
     match cell.queue.push_or_merge(item, S::merge, wakers) {
-        Pushed::Queued => wakers.extend(cell.header.take_waker()),
+        Pushed::Queued => {
+            wakers.extend(cell.header.take_waker());
+            if let Some(limit) = S::AHEAD_LIMIT {
+                if cell.queue.len() >= limit && !cell.paused.swap(true, Relaxed) {
+                    // The consumer is this far behind: stop the kernel producing more. The
+                    // request ends with `ECANCELED` behind what it delivered, and the
+                    // stream re-arms once its consumer has taken all of it.
+                    crate::op::cancel_from_driver(op);
+                }
+            }
+        }
         Pushed::Sunk => {}
         Pushed::Refused(item) => item.release(wakers),
     }

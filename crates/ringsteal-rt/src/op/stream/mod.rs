@@ -30,7 +30,7 @@ mod receiver;
 mod recv;
 mod recvmsg;
 
-pub use accept::{accept_multishot, AcceptStream};
+pub use accept::{accept_multishot, AcceptStream, ACCEPT_AHEAD};
 pub use poll::{poll_multishot, PollEvents};
 pub use recv::{recv_multishot, RecvStream};
 pub use recvmsg::{recvmsg_multishot, Datagram, RecvMsgStream};
@@ -61,6 +61,9 @@ pub(crate) struct Multishot<S: Source> {
     runtime: Option<SchedHandle>,
     /// Requests submitted so far (the first arming and every re-arm).
     armed: u64,
+    /// The latest request that ended had been cancelled because its queue reached the
+    /// source's bound (`Source::AHEAD_LIMIT`).
+    paused: bool,
 }
 
 // SAFETY: the source and items are Send; the cell is shared with the driver only through
@@ -75,6 +78,7 @@ impl<S: Source> Multishot<S> {
             cell: None,
             runtime: None,
             armed: 0,
+            paused: false,
         }
     }
 
@@ -168,6 +172,7 @@ impl<S: Source> Multishot<S> {
         // made the last item before completing the request.
         let (source, last) =
             unsafe { (StreamCell::take_source(cell), StreamCell::take_last(cell)) };
+        self.paused = c.paused.load(std::sync::atomic::Ordering::Relaxed);
         self.cell = None;
         // SAFETY: drops our reference; the cell has no SQE left, so this frees it.
         unsafe { release(cell.cast()) };
@@ -179,6 +184,13 @@ impl<S: Source> Multishot<S> {
         let cell = self.cell?;
         // SAFETY: our reference keeps the cell alive.
         unsafe { cell.as_ref() }.queue.pop()
+    }
+
+    /// True if the request whose end [`poll_next`](Self::poll_next) last yielded had been
+    /// cancelled because its queue reached the source's bound: its `ECANCELED` is the
+    /// stream's own pause, not a reason to end.
+    pub(crate) fn ended_at_bound(&self) -> bool {
+        self.paused
     }
 
     /// The shard the armed request was submitted to.

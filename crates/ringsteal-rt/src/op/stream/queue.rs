@@ -135,7 +135,6 @@ impl<T> ItemQueue<T> {
     }
 
     /// Items queued.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().items.len()
     }
