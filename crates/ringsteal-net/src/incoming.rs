@@ -32,7 +32,9 @@ use crate::listener_fd::ListenerHandle;
 /// from 5 ms to 1 s (reset by the next connection), since nothing signals when descriptors
 /// free up; errors of one connection (`ECONNABORTED`) are yielded and the stream goes on;
 /// an error that says the socket cannot accept ends it (`None` next). Dropping the stream
-/// cancels the request; connections the kernel accepted meanwhile are closed, never leaked.
+/// cancels the request; the connections the kernel accepted for it that nobody took go to
+/// the listener's next `accept()` (or `Incoming`), as a dropped `accept()`'s does
+/// (ADR-0028): closed only with the listener, never leaked.
 /// The stream keeps the socket listening after its listener is dropped; once both are gone
 /// the socket stops listening at once (its address can be bound again), even while the
 /// cancelled request still holds the descriptor.
@@ -144,6 +146,23 @@ impl<S> Incoming<S> {
     /// armed; one per connection where the runtime has no multishot accept.
     pub fn requests_submitted(&self) -> u64 {
         self.accepts.requests_submitted()
+    }
+}
+
+impl<S> Drop for Incoming<S> {
+    /// Cancels the request; the connections it accepted that nobody took go to the
+    /// listener's next `accept()` (or `Incoming`), as an abandoned `accept()`'s do
+    /// (ADR-0028), rather than being closed.
+    fn drop(&mut self) {
+        // An unarmed stream in its place: dropping it does nothing.
+        let accepts = std::mem::replace(
+            &mut self.accepts,
+            op::accept_multishot(self.listener.shared()),
+        );
+        // The kept queue, not the listener's handle: a dropped listener stops listening at
+        // once, not when this request's cancel completes (ADR-0010).
+        let kept = self.listener.kept();
+        accepts.abandon_into(move |conn| kept.keep_accepted(conn));
     }
 }
 

@@ -1,7 +1,8 @@
 //! Cancel-safe `accept()`: a connection the kernel accepted for an accept whose future was
-//! dropped (the `select!` branch not taken, the `timeout` that fired first) is kept for the
-//! listener's next accept, or its [`Incoming`](crate::Incoming), instead of being closed:
-//! tokio's `accept` loses no connection that way either.
+//! dropped (the `select!` branch not taken, the `timeout` that fired first), or for a dropped
+//! [`Incoming`](crate::Incoming) that nobody took, is kept for the listener's next accept,
+//! or its next `Incoming`, instead of being closed: tokio's `accept` loses no connection
+//! that way either.
 //!
 //! The request's output is built at its last completion even when its future is gone (the
 //! runtime calls `Operation::complete` for that too, and drops the output): dropped without
@@ -13,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -48,6 +49,14 @@ impl Kept {
     fn keep(&self, conn: (OwnedFd, SockAddr)) {
         self.conns().push_back(conn);
         self.count.fetch_add(1, Ordering::Release);
+    }
+
+    /// Keeps a connection a dropped `Incoming` accepted (no address came with it: the peer's
+    /// is asked for now; a peer already gone leaves it empty, and the `accept()` that takes
+    /// it asks again, as it does for any address it cannot read).
+    pub(crate) fn keep_accepted(&self, conn: OwnedFd) {
+        let peer = SockAddr::peer_of(conn.as_fd()).unwrap_or_else(|_| SockAddr::empty());
+        self.keep((conn, peer));
     }
 }
 

@@ -74,6 +74,11 @@ impl ListenerFd {
         kept_accept::accept(&self.fd, &self.kept).await
     }
 
+    /// The queue of connections kept for the next accept (a dropped `Incoming` fills it).
+    pub(crate) fn kept(&self) -> Arc<Kept> {
+        self.kept.clone()
+    }
+
     /// A connection an abandoned accept kept, if any (for `Incoming`).
     pub(crate) fn take_kept(&self) -> Option<OwnedFd> {
         self.kept.take().map(|(fd, _)| fd)

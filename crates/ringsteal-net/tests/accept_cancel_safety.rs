@@ -10,7 +10,7 @@ mod support;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use common::{with_every_runtime, Rng};
+use common::{accept_queue_len, with_every_runtime, Rng};
 use support::*;
 
 #[test]
@@ -36,6 +36,46 @@ fn a_connection_accepted_for_a_dropped_accept_goes_to_the_next_one() {
                 let mut back = [0u8; 4];
                 client.read_exact(&mut back).unwrap();
                 assert_eq!(&back, b"pong", "{config:?}");
+            }
+        });
+    });
+}
+
+#[test]
+fn connections_a_dropped_incoming_accepted_go_to_the_next_accept() {
+    const N: usize = 3;
+    with_every_runtime("kept by a dropped incoming", 1, |config, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let mut incoming = listener.incoming();
+            let first =
+                std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
+            assert!(first.is_pending(), "nobody connected yet");
+            let clients: Vec<_> = (0..N)
+                .map(|i| {
+                    let mut c = std::net::TcpStream::connect(addr).unwrap();
+                    c.write_all(&[i as u8]).unwrap();
+                    c
+                })
+                .collect();
+            // The kernel accepted every client for the stream, which nobody polls again.
+            common::yield_until(|| accept_queue_len(addr) == 0).await;
+            drop(incoming);
+            // Its cancel has ended the request: whatever it accepted was handed over.
+            let handle = ringsteal_rt::RuntimeHandle::current();
+            common::yield_until(|| handle.stats().total().ops_in_flight == 0).await;
+            let mut seen = [false; N];
+            for _ in 0..N {
+                let (conn, peer) = ringsteal_rt::time::timeout(OP_GUARD, listener.accept())
+                    .await
+                    .unwrap_or_else(|_| panic!("{config:?}: a client was lost"))
+                    .unwrap();
+                let (res, index) = conn.read_exact(vec![0; 1]).await;
+                res.unwrap();
+                let i = usize::from(index[0]);
+                assert!(!seen[i], "{config:?}: client {i} accepted twice");
+                seen[i] = true;
+                assert_eq!(peer, clients[i].local_addr().unwrap(), "{config:?}");
             }
         });
     });

@@ -10,9 +10,9 @@ use std::net::TcpStream;
 use std::os::fd::OwnedFd;
 use std::sync::mpsc;
 
-use common::under_every_config;
+use common::{accept_queue_len, under_every_config};
 use ringsteal_rt::op::{self, SharedFd};
-use stream_support::{accept_queue_len, listener, Path};
+use stream_support::{listener, Path};
 
 /// Clients each send their index, so the test can tell the accepted connections apart.
 fn connect_clients(addr: std::net::SocketAddr, n: u8) -> std::thread::JoinHandle<Vec<TcpStream>> {

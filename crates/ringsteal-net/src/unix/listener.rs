@@ -16,7 +16,8 @@ const DEFAULT_BACKLOG: u32 = 1024;
 
 /// A Unix-domain socket listening for connections; each accept is an `IORING_OP_ACCEPT`.
 /// As with [`TcpListener`](crate::TcpListener), a connection accepted after its `accept`
-/// future was dropped is closed, never leaked, and dropping the listener (and every
+/// future was dropped is kept for the next accept, never lost or leaked, and dropping the
+/// listener (and every
 /// [`Incoming`] made from it) stops it listening at once: new connections are refused even
 /// while a cancelled accept still holds the descriptor. (The name, like a path's socket
 /// file, stays taken until the descriptor is closed, when that request goes.)

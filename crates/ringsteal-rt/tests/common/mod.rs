@@ -408,3 +408,21 @@ pub fn blocked_in_io_uring_enter(tid: i32) -> bool {
     let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
     state == Some('S') && syscall.split_whitespace().next() == Some("426")
 }
+
+/// Connections waiting in the accept queue of the IPv4 loopback listener on `addr` (the
+/// `rx_queue` the kernel reports for a listening socket in `/proc/net/tcp`).
+pub fn accept_queue_len(addr: std::net::SocketAddr) -> usize {
+    let local = format!("0100007F:{:04X}", addr.port());
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("read /proc/net/tcp");
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        // Fields: sl, local address, remote address, state (0A: listening), tx:rx queues.
+        .find(|f| f.len() > 4 && f[1] == local && f[3] == "0A")
+        .map(|f| {
+            let rx = f[4].split(':').nth(1).expect("tx_queue:rx_queue");
+            usize::from_str_radix(rx, 16).expect("a hex queue length")
+        })
+        .expect("the listener is in /proc/net/tcp")
+}

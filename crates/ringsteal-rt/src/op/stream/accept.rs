@@ -215,6 +215,52 @@ impl AcceptStream {
         std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 
+    /// Drops the stream but keeps its connections: every connection the kernel accepted for
+    /// it and nobody took, those queued now and those the cancelled request still delivers
+    /// before its last completion, is passed to `keep` in order, on whichever thread sees
+    /// it (usually the shard's, as it reaps). `keep` is dropped after that last completion
+    /// (at once if nothing is armed). Dropping the stream instead closes them.
+    ///
+    /// This is how `ringsteal::net`'s `Incoming` hands them to its listener's next accept.
+    ///
+    /// ```
+    /// use std::net::{TcpListener, TcpStream};
+    /// use std::sync::{Arc, Mutex};
+    /// use ringsteal_rt::op::{self, SharedFd};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// let kept = Arc::new(Mutex::new(Vec::new()));
+    /// let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let listener = SharedFd::new(listener.into());
+    /// rt.block_on(async {
+    ///     let mut incoming = op::accept_multishot(&listener);
+    ///     let _first = TcpStream::connect(addr).unwrap();
+    ///     incoming.next().await.unwrap().unwrap();
+    ///     let _second = TcpStream::connect(addr).unwrap();
+    ///     let k = kept.clone();
+    ///     incoming.abandon_into(move |conn| k.lock().unwrap().push(conn));
+    ///     // Once the cancelled request has ended, what it accepted was kept.
+    ///     while Arc::strong_count(&kept) > 1 {
+    ///         op::nop().await.unwrap();
+    ///     }
+    /// });
+    /// // The second client was either accepted (and kept) or is still in the backlog.
+    /// let kept = kept.lock().unwrap().len();
+    /// let backlog = std::net::TcpListener::from(listener.try_unwrap().unwrap());
+    /// backlog.set_nonblocking(true).unwrap();
+    /// assert_eq!(kept + usize::from(backlog.accept().is_ok()), 1);
+    /// ```
+    pub fn abandon_into(mut self, mut keep: impl FnMut(OwnedFd) + Send + 'static) {
+        self.request.abandon(Some(Box::new(
+            move |conn: io::Result<OwnedFd>, _: &mut _| {
+                if let Ok(conn) = conn {
+                    keep(conn);
+                }
+            },
+        )));
+    }
+
     /// Accept requests submitted so far: 1 for a multishot accept the kernel never ended,
     /// one per connection on the single-shot fallback.
     pub fn requests_submitted(&self) -> u64 {
