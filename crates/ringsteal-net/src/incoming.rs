@@ -14,6 +14,7 @@ use std::task::{Context, Poll};
 
 use ringsteal_rt::op;
 
+use crate::kept_accept::WaitSlot;
 use crate::listener_fd::ListenerHandle;
 
 /// The connections of a [`TcpListener`](crate::TcpListener) or
@@ -89,6 +90,8 @@ pub struct Incoming<S> {
     make: fn(OwnedFd) -> S,
     /// Keeps the socket listening after its listener is dropped.
     listener: ListenerHandle,
+    /// Its place among the waiters for a kept connection.
+    kept_slot: WaitSlot,
 }
 
 impl<S> Incoming<S> {
@@ -97,6 +100,7 @@ impl<S> Incoming<S> {
             accepts: op::accept_multishot(listener.shared()),
             make,
             listener: listener.clone(),
+            kept_slot: WaitSlot::default(),
         }
     }
 
@@ -122,8 +126,9 @@ impl<S> Incoming<S> {
     /// .unwrap();
     /// ```
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<S>>> {
-        // First a connection an abandoned `accept()` of the listener kept.
-        if let Some(fd) = self.listener.take_kept() {
+        // First a connection an abandoned `accept()` (or `Incoming`) of the listener kept,
+        // now or, woken, once one is kept.
+        if let Poll::Ready((fd, _)) = self.listener.kept().poll_take(&mut self.kept_slot, cx) {
             ringsteal_rt::spread_next_spawn();
             return Poll::Ready(Some(Ok((self.make)(fd))));
         }
@@ -161,7 +166,8 @@ impl<S> Drop for Incoming<S> {
         );
         // The kept queue, not the listener's handle: a dropped listener stops listening at
         // once, not when this request's cancel completes (ADR-0010).
-        let kept = self.listener.kept();
+        let kept = self.listener.kept().clone();
+        kept.stop_waiting(&mut self.kept_slot);
         accepts.abandon_into(move |conn| kept.keep_accepted(conn));
     }
 }

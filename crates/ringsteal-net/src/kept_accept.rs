@@ -13,25 +13,41 @@
 //! (ADR-0010), not when an abandoned accept completes.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 
 use ringsteal_rt::op::{Accept, Op, Operation, SharedFd, SockAddr, Sqes};
 
-/// Connections accepted for abandoned accepts of one listener, oldest first.
+/// Connections accepted for abandoned accepts of one listener, oldest first, and the
+/// accepts waiting for one.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
-    /// How many are queued: the common case, none, costs a load and no lock.
+    /// How many are queued: the common case, none, costs `take` a load and no lock.
     count: AtomicUsize,
-    conns: Mutex<VecDeque<(OwnedFd, SockAddr)>>,
+    inner: Mutex<Inner>,
 }
+
+#[derive(Debug, Default)]
+struct Inner {
+    conns: VecDeque<(OwnedFd, SockAddr)>,
+    /// Accepts (and `Incoming`s) waiting on the kernel, woken when a connection is kept: an
+    /// abandoned request's completion may arrive after they asked the kernel for a new one.
+    waiters: Vec<(u64, Waker)>,
+    next_waiter: u64,
+}
+
+/// A waiter's place among [`Kept`]'s waiters (none until it first waits).
+#[derive(Debug, Default)]
+pub(crate) struct WaitSlot(Option<u64>);
 
 impl Kept {
     /// The queue; no code panics while holding it, so a poisoned lock is still sound.
-    fn conns(&self) -> MutexGuard<'_, VecDeque<(OwnedFd, SockAddr)>> {
-        self.conns.lock().unwrap_or_else(|e| e.into_inner())
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The oldest kept connection, if any.
@@ -39,16 +55,69 @@ impl Kept {
         if self.count.load(Ordering::Acquire) == 0 {
             return None;
         }
-        let conn = self.conns().pop_front();
+        Self::pop(&mut self.inner(), &self.count)
+    }
+
+    fn pop(inner: &mut Inner, count: &AtomicUsize) -> Option<(OwnedFd, SockAddr)> {
+        let conn = inner.conns.pop_front();
         if conn.is_some() {
-            self.count.fetch_sub(1, Ordering::Release);
+            count.fetch_sub(1, Ordering::Release);
         }
         conn
     }
 
+    /// The oldest kept connection, or `Pending` with `cx`'s waker in `slot`, woken when one
+    /// is kept. A waiter that stops waiting gives its slot back ([`stop_waiting`]).
+    ///
+    /// [`stop_waiting`]: Self::stop_waiting
+    pub(crate) fn poll_take(
+        &self,
+        slot: &mut WaitSlot,
+        cx: &mut Context<'_>,
+    ) -> Poll<(OwnedFd, SockAddr)> {
+        let mut inner = self.inner();
+        if let Some(conn) = Self::pop(&mut inner, &self.count) {
+            Self::remove(&mut inner, slot);
+            return Poll::Ready(conn);
+        }
+        let waker = cx.waker();
+        let id = slot.0;
+        match inner.waiters.iter_mut().find(|(w, _)| Some(*w) == id) {
+            Some((_, w)) => w.clone_from(waker),
+            None => {
+                // New, or woken (a keep takes every waiter out).
+                let id = inner.next_waiter;
+                inner.next_waiter += 1;
+                inner.waiters.push((id, waker.clone()));
+                slot.0 = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Takes `slot`'s waker out, if it is still registered.
+    pub(crate) fn stop_waiting(&self, slot: &mut WaitSlot) {
+        if slot.0.is_some() {
+            Self::remove(&mut self.inner(), slot);
+        }
+    }
+
+    fn remove(inner: &mut Inner, slot: &mut WaitSlot) {
+        if let Some(id) = slot.0.take() {
+            inner.waiters.retain(|(w, _)| *w != id);
+        }
+    }
+
     fn keep(&self, conn: (OwnedFd, SockAddr)) {
-        self.conns().push_back(conn);
-        self.count.fetch_add(1, Ordering::Release);
+        let waiters = {
+            let mut inner = self.inner();
+            inner.conns.push_back(conn);
+            self.count.fetch_add(1, Ordering::Release);
+            std::mem::take(&mut inner.waiters)
+        };
+        for (_, waker) in waiters {
+            waker.wake();
+        }
     }
 
     /// Keeps a connection a dropped `Incoming` accepted (no address came with it: the peer's
@@ -61,16 +130,40 @@ impl Kept {
 }
 
 /// One connection from the listener `fd`: a kept one first, else a new accept request whose
-/// connection, if its future is dropped after the kernel accepted, goes to `kept`.
+/// connection, if its future is dropped after the kernel accepted, goes to `kept`. While the
+/// request waits, a connection kept meanwhile (an abandoned request completed late) is
+/// taken instead, and this request is dropped in turn, keeping what it may have accepted.
 pub(crate) async fn accept(fd: &SharedFd, kept: &Arc<Kept>) -> io::Result<(OwnedFd, SockAddr)> {
     if let Some(conn) = kept.take() {
         return Ok(conn);
     }
-    let op = Op::new(KeepingAccept {
+    let mut op = std::pin::pin!(Op::new(KeepingAccept {
         accept: Accept::new(fd),
         kept: kept.clone(),
-    });
-    op.await.take()
+    }));
+    let mut waiting = Waiting {
+        kept,
+        slot: WaitSlot::default(),
+    };
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(conn) = kept.poll_take(&mut waiting.slot, cx) {
+            return Poll::Ready(Ok(conn));
+        }
+        op.as_mut().poll(cx).map(Accepted::take)
+    })
+    .await
+}
+
+/// Gives a waiting accept's slot back when it ends, however it ends.
+struct Waiting<'a> {
+    kept: &'a Kept,
+    slot: WaitSlot,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.kept.stop_waiting(&mut self.slot);
+    }
 }
 
 /// An accept whose output keeps its connection if nobody takes it.

@@ -74,14 +74,10 @@ impl ListenerFd {
         kept_accept::accept(&self.fd, &self.kept).await
     }
 
-    /// The queue of connections kept for the next accept (a dropped `Incoming` fills it).
-    pub(crate) fn kept(&self) -> Arc<Kept> {
-        self.kept.clone()
-    }
-
-    /// A connection an abandoned accept kept, if any (for `Incoming`).
-    pub(crate) fn take_kept(&self) -> Option<OwnedFd> {
-        self.kept.take().map(|(fd, _)| fd)
+    /// The connections kept for the next accept (abandoned accepts and dropped `Incoming`s
+    /// fill it; `Incoming` takes from it first).
+    pub(crate) fn kept(&self) -> &Arc<Kept> {
+        &self.kept
     }
 
     /// The descriptor handed on (`into_std`) by the listener's handle: nothing shuts the

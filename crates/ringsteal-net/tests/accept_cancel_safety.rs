@@ -82,6 +82,38 @@ fn connections_a_dropped_incoming_accepted_go_to_the_next_accept() {
 }
 
 #[test]
+fn an_accept_started_before_a_dropped_request_hands_its_connection_over_takes_it() {
+    // The kernel accepts a client for an `Incoming` just before it is dropped; the
+    // connection reaches the listener's kept queue only when the shard reaps that
+    // completion, after the next `accept()` has asked the kernel for a new one. That accept
+    // must take the kept connection, not wait for another client.
+    with_every_runtime("kept after the next accept started", 1, |config, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            for round in 0..20u8 {
+                let mut incoming = listener.incoming();
+                let first = std::future::poll_fn(|cx| {
+                    std::task::Poll::Ready(incoming.poll_next(cx).is_pending())
+                })
+                .await;
+                assert!(first, "nobody connected yet");
+                ringsteal_rt::yield_now().await;
+                let mut client = std::net::TcpStream::connect(addr).unwrap();
+                client.write_all(&[round]).unwrap();
+                drop(incoming);
+                let (conn, _) = ringsteal_rt::time::timeout(OP_GUARD, listener.accept())
+                    .await
+                    .unwrap_or_else(|_| panic!("{config:?}: round {round}: the accept stalled"))
+                    .unwrap();
+                let (res, got) = conn.read_exact(vec![0; 1]).await;
+                res.unwrap();
+                assert_eq!(got, [round], "{config:?}");
+            }
+        });
+    });
+}
+
+#[test]
 fn an_accept_loop_under_short_timeouts_loses_no_connection() {
     // Every accept races a timeout of 0 to 200 µs: many give up while a connection is being
     // accepted. Each client sends its number and waits for it back; every one must be served.
