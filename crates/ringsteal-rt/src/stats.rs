@@ -143,7 +143,8 @@ pub struct ShardStats {
     pub parked: Duration,
     /// Operations submitted and not yet completed (gauge).
     pub ops_in_flight: u64,
-    /// Operations dropped before completion, cancelled with `IORING_OP_ASYNC_CANCEL`.
+    /// Operations cancelled with `IORING_OP_ASYNC_CANCEL`: dropped before completion, or
+    /// an accept stream paused at its bound ([`ACCEPT_AHEAD`](crate::op::ACCEPT_AHEAD)).
     pub ops_cancelled: u64,
     /// Operations whose final completion arrived.
     pub ops_completed: u64,
