@@ -12,9 +12,31 @@ use std::time::Duration;
 
 use common::with_every_runtime;
 use ringsteal_net::{TcpListener, TcpSocket, TcpStream};
+use ringsteal_rt::buf::StaticBuf;
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
 use ringsteal_rt::Placement;
 use support::*;
+
+#[test]
+fn static_bytes_are_written_from_a_spawned_task() {
+    // `spawn` needs the task's future to be Send for every lifetime the compiler erased in
+    // it: a `StaticBuf` (no lifetime) passes where a held `&'static str` can fail to compile.
+    with_every_runtime("static bytes from a task", 2, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let writer = ringsteal_rt::spawn(async move {
+                server.write_all(StaticBuf::from("+PONG\r\n")).await.0?;
+                let mut w = ringsteal_rt::io::BufWriter::new(server);
+                w.write_all(StaticBuf::new(b"bye")).await.0?;
+                w.flush().await
+            });
+            let (res, got) = client.read_exact(vec![0; 10]).await;
+            res.unwrap();
+            assert_eq!(got, b"+PONG\r\nbye", "{config:?}");
+            writer.await.unwrap().unwrap();
+        });
+    });
+}
 
 #[test]
 fn bytes_written_on_one_end_are_read_on_the_other() {

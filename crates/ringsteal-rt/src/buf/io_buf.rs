@@ -7,8 +7,9 @@ use super::slice::Slice;
 /// A buffer the kernel may read from while an operation is in flight.
 ///
 /// Implemented for `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`, `&'static str`,
-/// `[u8; N]`, [`Slice`] (and `bytes::Bytes`/`BytesMut` with the `bytes` feature). A write
-/// sends the initialised bytes and hands the buffer back with the result.
+/// [`StaticBuf`](super::StaticBuf) (the static bytes to use inside a spawned task), `[u8; N]`,
+/// [`Slice`] (and `bytes::Bytes`/`BytesMut` with the `bytes` feature). A write sends the
+/// initialised bytes and hands the buffer back with the result.
 ///
 /// ```
 /// use std::os::unix::net::UnixStream;

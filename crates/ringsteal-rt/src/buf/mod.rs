@@ -14,11 +14,13 @@ mod bytes;
 mod io_buf;
 pub(crate) mod provided;
 mod slice;
+mod static_buf;
 mod vectored;
 
 pub use io_buf::{IoBuf, IoBufMut};
 pub use provided::RecvBuf;
 pub use slice::Slice;
+pub use static_buf::StaticBuf;
 pub use vectored::{Advance, IoVecBuf, IoVecBufMut};
 
 /// The result of an operation that owned a buffer: the buffer always comes back.

@@ -218,7 +218,7 @@ enum State<T> {
 /// });
 /// ```
 #[must_use = "an Op does nothing unless polled (it is submitted on its first poll)"]
-pub struct Op<T: Operation> {
+pub struct Op<T> {
     state: State<T>,
     timeout: Option<Duration>,
     /// Submit with `IOSQE_ASYNC`.
@@ -232,13 +232,17 @@ pub struct Op<T: Operation> {
     runtime: Option<SchedHandle>,
 }
 
-// SAFETY: the data is Send (Operation: Send); once submitted, the cell is shared with the
-// driver only through atomics and the waker slot (see raw.rs).
-unsafe impl<T: Operation> Send for Op<T> {}
+// SAFETY: the data is Send; once submitted, the cell is shared with the driver only through
+// atomics and the waker slot (see raw.rs). Bounded by `Send`, not `Operation` (which implies
+// it): a future holding an `Op<Write<&'static str>>` must be provably Send to the compiler
+// for every lifetime it erases inside an `async` block, and `&'a str: Send` holds for every
+// `'a` where the buffer trait holds for `'static` only (a `spawn` of such a future failed to
+// compile: "implementation of `IoBuf` is not general enough").
+unsafe impl<T: Send> Send for Op<T> {}
 // SAFETY: `&Op` gives access to nothing.
-unsafe impl<T: Operation> Sync for Op<T> {}
+unsafe impl<T: Send> Sync for Op<T> {}
 
-impl<T: Operation> Unpin for Op<T> {}
+impl<T> Unpin for Op<T> {}
 
 impl<T: Operation> Op<T> {
     /// An op that submits `data`'s SQEs on its first poll.
@@ -448,7 +452,7 @@ impl<T: Operation> Future for Op<T> {
     }
 }
 
-impl<T: Operation> Drop for Op<T> {
+impl<T> Drop for Op<T> {
     #[inline]
     fn drop(&mut self) {
         let State::Submitted(cell) = self.state else {
