@@ -141,6 +141,58 @@ fn frames_cross_the_wire_whole_even_when_reads_are_dropped() {
     });
 }
 
+#[test]
+fn read_buf_under_timeouts_and_dropped_polls_loses_no_byte() {
+    // The port of a tokio frame reader: `read_buf` into a buffer the caller keeps, raced
+    // against short timeouts and dropped after one poll. The buffer must hold the whole
+    // stream, in order, at the end.
+    const LEN: usize = 1 << 20;
+    with_every_runtime("read_buf under timeouts", 2, |config, rt| {
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), feed(client, 9, LEN));
+            let mut server = server;
+            let mut got = Vec::new();
+            let mut rng = Rng::new(config as u64);
+            let mut dropped = 0;
+            loop {
+                let n = match rng.below(3) {
+                    0 => {
+                        let mut read = Box::pin(server.read_buf(&mut got));
+                        match poll_once(&mut read).await {
+                            Some(n) => n,
+                            None => {
+                                dropped += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    1 => match timeout(
+                        Duration::from_micros(rng.below(50)),
+                        server.read_buf(&mut got),
+                    )
+                    .await
+                    {
+                        Ok(n) => n,
+                        Err(_) => {
+                            dropped += 1;
+                            continue;
+                        }
+                    },
+                    _ => server.read_buf(&mut got).await,
+                };
+                if n.unwrap() == 0 {
+                    break;
+                }
+            }
+            writer.await.unwrap();
+            assert_eq!(got.len(), LEN, "{config:?}");
+            check_stream(9, 0, &got);
+            assert!(dropped > 0);
+        })
+    });
+}
+
 /// Sends `len` bytes of stream `seed` on `w`, then ends the stream.
 async fn feed(mut w: impl AsyncWriteOwned, seed: u64, len: usize) {
     let mut pos = 0;

@@ -22,6 +22,7 @@ mod memory;
 mod numbers;
 mod poll;
 mod provided;
+mod read_buf;
 #[cfg(test)]
 mod test_util;
 mod traits;
@@ -38,4 +39,5 @@ pub use poll::{
     try_read_in_lane, try_recv_from, try_send_to, try_write_in_lane, PollParts, PollSource,
     PollStream, Readiness,
 };
+pub use read_buf::AppendBuf;
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

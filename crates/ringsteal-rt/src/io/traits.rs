@@ -9,6 +9,7 @@ use std::io;
 
 use super::lane::Lane;
 use super::provided;
+use super::read_buf::{self, AppendBuf};
 use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use crate::op::SharedFd;
 
@@ -54,6 +55,39 @@ pub trait AsyncReadOwned: Send {
     /// (the bytes read so far are in the buffer, its initialised length says how many).
     fn read_exact<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<(), B>> + Send {
         provided::read_exact(self, buf)
+    }
+
+    /// Reads once and appends what it read to `buf`, which stays with the caller, as tokio's
+    /// `AsyncReadExt::read_buf`: yields the count, `0` only at the end of the stream (a full
+    /// buffer grows; one read asks for the buffer's spare room, at least 4 KiB and at most
+    /// 64 KiB). `buf` is a `Vec<u8>`, or a `bytes::BytesMut` with the `bytes` feature.
+    ///
+    /// Made for a frame buffer read inside `select!` or under a timeout: dropped before it
+    /// completes, it leaves `buf` as it was, and a stream (TCP, Unix, their halves) keeps
+    /// the bytes of the dropped read for its next read, so nothing is lost. Moving the
+    /// frame buffer itself into [`read`](Self::read) instead would lose what it held when
+    /// the read is dropped. The price is a copy of what was read.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::AsyncReadOwned;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut src: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+    ///     let mut frame = Vec::new();
+    ///     while !frame.ends_with(b"PING\r\n") {
+    ///         if src.read_buf(&mut frame).await.unwrap() == 0 {
+    ///             break; // end of stream
+    ///         }
+    ///     }
+    ///     assert_eq!(frame, b"*1\r\n$4\r\nPING\r\n");
+    /// });
+    /// ```
+    fn read_buf<B: AppendBuf + ?Sized>(
+        &mut self,
+        buf: &mut B,
+    ) -> impl Future<Output = io::Result<usize>> + Send {
+        read_buf::read_buf(self, buf)
     }
 
     /// Appends everything up to the end of the stream to `buf`. Yields the number of bytes
