@@ -17,7 +17,9 @@ use std::net::Shutdown;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
-use ringsteal_rt::io::{write_all_vectored_in_lane, InLane, Lane, LaneGuard, PollParts, SpliceEnd};
+use ringsteal_rt::io::{
+    write_all_vectored_in_lane, AsyncReadOwned, InLane, Lane, LaneGuard, PollParts, SpliceEnd,
+};
 use ringsteal_rt::op::{RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
 use crate::inline::{self, Inline, StreamHints};
@@ -379,6 +381,18 @@ impl StreamCore {
             ));
         }
         Ok(into_owned(self.fd))
+    }
+}
+
+/// The core as a reader by `&`, so the streams' inherent methods (which take `&self`) can
+/// reach the traits' provided ones (`read_buf`).
+impl AsyncReadOwned for &StreamCore {
+    fn read<B: IoBufMut>(
+        &mut self,
+        buf: B,
+    ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
+        let core: &StreamCore = self;
+        core.read(buf)
     }
 }
 

@@ -96,6 +96,18 @@ macro_rules! stream_read_methods {
             self.core().read(buf).await
         }
 
+        /// Reads once and appends what it read to `buf` (a `Vec<u8>`, or a `BytesMut` with
+        /// the `bytes` feature), which stays with the caller, as tokio's `read_buf`: `0`
+        /// only at the end of the stream. Cancel-safe, even for a buffer that holds a
+        /// partial frame: dropped, it leaves `buf` as it was, and the next read returns what
+        /// this one received ([`AsyncReadOwned::read_buf`](::ringsteal_rt::io::AsyncReadOwned::read_buf)).
+        pub async fn read_buf<B: ::ringsteal_rt::io::AppendBuf + ?Sized>(
+            &self,
+            buf: &mut B,
+        ) -> ::std::io::Result<usize> {
+            ::ringsteal_rt::io::AsyncReadOwned::read_buf(&mut self.core(), buf).await
+        }
+
         /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends
         /// first. Other reads of this stream wait until it is done. Bytes already queued
         /// are taken as [`read`](Self::read) takes them.

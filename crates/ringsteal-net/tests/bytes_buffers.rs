@@ -43,6 +43,20 @@ fn bytes_and_bytes_mut_carry_data_over_tcp() {
             }
             assert_eq!(&into[..], b"kept:split in two");
 
+            // `read_buf` appends to a BytesMut the caller keeps, as tokio's does.
+            client
+                .write_all(Bytes::from_static(b" and more"))
+                .await
+                .0
+                .unwrap();
+            let mut total = 0;
+            while total < 9 {
+                let n = server.read_buf(&mut into).await.unwrap();
+                assert!(n > 0, "the stream ended early");
+                total += n;
+            }
+            assert_eq!(&into[..], b"kept:split in two and more");
+
             // A frozen BytesMut is written as what it holds, not its capacity.
             let mut answer = BytesMut::with_capacity(1024);
             answer.extend_from_slice(b"reply");

@@ -151,7 +151,6 @@ fn read_buf_under_timeouts_and_dropped_polls_loses_no_byte() {
         rt.block_on(async move {
             let (client, server) = tcp_pair().await;
             let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), feed(client, 9, LEN));
-            let mut server = server;
             let mut got = Vec::new();
             let mut rng = Rng::new(config as u64);
             let mut dropped = 0;
