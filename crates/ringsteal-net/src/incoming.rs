@@ -24,8 +24,9 @@ use crate::listener_fd::ListenerHandle;
 /// the connections that arrive are accepted and held (a descriptor each) until polled, up
 /// to [`ACCEPT_AHEAD`](crate::ACCEPT_AHEAD) (64). There it pauses (the request is
 /// cancelled), later clients wait in the kernel's accept queue, and the next poll that
-/// finds it drained arms it again. (One wake-up of the kernel's accept may take a burst
-/// beyond the bound: what the queue held at that moment.) A server that must hold no
+/// finds it drained arms it again. (The bound is soft: until the cancel lands, at the
+/// shard's next tick, the kernel may take what arrives, a burst that its backlog held
+/// included.) A server that must hold no
 /// connection beyond its limit loops on `accept()` instead.
 ///
 /// Each item is a connection or an error. Running out of descriptors (`EMFILE`, `ENFILE`) or
@@ -126,20 +127,24 @@ impl<S> Incoming<S> {
     /// .unwrap();
     /// ```
     pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<S>>> {
-        // First a connection an abandoned `accept()` (or `Incoming`) of the listener kept,
-        // now or, woken, once one is kept.
-        if let Poll::Ready((fd, _)) = self.listener.kept().poll_take(&mut self.kept_slot, cx) {
-            ringsteal_rt::spread_next_spawn();
-            return Poll::Ready(Some(Ok((self.make)(fd))));
-        }
-        self.accepts.poll_next(cx).map(|item| {
-            item.map(|conn| {
-                conn.map(|fd| {
-                    ringsteal_rt::spread_next_spawn();
-                    (self.make)(fd)
-                })
-            })
-        })
+        // First a connection an abandoned `accept()` (or `Incoming`) of the listener kept
+        // (no lock while there is none).
+        let kept = self.listener.kept();
+        let fd = match kept.take() {
+            Some((fd, _)) => fd,
+            None => match self.accepts.poll_next(cx) {
+                Poll::Ready(Some(Ok(fd))) => fd,
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                // Waiting on the kernel: an abandoned request may still hand one over.
+                Poll::Pending => match kept.poll_take(&mut self.kept_slot, cx) {
+                    Poll::Ready((fd, _)) => fd,
+                    Poll::Pending => return Poll::Pending,
+                },
+            },
+        };
+        ringsteal_rt::spread_next_spawn();
+        Poll::Ready(Some(Ok((self.make)(fd))))
     }
 
     /// The next connection (or error); `None` once the listener cannot accept any more.

@@ -115,9 +115,9 @@ impl Kept {
             self.count.fetch_add(1, Ordering::Release);
             std::mem::take(&mut inner.waiters)
         };
-        for (_, waker) in waiters {
-            waker.wake();
-        }
+        // Usually on the driver's reaping path (an abandoned request's output, a dropped
+        // `Incoming`'s sink): the wakes wait for the driver to be free.
+        ringsteal_rt::op::wake_after_reap(waiters.into_iter().map(|(_, waker)| waker));
     }
 
     /// Keeps a connection a dropped `Incoming` accepted (no address came with it: the peer's
@@ -146,10 +146,10 @@ pub(crate) async fn accept(fd: &SharedFd, kept: &Arc<Kept>) -> io::Result<(Owned
         slot: WaitSlot::default(),
     };
     std::future::poll_fn(|cx| {
-        if let Poll::Ready(conn) = kept.poll_take(&mut waiting.slot, cx) {
-            return Poll::Ready(Ok(conn));
+        if let Poll::Ready(accepted) = op.as_mut().poll(cx) {
+            return Poll::Ready(accepted.take());
         }
-        op.as_mut().poll(cx).map(Accepted::take)
+        kept.poll_take(&mut waiting.slot, cx).map(Ok)
     })
     .await
 }

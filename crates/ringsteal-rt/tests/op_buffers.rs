@@ -160,6 +160,24 @@ fn strings_static_byte_slices_and_static_strs_are_written_whole() {
 }
 
 #[test]
+fn a_static_str_is_written_from_a_spawned_task() {
+    // `spawn` needs the task to be Send for every lifetime the compiler erased in it: an op
+    // that holds a `&'static str` is, since an op is Send when its data is.
+    for config in ALL_MODES {
+        on_every_shard(config, |_| async {
+            let s = Scratch::new(b"");
+            let fd = s.fd.clone();
+            let written =
+                ringsteal_rt::spawn(async move { op::write_at(&fd, "spawned", 0).await.0 })
+                    .await
+                    .unwrap();
+            assert_eq!(written.unwrap(), 7);
+            assert_eq!(s.contents(), b"spawned");
+        });
+    }
+}
+
+#[test]
 fn a_slice_reads_into_the_middle_of_a_buffer_and_gives_the_whole_buffer_back() {
     for config in ALL_MODES {
         on_every_shard(config, |_| async {

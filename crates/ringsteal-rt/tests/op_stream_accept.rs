@@ -135,6 +135,15 @@ fn an_accept_stream_nobody_takes_from_stops_accepting_at_its_bound_and_loses_not
     const N: usize = op::ACCEPT_AHEAD + LATE;
     under_every_config("accept stream, bound", 1, |config, b| {
         let rt = b.build().unwrap();
+        if !rt
+            .handle()
+            .features()
+            .supports(ringsteal_rt::Feature::MultishotAccept)
+        {
+            // Single-shot accepts take one connection per poll: nothing is accepted ahead.
+            eprintln!("SKIPPED: this kernel has no multishot accept");
+            return;
+        }
         let submitted = rt.block_on(async move {
             let (l, addr) = listener();
             let mut incoming = op::accept_multishot(&SharedFd::new(l.into()));
@@ -164,6 +173,9 @@ fn an_accept_stream_nobody_takes_from_stops_accepting_at_its_bound_and_loses_not
                     connect(i);
                 }
                 // Nothing accepts them: they wait in the backlog, no descriptor held here.
+                // (Each is there once its handshake is done, which the connect may not wait
+                // for.)
+                common::spin_until(|| accept_queue_len(addr) >= LATE);
                 assert_eq!(accept_queue_len(addr), LATE, "{config:?}");
                 clients
             })

@@ -270,6 +270,12 @@ macro_rules! forward_through {
             ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
                 (**self).read_to_end(buf)
             }
+            fn read_buf<A: AppendBuf + ?Sized>(
+                &mut self,
+                buf: &mut A,
+            ) -> impl Future<Output = io::Result<usize>> + Send {
+                (**self).read_buf(buf)
+            }
             fn splice_source(&self) -> Option<SpliceEnd<'_>> {
                 (**self).splice_source()
             }

@@ -521,6 +521,31 @@ fn runtime_flags_only(mut sqe: io_uring_sqe) -> io_uring_sqe {
     sqe
 }
 
+/// Wakes `wakers`, or, when called from code the driver runs while it reaps (the output of
+/// an op whose future was dropped, being dropped; a stream's `abandon_into` sink), once
+/// the driver is free again, as it wakes the tasks of completed ops: a waker that polls its
+/// task inline must not find the ring borrowed, and one that panics must not unwind
+/// through the reap. For destructors and sinks of your own that wake tasks.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::task::{Wake, Waker};
+///
+/// struct Count(std::sync::atomic::AtomicUsize);
+/// impl Wake for Count {
+///     fn wake(self: Arc<Self>) {
+///         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+///     }
+/// }
+/// let count = Arc::new(Count(Default::default()));
+/// // Outside the driver's reap, it wakes at once.
+/// ringsteal_rt::op::wake_after_reap([Waker::from(count.clone())]);
+/// assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+/// ```
+pub fn wake_after_reap(wakers: impl IntoIterator<Item = std::task::Waker>) {
+    crate::util::wake_later::wake_all(wakers);
+}
+
 /// Asks the op's shard to cancel it: directly if this thread is that shard, by message
 /// otherwise. Takes the reference the cancel's CQE will release.
 pub(crate) fn cancel(op: NonNull<OpHeader>, runtime: Option<&SchedHandle>) {

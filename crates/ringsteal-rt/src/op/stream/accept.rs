@@ -35,8 +35,9 @@ use crate::time::Sleep;
 /// Connections accepted and not yet taken after which the multishot accept is cancelled
 /// (and re-armed once they are taken): a consumer that stops taking them, a server at its
 /// connection limit, leaves the next clients in the kernel's backlog instead of holding a
-/// descriptor for each. One wake-up of the kernel's accept may take a burst beyond it (all
-/// that the backlog holds at that moment, as long as the CQ has room).
+/// descriptor for each. The bound is soft: the cancel is submitted at the shard's next tick,
+/// and until it lands the kernel may still take what arrives, and, each time it runs the
+/// accept, every connection its backlog holds (as long as the CQ has room).
 pub const ACCEPT_AHEAD: usize = 64;
 
 /// First back-off after the kernel ran out of descriptors or memory.
@@ -218,8 +219,9 @@ impl AcceptStream {
     /// Drops the stream but keeps its connections: every connection the kernel accepted for
     /// it and nobody took, those queued now and those the cancelled request still delivers
     /// before its last completion, is passed to `keep` in order, on whichever thread sees
-    /// it (usually the shard's, as it reaps). `keep` is dropped after that last completion
-    /// (at once if nothing is armed). Dropping the stream instead closes them.
+    /// it (usually the shard's, as it reaps: wake tasks from `keep` through
+    /// [`wake_after_reap`](crate::op::wake_after_reap)). `keep` is dropped after that last
+    /// completion (at once if nothing is armed). Dropping the stream instead closes them.
     ///
     /// This is how `ringsteal::net`'s `Incoming` hands them to its listener's next accept.
     ///

@@ -118,11 +118,21 @@ impl<T> ItemQueue<T> {
     }
 
     /// The consumer is gone: what was queued, then every later push, goes to `sink`.
+    ///
+    /// A panic in the sink (user code: `RecvStream::abandon_into`) is contained, as in a
+    /// push: the item goes down with it, the sink is let go of, and what is left stays
+    /// queued for the queue's end to release, so the consumer's drop still cancels the
+    /// request and gives up its reference.
     pub(crate) fn close_into(&self, mut sink: Sink<T>, wakers: &mut Vec<Waker>) {
         let mut inner = self.inner.lock();
         inner.closed = true;
-        for item in std::mem::take(&mut inner.items) {
-            sink(item, wakers);
+        let mut items = std::mem::take(&mut inner.items);
+        while let Some(item) = items.pop_front() {
+            if !contain_panic(|| sink(item, wakers)) {
+                contain_panic(move || drop(sink));
+                inner.items = items;
+                return;
+            }
         }
         inner.sink = Some(sink);
     }
@@ -270,6 +280,31 @@ mod tests {
         drop(sink);
         assert_eq!(*sunk.lock(), [1, 2, 3, 4]);
         assert_eq!(Arc::strong_count(&sunk), 1, "the sink was dropped");
+    }
+
+    #[test]
+    fn a_sink_that_panics_while_closing_leaves_the_rest_queued_for_release() {
+        let q = ItemQueue::new();
+        let w = &mut Vec::new();
+        for i in 0..4 {
+            assert_eq!(q.push(i, w), Pushed::Queued);
+        }
+        let sunk = Arc::new(Mutex::new(Vec::new()));
+        let s = sunk.clone();
+        // Takes 0, panics on 1 (which goes down with it).
+        q.close_into(
+            Box::new(move |i, _| {
+                assert!(i != 1, "a sink that panics");
+                s.lock().push(i);
+            }),
+            w,
+        );
+        assert_eq!(*sunk.lock(), [0]);
+        assert_eq!(Arc::strong_count(&sunk), 1, "the sink was let go of");
+        assert_eq!(q.push(4, w), Pushed::Refused(4), "closed, and no sink now");
+        let (left, sink) = q.finish();
+        assert_eq!(left, [2, 3], "left for the queue's end to release");
+        assert!(sink.is_none());
     }
 
     #[test]
