@@ -97,6 +97,57 @@ impl RuntimeHandle {
         }
     }
 
+    /// Runs `future` on this runtime and blocks the calling thread until it is done, as
+    /// tokio's `Handle::block_on`: for synchronous code that needs an async result (a
+    /// `spawn_blocking` closure, a plain thread, a callback from a C library).
+    ///
+    /// Unlike tokio's, the future runs as a task on the runtime's shards (spawned with
+    /// default placement), not on the calling thread, since io_uring requests are made from
+    /// a shard: so it must be `Send + 'static`. A panic in it is resumed here. As for any
+    /// spawn, a runtime of one shard runs the task only while its own thread is inside
+    /// [`Runtime::block_on`](crate::Runtime::block_on) (shard 0 runs only then): call this
+    /// from a `spawn_blocking` closure, or give the runtime a second shard.
+    ///
+    /// ```
+    /// use ringsteal_rt::{Runtime, RuntimeHandle};
+    ///
+    /// let rt = Runtime::builder().shards(2).build().unwrap();
+    /// let n = rt.block_on(async {
+    ///     ringsteal_rt::spawn_blocking(|| {
+    ///         // Synchronous code on a blocking-pool thread, needing an async result.
+    ///         RuntimeHandle::current().block_on(async {
+    ///             ringsteal_rt::op::nop().await.unwrap();
+    ///             42
+    ///         })
+    ///     })
+    ///     .await
+    ///     .unwrap()
+    /// });
+    /// assert_eq!(n, 42);
+    /// ```
+    ///
+    /// # Panics
+    /// On a shard's thread (inside a task or a `Runtime::block_on`): blocking it could keep
+    /// the future itself from running; `.await` it there instead. Also if the runtime shuts
+    /// down before the future is done (it never ran, or was dropped unfinished).
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        assert!(
+            !context::on_shard(),
+            "RuntimeHandle::block_on called on a ringsteal shard (inside a task or \
+             Runtime::block_on): blocking this thread could keep the future from running; \
+             .await it instead"
+        );
+        match crate::util::park_on(self.spawn(future)) {
+            Ok(out) => out,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => panic!("RuntimeHandle::block_on: the runtime shut down first ({e})"),
+        }
+    }
+
     /// What of io_uring this runtime uses (see [`KernelFeatures`]): ask it before choosing
     /// between an opcode and its fallback.
     ///
