@@ -1,5 +1,5 @@
 //! tokio's readiness methods on the datagram sockets (`UdpSocket`, `UnixDatagram`), written
-//! once as a macro over the type's `fd` field: `readable` and `writable` wait (one one-shot
+//! once as a macro over the type's `fd` field: `ready`, `readable` and `writable` wait (one one-shot
 //! `IORING_OP_POLL_ADD`), `try_recv` and `try_send` make one non-blocking system call
 //! (`ringsteal_rt::io::try_recv_from`, `try_send_to`). The addressed forms
 //! (`try_recv_from`, `try_send_to`) sit with each type: their addresses differ.
@@ -28,9 +28,31 @@ macro_rules! datagram_readiness_methods {
                     "})\n.unwrap();\n```"
                 )]
         pub async fn readable(&self) -> ::std::io::Result<()> {
-            ringsteal_rt::op::poll_add(&self.fd, ::libc::POLLIN as u32)
+            self.ready(::ringsteal_rt::io::Interest::READABLE)
                 .await
                 .map(drop)
+        }
+
+        /// Waits until the socket is ready for what `interest` names, as tokio's `ready`,
+        /// and says for what: one one-shot `IORING_OP_POLL_ADD` for both directions.
+        ///
+        #[doc = concat!(
+                    "```\nuse ringsteal_rt::io::Interest;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;\n",
+                    "    assert!(ready.is_writable() && !ready.is_readable());\n",
+                    "    a.try_send(b\"three\")?;\n",
+                    "    assert!(b.ready(Interest::READABLE).await?.is_readable());\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub async fn ready(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+        ) -> ::std::io::Result<::ringsteal_rt::io::Ready> {
+            let revents = ringsteal_rt::op::poll_add(&self.fd, interest.poll_events()).await?;
+            Ok(::ringsteal_rt::io::Ready::from_poll_events(revents, interest))
         }
 
         /// Waits until the socket's send buffer has room (or an error is pending), as
@@ -48,7 +70,7 @@ macro_rules! datagram_readiness_methods {
                     "})\n.unwrap();\n```"
                 )]
         pub async fn writable(&self) -> ::std::io::Result<()> {
-            ringsteal_rt::op::poll_add(&self.fd, ::libc::POLLOUT as u32)
+            self.ready(::ringsteal_rt::io::Interest::WRITABLE)
                 .await
                 .map(drop)
         }

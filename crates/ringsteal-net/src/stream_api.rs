@@ -77,6 +77,43 @@ macro_rules! stream_common_methods {
     };
 }
 
+/// tokio's `ready(interest)`, on streams and on both kinds of halves (a half may ask for
+/// either direction, as tokio's may).
+macro_rules! stream_ready_method {
+    () => {
+        /// Waits until the stream is ready for what `interest` names, as tokio's `ready`,
+        /// and says for what (one one-shot `IORING_OP_POLL_ADD`, for both directions at
+        /// once if both are asked for; at once if reads are asked for and an abandoned read
+        /// kept bytes). Then `try_read` and `try_write` (on the stream or its halves) take
+        /// or send what they can; they may still say `WouldBlock`, as tokio's may.
+        /// Owned-buffer reads and writes need none of this.
+        ///
+        /// ```
+        /// use ringsteal_rt::io::Interest;
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        ///     assert!(ready.is_writable() && !ready.is_readable()); // room, nothing to read
+        ///     assert_eq!(a.try_write(b"ping")?, 4);
+        ///     let ready = b.ready(Interest::READABLE).await?;
+        ///     assert!(ready.is_readable());
+        ///     let mut buf = [0; 8];
+        ///     assert_eq!(b.try_read(&mut buf)?, 4);
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn ready(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+        ) -> ::std::io::Result<::ringsteal_rt::io::Ready> {
+            self.core().ready(interest).await
+        }
+    };
+}
+
 /// Inherent read methods: `read`, `read_exact`, `readv`, `peek`.
 macro_rules! stream_read_methods {
     () => {
@@ -620,6 +657,7 @@ macro_rules! stream_halves {
             }
 
             stream_read_methods!();
+            stream_ready_method!();
         }
 
         impl OwnedWriteHalf {
@@ -639,6 +677,7 @@ macro_rules! stream_halves {
             }
 
             stream_write_methods!();
+            stream_ready_method!();
         }
 
         impl Drop for OwnedWriteHalf {
@@ -655,6 +694,7 @@ macro_rules! stream_halves {
                 self.core
             }
             stream_read_methods!();
+            stream_ready_method!();
         }
 
         impl WriteHalf<'_> {
@@ -662,6 +702,7 @@ macro_rules! stream_halves {
                 self.core
             }
             stream_write_methods!();
+            stream_ready_method!();
         }
 
         impl_async_read!(OwnedReadHalf);

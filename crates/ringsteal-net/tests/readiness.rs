@@ -13,6 +13,7 @@ use std::net::Shutdown;
 
 use common::with_every_runtime;
 use ringsteal_net::{TcpStream, UdpSocket, UnixDatagram, UnixStream};
+use ringsteal_rt::io::Interest;
 use ringsteal_rt::time::timeout;
 use ringsteal_rt::Placement;
 use support::*;
@@ -169,6 +170,66 @@ fn readable_reports_the_end_of_the_stream_and_a_reset() {
             timeout(OP_GUARD, readable).await.unwrap().unwrap();
             let err = server.try_read(&mut [0; 4]).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+        })
+    });
+}
+
+#[test]
+fn tokio_s_ready_loop_moves_a_mebibyte_each_way_and_sees_the_end() {
+    // The loop from tokio's `TcpStream::ready` docs, on both ends at once (each its own
+    // task, on its own shard): wait for either direction, then try what is ready.
+    async fn exchange(s: TcpStream, seed: u64, peer: u64) -> TcpStream {
+        let out = stream_bytes(seed, 0, LEN);
+        let (mut sent, mut got, mut buf) = (0, Vec::new(), vec![0; 64 * 1024]);
+        let mut read_done = false;
+        while !read_done || sent < LEN {
+            let interest = match (read_done, sent < LEN) {
+                (false, true) => Interest::READABLE | Interest::WRITABLE,
+                (false, false) => Interest::READABLE,
+                _ => Interest::WRITABLE,
+            };
+            let ready = timeout(OP_GUARD, s.ready(interest))
+                .await
+                .expect("stalled")
+                .unwrap();
+            if ready.is_readable() && !read_done {
+                match s.try_read(&mut buf) {
+                    Ok(0) => read_done = true,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("read: {e}"),
+                }
+            }
+            if ready.is_writable() && sent < LEN {
+                match s.try_write(&out[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("write: {e}"),
+                }
+                if sent == LEN {
+                    s.shutdown(Shutdown::Write).await.unwrap();
+                }
+            }
+        }
+        assert_eq!(got.len(), LEN);
+        check_stream(peer, 0, &got);
+        let ready = s.ready(Interest::READABLE).await.unwrap();
+        assert!(ready.is_read_closed(), "{ready:?}");
+        s
+    }
+    with_every_runtime("ready loop", 2, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let a = ringsteal_rt::spawn_with(Placement::Pinned(0), exchange(client, 1, 2));
+            let b = ringsteal_rt::spawn_with(Placement::Pinned(1), exchange(server, 2, 1));
+            let (a, b) = (a.await.unwrap(), b.await.unwrap());
+            // Both sides shut their write side: a hang-up, closed both ways.
+            let ready = a
+                .ready(Interest::READABLE | Interest::WRITABLE)
+                .await
+                .unwrap();
+            assert!(ready.is_read_closed(), "{config:?}: {ready:?}");
+            drop(b);
         })
     });
 }

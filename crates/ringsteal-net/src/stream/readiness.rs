@@ -1,6 +1,7 @@
-//! tokio's readiness methods on a stream: `readable` and `writable` wait (one one-shot
-//! `IORING_OP_POLL_ADD` each), `try_read` and `try_write` make one non-blocking system call
-//! in the direction's lane or return `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`).
+//! tokio's readiness methods on a stream: `ready`, `readable` and `writable` wait (one
+//! one-shot `IORING_OP_POLL_ADD` each), `try_read` and `try_write` make one non-blocking
+//! system call in the direction's lane or return `WouldBlock`
+//! (`ringsteal_rt::io::try_read_in_lane`).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
 //! an owned-buffer read or write waiting; it waits for the lane to be free first).
@@ -8,32 +9,38 @@
 use std::future::poll_fn;
 use std::io;
 
-use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Lane};
+use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Interest, Lane, Ready};
 use ringsteal_rt::op;
 
 use super::StreamCore;
 
-/// What `readable` waits for: bytes, the peer's end of stream (`POLLRDHUP`) or an error
-/// (`POLLERR` and `POLLHUP` are always reported).
-const READABLE: u32 = (libc::POLLIN | libc::POLLRDHUP) as u32;
-
 impl StreamCore {
-    /// Waits until a read would not wait: no request holds the read lane, and it has bytes
-    /// kept by an abandoned read or the kernel reports the socket readable (bytes, end of
-    /// stream or an error).
-    pub(crate) async fn readable(&self) -> io::Result<()> {
-        until_free(&self.read).await;
-        if self.read.has_leftover() {
-            return Ok(());
+    /// Waits until no request holds the lanes of the directions in `interest`, then until
+    /// the read lane has bytes an abandoned read kept (if reads are of interest) or the
+    /// kernel reports the socket ready for one of them (bytes, end of stream, room, or an
+    /// error, which is always reported).
+    pub(crate) async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        if interest.is_readable() {
+            until_free(&self.read).await;
         }
-        op::poll_add(&self.fd, READABLE).await.map(drop)
+        if interest.is_writable() {
+            until_free(&self.write).await;
+        }
+        if interest.is_readable() && self.read.has_leftover() {
+            return Ok(Ready::READABLE);
+        }
+        let revents = op::poll_add(&self.fd, interest.poll_events()).await?;
+        Ok(Ready::from_poll_events(revents, interest))
     }
 
-    /// Waits until no request holds the write lane and the kernel reports room in the send
-    /// buffer (or an error).
+    /// Waits until a read would not wait (see [`ready`](Self::ready)).
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// Waits until a write would not wait (see [`ready`](Self::ready)).
     pub(crate) async fn writable(&self) -> io::Result<()> {
-        until_free(&self.write).await;
-        op::poll_add(&self.fd, libc::POLLOUT as u32).await.map(drop)
+        self.ready(Interest::WRITABLE).await.map(drop)
     }
 
     pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {

@@ -210,6 +210,7 @@ impl TcpStream {
     }
 
     stream_common_methods!();
+    stream_ready_method!();
     stream_read_methods!();
     stream_write_methods!();
     stream_zc_methods!();

@@ -91,6 +91,7 @@ impl UnixStream {
     }
 
     stream_common_methods!();
+    stream_ready_method!();
     stream_read_methods!();
     stream_write_methods!();
 }

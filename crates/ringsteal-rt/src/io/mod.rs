@@ -16,6 +16,7 @@ mod copy;
 mod framed;
 mod holding;
 mod in_lane;
+mod interest;
 mod lane;
 mod memory;
 #[macro_use]
@@ -34,6 +35,7 @@ pub use copy::{copy, copy_buffered, copy_spliced};
 pub use framed::LengthDelimited;
 pub use holding::{read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane};
 pub use in_lane::{InLane, LaneOutput};
+pub use interest::{Interest, Ready};
 pub use lane::{Acquire, AcquireOwned, Lane, LaneGuard, Leftover};
 pub use poll::{
     try_read_in_lane, try_recv_from, try_send_to, try_write_in_lane, PollParts, PollSource,
