@@ -181,17 +181,7 @@ fn an_accept_stream_nobody_takes_from_stops_accepting_at_its_bound_and_loses_not
             })
             .await
             .unwrap();
-            let mut seen = [false; N];
-            for _ in 0..N {
-                let conn = incoming
-                    .next()
-                    .await
-                    .expect("a connection")
-                    .expect("accepted");
-                let i = index_of(conn) as usize;
-                assert!(!seen[i], "{config:?}: client {i} accepted twice");
-                seen[i] = true;
-            }
+            accept_each(&mut incoming, N as u8, &format!("{config:?}")).await;
             drop(clients);
             incoming.requests_submitted()
         });
