@@ -4,7 +4,12 @@
 //! it; kernel worker threads block every signal). Rust programs ignore `SIGPIPE`, but one that
 //! restored the default action would die instead of seeing `BrokenPipe`.
 //!
-//! So a thread that submits a pipe write first blocks `SIGPIPE` for itself (once per thread);
+//! A program that ignores `SIGPIPE` (Rust's runtime sets that up at start, so nearly every
+//! Rust program) has nothing to fear from it: there a write changes no mask at all, so
+//! threads and children started from a shard (`std::process::Command` included) see the
+//! program's own mask. The disposition is read at each write until the thread blocks.
+//!
+//! Otherwise a thread that submits a pipe write first blocks `SIGPIPE` for itself (once per thread);
 //! the signal a failed write then raises stays pending on that thread and is discarded when
 //! the `EPIPE` comes back. The disposition is never changed, and only that thread's mask is,
 //! for the thread's life (the kernel may run the write at any return to user mode of a ring
@@ -38,10 +43,24 @@ fn sigpipe_set() -> libc::sigset_t {
     }
 }
 
-/// Blocks `SIGPIPE` for the calling thread (a syscall the first time, nothing after).
+/// Whether the process ignores `SIGPIPE` (`SIG_IGN`, as Rust's runtime sets it at start): a
+/// failed write then raises nothing that could kill it.
+fn ignored() -> bool {
+    // SAFETY: reads the disposition only (a null new action); `old` is all-zero, a valid
+    // `sigaction` to be written by the call.
+    unsafe {
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Before a pipe write: blocks `SIGPIPE` for the calling thread unless the process ignores
+/// it (one system call to read the disposition per write until the thread blocks; nothing
+/// once it has).
 pub(crate) fn block_on_this_thread() {
     BLOCKED.with(|b| {
-        if !b.get() {
+        if !b.get() && !ignored() {
             let set = sigpipe_set();
             // SAFETY: adds SIGPIPE to this thread's mask; `set` is initialised.
             unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };

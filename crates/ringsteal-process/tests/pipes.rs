@@ -151,35 +151,82 @@ fn sigpipe_blocked() -> bool {
 
 #[test]
 fn blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it() {
-    // A child's stdin write blocks SIGPIPE on its shard thread (see `sigpipe.rs`). A thread
-    // started from that shard inherits its mask; the blocking pool's threads run user code,
-    // which must see SIGPIPE as the program set it up.
-    with_every_runtime("sigpipe mask", 1, |config, rt| {
-        let (on_shard, in_pool) = rt.block_on(async {
-            let mut child = Command::new("cat")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let (res, _) = stdin.write(b"x".to_vec()).await;
-            res.unwrap();
-            let on_shard = sigpipe_blocked();
-            // The pool has no thread yet: this starts its first one, from this shard.
-            let in_pool = ringsteal_rt::spawn_blocking(sigpipe_blocked).await.unwrap();
-            drop(stdin);
-            assert!(child.wait().await.unwrap().success());
-            (on_shard, in_pool)
-        });
-        assert!(
-            on_shard,
-            "{config:?}: setup: the write blocks SIGPIPE on its shard"
-        );
+    // A child's stdin write blocks SIGPIPE on its shard thread when the program does not
+    // ignore it (see `sigpipe.rs`). A thread started from that shard inherits its mask; the
+    // blocking pool's threads run user code, which must see SIGPIPE as the program set it
+    // up. Checked in a child process that restored SIGPIPE's default action.
+    if common::child_role().as_deref() == Some("sigpipe-default-mask") {
+        // SAFETY: sets SIGPIPE's disposition before any thread of this check exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        let (on_shard, in_pool) = masks_after_a_stdin_write();
+        assert!(on_shard, "setup: the write blocks SIGPIPE on its shard");
         assert!(
             !in_pool,
-            "{config:?}: a blocking-pool thread started with the shard's SIGPIPE blocked"
+            "a blocking-pool thread started with the shard's SIGPIPE blocked"
+        );
+        println!("checked");
+        return;
+    }
+    let out = common::run_self_as_child(
+        "blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it",
+        "sigpipe-default-mask",
+    );
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("checked"),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_program_that_ignores_sigpipe_has_no_signal_blocked_by_a_stdin_write() {
+    // Rust programs ignore SIGPIPE (as this test binary does): a failed write cannot kill
+    // them, so a write changes no mask, and what the shard thread starts (a std thread, a
+    // std::process::Command child) sees the program's own.
+    with_every_runtime("sigpipe ignored", 1, |config, rt| {
+        let (on_shard, in_pool) = masks_after_a_stdin_write_on(&rt);
+        assert!(!on_shard && !in_pool, "{config:?}");
+        let (thread, std_child) = rt.block_on(async {
+            let thread = std::thread::spawn(sigpipe_blocked).join().unwrap();
+            let out = std::process::Command::new("grep")
+                .args(["^SigBlk", "/proc/self/status"])
+                .output()
+                .unwrap();
+            (thread, String::from_utf8_lossy(&out.stdout).to_string())
+        });
+        assert!(!thread, "{config:?}: a thread started from the shard");
+        assert!(
+            std_child.trim().ends_with("0000000000000000"),
+            "{config:?}: {std_child}"
         );
     });
+}
+
+/// Writes to a child's stdin on a one-shard runtime, then reads whether `SIGPIPE` is blocked
+/// on the shard and on a blocking-pool thread started from it.
+fn masks_after_a_stdin_write() -> (bool, bool) {
+    let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    masks_after_a_stdin_write_on(&rt)
+}
+
+fn masks_after_a_stdin_write_on(rt: &ringsteal_rt::Runtime) -> (bool, bool) {
+    rt.block_on(async {
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let (res, _) = stdin.write(b"x".to_vec()).await;
+        res.unwrap();
+        let on_shard = sigpipe_blocked();
+        // The pool has no thread yet: this starts its first one, from this shard.
+        let in_pool = ringsteal_rt::spawn_blocking(sigpipe_blocked).await.unwrap();
+        drop(stdin);
+        assert!(child.wait().await.unwrap().success());
+        (on_shard, in_pool)
+    })
 }
 
 fn write_to_an_exited_child() {

@@ -309,10 +309,34 @@ fn the_builder_switch_forces_the_pidfd_poll_wait() {
 }
 
 /// A shard that wrote to a child's stdin blocks `SIGPIPE` for itself (the kernel raises it on
-/// the writing thread): the children it spawns later start with nothing blocked, as the
-/// program's would, so a pipeline inside one still ends when its reader goes.
+/// the writing thread) unless the program ignores it: the children it spawns later start
+/// with nothing blocked, as the program's would, so a pipeline inside one still ends when its
+/// reader goes. Checked as this binary runs (SIGPIPE ignored, nothing is blocked) and in a
+/// child process that restored SIGPIPE's default action (the shard blocks it, and `Command`
+/// unblocks it in its children).
 #[test]
 fn children_spawned_after_a_stdin_write_start_with_no_signal_blocked() {
+    if common::child_role().as_deref() == Some("sigpipe-default-children") {
+        // SAFETY: sets SIGPIPE's disposition before any thread of this check exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        children_start_with_no_signal_blocked();
+        println!("checked");
+        return;
+    }
+    children_start_with_no_signal_blocked();
+    let out = common::run_self_as_child(
+        "children_spawned_after_a_stdin_write_start_with_no_signal_blocked",
+        "sigpipe-default-children",
+    );
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("checked"),
+        "{:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn children_start_with_no_signal_blocked() {
     with_every_runtime("children's signal mask", 1, |_, rt| {
         rt.block_on(async {
             let (mut cat, stdin, _) = common::cat_held_open(false);
