@@ -26,8 +26,8 @@ use crate::listener_fd::ListenerHandle;
 /// cancelled), later clients wait in the kernel's accept queue, and the next poll that
 /// finds it drained arms it again. (The bound is soft: until the cancel lands, at the
 /// shard's next tick, the kernel may take what arrives, a burst that its backlog held
-/// included.) A server that must hold no
-/// connection beyond its limit loops on `accept()` instead.
+/// included.) A server that must hold no connection beyond its limit loops on `accept()`
+/// instead.
 ///
 /// Each item is a connection or an error. Running out of descriptors (`EMFILE`, `ENFILE`) or
 /// memory is yielded as the error and the stream goes on, retrying after a pause that grows
