@@ -113,26 +113,14 @@ fn a_child_that_closes_its_pipes_early_gives_end_of_file_and_broken_pipe() {
 
 #[test]
 fn writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death() {
-    // Rust ignores SIGPIPE, so a plain test run cannot die of it: the check that counts runs
-    // in a child process that restored SIGPIPE's default action (die) first.
-    if common::child_role().as_deref() == Some("sigpipe-default") {
-        // SAFETY: sets SIGPIPE's disposition before any thread of this check exists.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-        write_to_an_exited_child();
-        println!("survived");
+    // The check that counts runs where SIGPIPE's default action (die) was restored.
+    if common::in_a_run_with_sigpipe_default(
+        "writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death",
+        write_to_an_exited_child,
+    ) {
         return;
     }
     write_to_an_exited_child();
-    let out = common::run_self_as_child(
-        "writing_to_an_exited_child_is_broken_pipe_not_sigpipe_death",
-        "sigpipe-default",
-    );
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("survived"),
-        "the child with SIGPIPE at its default died: {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Whether the calling thread blocks `SIGPIPE`.
@@ -154,28 +142,17 @@ fn blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it(
     // A child's stdin write blocks SIGPIPE on its shard thread when the program does not
     // ignore it (see `sigpipe.rs`). A thread started from that shard inherits its mask; the
     // blocking pool's threads run user code, which must see SIGPIPE as the program set it
-    // up. Checked in a child process that restored SIGPIPE's default action.
-    if common::child_role().as_deref() == Some("sigpipe-default-mask") {
-        // SAFETY: sets SIGPIPE's disposition before any thread of this check exists.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-        let (on_shard, in_pool) = masks_after_a_stdin_write();
-        assert!(on_shard, "setup: the write blocks SIGPIPE on its shard");
-        assert!(
-            !in_pool,
-            "a blocking-pool thread started with the shard's SIGPIPE blocked"
-        );
-        println!("checked");
-        return;
-    }
-    let out = common::run_self_as_child(
+    // up. Checked where SIGPIPE's default action was restored.
+    common::in_a_run_with_sigpipe_default(
         "blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it",
-        "sigpipe-default-mask",
-    );
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("checked"),
-        "{:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        || {
+            let (on_shard, in_pool) = masks_after_a_stdin_write();
+            assert!(on_shard, "setup: the write blocks SIGPIPE on its shard");
+            assert!(
+                !in_pool,
+                "a blocking-pool thread started with the shard's SIGPIPE blocked"
+            );
+        },
     );
 }
 

@@ -176,6 +176,30 @@ pub fn child_role() -> Option<String> {
     std::env::var(CHILD_ROLE).ok()
 }
 
+/// Runs `check` in a re-run of this test binary (only the test `test`, the caller) that set
+/// `SIGPIPE` back to its default action first, and fails if that run does. Rust programs
+/// ignore `SIGPIPE`, so a plain test run can neither die of it nor see what ringsteal does
+/// where it is not ignored. True in that re-run, where the caller should return at once.
+pub fn in_a_run_with_sigpipe_default(test: &str, check: impl FnOnce()) -> bool {
+    const ROLE: &str = "sigpipe-default";
+    const DONE: &str = "checked with SIGPIPE at its default action";
+    if child_role().as_deref() == Some(ROLE) {
+        // SAFETY: sets SIGPIPE's disposition before this run starts any thread of its own.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        check();
+        println!("{DONE}");
+        return true;
+    }
+    let out = run_self_as_child(test, ROLE);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains(DONE),
+        "the run with SIGPIPE at its default action: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
 /// `cat` with its stdin piped, and that stdin taken out of the `Child`: the child runs until
 /// the returned `ChildStdin` is dropped (or it is killed), whatever happens to the `Child`.
 /// Its stdout is piped too if `echo`, else discarded.
