@@ -85,3 +85,36 @@ fn a_call_on_a_shard_is_refused_with_a_clear_panic() {
         );
     });
 }
+
+#[test]
+fn a_block_on_whose_task_never_ran_lets_the_runtime_shut_down() {
+    // One shard, and the runtime's thread leaves `block_on` before the blocking closure
+    // spawns: the task waits in the runtime's queue for a `block_on` that never comes. The
+    // drop must cancel it (the closure's `block_on` then panics as documented) rather than
+    // wait for the closure for ever (an unbounded shutdown timeout).
+    let panicked = common::hang_guard("drop with a block_on waiting", HANG, || {
+        let rt = ringsteal_rt::Runtime::builder()
+            .shards(1)
+            .shutdown_timeout(std::time::Duration::MAX)
+            .build()
+            .unwrap();
+        let handle = rt.handle();
+        let (go, wait_for_go) = std::sync::mpsc::channel();
+        let (done, result) = std::sync::mpsc::channel();
+        rt.block_on(async move {
+            drop(ringsteal_rt::spawn_blocking(move || {
+                wait_for_go.recv().unwrap();
+                let waited = catch_unwind(AssertUnwindSafe(|| handle.block_on(async { 1 })));
+                done.send(waited.is_err()).unwrap();
+            }));
+        });
+        let stats = rt.handle();
+        go.send(()).unwrap();
+        common::spin_until(|| stats.stats().spawned_external >= 1);
+        drop(rt);
+        result.recv().unwrap()
+    });
+    assert!(panicked, "the task could not have run: its block_on panics");
+}
+
+const HANG: std::time::Duration = std::time::Duration::from_secs(60);

@@ -129,7 +129,9 @@ impl RuntimeHandle {
     /// # Panics
     /// On a shard's thread (inside a task or a `Runtime::block_on`): blocking it could keep
     /// the future itself from running; `.await` it there instead. Also if the runtime shuts
-    /// down before the future is done (it never ran, or was dropped unfinished).
+    /// down before the future is done (it never ran, or was dropped unfinished): the
+    /// runtime's drop cancels a task that never started before it waits for the blocking
+    /// pool, so such a call ends then.
     pub fn block_on<F>(&self, future: F) -> F::Output
     where
         F: Future + Send + 'static,

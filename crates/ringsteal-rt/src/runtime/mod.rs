@@ -227,8 +227,12 @@ impl Runtime {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        self.shared.blocking.shutdown(Some(deadline));
+        // No shard runs any more: drop what is still queued (cancelling its join handles)
+        // before waiting for the blocking pool, whose closures may be waiting on those
+        // handles (`RuntimeHandle::block_on` of a task that never started). From here a push
+        // drops what it pushes.
         final_sweep(&self.shared);
+        self.shared.blocking.shutdown(Some(deadline));
         sched::return_credits(&shard0);
         drop(shard0);
     }
