@@ -235,6 +235,60 @@ fn tokio_s_ready_loop_moves_a_mebibyte_each_way_and_sees_the_end() {
 }
 
 #[test]
+fn ready_for_both_directions_reports_room_while_an_owned_read_holds_the_read_lane() {
+    with_every_runtime("ready beside a held read lane", 1, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // An owned-buffer read in flight: it holds the read lane until bytes come.
+            let mut read = Box::pin(server.read(Vec::with_capacity(8)));
+            assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+            let ready = timeout(
+                OP_GUARD,
+                server.ready(Interest::READABLE | Interest::WRITABLE),
+            )
+            .await
+            .expect("waited for the read lane instead of reporting room")
+            .unwrap();
+            assert!(
+                ready.is_writable() && !ready.is_readable(),
+                "{config:?}: {ready:?}"
+            );
+            assert_eq!(server.try_write(b"room").unwrap(), 4);
+            client.write_all(b"data".to_vec()).await.0.unwrap();
+            let (n, buf) = read.await;
+            assert_eq!(&buf[..n.unwrap()], b"data", "{config:?}");
+        })
+    });
+}
+
+#[test]
+fn a_pending_socket_error_makes_ready_say_readable_so_try_recv_returns_it() {
+    // A connected UDP socket whose peer's port is closed: the kernel's ICMP reply leaves an
+    // error pending, reported on every poll until a call returns it. `ready` must say
+    // readable then, or tokio's loop (`ready`, `try_recv` if readable) never makes the call.
+    with_every_runtime("ready on a pending error", 1, |config, rt| {
+        rt.block_on(async {
+            let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let port = closed.local_addr().unwrap();
+            drop(closed);
+            let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            s.connect(port).await.unwrap();
+            s.send(b"anyone?".to_vec()).await.0.unwrap();
+            let ready = timeout(OP_GUARD, s.ready(Interest::READABLE))
+                .await
+                .expect("stalled")
+                .unwrap();
+            assert!(
+                ready.is_error() && ready.is_readable(),
+                "{config:?}: {ready:?}"
+            );
+            let err = s.try_recv(&mut [0; 16]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionRefused, "{config:?}");
+        })
+    });
+}
+
+#[test]
 fn writable_waits_for_room_and_try_write_would_block_while_a_write_is_in_flight() {
     with_every_runtime("writable", 1, |_, rt| {
         rt.block_on(async {

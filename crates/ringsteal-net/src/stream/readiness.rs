@@ -8,29 +8,39 @@
 
 use std::future::poll_fn;
 use std::io;
+use std::task::Poll;
 
-use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Interest, Lane, Ready};
+use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Interest, Ready};
 use ringsteal_rt::op;
 
 use super::StreamCore;
 
 impl StreamCore {
-    /// Waits until no request holds the lanes of the directions in `interest`, then until
-    /// the read lane has bytes an abandoned read kept (if reads are of interest) or the
-    /// kernel reports the socket ready for one of them (bytes, end of stream, room, or an
-    /// error, which is always reported).
+    /// Waits until no request holds the lane of at least one direction in `interest`, then
+    /// for those directions whose lanes are free: until the read lane has bytes an abandoned
+    /// read kept, or the kernel reports the socket ready for one of them (bytes, end of
+    /// stream, room, or an error). A direction whose lane is held (an owned-buffer request
+    /// in flight, from another task) is left out of that wait: `try_` says `WouldBlock`
+    /// for it, and reporting it ready would make the documented `ready`-then-`try_` loop go
+    /// round without yielding while the request holding the lane could never finish (its
+    /// shard would never get back to its completions).
     pub(crate) async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        if interest.is_readable() {
-            until_free(&self.read).await;
-        }
-        if interest.is_writable() {
-            until_free(&self.write).await;
-        }
-        if interest.is_readable() && self.read.has_leftover() {
+        let free = poll_fn(|cx| {
+            let read = interest.is_readable() && self.read.poll_free(cx, |_| ()).is_ready();
+            let write = interest.is_writable() && self.write.poll_free(cx, |_| ()).is_ready();
+            match (read, write) {
+                (true, true) => Poll::Ready(Interest::READABLE | Interest::WRITABLE),
+                (true, false) => Poll::Ready(Interest::READABLE),
+                (false, true) => Poll::Ready(Interest::WRITABLE),
+                (false, false) => Poll::Pending,
+            }
+        })
+        .await;
+        if free.is_readable() && self.read.has_leftover() {
             return Ok(Ready::READABLE);
         }
-        let revents = op::poll_add(&self.fd, interest.poll_events()).await?;
-        Ok(Ready::from_poll_events(revents, interest))
+        let revents = op::poll_add(&self.fd, free.poll_events()).await?;
+        Ok(Ready::from_poll_events(revents, free))
     }
 
     /// Waits until a read would not wait (see [`ready`](Self::ready)).
@@ -56,12 +66,4 @@ impl StreamCore {
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         try_write_in_lane(&self.fd, &self.write, buf)
     }
-}
-
-/// Waits until no request holds `lane` (without taking it). While one does, `try_read` and
-/// `try_write` say `WouldBlock`; reporting readiness then would make the documented
-/// `readable`-then-`try_read` loop go round without yielding, and the request holding the
-/// lane could never finish (its shard would never get back to its completions).
-async fn until_free(lane: &Lane) {
-    poll_fn(|cx| lane.poll_free(cx, |_| ())).await;
 }

@@ -112,8 +112,11 @@ impl Ready {
     /// An error is pending on the socket (a read or write returns it).
     pub const ERROR: Ready = Ready(ERROR);
 
-    /// What the kernel's `revents` say, for the directions `interest` asked for (an error
-    /// is reported whatever was asked).
+    /// What the kernel's `revents` say, for the directions `interest` asked for. A pending
+    /// error (`POLLERR`) is [`ERROR`](Self::ERROR) and makes every direction asked for ready
+    /// too, so that the usual loop (`ready`, then `try_read` if readable) makes the call
+    /// that returns the error instead of waiting again and again for a socket whose error
+    /// keeps it reported ready.
     pub fn from_poll_events(revents: u32, interest: Interest) -> Ready {
         let has = |event: libc::c_short| revents & event as u32 != 0;
         let mut ready = 0;
@@ -135,6 +138,12 @@ impl Ready {
         }
         if has(libc::POLLERR) {
             ready |= ERROR;
+            if interest.is_readable() {
+                ready |= R;
+            }
+            if interest.is_writable() {
+                ready |= W;
+            }
         }
         Ready(ready)
     }
@@ -216,7 +225,11 @@ mod tests {
         let hup = r(libc::POLLHUP, both);
         assert!(hup.is_read_closed() && hup.is_write_closed());
         assert!(hup.is_readable() && hup.is_writable());
-        assert!(r(libc::POLLERR, Interest::READABLE).is_error());
+        let err = r(libc::POLLERR, Interest::READABLE);
+        assert!(
+            err.is_error() && err.is_readable() && !err.is_writable(),
+            "{err:?}"
+        );
         assert!(r(0, both).is_empty());
         assert_eq!(
             both.poll_events(),
