@@ -83,9 +83,11 @@ pub(crate) fn blocked_here() -> bool {
     if BLOCKED.with(Cell::get) {
         return true;
     }
-    if !EVER_BLOCKED.load(Relaxed) {
-        return false;
-    }
+    EVER_BLOCKED.load(Relaxed) && mask_blocks_sigpipe()
+}
+
+/// Whether this thread's mask blocks `SIGPIPE` (one system call).
+fn mask_blocks_sigpipe() -> bool {
     // SAFETY: all-zero is a valid sigset_t to be filled in; reads this thread's mask only.
     let mut current = unsafe { std::mem::zeroed::<libc::sigset_t>() };
     // SAFETY: as above; a null new set changes nothing.
@@ -110,9 +112,12 @@ pub(crate) fn unblock_in_children(command: &mut std::process::Command) {
     }
 }
 
-/// Discards a `SIGPIPE` pending on this thread (raised by a write that failed with `EPIPE`).
+/// Discards a `SIGPIPE` pending on this thread (raised by a write that failed with `EPIPE`),
+/// if this thread blocks it: because of ringsteal, or a block it inherited or set itself
+/// (an ignored signal stays pending while blocked, and would be delivered if the program
+/// later restored the default action and unblocked it).
 pub(crate) fn discard_pending() {
-    if !BLOCKED.with(Cell::get) {
+    if !BLOCKED.with(Cell::get) && !mask_blocks_sigpipe() {
         return;
     }
     let set = sigpipe_set();

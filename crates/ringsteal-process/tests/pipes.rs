@@ -146,12 +146,14 @@ fn blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it(
     common::in_a_run_with_sigpipe_default(
         "blocking_threads_started_from_a_shard_that_blocked_sigpipe_do_not_inherit_it",
         || {
-            let (on_shard, in_pool) = masks_after_a_stdin_write();
-            assert!(on_shard, "setup: the write blocks SIGPIPE on its shard");
-            assert!(
-                !in_pool,
-                "a blocking-pool thread started with the shard's SIGPIPE blocked"
-            );
+            with_every_runtime("sigpipe mask", 1, |config, rt| {
+                let (on_shard, in_pool) = masks_after_a_stdin_write_on(&rt);
+                assert!(on_shard, "{config:?}: setup: the write blocks SIGPIPE");
+                assert!(
+                    !in_pool,
+                    "{config:?}: a blocking-pool thread started with the shard's SIGPIPE blocked"
+                );
+            })
         },
     );
 }
@@ -180,13 +182,8 @@ fn a_program_that_ignores_sigpipe_has_no_signal_blocked_by_a_stdin_write() {
     });
 }
 
-/// Writes to a child's stdin on a one-shard runtime, then reads whether `SIGPIPE` is blocked
-/// on the shard and on a blocking-pool thread started from it.
-fn masks_after_a_stdin_write() -> (bool, bool) {
-    let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
-    masks_after_a_stdin_write_on(&rt)
-}
-
+/// Writes to a child's stdin on `rt`, then reads whether `SIGPIPE` is blocked on the shard
+/// and on a blocking-pool thread started from it.
 fn masks_after_a_stdin_write_on(rt: &ringsteal_rt::Runtime) -> (bool, bool) {
     rt.block_on(async {
         let mut child = Command::new("cat")

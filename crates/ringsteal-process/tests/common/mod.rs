@@ -184,7 +184,8 @@ pub fn in_a_run_with_sigpipe_default(test: &str, check: impl FnOnce()) -> bool {
     const ROLE: &str = "sigpipe-default";
     const DONE: &str = "checked with SIGPIPE at its default action";
     if child_role().as_deref() == Some(ROLE) {
-        // SAFETY: sets SIGPIPE's disposition before this run starts any thread of its own.
+        // SAFETY: `signal` only sets the process's disposition of SIGPIPE (the harness's
+        // threads may run meanwhile; none of them depends on it).
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
         check();
         println!("{DONE}");
