@@ -182,6 +182,44 @@ fn a_program_that_ignores_sigpipe_has_no_signal_blocked_by_a_stdin_write() {
     });
 }
 
+#[test]
+fn a_failed_write_on_a_thread_that_blocks_sigpipe_leaves_none_pending() {
+    // SIGPIPE ignored (as here) but blocked on the writing thread by the program: the
+    // signal an EPIPE raises stays pending, and would be delivered if the program later
+    // restored the default action and unblocked it. The write discards it.
+    with_every_runtime("no pending SIGPIPE", 1, |config, rt| {
+        // SAFETY: blocks SIGPIPE on this thread (shard 0's) only; `set` is initialised.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        rt.block_on(async {
+            let mut child = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
+            let stdin = child.stdin.take().unwrap();
+            assert!(child.wait().await.unwrap().success());
+            // As in `write_to_an_exited_child`: write until the kernel says it is broken.
+            loop {
+                let (res, _) = stdin.write(b"anyone?".to_vec()).await;
+                if let Err(e) = res {
+                    assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{config:?}");
+                    break;
+                }
+                ringsteal_rt::yield_now().await;
+            }
+        });
+        // SAFETY: reads this thread's pending set into an initialised sigset.
+        let pending = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigpending(&mut set);
+            libc::sigismember(&set, libc::SIGPIPE) == 1
+        };
+        assert!(!pending, "{config:?}: a SIGPIPE was left pending");
+    });
+}
+
 /// Writes to a child's stdin on `rt`, then reads whether `SIGPIPE` is blocked on the shard
 /// and on a blocking-pool thread started from it.
 fn masks_after_a_stdin_write_on(rt: &ringsteal_rt::Runtime) -> (bool, bool) {
