@@ -133,7 +133,9 @@ pub struct ShardStats {
     pub remote_wakes: u64,
     /// `io_uring_enter` calls.
     pub enters: u64,
-    /// SQEs handed to the kernel.
+    /// SQEs the kernel consumed from this shard's SQ. On an SQPOLL ring the poller thread
+    /// consumes them on its own time; they are counted at the shard's next submission or
+    /// park.
     pub sqes_submitted: u64,
     /// Times the kernel reported CQ overflow (completions held back, then flushed).
     pub cq_overflows: u64,

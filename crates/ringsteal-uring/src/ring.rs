@@ -410,6 +410,15 @@ impl Ring {
         self.sq.len()
     }
 
+    /// SQEs the kernel has consumed since the ring was made, wrapping at `u32::MAX`: the
+    /// kernel's SQ head. On an SQPOLL ring the poller thread advances it at any time, so the
+    /// difference between two readings counts what was consumed between them, however it
+    /// was submitted.
+    #[inline]
+    pub fn sq_consumed(&self) -> u32 {
+        self.sq.khead()
+    }
+
     /// The SQ flags word (`IORING_SQ_NEED_WAKEUP`, `IORING_SQ_CQ_OVERFLOW`, `IORING_SQ_TASKRUN`).
     #[inline]
     pub fn sq_flags(&self) -> u32 {

@@ -60,8 +60,9 @@ impl SubmissionQueue {
         self.entries
     }
 
+    /// The kernel's SQ head: how many SQEs it has consumed since the ring was made (wrapping).
     #[inline]
-    fn khead(&self) -> u32 {
+    pub(crate) fn khead(&self) -> u32 {
         // SAFETY: `khead` points into the live SQ ring mapping; the kernel writes it
         // atomically; Acquire pairs with the kernel's release after it read the SQEs.
         unsafe { (*self.khead).load(Ordering::Acquire) }

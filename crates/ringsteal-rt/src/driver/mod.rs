@@ -81,6 +81,9 @@ pub(crate) struct Driver {
     /// SQEs that found the SQ full while the kernel refused submissions (`EBUSY`/`EAGAIN`):
     /// moved into the SQ, in order, as soon as it has room.
     backlog: Backlog,
+    /// The kernel's SQ head when `sqes_submitted` last counted (see
+    /// [`count_consumed`](Self::count_consumed)).
+    sq_counted: u32,
     /// Raw messages sent by MSG_RING, until their send's CQE says whether they arrived.
     messages_in_flight: MessagesInFlight,
     /// Tests: how many more submissions fail with `WouldBlock` as `EBUSY` would.
@@ -108,6 +111,7 @@ impl Driver {
             None
         };
         let mut d = Self {
+            sq_counted: ring.sq_consumed(),
             ring,
             bufs: bufs::GroupSlot::Unused,
             mode,

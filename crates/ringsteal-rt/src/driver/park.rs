@@ -45,16 +45,13 @@ impl Driver {
             timeout
         };
         counters.enters.incr();
-        let before = self.ring.sq_pending();
         match self.ring.submit_and_wait_timeout(1, timeout) {
             Ok(Wait::Completed | Wait::TimedOut | Wait::Interrupted) => {}
             Err(_) => {
                 // EBUSY and friends: completions are backed up; the next tick reaps them.
             }
         }
-        counters
-            .sqes_submitted
-            .add(u64::from(before.saturating_sub(self.ring.sq_pending())));
+        self.count_consumed(counters);
     }
 
     /// Shutdown drain: submits what is queued and waits up to `timeout` for one CQE (no

@@ -103,6 +103,18 @@ impl Driver {
         self.ring.sq_pending() + self.backlog.len()
     }
 
+    /// Adds the SQEs the kernel consumed since the last count to `sqes_submitted`. Counted
+    /// from the kernel's SQ head rather than around each submission, because an SQPOLL
+    /// poller consumes SQEs whenever it runs, also after the submission that queued them
+    /// has returned.
+    pub(super) fn count_consumed(&mut self, counters: &ShardCounters) {
+        let head = self.ring.sq_consumed();
+        counters
+            .sqes_submitted
+            .add(u64::from(head.wrapping_sub(self.sq_counted)));
+        self.sq_counted = head;
+    }
+
     /// Hands queued SQEs, the backlog's included, to the kernel (no-op when none are queued).
     /// `WouldBlock` (`EBUSY`/`EAGAIN`) leaves them queued for a later call.
     pub(crate) fn submit(&mut self, counters: &ShardCounters) -> io::Result<()> {
@@ -124,7 +136,7 @@ impl Driver {
             }
             let res = self.ring.submit();
             let consumed = before.saturating_sub(self.ring.sq_pending());
-            counters.sqes_submitted.add(u64::from(consumed));
+            self.count_consumed(counters);
             res?;
             if self.backlog.is_empty() || consumed == 0 {
                 return Ok(());

@@ -7,7 +7,7 @@ use std::io;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ringsteal_uring::abi::IOSQE_CQE_SKIP_SUCCESS;
+use ringsteal_uring::abi::{IORING_SQ_NEED_WAKEUP, IOSQE_CQE_SKIP_SUCCESS};
 use ringsteal_uring::opcode;
 
 use super::user_data::{TAG_DOORBELL, TAG_IGNORE};
@@ -375,4 +375,51 @@ fn a_dispatch_that_unwinds_leaves_the_rest_of_its_batch_to_the_next_reap() {
     let seen = d.reap(&mut out, &counters);
     assert_eq!(seen, 3, "the two left over and the new one");
     assert_eq!(seqs(&out), [0, 2, 3, 9]);
+}
+
+/// An SQPOLL poller reads the SQ when it runs, also after the submission that woke it
+/// returned: `sqes_submitted` must still count every SQE it consumed (it counted only what
+/// was consumed before `io_uring_enter` returned, so a poller that woke a little late left
+/// SQEs uncounted for good).
+#[test]
+fn sqes_an_sqpoll_poller_consumes_late_are_counted() {
+    let (ring, setup) = create_ring(RingOptions {
+        entries: ENTRIES,
+        allow_defer_taskrun: false,
+        allow_coop_taskrun: false,
+        sqpoll: SqPoll::Try {
+            idle_ms: 1,
+            refused_for_testing: false,
+        },
+    })
+    .expect("an io_uring");
+    if setup.mode != RingMode::SqPoll {
+        eprintln!("skipped: no SQPOLL ring here ({setup})");
+        return;
+    }
+    let counters = ShardCounters::default();
+    let mut d = Driver::new(ring, setup.mode, false).expect("a driver");
+    let nop = opcode::nop()
+        .with_flags(IOSQE_CQE_SKIP_SUCCESS)
+        .with_user_data(TAG_IGNORE);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for round in 1..=4u64 {
+        // Let the poller fall asleep, so that the submission only wakes it and returns.
+        while d.ring.sq_flags() & IORING_SQ_NEED_WAKEUP == 0 {
+            assert!(Instant::now() < deadline, "the poller never slept");
+            std::thread::yield_now();
+        }
+        for _ in 0..8 {
+            // SAFETY: a NOP references no memory.
+            unsafe { d.push(&[nop], &counters) }.unwrap();
+        }
+        d.submit(&counters).unwrap();
+        while d.sq_pending() != 0 {
+            assert!(Instant::now() < deadline, "the poller never read the SQ");
+            std::thread::yield_now();
+        }
+        // Nothing is queued: the shard's next park counts what the poller consumed.
+        d.park(Some(Duration::ZERO), &counters);
+        assert_eq!(counters.sqes_submitted.get(), round * 8, "round {round}");
+    }
 }
