@@ -717,5 +717,35 @@ macro_rules! stream_halves {
 
         impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
         impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());
+
+        /// The stream the half belongs to, as tokio's halves give it: for its socket
+        /// options and addresses (its `&self` reads and writes work too, sharing the half's
+        /// lanes).
+        impl AsRef<$stream> for OwnedReadHalf {
+            fn as_ref(&self) -> &$stream {
+                $stream::from_core_ref(&self.core)
+            }
+        }
+
+        /// As for [`OwnedReadHalf`]'s.
+        impl AsRef<$stream> for OwnedWriteHalf {
+            fn as_ref(&self) -> &$stream {
+                $stream::from_core_ref(&self.core)
+            }
+        }
+
+        /// As for [`OwnedReadHalf`]'s.
+        impl AsRef<$stream> for ReadHalf<'_> {
+            fn as_ref(&self) -> &$stream {
+                $stream::from_core_ref(self.core)
+            }
+        }
+
+        /// As for [`OwnedReadHalf`]'s.
+        impl AsRef<$stream> for WriteHalf<'_> {
+            fn as_ref(&self) -> &$stream {
+                $stream::from_core_ref(self.core)
+            }
+        }
     };
 }

@@ -550,3 +550,47 @@ fn owned_halves_report_the_addresses_of_their_stream() {
         })
     });
 }
+
+/// tokio's halves give their stream by `AsRef`, for its socket options: a port that sets
+/// `TCP_NODELAY` through a write half, or reads through `rd.as_ref()`, must work the same.
+#[test]
+fn every_half_gives_its_stream_by_as_ref() {
+    with_every_runtime("halves as_ref", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let peer = client.peer_addr().unwrap();
+            {
+                let (r, w) = client.split();
+                let stream: &TcpStream = w.as_ref();
+                stream.set_nodelay(true).unwrap();
+                assert!(r.as_ref().nodelay().unwrap());
+                assert_eq!(r.as_ref().peer_addr().unwrap(), peer);
+            }
+            let (rd, wr) = client.into_split();
+            wr.as_ref().set_nodelay(false).unwrap();
+            assert!(!rd.as_ref().nodelay().unwrap());
+            assert_eq!(AsRef::<TcpStream>::as_ref(&wr).peer_addr().unwrap(), peer);
+            // Reads and writes through the reference use the halves' lanes: the reader on
+            // another shard gets what was written through the write half's stream.
+            let reader = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+                let (res, buf) = rd.as_ref().read_exact(vec![0; 5]).await;
+                res.unwrap();
+                (rd, buf)
+            });
+            server.write_all(b"hello".to_vec()).await.0.unwrap();
+            let (rd, buf) = reader.await.unwrap();
+            assert_eq!(buf, b"hello");
+            wr.as_ref().write_all(b"back".to_vec()).await.0.unwrap();
+            let (res, buf) = server.read_exact(vec![0; 4]).await;
+            res.unwrap();
+            assert_eq!(buf, b"back");
+            let client = rd.reunite(wr).unwrap();
+            assert_eq!(client.peer_addr().unwrap(), peer);
+            let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+            let (rd, _wr) = a.into_split();
+            let stream: &ringsteal_net::UnixStream = rd.as_ref();
+            assert!(stream.peer_addr().unwrap().is_unnamed());
+            drop(b);
+        })
+    });
+}

@@ -51,6 +51,7 @@ use crate::IntoStdError;
 /// .unwrap();
 /// ```
 #[derive(Debug)]
+#[repr(transparent)] // for `from_core_ref`
 pub struct TcpStream {
     core: StreamCore,
 }
@@ -58,6 +59,14 @@ pub struct TcpStream {
 impl TcpStream {
     pub(crate) fn from_core(core: StreamCore) -> Self {
         Self { core }
+    }
+
+    /// The stream a half's core belongs to, by reference: the halves' `AsRef<TcpStream>`.
+    pub(crate) fn from_core_ref(core: &StreamCore) -> &Self {
+        // SAFETY: `TcpStream` is `repr(transparent)` over `StreamCore`, so a `StreamCore`
+        // is a valid `TcpStream`; the reference borrows `core` for its lifetime and gives no
+        // way to move or drop it.
+        unsafe { &*(core as *const StreamCore).cast::<Self>() }
     }
 
     fn core(&self) -> &StreamCore {

@@ -35,6 +35,7 @@ use crate::IntoStdError;
 /// .unwrap();
 /// ```
 #[derive(Debug)]
+#[repr(transparent)] // for `from_core_ref`
 pub struct UnixStream {
     core: StreamCore,
 }
@@ -42,6 +43,14 @@ pub struct UnixStream {
 impl UnixStream {
     pub(crate) fn from_core(core: StreamCore) -> Self {
         Self { core }
+    }
+
+    /// The stream a half's core belongs to, by reference: the halves' `AsRef<UnixStream>`.
+    pub(crate) fn from_core_ref(core: &StreamCore) -> &Self {
+        // SAFETY: `UnixStream` is `repr(transparent)` over `StreamCore`, so a `StreamCore`
+        // is a valid `UnixStream`; the reference borrows `core` for its lifetime and gives no
+        // way to move or drop it.
+        unsafe { &*(core as *const StreamCore).cast::<Self>() }
     }
 
     fn core(&self) -> &StreamCore {
