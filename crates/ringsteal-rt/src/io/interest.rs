@@ -148,6 +148,40 @@ impl Ready {
         Ready(ready)
     }
 
+    /// Everything that answers `interest`: its directions, their closed states, and a
+    /// pending error.
+    pub(crate) const fn answering(interest: Interest) -> Ready {
+        let mut bits = ERROR;
+        if interest.is_readable() {
+            bits |= R | READ_CLOSED;
+        }
+        if interest.is_writable() {
+            bits |= W | WRITE_CLOSED;
+        }
+        Ready(bits)
+    }
+
+    /// What is in both.
+    pub(crate) const fn intersection(self, other: Ready) -> Ready {
+        Ready(self.0 & other.0)
+    }
+
+    /// `self` without the ready states of `other` that can be cleared: the closed states are
+    /// final (an ended stream stays ended), as in tokio.
+    pub(crate) const fn clearing(self, other: Ready) -> Ready {
+        Ready(self.0 & !(other.0 & !(READ_CLOSED | WRITE_CLOSED)))
+    }
+
+    /// The bits, for storing in an atomic.
+    pub(crate) const fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The set `bits` (from [`bits`](Self::bits)) stand for.
+    pub(crate) const fn from_bits(bits: u8) -> Ready {
+        Ready(bits)
+    }
+
     /// True if nothing is ready.
     pub const fn is_empty(self) -> bool {
         self.0 == 0

@@ -3,12 +3,14 @@
 //! [`BufWriter`], [`LengthDelimited`]), and the [`Lane`] machinery that keeps a stream's
 //! bytes in order when a read or write future is dropped mid-flight ([`InLane`]), and
 //! [`PollStream`], poll-based reads and writes with borrowed buffers driven by io_uring
-//! readiness (what the `futures-io`, `tokio::io` and `hyper` adapters stand on).
+//! readiness (what the `futures-io`, `tokio::io` and `hyper` adapters stand on), and
+//! [`AsyncFd`], tokio's readiness for a descriptor the program reads and writes itself.
 //!
 //! Implemented by `ringsteal::net`'s TCP and Unix streams and their halves, `ringsteal::fs`'s
 //! `File` (reading and writing at its position), `&[u8]` (a source) and `Vec<u8>` (a sink);
 //! other crates can implement them too.
 
+mod async_fd;
 mod bidirectional;
 mod buf_reader;
 mod buf_writer;
@@ -28,6 +30,7 @@ mod read_buf;
 mod test_util;
 mod traits;
 
+pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
 pub use bidirectional::copy_bidirectional;
 pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;

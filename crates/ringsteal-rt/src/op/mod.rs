@@ -38,6 +38,7 @@ pub use fd::{IntoOwned, SharedFd};
 pub use fs::*;
 pub use net::*;
 pub use poll::{poll_add, poll_readable, PollAdd, PollReadable};
+pub(crate) use poll::{poll_add_by_number, PollAddByNumber};
 pub use process::*;
 pub use send_zc::{send_zc, SendZc};
 pub use stream::*;

@@ -4,7 +4,7 @@
 //! eventfd), and by the readiness path of poll-based I/O (`io/readiness.rs`, ADR-0014).
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use ringsteal_uring::opcode;
 
@@ -121,6 +121,40 @@ unsafe impl Operation for PollAdd {
 
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::poll_add(self.fd.as_raw_fd(), self.events, false))
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        cqe_result(results[0].0)
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        Err(err)
+    }
+}
+
+/// A one-shot `POLL_ADD` on a descriptor the caller owns and names by number
+/// ([`AsyncFd`](crate::io::AsyncFd)'s waits): yields the ready events, as [`poll_add`].
+pub(crate) fn poll_add_by_number(fd: RawFd, events: u32) -> Op<PollAddByNumber> {
+    Op::new(PollAddByNumber { fd, events })
+}
+
+/// The operation of [`poll_add_by_number`].
+#[derive(Debug)]
+pub(crate) struct PollAddByNumber {
+    fd: RawFd,
+    events: u32,
+}
+
+// SAFETY: a poll references no memory and has no effect on the file it watches. It holds no
+// descriptor: its maker keeps the number open while it waits, and drops (cancels) the op
+// before closing it. If the number is closed and reused before the kernel takes the SQE (a
+// wait dropped before its shard submitted), the poll watches that other file until its
+// cancel lands, which does nothing to it. A one-shot POLL_ADD posts exactly one CQE.
+unsafe impl Operation for PollAddByNumber {
+    type Output = io::Result<u32>;
+
+    fn prepare(&mut self) -> Sqes {
+        Sqes::One(opcode::poll_add(self.fd, self.events, false))
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
