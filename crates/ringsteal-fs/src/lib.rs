@@ -37,6 +37,8 @@ mod cstr;
 mod cursor;
 mod dir_listing;
 mod file;
+#[cfg(feature = "stream")]
+mod futures_stream;
 mod io_traits;
 mod metadata;
 mod open_options;

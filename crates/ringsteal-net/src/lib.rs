@@ -78,6 +78,8 @@ mod stream_api;
 #[macro_use]
 mod datagram_api;
 
+#[cfg(feature = "stream")]
+mod futures_stream;
 mod incoming;
 mod inline;
 mod into_std;

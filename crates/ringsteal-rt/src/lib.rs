@@ -36,6 +36,8 @@ pub mod buf;
 mod driver;
 mod error;
 mod features;
+#[cfg(feature = "stream")]
+mod futures_stream;
 pub mod io;
 mod loom;
 mod msg;

@@ -44,6 +44,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "stream")]
+mod futures_stream;
 mod handler;
 mod kind;
 mod shutdown;
