@@ -7,7 +7,8 @@
 //! May not: hold logic; each method forwards to the runtime's helpers.
 
 /// `readable`, `writable`, `try_recv`, `try_send` for a datagram socket with an `fd:
-/// SharedFd` field. `$pair` is the doc examples' code that makes two connected sockets `a`
+/// SharedFd` field and a `kept: Arc<KeptDatagrams>` field (datagrams of dropped receives,
+/// served first). `$pair` is the doc examples' code that makes two connected sockets `a`
 /// and `b` inside an async block returning `io::Result`.
 macro_rules! datagram_readiness_methods {
     ($pair:literal) => {
@@ -51,6 +52,13 @@ macro_rules! datagram_readiness_methods {
             &self,
             interest: ::ringsteal_rt::io::Interest,
         ) -> ::std::io::Result<::ringsteal_rt::io::Ready> {
+            if interest.is_readable() {
+                // A datagram a dropped receive took (or is taking) waits for the next one.
+                self.kept.abandoned_ended().await;
+                if self.kept.any() {
+                    return Ok(::ringsteal_rt::io::Ready::READABLE);
+                }
+            }
             let revents = ringsteal_rt::op::poll_add(&self.fd, interest.poll_events()).await?;
             Ok(::ringsteal_rt::io::Ready::from_poll_events(revents, interest))
         }
@@ -89,6 +97,9 @@ macro_rules! datagram_readiness_methods {
                     "})\n.unwrap();\n```"
                 )]
         pub fn try_recv(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+            if let Some((n, _)) = self.kept.take_into_slice(buf) {
+                return Ok(n);
+            }
             ringsteal_rt::io::try_recv_from(&self.fd, buf).map(|(n, _)| n)
         }
 

@@ -84,6 +84,7 @@ mod incoming;
 mod inline;
 mod into_std;
 mod kept_accept;
+mod kept_datagrams;
 mod listener_fd;
 mod recv_stream;
 mod resolve;

@@ -2,10 +2,12 @@
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
+use crate::kept_datagrams::{self, KeptDatagrams};
 use crate::resolve::{each_addr, resolve_one, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::into_owned;
@@ -15,9 +17,11 @@ use crate::stream::into_owned;
 /// `&self`, so several tasks (on any shards) may receive or send on one socket at once.
 ///
 /// A datagram longer than the receive buffer is cut to fit, the rest discarded (as with
-/// std). A receive whose future is dropped may still take one datagram, which is then lost,
-/// as a datagram can be in the network (streams keep such bytes; datagram sockets do not, so
-/// that concurrent receives are not serialised).
+/// std). Receives are cancel-safe, as tokio's: a receive whose future is dropped (a
+/// `select!` branch not taken, a timeout) may still take a datagram, and the socket keeps it
+/// for its next `recv`, `recv_from`, `peek` or `try_recv` (not for a receive stream).
+/// Concurrent receives still run side by side. A receive into a buffer with no room is
+/// refused (`InvalidInput`): it would discard a whole datagram.
 ///
 /// ```
 /// use ringsteal_net::UdpSocket;
@@ -42,9 +46,17 @@ use crate::stream::into_owned;
 #[derive(Debug)]
 pub struct UdpSocket {
     fd: SharedFd,
+    kept: Arc<KeptDatagrams>,
 }
 
 impl UdpSocket {
+    fn from_shared(fd: SharedFd) -> Self {
+        Self {
+            fd,
+            kept: Arc::default(),
+        }
+    }
+
     /// Binds to `addr` (each address it resolves to in turn, until one binds). Port 0 picks
     /// a free port.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
@@ -59,9 +71,7 @@ impl UdpSocket {
         };
         let fd = op::socket_now(domain, libc::SOCK_DGRAM, 0)?;
         sockopt::bind(&fd, &SockAddr::from_std(&addr))?;
-        Ok(Self {
-            fd: SharedFd::new(fd),
-        })
+        Ok(Self::from_shared(SharedFd::new(fd)))
     }
 
     /// Sets the default destination (and the only accepted source) of datagrams, with
@@ -76,9 +86,9 @@ impl UdpSocket {
     }
 
     /// Receives one datagram from the connected address into `buf` (from its start; the
-    /// rest of a longer datagram is discarded).
+    /// rest of a longer datagram is discarded). Cancel-safe (see the type's docs).
     pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        op::recv(&self.fd, buf, 0).await
+        kept_datagrams::recv(&self.fd, &self.kept, buf).await
     }
 
     /// Sends `buf` to `target` (the first address it resolves to).
@@ -93,10 +103,53 @@ impl UdpSocket {
         }
     }
 
-    /// Receives one datagram into `buf` and the address it came from.
+    /// Receives one datagram into `buf` and the address it came from. Cancel-safe (see the
+    /// type's docs).
     pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
-        let (res, buf) = op::recv_from(&self.fd, buf).await;
-        (res.and_then(|(n, a)| Ok((n, sockopt::ip(a)?))), buf)
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
+        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+    }
+
+    /// Copies the next datagram into `buf` without taking it from the queue, with the
+    /// address it came from, as tokio's `peek_from` (`MSG_PEEK`).
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.send_to(b"hello".to_vec(), rx.local_addr()?).await.0?;
+    ///     let (res, buf) = rx.peek_from(Vec::with_capacity(2)).await;
+    ///     let (n, from) = res?;
+    ///     assert_eq!((&buf[..n], from), (&b"he"[..], tx.local_addr()?));
+    ///     assert_eq!(rx.peek_sender().await?, tx.local_addr()?);
+    ///     let (res, buf) = rx.recv(Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..res?], b"hello", "still queued after the peeks");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn peek_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
+        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+    }
+
+    /// The address the next datagram came from, without taking it, as tokio's
+    /// `peek_sender` (see [`peek_from`](Self::peek_from)).
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        let (res, _) = self.peek_from([0u8; 1]).await;
+        res.map(|(_, from)| from)
+    }
+
+    /// A kept datagram's sender: recorded, or (taken by a `recv` on a connected socket)
+    /// the peer.
+    fn sender(&self, from: Option<SockAddr>) -> io::Result<SocketAddr> {
+        match from {
+            Some(from) => sockopt::ip(from),
+            None => self.peer_addr(),
+        }
     }
 
     datagram_readiness_methods!(
@@ -126,6 +179,9 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Some((n, from)) = self.kept.take_into_slice(buf) {
+            return Ok((n, self.sender(from)?));
+        }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
         Ok((n, sockopt::ip(from)?))
     }
@@ -191,7 +247,7 @@ impl UdpSocket {
 
     /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
     pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        op::recv(&self.fd, buf, libc::MSG_PEEK).await
+        kept_datagrams::peek(&self.fd, &self.kept, buf).await
     }
 
     /// The local address.
@@ -323,15 +379,14 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        Ok(Self {
-            fd: SharedFd::new(socket.into()),
-        })
+        Ok(Self::from_shared(SharedFd::new(socket.into())))
     }
 
     /// The std socket; a duplicate descriptor if a request still holds it: a cancelled one,
     /// or the request of a receive stream, which goes on taking datagrams from the socket
     /// (they are then lost to the std socket) until it is dropped: drop receive streams
-    /// first.
+    /// first. Datagrams kept from dropped receives (see the type's docs) are dropped with
+    /// this value: receive them first.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         into_owned(self.fd).map(Into::into)
     }

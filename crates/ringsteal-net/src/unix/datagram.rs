@@ -3,18 +3,20 @@
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::Path;
+use std::sync::Arc;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::SocketAddr;
+use crate::kept_datagrams::{self, KeptDatagrams};
 use crate::sockopt;
 use crate::stream::into_owned;
 
 /// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`/`RECV`,
 /// `SENDMSG`/`RECVMSG` for the addressed forms) and take `&self`. As for
-/// [`UdpSocket`](crate::UdpSocket), a receive whose future is dropped may still take one
-/// datagram, which is then lost.
+/// [`UdpSocket`](crate::UdpSocket), receives are cancel-safe: a datagram taken by a receive
+/// whose future was dropped is kept for the next `recv`, `recv_from`, `peek` or `try_recv`.
 ///
 /// ```
 /// use ringsteal_net::UnixDatagram;
@@ -41,12 +43,14 @@ use crate::stream::into_owned;
 #[derive(Debug)]
 pub struct UnixDatagram {
     fd: SharedFd,
+    kept: Arc<KeptDatagrams>,
 }
 
 impl UnixDatagram {
     fn from_fd(fd: std::os::fd::OwnedFd) -> Self {
         Self {
             fd: SharedFd::new(fd),
+            kept: Arc::default(),
         }
     }
 
@@ -94,7 +98,7 @@ impl UnixDatagram {
     /// Receives one datagram into `buf` (from its start; the rest of a longer datagram is
     /// discarded).
     pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        op::recv(&self.fd, buf, 0).await
+        kept_datagrams::recv(&self.fd, &self.kept, buf).await
     }
 
     /// Sends `buf` to the socket at `path`.
@@ -107,8 +111,59 @@ impl UnixDatagram {
 
     /// Receives one datagram into `buf` and the sender's address.
     pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
-        let (res, buf) = op::recv_from(&self.fd, buf).await;
-        (res.map(|(n, a)| (n, SocketAddr::from_raw(a))), buf)
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
+        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+    }
+
+    /// Copies the next datagram into `buf` without taking it from the queue, with the
+    /// sender's address (`MSG_PEEK`), as tokio's `peek_from`.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (a, b) = ringsteal_net::UnixDatagram::pair()?;
+    ///     a.send(b"peeked".to_vec()).await.0?;
+    ///     let (res, buf) = b.peek_from(Vec::with_capacity(8)).await;
+    ///     let (n, from) = res?;
+    ///     assert_eq!(&buf[..n], b"peeked");
+    ///     assert!(from.is_unnamed());
+    ///     let (res, buf) = b.recv(Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..res?], b"peeked", "still queued after the peek");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn peek_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
+        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+    }
+
+    /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (a, b) = ringsteal_net::UnixDatagram::pair()?;
+    ///     a.send(b"twice".to_vec()).await.0?;
+    ///     let (res, buf) = b.peek(Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..res?], b"twice");
+    ///     let (res, buf) = b.recv(Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..res?], b"twice");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
+        kept_datagrams::peek(&self.fd, &self.kept, buf).await
+    }
+
+    /// A kept datagram's sender: recorded, or (taken by a `recv` on a connected socket)
+    /// the peer.
+    fn sender(&self, from: Option<SockAddr>) -> io::Result<SocketAddr> {
+        match from {
+            Some(from) => Ok(SocketAddr::from_raw(from)),
+            None => self.peer_addr(),
+        }
     }
 
     datagram_readiness_methods!("    let (a, b) = ringsteal_net::UnixDatagram::pair()?;\n");
@@ -125,6 +180,9 @@ impl UnixDatagram {
     /// assert!(from.is_unnamed(), "the peer of a pair has no name");
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Some((n, from)) = self.kept.take_into_slice(buf) {
+            return Ok((n, self.sender(from)?));
+        }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
         Ok((n, SocketAddr::from_raw(from)))
     }

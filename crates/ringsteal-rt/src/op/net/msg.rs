@@ -126,11 +126,7 @@ unsafe impl<B: IoBuf> Operation for SendTo<B> {
 /// Receives one datagram into `buf` (from its start, up to its capacity; the rest of a longer
 /// datagram is discarded, as with `recvfrom`) and the sender's address (`recvmsg`).
 pub fn recv_from<B: IoBufMut>(fd: &SharedFd, buf: B) -> Op<RecvFrom<B>> {
-    Op::new(RecvFrom {
-        fd: fd.clone(),
-        buf,
-        msg: Msg::new(Some(SockAddr::empty())),
-    })
+    Op::new(RecvFrom::new(fd, buf))
 }
 
 /// The operation of [`recv_from`].
@@ -154,6 +150,46 @@ pub struct RecvFrom<B> {
     fd: SharedFd,
     buf: B,
     msg: Msg,
+    flags: i32,
+}
+
+impl<B: IoBufMut> RecvFrom<B> {
+    /// The operation's data, to wrap before [`Op::new`]; [`recv_from`] is
+    /// `Op::new(RecvFrom::new(..))`.
+    pub fn new(fd: &SharedFd, buf: B) -> Self {
+        RecvFrom {
+            fd: fd.clone(),
+            buf,
+            msg: Msg::new(Some(SockAddr::empty())),
+            flags: 0,
+        }
+    }
+
+    /// As [`new`](Self::new), with `MSG_PEEK`: the datagram stays queued for the next
+    /// receive.
+    ///
+    /// ```
+    /// use ringsteal_rt::op::{self, Op, RecvFrom, SharedFd, SockAddr};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    ///     let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+    ///     let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+    ///     op::send_to(&a, b"again".to_vec(), SockAddr::from_std(&b_addr)).await.0.unwrap();
+    ///     let (res, _) = Op::new(RecvFrom::peeking(&b, Vec::with_capacity(8))).await;
+    ///     assert_eq!(res.unwrap().1.as_std(), Some(a_addr));
+    ///     let (res, buf) = op::recv_from(&b, Vec::with_capacity(8)).await;
+    ///     assert_eq!(&buf[..res.unwrap().0], b"again", "still queued after the peek");
+    /// });
+    /// ```
+    pub fn peeking(fd: &SharedFd, buf: B) -> Self {
+        RecvFrom {
+            flags: libc::MSG_PEEK,
+            ..Self::new(fd, buf)
+        }
+    }
 }
 
 // SAFETY: as for SendTo; the kernel writes into `buf` and the address storage, both in the op.
@@ -162,12 +198,12 @@ unsafe impl<B: IoBufMut> Operation for RecvFrom<B> {
     fn prepare(&mut self) -> Sqes {
         let iov = one_iovec(self.buf.stable_mut_ptr(), self.buf.bytes_total());
         let hdr = self.msg.header(iov);
-        Sqes::One(opcode::recvmsg(self.fd.as_raw_fd(), hdr, 0))
+        Sqes::One(opcode::recvmsg(self.fd.as_raw_fd(), hdr, self.flags))
     }
     fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
         let res = cqe_result(results[0].0).map(|n| {
             // SAFETY: the kernel wrote n bytes at the start of the buffer (never more than
-            // it holds without `MSG_TRUNC`, which this op does not pass; clamped all the same).
+            // it holds without `MSG_TRUNC`, which no constructor passes; clamped all the same).
             unsafe { self.buf.set_init((n as usize).min(self.buf.bytes_total())) };
             (n as usize, self.msg.received_addr())
         });

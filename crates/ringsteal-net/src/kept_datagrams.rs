@@ -1,0 +1,393 @@
+//! Cancel-safe datagram receives: a datagram the kernel delivered to a receive whose future
+//! was dropped (the `select!` branch not taken, the `timeout` that fired first) is kept for
+//! the socket's next receive instead of being lost, as tokio's `recv` and `recv_from` lose
+//! none that way.
+//!
+//! The request's output is built at its last completion even when its future is gone (the
+//! runtime calls `Operation::complete` for that too, and drops the output): dropped without
+//! having been taken, the output copies its datagram into [`KeptDatagrams`]. Receives, peeks,
+//! `try_recv`s and readiness waits look there first, so concurrent receives still run side
+//! by side (no lane); only a kept datagram costs a lock.
+//!
+//! A receive dropped while its request is in flight is counted until that request ends
+//! (its cancel lands within a tick): a new receive waits for those first, then looks at
+//! the kept datagrams, and only then asks the kernel. Otherwise a `select!` loop's next
+//! receive would be in the kernel already when the dropped one's datagram is kept, and
+//! would wait for another datagram with that one stuck in the queue. A receive already
+//! waiting in the kernel (another task's) does not take a datagram kept after it started;
+//! the next receive does.
+//!
+//! Owns: the kept datagrams and the receives that fill them.
+//! May not: hold the socket's descriptor (a dropped socket closes at once).
+
+use std::collections::VecDeque;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::op::{Op, Operation, RecvFrom, RecvOp, SharedFd, SockAddr, Sqes};
+
+/// The most datagrams kept per socket. Each is one a dropped receive took, so reaching it
+/// takes that many dropped receives with nothing received in between; past it the newest
+/// is discarded, as the kernel discards datagrams that find a full receive buffer.
+pub(crate) const KEPT_LIMIT: usize = 1024;
+
+/// One datagram a dropped receive took: what its buffer held, and the sender when the
+/// receive asked for it (`recv` on a connected socket does not).
+#[derive(Debug)]
+struct Kept {
+    payload: Box<[u8]>,
+    from: Option<SockAddr>,
+}
+
+/// The datagrams of a socket's dropped receives, oldest first, and the dropped receives
+/// whose requests are still in flight.
+#[derive(Debug, Default)]
+pub(crate) struct KeptDatagrams {
+    /// How many are queued: the common case, none, costs a receive a load and no lock.
+    count: AtomicUsize,
+    /// Receives dropped with their request in flight, until it ends (lowered under the
+    /// lock, so a waiter that saw it above zero is woken).
+    abandoned: AtomicUsize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    queue: VecDeque<Kept>,
+    /// Receives waiting for the abandoned ones to end.
+    waiters: Vec<Waker>,
+}
+
+impl KeptDatagrams {
+    /// The queue; no code panics while holding it, so a poisoned lock is still sound.
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until no dropped receive's request is in flight (its datagram, if it got one,
+    /// is kept by then): the first step of every receive and readiness wait.
+    pub(crate) async fn abandoned_ended(&self) {
+        poll_fn(|cx| self.poll_abandoned_ended(cx)).await;
+    }
+
+    fn poll_abandoned_ended(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.abandoned.load(Ordering::Acquire) == 0 {
+            return Poll::Ready(());
+        }
+        let mut inner = self.inner();
+        if self.abandoned.load(Ordering::Acquire) == 0 {
+            return Poll::Ready(());
+        }
+        if !inner.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            inner.waiters.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// A dropped receive's request ended: wakes the receives waiting for that, after the
+    /// reap that got here (they may run on this shard).
+    fn one_abandoned_ended(&self) {
+        let waiters = {
+            let mut inner = self.inner();
+            self.abandoned.fetch_sub(1, Ordering::AcqRel);
+            std::mem::take(&mut inner.waiters)
+        };
+        ringsteal_rt::op::wake_after_reap(waiters);
+    }
+
+    /// True if a datagram is kept: a read would not wait.
+    pub(crate) fn any(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
+    }
+
+    fn keep(&self, payload: &[u8], from: Option<SockAddr>) {
+        let mut inner = self.inner();
+        if inner.queue.len() < KEPT_LIMIT {
+            inner.queue.push_back(Kept {
+                payload: payload.into(),
+                from,
+            });
+            self.count.store(inner.queue.len(), Ordering::Release);
+        }
+    }
+
+    /// Copies the oldest kept datagram into `dst` (cut to fit, as a receive cuts a longer
+    /// datagram) and, unless `peek`, takes it from the queue. Yields the bytes copied and
+    /// the sender, if it was recorded.
+    fn copy_oldest(&self, peek: bool, dst: &mut [u8]) -> Option<(usize, Option<SockAddr>)> {
+        if !self.any() {
+            return None;
+        }
+        let mut inner = self.inner();
+        let queue = &mut inner.queue;
+        let oldest = queue.front()?;
+        let n = oldest.payload.len().min(dst.len());
+        dst[..n].copy_from_slice(&oldest.payload[..n]);
+        let from = oldest.from;
+        if !peek {
+            queue.pop_front();
+            self.count.store(queue.len(), Ordering::Release);
+        }
+        Some((n, from))
+    }
+
+    /// [`copy_oldest`](Self::copy_oldest) into an owned buffer, from its start.
+    fn copy_oldest_into<B: IoBufMut>(
+        &self,
+        peek: bool,
+        buf: &mut B,
+    ) -> Option<(usize, Option<SockAddr>)> {
+        if !self.any() {
+            return None;
+        }
+        let room = buf.bytes_total();
+        // SAFETY: `IoBufMut`'s contract: `stable_mut_ptr` points at `bytes_total()` writable
+        // bytes; a `u8` has no invalid values, so a slice over them (initialised or not) is
+        // only written, then marked initialised as far as it was.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.stable_mut_ptr(), room) };
+        let got = self.copy_oldest(peek, dst)?;
+        // SAFETY: the first `got.0` bytes were just written.
+        unsafe { buf.set_init(got.0) };
+        Some(got)
+    }
+
+    /// Takes the oldest kept datagram into `dst` without waiting (`try_recv`'s first step).
+    pub(crate) fn take_into_slice(&self, dst: &mut [u8]) -> Option<(usize, Option<SockAddr>)> {
+        self.copy_oldest(false, dst)
+    }
+}
+
+/// A datagram receive whose datagram is kept in `kept` if its future is dropped.
+struct Keeping<T: Operation> {
+    op: T,
+    kept: Arc<KeptDatagrams>,
+    keep: fn(&T::Output, &KeptDatagrams),
+}
+
+// SAFETY: forwards to the wrapped op, whose SQEs point only into itself, which stays inside
+// this wrapper (so inside the op cell) until the runtime is done with it.
+unsafe impl<T: Operation> Operation for Keeping<T> {
+    type Output = KeepingOutput<T::Output>;
+    const TIMED_OUT_RESULT: i32 = T::TIMED_OUT_RESULT;
+    const ZERO_COPY_SEND: bool = T::ZERO_COPY_SEND;
+
+    fn prepare(&mut self) -> Sqes {
+        self.op.prepare()
+    }
+
+    fn send_result_posted(&mut self) {
+        self.op.send_result_posted();
+    }
+
+    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        KeepingOutput {
+            out: Some(self.op.complete(results)),
+            kept: self.kept,
+            keep: self.keep,
+        }
+    }
+
+    fn fail(self, err: io::Error) -> Self::Output {
+        KeepingOutput {
+            out: Some(self.op.fail(err)),
+            kept: self.kept,
+            keep: |_, _| {},
+        }
+    }
+}
+
+/// A [`Keeping`] receive's output: taken with `into_inner` by a live future; dropped whole
+/// (the future was gone), its datagram goes into the socket's kept queue, and the dropped
+/// receive's request counts as ended.
+struct KeepingOutput<O> {
+    out: Option<O>,
+    kept: Arc<KeptDatagrams>,
+    keep: fn(&O, &KeptDatagrams),
+}
+
+impl<O> KeepingOutput<O> {
+    fn into_inner(mut self) -> O {
+        self.out.take().expect("taken once")
+    }
+}
+
+impl<O> Drop for KeepingOutput<O> {
+    fn drop(&mut self) {
+        if let Some(out) = &self.out {
+            (self.keep)(out, &self.kept);
+            self.kept.one_abandoned_ended();
+        }
+    }
+}
+
+/// A receive's request, counted as abandoned if it is dropped while in flight (its output,
+/// dropped by the runtime at the request's end, counts it as ended).
+struct Abandonable<T: Operation> {
+    op: Op<Keeping<T>>,
+    kept: Arc<KeptDatagrams>,
+    /// The last poll left the request in flight.
+    in_flight: bool,
+}
+
+impl<T: Operation> Abandonable<T> {
+    fn new(op: T, kept: &Arc<KeptDatagrams>, keep: fn(&T::Output, &KeptDatagrams)) -> Self {
+        let op = Op::new(Keeping {
+            op,
+            kept: kept.clone(),
+            keep,
+        });
+        Self {
+            op,
+            kept: kept.clone(),
+            in_flight: false,
+        }
+    }
+
+    async fn run(mut self) -> T::Output {
+        let out = poll_fn(|cx| {
+            let polled = Pin::new(&mut self.op).poll(cx);
+            self.in_flight = polled.is_pending();
+            polled
+        })
+        .await;
+        out.into_inner()
+    }
+}
+
+impl<T: Operation> Drop for Abandonable<T> {
+    fn drop(&mut self) {
+        // Before `op` is dropped (fields drop after this): its output may be dropped, and
+        // counted as ended, right then.
+        if self.in_flight {
+            self.kept.abandoned.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
+fn keep_received<B: IoBuf>(out: &BufResult<usize, B>, kept: &KeptDatagrams) {
+    if let (Ok(n), buf) = out {
+        kept.keep(received(buf, *n), None);
+    }
+}
+
+fn keep_received_from<B: IoBuf>(out: &BufResult<(usize, SockAddr), B>, kept: &KeptDatagrams) {
+    if let (Ok((n, from)), buf) = out {
+        kept.keep(received(buf, *n), Some(*from));
+    }
+}
+
+/// The bytes a receive put into `buf` (its count clamped to what the buffer holds).
+fn received<B: IoBuf>(buf: &B, n: usize) -> &[u8] {
+    let n = n.min(buf.bytes_init());
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: `IoBuf`'s contract: `stable_ptr` points at `bytes_init()` initialised bytes,
+    // and n <= bytes_init(); not null, as n > 0.
+    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), n) }
+}
+
+/// The error for a receive into a buffer with no room: the kernel would take a datagram
+/// and discard all of it.
+fn no_room() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "a datagram receive needs a buffer with room (capacity 0 would discard the datagram)",
+    )
+}
+
+/// `recv` on a datagram socket: a kept datagram, else one `IORING_OP_RECV` whose datagram is
+/// kept if the future is dropped.
+pub(crate) async fn recv<B: IoBufMut>(
+    fd: &SharedFd,
+    kept: &Arc<KeptDatagrams>,
+    mut buf: B,
+) -> BufResult<usize, B> {
+    if buf.bytes_total() == 0 {
+        return (Err(no_room()), buf);
+    }
+    kept.abandoned_ended().await;
+    if let Some((n, _)) = kept.copy_oldest_into(false, &mut buf) {
+        return (Ok(n), buf);
+    }
+    Abandonable::new(RecvOp::new(fd, buf, 0), kept, keep_received::<B>)
+        .run()
+        .await
+}
+
+/// `recv_from` (or with `peek`, `peek_from`) on a datagram socket: a kept datagram (its
+/// sender `None` if a `recv` took it: the caller asks the socket for its peer), else one
+/// `IORING_OP_RECVMSG`, whose datagram is kept if the future is dropped (a peek's stays
+/// queued in the kernel).
+pub(crate) async fn recv_from<B: IoBufMut>(
+    fd: &SharedFd,
+    kept: &Arc<KeptDatagrams>,
+    mut buf: B,
+    peek: bool,
+) -> BufResult<(usize, Option<SockAddr>), B> {
+    if buf.bytes_total() == 0 {
+        return (Err(no_room()), buf);
+    }
+    kept.abandoned_ended().await;
+    if let Some(got) = kept.copy_oldest_into(peek, &mut buf) {
+        return (Ok(got), buf);
+    }
+    let (res, buf) = if peek {
+        Op::new(RecvFrom::peeking(fd, buf)).await
+    } else {
+        Abandonable::new(RecvFrom::new(fd, buf), kept, keep_received_from::<B>)
+            .run()
+            .await
+    };
+    (res.map(|(n, from)| (n, Some(from))), buf)
+}
+
+/// `peek` on a datagram socket: the oldest kept datagram, else one `MSG_PEEK` receive.
+pub(crate) async fn peek<B: IoBufMut>(
+    fd: &SharedFd,
+    kept: &Arc<KeptDatagrams>,
+    mut buf: B,
+) -> BufResult<usize, B> {
+    if buf.bytes_total() == 0 {
+        return (Err(no_room()), buf);
+    }
+    kept.abandoned_ended().await;
+    if let Some((n, _)) = kept.copy_oldest_into(true, &mut buf) {
+        return (Ok(n), buf);
+    }
+    ringsteal_rt::op::recv(fd, buf, libc::MSG_PEEK).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_datagrams_come_back_oldest_first_cut_to_fit_and_bounded() {
+        let kept = KeptDatagrams::default();
+        assert!(!kept.any());
+        kept.keep(b"first", None);
+        kept.keep(b"second", None);
+        let mut small = [0; 3];
+        let sender = |got: Option<(usize, Option<SockAddr>)>| got.map(|(n, f)| (n, f.is_some()));
+        assert_eq!(sender(kept.copy_oldest(true, &mut small)), Some((3, false)));
+        assert_eq!(&small, b"fir", "a peek cuts to fit and leaves it queued");
+        let mut buf = Vec::with_capacity(16);
+        assert_eq!(
+            sender(kept.copy_oldest_into(false, &mut buf)),
+            Some((5, false))
+        );
+        assert_eq!(buf, b"first");
+        assert_eq!(sender(kept.take_into_slice(&mut [0; 16])), Some((6, false)));
+        assert!(!kept.any());
+        for _ in 0..KEPT_LIMIT + 5 {
+            kept.keep(b"x", None);
+        }
+        assert_eq!(kept.inner().queue.len(), KEPT_LIMIT);
+    }
+}

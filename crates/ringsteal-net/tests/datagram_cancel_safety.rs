@@ -1,0 +1,167 @@
+//! Datagram receives are cancel-safe, as tokio's are: a datagram the kernel delivered to a
+//! receive whose future was dropped (the `select!` branch not taken, the `timeout` that
+//! fired) is kept for the socket's next receive, peek or `try_recv`, not lost. And a receive
+//! into a buffer with no room, which would discard a whole datagram, is refused. Under every
+//! wake mechanism and ring mode, for UDP and Unix datagram sockets.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use common::with_every_runtime;
+use ringsteal_net::{UdpSocket, UnixDatagram};
+
+/// Polls `recv` once (its request goes to the kernel with the shard's next submission),
+/// then drops it: with a datagram already queued, the kernel completes the request for a
+/// future that is gone.
+async fn drop_after_first_poll<F: Future>(recv: F) {
+    let mut recv = pin!(recv);
+    let first = poll_fn(|cx| Poll::Ready(recv.as_mut().poll(cx).is_pending())).await;
+    assert!(first, "a receive waits for its completion");
+}
+
+/// A hang guard for a receive that should find its datagram.
+async fn within<F: Future>(f: F) -> F::Output {
+    ringsteal_rt::time::timeout(Duration::from_secs(20), f)
+        .await
+        .expect("the datagram was lost")
+}
+
+#[test]
+fn a_datagram_taken_by_a_dropped_receive_goes_to_the_next_one() {
+    with_every_runtime("datagram kept by a dropped receive", 1, |config, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let (rx_addr, tx_addr) = (rx.local_addr().unwrap(), tx.local_addr().unwrap());
+
+            // recv_from, then recv_from.
+            tx.send_to(b"one", rx_addr).unwrap();
+            drop_after_first_poll(rx.recv_from(Vec::with_capacity(16))).await;
+            let (res, buf) = within(rx.recv_from(Vec::with_capacity(16))).await;
+            let (n, from) = res.unwrap();
+            assert_eq!((&buf[..n], from), (&b"one"[..], tx_addr), "{config:?}");
+
+            // A kept datagram makes the socket readable, shows in peeks, and is what
+            // try_recv_from takes, sender and all.
+            tx.send_to(b"two", rx_addr).unwrap();
+            drop_after_first_poll(rx.recv_from(Vec::with_capacity(16))).await;
+            within(rx.readable()).await.unwrap();
+            let (res, buf) = within(rx.peek_from(Vec::with_capacity(16))).await;
+            let (n, from) = res.unwrap();
+            assert_eq!((&buf[..n], from), (&b"two"[..], tx_addr), "{config:?}");
+            let (res, buf) = within(rx.peek(Vec::with_capacity(2))).await;
+            assert_eq!(
+                &buf[..res.unwrap()],
+                b"tw",
+                "cut to fit, as the kernel cuts"
+            );
+            let mut slice = [0; 16];
+            let (n, from) = rx.try_recv_from(&mut slice).unwrap();
+            assert_eq!((&slice[..n], from), (&b"two"[..], tx_addr), "{config:?}");
+            let err = rx.try_recv_from(&mut slice).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "taken once");
+
+            // recv on a connected socket, then recv_from: the sender is the peer.
+            rx.connect(tx_addr).await.unwrap();
+            tx.send_to(b"three", rx_addr).unwrap();
+            drop_after_first_poll(rx.recv(Vec::with_capacity(16))).await;
+            let (res, buf) = within(rx.recv_from(Vec::with_capacity(16))).await;
+            let (n, from) = res.unwrap();
+            assert_eq!((&buf[..n], from), (&b"three"[..], tx_addr), "{config:?}");
+
+            // Unix datagram sockets keep them too.
+            let (a, b) = UnixDatagram::pair().unwrap();
+            a.send(b"four".to_vec()).await.0.unwrap();
+            drop_after_first_poll(b.recv(Vec::with_capacity(16))).await;
+            let mut slice = [0; 16];
+            within(b.readable()).await.unwrap();
+            assert_eq!(b.try_recv(&mut slice).unwrap(), 4);
+            assert_eq!(&slice[..4], b"four", "{config:?}");
+        })
+    });
+}
+
+#[test]
+fn receives_raced_against_timeouts_lose_no_datagram() {
+    const COUNT: usize = 2000;
+    const BATCH: usize = 50;
+    with_every_runtime("datagram receives under timeouts", 2, |config, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let rx_addr = rx.local_addr().unwrap();
+            let received = Arc::new(AtomicUsize::new(0));
+            // Batches small enough for the socket's receive buffer, each sent once the
+            // receiver has the one before: the kernel itself drops none.
+            let sender = {
+                let received = received.clone();
+                std::thread::spawn(move || {
+                    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                    for i in 0..COUNT {
+                        while received.load(Ordering::Acquire) + BATCH <= i {
+                            std::thread::yield_now();
+                        }
+                        tx.send_to(&(i as u32).to_le_bytes(), rx_addr).unwrap();
+                    }
+                })
+            };
+            let mut seen = vec![false; COUNT];
+            let mut rounds = 0u64;
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while received.load(Ordering::Acquire) < COUNT {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: {} of {COUNT} datagrams arrived",
+                    received.load(Ordering::Acquire)
+                );
+                // Every third receive is dropped after its first poll, whether or not a
+                // datagram is queued; the others race a short timeout.
+                rounds += 1;
+                if rounds % 3 == 0 {
+                    drop_after_first_poll(rx.recv_from(Vec::with_capacity(8))).await;
+                    continue;
+                }
+                let recv = rx.recv_from(Vec::with_capacity(8));
+                if let Ok((res, buf)) =
+                    ringsteal_rt::time::timeout(Duration::from_micros(50), recv).await
+                {
+                    let n = res.unwrap().0;
+                    let i = u32::from_le_bytes(buf[..n].try_into().unwrap()) as usize;
+                    assert!(!seen[i], "{config:?}: datagram {i} twice");
+                    seen[i] = true;
+                    received.fetch_add(1, Ordering::AcqRel);
+                }
+            }
+            sender.join().unwrap();
+            assert!(seen.iter().all(|s| *s));
+        })
+    });
+}
+
+#[test]
+fn a_receive_into_a_buffer_with_no_room_is_refused_and_takes_nothing() {
+    with_every_runtime("datagram receive with no room", 1, |config, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            tx.send_to(b"kept".to_vec(), rx.local_addr().unwrap())
+                .await
+                .0
+                .unwrap();
+            // What `std::mem::take(&mut buf)` leaves after a dropped receive took `buf`.
+            let (res, _) = rx.recv_from(Vec::new()).await;
+            let err = res.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{config:?}");
+            let (res, _) = rx.recv(Vec::new()).await;
+            assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+            let (res, buf) = within(rx.recv(Vec::with_capacity(8))).await;
+            assert_eq!(&buf[..res.unwrap()], b"kept", "{config:?}");
+        })
+    });
+}
