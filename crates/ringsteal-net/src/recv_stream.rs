@@ -38,7 +38,8 @@ const LEFTOVER_CHUNK: usize = 64 * 1024;
 /// into heap buffers, one receive at a time, until half are back, without losing or
 /// reordering data. `None` is end of stream; an error ends it too.
 ///
-/// The request keeps receiving while nobody polls the stream: what arrives waits in it, in
+/// The request is armed at the stream's first poll; from then on it keeps receiving while
+/// nobody polls the stream: what arrives waits in it, in
 /// the shard's provided buffers. So a stream left unpolled while its peer keeps sending
 /// (its task waits for a slow write, say) takes every buffer of its shard, and the shard's
 /// other receive streams receive into heap buffers meanwhile; drop it instead (its bytes go
