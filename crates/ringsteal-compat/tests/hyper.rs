@@ -553,3 +553,58 @@ fn noop_waker() -> std::task::Waker {
     }
     std::task::Waker::from(std::sync::Arc::new(Noop))
 }
+
+/// hyper-util's `GracefulShutdown` (feature `server-graceful`) drains a ringsteal server as
+/// it drains a tokio one: after the shutdown signal a request in flight still gets its
+/// answer, the connection then closes, and `shutdown()` ends once it has.
+#[test]
+fn hyper_utils_graceful_shutdown_lets_a_request_in_flight_finish() {
+    on_runtimes("graceful shutdown", || async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+        let started_tx = Arc::new(Mutex::new(Some(started_tx)));
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = ringsteal_rt::spawn(async move {
+            let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+            let (stream, _) = listener.accept().await.unwrap();
+            let slow = hyper::service::service_fn(move |_req: Request<Incoming>| {
+                let started = started_tx.clone();
+                async move {
+                    if let Some(tx) = started.lock().unwrap().take() {
+                        tx.send(()).unwrap();
+                    }
+                    ringsteal_rt::time::sleep(Duration::from_millis(50)).await;
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from("done"))))
+                }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(Timer::new())
+                .serve_connection(Io::new(stream), slow);
+            ringsteal_rt::spawn(graceful.watch(conn));
+            stop_rx.await.unwrap();
+            timeout(GUARD, graceful.shutdown())
+                .await
+                .expect("the drain never ended");
+        });
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(Io::new(stream))
+            .await
+            .unwrap();
+        let driver = ringsteal_rt::spawn(conn);
+        let req = Request::get("/slow")
+            .header("host", "test")
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let response = ringsteal_rt::spawn(sender.send_request(req));
+        started_rx.await.unwrap();
+        stop_tx.send(()).unwrap();
+        let res = response.await.unwrap().unwrap();
+        assert_eq!(res.status(), 200);
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"done");
+        server.await.unwrap();
+        // The server closed the connection once the answer was out.
+        driver.await.unwrap().unwrap();
+    });
+}

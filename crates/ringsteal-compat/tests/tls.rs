@@ -127,3 +127,63 @@ fn a_client_that_does_not_trust_the_certificate_fails_its_handshake() {
         })
     });
 }
+
+/// HTTPS: hyper serves and sends over tokio-rustls through `hyper::TokioIo`, the port of
+/// hyper-util's `TokioIo::new(tls_stream)`; a 1 MiB body is echoed back whole, twice on one
+/// keep-alive connection, across shards.
+#[cfg(feature = "hyper")]
+#[test]
+fn hyper_serves_https_over_rustls_through_tokio_io() {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::{Bytes, Incoming};
+    use ringsteal_compat::hyper::{Timer, TokioIo};
+
+    with_every_runtime("https through TokioIo", 2, |_, rt| {
+        let (server_cfg, client_cfg) = tls_configs();
+        rt.block_on(async move {
+            let (client, server) = tcp_pair().await;
+            let served = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let tls = TlsAcceptor::from(server_cfg)
+                    .accept(PollIo::new(server))
+                    .await
+                    .expect("server handshake");
+                let echo = hyper::service::service_fn(|req: hyper::Request<Incoming>| async {
+                    let body = req.into_body().collect().await?.to_bytes();
+                    Ok::<_, hyper::Error>(hyper::Response::new(Full::new(body)))
+                });
+                hyper::server::conn::http1::Builder::new()
+                    .timer(Timer::new())
+                    .serve_connection(TokioIo::new(tls), echo)
+                    .await
+            });
+            let tls = TlsConnector::from(client_cfg)
+                .connect(
+                    ServerName::try_from("localhost").unwrap(),
+                    PollIo::new(client),
+                )
+                .await
+                .expect("client handshake");
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .unwrap();
+            let conn = ringsteal_rt::spawn(conn);
+            for round in 0..2 {
+                let data = Bytes::from(stream_bytes(3, round, 1 << 20));
+                let req = hyper::Request::post("/echo")
+                    .header("host", "localhost")
+                    .body(Full::new(data.clone()))
+                    .unwrap();
+                let res = timeout(OP_GUARD, sender.send_request(req))
+                    .await
+                    .expect("the request stalled")
+                    .unwrap();
+                assert_eq!(res.status(), 200);
+                let body = res.into_body().collect().await.unwrap().to_bytes();
+                assert!(body == data, "round {round}: the echoed body differs");
+            }
+            drop(sender);
+            conn.await.unwrap().unwrap();
+            served.await.unwrap().unwrap();
+        })
+    });
+}

@@ -9,6 +9,8 @@
 //!   moves the timer in place.
 //! * [`Io`] is [`PollIo`](crate::PollIo): `hyper::rt::Read` and `Write` over a ringsteal
 //!   stream, implemented directly on io_uring readiness.
+//! * `TokioIo` (with the feature `tokio-io` too) gives hyper any stream with tokio's I/O
+//!   traits: a TLS stream (tokio-rustls over a `PollIo`), as hyper-util's `TokioIo` does.
 //!
 //! **Always give hyper a timer.** Without one, hyper ignores `header_read_timeout` (HTTP/1)
 //! and keep-alive timeouts (HTTP/2), or panics when they are set; every example here sets
@@ -50,9 +52,13 @@
 mod executor;
 mod io;
 mod timer;
+#[cfg(feature = "tokio-io")]
+mod tokio_io;
 
 pub use executor::{Executor, LocalExecutor};
 pub use timer::{Sleep, Timer};
+#[cfg(feature = "tokio-io")]
+pub use tokio_io::TokioIo;
 
 /// A ringsteal stream as hyper I/O (`hyper::rt::Read + Write`); the name hyper-util users
 /// know as `TokioIo`. It is [`PollIo`](crate::PollIo).

@@ -1,0 +1,127 @@
+//! [`TokioIo`]: hyper's I/O traits over anything with tokio's (features `hyper` and
+//! `tokio-io`), for the streams that are not ringsteal's own: a TLS stream from
+//! tokio-rustls or tokio-native-tls over a [`PollIo`](crate::PollIo), a compression or
+//! framing layer. A plain ringsteal stream goes straight to hyper as [`Io`](super::Io).
+//!
+//! May not: hold state; every method forwards to the wrapped stream.
+
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use hyper::rt::ReadBufCursor;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// hyper I/O (`hyper::rt::Read + Write`) over a stream with tokio's `AsyncRead` and
+/// `AsyncWrite`, as hyper-util's `TokioIo` (which its `tokio` feature brings, with tokio's
+/// runtime pieces that ringsteal leaves out). The stream must be `Unpin` (`Box::pin` one that
+/// is not).
+///
+/// ```
+/// use ringsteal_compat::hyper::{Timer, TokioIo};
+/// use ringsteal_compat::PollIo;
+/// use ringsteal_net::{TcpListener, TcpStream};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     ringsteal_rt::spawn(async move {
+///         let (stream, _) = listener.accept().await.unwrap();
+///         // A TLS acceptor's stream would go here: `TokioIo::new(tls_stream)`.
+///         let io = TokioIo::new(PollIo::new(stream));
+///         let service = hyper::service::service_fn(|_req| async {
+///             let body = http_body_util::Full::new(hyper::body::Bytes::from("hi"));
+///             Ok::<_, std::convert::Infallible>(hyper::Response::new(body))
+///         });
+///         hyper::server::conn::http1::Builder::new()
+///             .timer(Timer::new())
+///             .serve_connection(io, service)
+///             .await
+///             .unwrap();
+///     });
+///     let io = TokioIo::new(PollIo::new(TcpStream::connect(addr).await.unwrap()));
+///     let (mut sender, conn) = hyper::client::conn::http1::handshake(io).await.unwrap();
+///     ringsteal_rt::spawn(conn);
+///     let req = hyper::Request::get("/")
+///         .header("host", "localhost")
+///         .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+///         .unwrap();
+///     assert_eq!(sender.send_request(req).await.unwrap().status(), 200);
+/// });
+/// ```
+#[derive(Debug)]
+pub struct TokioIo<T> {
+    inner: T,
+}
+
+impl<T> TokioIo<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T) -> Self {
+        Self { inner }
+    }
+
+    /// The wrapped stream.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// The wrapped stream, mutably.
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    /// Gives the wrapped stream back.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+}
+
+impl<T: AsyncRead + Unpin> hyper::rt::Read for TokioIo<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        // SAFETY: tokio's `ReadBuf` over the cursor's slice never de-initialises a byte
+        // (ReadBufCursor::as_mut's contract): it only records what the read filled.
+        let dst = unsafe { buf.as_mut() };
+        let mut tokio_buf = ReadBuf::uninit(dst);
+        ready!(Pin::new(&mut self.get_mut().inner).poll_read(cx, &mut tokio_buf))?;
+        let n = tokio_buf.filled().len();
+        // SAFETY: `ReadBuf` counts as filled only bytes written (and so initialised) from
+        // the start of the slice, and never more than the slice holds.
+        unsafe { buf.advance(n) };
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: AsyncWrite + Unpin> hyper::rt::Write for TokioIo<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
