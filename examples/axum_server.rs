@@ -6,17 +6,23 @@
 //! cargo run --release --example axum_server -- 127.0.0.1:8080
 //! curl http://127.0.0.1:8080/
 //! curl http://127.0.0.1:8080/hello/ringsteal
+//! curl http://127.0.0.1:8080/sleep/3000 & sleep 1; kill -TERM %?  # the answer still comes
 //! ```
 //!
 //! The first argument is the listen address (default `127.0.0.1:8080`; port 0 picks one);
 //! the server prints `listening on <addr>` with the bound port and stops on SIGINT (Ctrl-C)
-//! or SIGTERM.
+//! or SIGTERM, gracefully: it stops accepting, lets the requests in flight finish (for up to
+//! 10 s) and closes idle connections.
 //!
-//! What replaces `axum::serve(listener, app)`: a loop over `listener.incoming()` that hands
-//! each connection to `auto::Builder::serve_connection` with
-//! `TowerToHyperService::new(router)`. Handlers must be `Send`, as in axum on tokio; the
-//! connection tasks are ringsteal tasks, dealt over the shards as they are spawned.
+//! What replaces `axum::serve(listener, app).with_graceful_shutdown(signal)`: a loop over
+//! `listener.incoming()` that hands each connection to `auto::Builder::serve_connection` with
+//! `TowerToHyperService::new(router)`, watched by hyper-util's `GracefulShutdown`. Handlers
+//! must be `Send`, as in axum on tokio; the connection tasks are ringsteal tasks, dealt over
+//! the shards as they are spawned.
 
+use std::fmt::Display;
+use std::future::Future;
+use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,10 +31,12 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::Router;
 use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use ringsteal::hyper::{Executor, Io, Timer};
 use ringsteal::net::TcpListener;
 use ringsteal_examples::cli;
+use ringsteal_examples::future::{race, Either};
 
 const USAGE: &str =
     "axum_server [ADDR]    (ADDR defaults to 127.0.0.1:8080; port 0 picks a free one)";
@@ -40,7 +48,7 @@ async fn main() {
     // Listening for SIGINT and SIGTERM starts before `listening on` is printed.
     let stop = ringsteal::signal::shutdown_signal();
     let listener = cli::listen(cli::listen_addr(&args), USAGE).await;
-    cli::serve_until(stop, serve(listener, router()), USAGE).await;
+    serve(listener, router(), stop).await;
 }
 
 /// How many greetings were served, shared by every handler on every shard.
@@ -53,7 +61,15 @@ fn router() -> Router {
     Router::new()
         .route("/", get(|| async { "hello from axum on ringsteal\n" }))
         .route("/hello/{name}", get(greet))
+        .route("/sleep/{ms}", get(sleep))
         .with_state(AppState::default())
+}
+
+/// Answers after `ms` milliseconds: a request a graceful shutdown lets finish.
+async fn sleep(Path(ms): Path<u64>) -> String {
+    println!("request /sleep/{ms} started");
+    ringsteal::time::sleep(Duration::from_millis(ms)).await;
+    format!("slept {ms} ms\n")
 }
 
 async fn greet(State(state): State<AppState>, Path(name): Path<String>) -> String {
@@ -62,9 +78,21 @@ async fn greet(State(state): State<AppState>, Path(name): Path<String>) -> Strin
     format!("hello, {name} (greeting {n}, shard {shard})\n")
 }
 
-async fn serve(listener: TcpListener, app: Router) {
+/// Serves `app` until `stop` (the shutdown signal) completes, then drains.
+async fn serve<S: Display>(
+    listener: TcpListener,
+    app: Router,
+    stop: impl Future<Output = std::io::Result<S>>,
+) {
+    let graceful = GracefulShutdown::new();
     let mut incoming = listener.incoming();
-    while let Some(next) = incoming.next().await {
+    let mut stop = pin!(stop);
+    let signal = loop {
+        let next = match race(stop.as_mut(), incoming.next()).await {
+            Either::Left(signal) => break signal,
+            Either::Right(Some(next)) => next,
+            Either::Right(None) => cli::fail(USAGE, "the listener stopped accepting connections"),
+        };
         let stream = match next {
             Ok(stream) => stream,
             // Out of descriptors, say: the stream itself waits before it retries.
@@ -74,6 +102,7 @@ async fn serve(listener: TcpListener, app: Router) {
             }
         };
         let service = TowerToHyperService::new(app.clone());
+        let watcher = graceful.watcher();
         // Dealt to the next shard, as every spawn right after an accept (ADR-0009).
         ringsteal::spawn(async move {
             let mut builder = auto::Builder::new(Executor::new());
@@ -82,9 +111,21 @@ async fn serve(listener: TcpListener, app: Router) {
                 .timer(Timer::new())
                 .header_read_timeout(Duration::from_secs(10));
             builder.http2().timer(Timer::new());
-            if let Err(e) = builder.serve_connection(Io::new(stream), service).await {
+            let conn = builder.serve_connection(Io::new(stream), service);
+            if let Err(e) = watcher.watch(conn).await {
                 eprintln!("connection: {e}");
             }
         });
+    };
+    match signal {
+        Ok(signal) => println!("stopped by {signal}"),
+        Err(e) => cli::fail(USAGE, format_args!("cannot listen for signals: {e}")),
+    }
+    // No new connections; the requests in flight finish, idle connections close.
+    drop(incoming);
+    drop(listener);
+    let drained = ringsteal::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+    if drained.is_err() {
+        eprintln!("connections still open after 10 s were cut off");
     }
 }

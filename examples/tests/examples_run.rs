@@ -656,7 +656,20 @@ fn axum_server_routes_requests_shares_its_state_and_speaks_http2() {
         (hyper::Version::HTTP_2, "hello from axum on ringsteal\n")
     );
     drop(conn);
-    stops_on_sigint(server);
+    // SIGTERM drains: a request in flight is answered, then the server exits.
+    let mut server = server;
+    let mut busy = Http::connect(server.addr);
+    busy.send_get("/sleep/700");
+    server.line_containing("request /sleep/700 started");
+    server.signal(libc::SIGTERM);
+    let (head, body) = busy.response(true);
+    assert_eq!(
+        (head.status, body.as_slice()),
+        (200, &b"slept 700 ms\n"[..])
+    );
+    let (status, rest) = server.wait();
+    assert!(status.success(), "{status}: {rest}");
+    assert!(rest.contains("stopped by SIGTERM"), "{rest}");
 }
 
 #[test]
