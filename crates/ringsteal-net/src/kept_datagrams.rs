@@ -116,18 +116,28 @@ impl KeptDatagrams {
         }
     }
 
-    /// Copies the oldest kept datagram into `dst` (cut to fit, as a receive cuts a longer
-    /// datagram) and, unless `peek`, takes it from the queue. Yields the bytes copied and
-    /// the sender, if it was recorded.
-    fn copy_oldest(&self, peek: bool, dst: &mut [u8]) -> Option<(usize, Option<SockAddr>)> {
+    /// Copies the oldest kept datagram to `dst` (cut to `room` bytes, as a receive cuts a
+    /// longer datagram) and, unless `peek`, takes it from the queue. Yields the bytes copied
+    /// and the sender, if it was recorded.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `room` bytes (initialised or not).
+    unsafe fn copy_oldest(
+        &self,
+        peek: bool,
+        dst: *mut u8,
+        room: usize,
+    ) -> Option<(usize, Option<SockAddr>)> {
         if !self.any() {
             return None;
         }
         let mut inner = self.inner();
         let queue = &mut inner.queue;
         let oldest = queue.front()?;
-        let n = oldest.payload.len().min(dst.len());
-        dst[..n].copy_from_slice(&oldest.payload[..n]);
+        let n = oldest.payload.len().min(room);
+        // SAFETY: the caller's contract covers `room` >= n bytes at `dst`; the payload is
+        // a separate allocation, so the two do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(oldest.payload.as_ptr(), dst, n) };
         let from = oldest.from;
         if !peek {
             queue.pop_front();
@@ -142,15 +152,9 @@ impl KeptDatagrams {
         peek: bool,
         buf: &mut B,
     ) -> Option<(usize, Option<SockAddr>)> {
-        if !self.any() {
-            return None;
-        }
-        let room = buf.bytes_total();
-        // SAFETY: `IoBufMut`'s contract: `stable_mut_ptr` points at `bytes_total()` writable
-        // bytes; a `u8` has no invalid values, so a slice over them (initialised or not) is
-        // only written, then marked initialised as far as it was.
-        let dst = unsafe { std::slice::from_raw_parts_mut(buf.stable_mut_ptr(), room) };
-        let got = self.copy_oldest(peek, dst)?;
+        // SAFETY: `IoBufMut`'s contract: `stable_mut_ptr` points at `bytes_total()` bytes
+        // the buffer lets be written.
+        let got = unsafe { self.copy_oldest(peek, buf.stable_mut_ptr(), buf.bytes_total()) }?;
         // SAFETY: the first `got.0` bytes were just written.
         unsafe { buf.set_init(got.0) };
         Some(got)
@@ -158,7 +162,8 @@ impl KeptDatagrams {
 
     /// Takes the oldest kept datagram into `dst` without waiting (`try_recv`'s first step).
     pub(crate) fn take_into_slice(&self, dst: &mut [u8]) -> Option<(usize, Option<SockAddr>)> {
-        self.copy_oldest(false, dst)
+        // SAFETY: a slice is valid for writes of its length.
+        unsafe { self.copy_oldest(false, dst.as_mut_ptr(), dst.len()) }
     }
 }
 
@@ -375,7 +380,9 @@ mod tests {
         kept.keep(b"second", None);
         let mut small = [0; 3];
         let sender = |got: Option<(usize, Option<SockAddr>)>| got.map(|(n, f)| (n, f.is_some()));
-        assert_eq!(sender(kept.copy_oldest(true, &mut small)), Some((3, false)));
+        // SAFETY: `small` is valid for writes of its 3 bytes.
+        let peeked = unsafe { kept.copy_oldest(true, small.as_mut_ptr(), small.len()) };
+        assert_eq!(sender(peeked), Some((3, false)));
         assert_eq!(&small, b"fir", "a peek cuts to fit and leaves it queued");
         let mut buf = Vec::with_capacity(16);
         assert_eq!(
