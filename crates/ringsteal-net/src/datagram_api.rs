@@ -1,10 +1,12 @@
 //! tokio's readiness methods on the datagram sockets (`UdpSocket`, `UnixDatagram`), written
-//! once as a macro over the type's `fd` field: `ready`, `readable` and `writable` wait (one one-shot
-//! `IORING_OP_POLL_ADD`), `try_recv` and `try_send` make one non-blocking system call
-//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`). The addressed forms
-//! (`try_recv_from`, `try_send_to`) sit with each type: their addresses differ.
+//! once as a macro over the type's `fd` and `kept` fields: `ready`, `readable` and `writable`
+//! wait (one one-shot `IORING_OP_POLL_ADD`, unless a datagram a dropped receive took is kept:
+//! then readable at once), `try_recv` and `try_send` make one non-blocking system call
+//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`) after a kept datagram, if any. The
+//! addressed forms (`try_recv_from`, `try_send_to`) sit with each type: their addresses differ.
 //!
-//! May not: hold logic; each method forwards to the runtime's helpers.
+//! May not: hold logic beyond the kept datagrams' check; each method forwards to the runtime's
+//! helpers.
 
 /// `readable`, `writable`, `try_recv`, `try_send` for a datagram socket with an `fd:
 /// SharedFd` field and a `kept: Arc<KeptDatagrams>` field (datagrams of dropped receives,
@@ -97,6 +99,9 @@ macro_rules! datagram_readiness_methods {
                     "})\n.unwrap();\n```"
                 )]
         pub fn try_recv(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+            if buf.is_empty() {
+                return Err($crate::kept_datagrams::no_room());
+            }
             if let Some((n, _)) = self.kept.take_into_slice(buf) {
                 return Ok(n);
             }

@@ -7,7 +7,9 @@
 //! runtime calls `Operation::complete` for that too, and drops the output): dropped without
 //! having been taken, the output copies its datagram into [`KeptDatagrams`]. Receives, peeks,
 //! `try_recv`s and readiness waits look there first, so concurrent receives still run side
-//! by side (no lane); only a kept datagram costs a lock.
+//! by side (no lane); only a kept datagram costs a lock. Every receive is a `RECVMSG`, also
+//! `recv` on a connected socket, so that a kept datagram always has its sender for a
+//! `recv_from` that takes it.
 //!
 //! A receive dropped while its request is in flight is counted until that request ends
 //! (its cancel lands within a tick): a new receive waits for those first, then looks at
@@ -29,19 +31,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::op::{Op, Operation, RecvFrom, RecvOp, SharedFd, SockAddr, Sqes};
+use ringsteal_rt::op::{Op, Operation, RecvFrom, SharedFd, SockAddr, Sqes};
 
 /// The most datagrams kept per socket. Each is one a dropped receive took, so reaching it
 /// takes that many dropped receives with nothing received in between; past it the newest
 /// is discarded, as the kernel discards datagrams that find a full receive buffer.
 pub(crate) const KEPT_LIMIT: usize = 1024;
 
-/// One datagram a dropped receive took: what its buffer held, and the sender when the
-/// receive asked for it (`recv` on a connected socket does not).
+/// One datagram a dropped receive took: what its buffer held, and its sender.
 #[derive(Debug)]
 struct Kept {
     payload: Box<[u8]>,
-    from: Option<SockAddr>,
+    from: SockAddr,
 }
 
 /// The datagrams of a socket's dropped receives, oldest first, and the dropped receives
@@ -92,6 +93,7 @@ impl KeptDatagrams {
     /// A dropped receive's request ended: wakes the receives waiting for that, after the
     /// reap that got here (they may run on this shard).
     fn one_abandoned_ended(&self) {
+        debug_assert!(self.abandoned.load(Ordering::Acquire) > 0);
         let waiters = {
             let mut inner = self.inner();
             self.abandoned.fetch_sub(1, Ordering::AcqRel);
@@ -105,7 +107,7 @@ impl KeptDatagrams {
         self.count.load(Ordering::Acquire) > 0
     }
 
-    fn keep(&self, payload: &[u8], from: Option<SockAddr>) {
+    fn keep(&self, payload: &[u8], from: SockAddr) {
         let mut inner = self.inner();
         if inner.queue.len() < KEPT_LIMIT {
             inner.queue.push_back(Kept {
@@ -118,7 +120,7 @@ impl KeptDatagrams {
 
     /// Copies the oldest kept datagram to `dst` (cut to `room` bytes, as a receive cuts a
     /// longer datagram) and, unless `peek`, takes it from the queue. Yields the bytes copied
-    /// and the sender, if it was recorded.
+    /// and the sender.
     ///
     /// # Safety
     /// `dst` must be valid for writes of `room` bytes (initialised or not).
@@ -127,7 +129,7 @@ impl KeptDatagrams {
         peek: bool,
         dst: *mut u8,
         room: usize,
-    ) -> Option<(usize, Option<SockAddr>)> {
+    ) -> Option<(usize, SockAddr)> {
         if !self.any() {
             return None;
         }
@@ -147,11 +149,7 @@ impl KeptDatagrams {
     }
 
     /// [`copy_oldest`](Self::copy_oldest) into an owned buffer, from its start.
-    fn copy_oldest_into<B: IoBufMut>(
-        &self,
-        peek: bool,
-        buf: &mut B,
-    ) -> Option<(usize, Option<SockAddr>)> {
+    fn copy_oldest_into<B: IoBufMut>(&self, peek: bool, buf: &mut B) -> Option<(usize, SockAddr)> {
         // SAFETY: `IoBufMut`'s contract: `stable_mut_ptr` points at `bytes_total()` bytes
         // the buffer lets be written.
         let got = unsafe { self.copy_oldest(peek, buf.stable_mut_ptr(), buf.bytes_total()) }?;
@@ -161,39 +159,32 @@ impl KeptDatagrams {
     }
 
     /// Takes the oldest kept datagram into `dst` without waiting (`try_recv`'s first step).
-    pub(crate) fn take_into_slice(&self, dst: &mut [u8]) -> Option<(usize, Option<SockAddr>)> {
+    pub(crate) fn take_into_slice(&self, dst: &mut [u8]) -> Option<(usize, SockAddr)> {
         // SAFETY: a slice is valid for writes of its length.
         unsafe { self.copy_oldest(false, dst.as_mut_ptr(), dst.len()) }
     }
 }
 
-/// A datagram receive whose datagram is kept in `kept` if its future is dropped.
-struct Keeping<T: Operation> {
-    op: T,
+/// A datagram receive (`RECVMSG`) whose datagram is kept in `kept` if its future is dropped.
+struct Keeping<B> {
+    op: RecvFrom<B>,
     kept: Arc<KeptDatagrams>,
-    keep: fn(&T::Output, &KeptDatagrams),
 }
 
-// SAFETY: forwards to the wrapped op, whose SQEs point only into itself, which stays inside
-// this wrapper (so inside the op cell) until the runtime is done with it.
-unsafe impl<T: Operation> Operation for Keeping<T> {
-    type Output = KeepingOutput<T::Output>;
-    const TIMED_OUT_RESULT: i32 = T::TIMED_OUT_RESULT;
-    const ZERO_COPY_SEND: bool = T::ZERO_COPY_SEND;
+// SAFETY: forwards to the wrapped op, whose SQE points only into itself (its buffer, address
+// storage and msghdr), which stays inside this wrapper (so inside the op cell) until the
+// runtime is done with it.
+unsafe impl<B: IoBufMut> Operation for Keeping<B> {
+    type Output = KeepingOutput<B>;
 
     fn prepare(&mut self) -> Sqes {
         self.op.prepare()
-    }
-
-    fn send_result_posted(&mut self) {
-        self.op.send_result_posted();
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         KeepingOutput {
             out: Some(self.op.complete(results)),
             kept: self.kept,
-            keep: self.keep,
         }
     }
 
@@ -201,59 +192,64 @@ unsafe impl<T: Operation> Operation for Keeping<T> {
         KeepingOutput {
             out: Some(self.op.fail(err)),
             kept: self.kept,
-            keep: |_, _| {},
         }
     }
 }
 
 /// A [`Keeping`] receive's output: taken with `into_inner` by a live future; dropped whole
-/// (the future was gone), its datagram goes into the socket's kept queue, and the dropped
-/// receive's request counts as ended.
-struct KeepingOutput<O> {
-    out: Option<O>,
+/// (the future was gone, so [`Abandonable`] counted it), its datagram goes into the socket's
+/// kept queue, and the dropped receive's request counts as ended.
+struct KeepingOutput<B: IoBuf> {
+    out: Option<BufResult<(usize, SockAddr), B>>,
     kept: Arc<KeptDatagrams>,
-    keep: fn(&O, &KeptDatagrams),
 }
 
-impl<O> KeepingOutput<O> {
-    fn into_inner(mut self) -> O {
+impl<B: IoBuf> KeepingOutput<B> {
+    fn into_inner(mut self) -> BufResult<(usize, SockAddr), B> {
         self.out.take().expect("taken once")
     }
 }
 
-impl<O> Drop for KeepingOutput<O> {
+impl<B: IoBuf> Drop for KeepingOutput<B> {
     fn drop(&mut self) {
-        if let Some(out) = &self.out {
-            (self.keep)(out, &self.kept);
-            self.kept.one_abandoned_ended();
+        let Some(out) = &self.out else { return };
+        /// Counts the request as ended even if keeping its datagram unwinds.
+        struct Ended<'a>(&'a KeptDatagrams);
+        impl Drop for Ended<'_> {
+            fn drop(&mut self) {
+                self.0.one_abandoned_ended();
+            }
+        }
+        let _ended = Ended(&self.kept);
+        if let (Ok((n, from)), buf) = out {
+            self.kept.keep(received(buf, *n), *from);
         }
     }
 }
 
 /// A receive's request, counted as abandoned if it is dropped while in flight (its output,
 /// dropped by the runtime at the request's end, counts it as ended).
-struct Abandonable<T: Operation> {
-    op: Op<Keeping<T>>,
-    kept: Arc<KeptDatagrams>,
+struct Abandonable<'a, B: IoBufMut> {
+    op: Op<Keeping<B>>,
+    kept: &'a KeptDatagrams,
     /// The last poll left the request in flight.
     in_flight: bool,
 }
 
-impl<T: Operation> Abandonable<T> {
-    fn new(op: T, kept: &Arc<KeptDatagrams>, keep: fn(&T::Output, &KeptDatagrams)) -> Self {
+impl<'a, B: IoBufMut> Abandonable<'a, B> {
+    fn new(fd: &SharedFd, buf: B, kept: &'a Arc<KeptDatagrams>) -> Self {
         let op = Op::new(Keeping {
-            op,
+            op: RecvFrom::new(fd, buf),
             kept: kept.clone(),
-            keep,
         });
         Self {
             op,
-            kept: kept.clone(),
+            kept,
             in_flight: false,
         }
     }
 
-    async fn run(mut self) -> T::Output {
+    async fn run(mut self) -> BufResult<(usize, SockAddr), B> {
         let out = poll_fn(|cx| {
             let polled = Pin::new(&mut self.op).poll(cx);
             self.in_flight = polled.is_pending();
@@ -264,25 +260,14 @@ impl<T: Operation> Abandonable<T> {
     }
 }
 
-impl<T: Operation> Drop for Abandonable<T> {
+impl<B: IoBufMut> Drop for Abandonable<'_, B> {
     fn drop(&mut self) {
         // Before `op` is dropped (fields drop after this): its output may be dropped, and
-        // counted as ended, right then.
+        // counted as ended, right then. A request never submitted (no poll yet) has no
+        // output, and one whose output was taken is not in flight.
         if self.in_flight {
             self.kept.abandoned.fetch_add(1, Ordering::AcqRel);
         }
-    }
-}
-
-fn keep_received<B: IoBuf>(out: &BufResult<usize, B>, kept: &KeptDatagrams) {
-    if let (Ok(n), buf) = out {
-        kept.keep(received(buf, *n), None);
-    }
-}
-
-fn keep_received_from<B: IoBuf>(out: &BufResult<(usize, SockAddr), B>, kept: &KeptDatagrams) {
-    if let (Ok((n, from)), buf) = out {
-        kept.keep(received(buf, *n), Some(*from));
     }
 }
 
@@ -299,42 +284,22 @@ fn received<B: IoBuf>(buf: &B, n: usize) -> &[u8] {
 
 /// The error for a receive into a buffer with no room: the kernel would take a datagram
 /// and discard all of it.
-fn no_room() -> io::Error {
+pub(crate) fn no_room() -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
         "a datagram receive needs a buffer with room (capacity 0 would discard the datagram)",
     )
 }
 
-/// `recv` on a datagram socket: a kept datagram, else one `IORING_OP_RECV` whose datagram is
-/// kept if the future is dropped.
-pub(crate) async fn recv<B: IoBufMut>(
-    fd: &SharedFd,
-    kept: &Arc<KeptDatagrams>,
-    mut buf: B,
-) -> BufResult<usize, B> {
-    if buf.bytes_total() == 0 {
-        return (Err(no_room()), buf);
-    }
-    kept.abandoned_ended().await;
-    if let Some((n, _)) = kept.copy_oldest_into(false, &mut buf) {
-        return (Ok(n), buf);
-    }
-    Abandonable::new(RecvOp::new(fd, buf, 0), kept, keep_received::<B>)
-        .run()
-        .await
-}
-
-/// `recv_from` (or with `peek`, `peek_from`) on a datagram socket: a kept datagram (its
-/// sender `None` if a `recv` took it: the caller asks the socket for its peer), else one
+/// `recv_from` (`peek`: `peek_from`) on a datagram socket: the oldest kept datagram, else one
 /// `IORING_OP_RECVMSG`, whose datagram is kept if the future is dropped (a peek's stays
-/// queued in the kernel).
+/// queued in the kernel). `recv` is this without the address.
 pub(crate) async fn recv_from<B: IoBufMut>(
     fd: &SharedFd,
     kept: &Arc<KeptDatagrams>,
     mut buf: B,
     peek: bool,
-) -> BufResult<(usize, Option<SockAddr>), B> {
+) -> BufResult<(usize, SockAddr), B> {
     if buf.bytes_total() == 0 {
         return (Err(no_room()), buf);
     }
@@ -342,30 +307,11 @@ pub(crate) async fn recv_from<B: IoBufMut>(
     if let Some(got) = kept.copy_oldest_into(peek, &mut buf) {
         return (Ok(got), buf);
     }
-    let (res, buf) = if peek {
+    if peek {
         Op::new(RecvFrom::peeking(fd, buf)).await
     } else {
-        Abandonable::new(RecvFrom::new(fd, buf), kept, keep_received_from::<B>)
-            .run()
-            .await
-    };
-    (res.map(|(n, from)| (n, Some(from))), buf)
-}
-
-/// `peek` on a datagram socket: the oldest kept datagram, else one `MSG_PEEK` receive.
-pub(crate) async fn peek<B: IoBufMut>(
-    fd: &SharedFd,
-    kept: &Arc<KeptDatagrams>,
-    mut buf: B,
-) -> BufResult<usize, B> {
-    if buf.bytes_total() == 0 {
-        return (Err(no_room()), buf);
+        Abandonable::new(fd, buf, kept).run().await
     }
-    kept.abandoned_ended().await;
-    if let Some((n, _)) = kept.copy_oldest_into(true, &mut buf) {
-        return (Ok(n), buf);
-    }
-    ringsteal_rt::op::recv(fd, buf, libc::MSG_PEEK).await
 }
 
 #[cfg(test)]
@@ -375,25 +321,25 @@ mod tests {
     #[test]
     fn kept_datagrams_come_back_oldest_first_cut_to_fit_and_bounded() {
         let kept = KeptDatagrams::default();
+        let from = SockAddr::empty();
         assert!(!kept.any());
-        kept.keep(b"first", None);
-        kept.keep(b"second", None);
+        kept.keep(b"first", from);
+        kept.keep(b"second", from);
         let mut small = [0; 3];
-        let sender = |got: Option<(usize, Option<SockAddr>)>| got.map(|(n, f)| (n, f.is_some()));
         // SAFETY: `small` is valid for writes of its 3 bytes.
         let peeked = unsafe { kept.copy_oldest(true, small.as_mut_ptr(), small.len()) };
-        assert_eq!(sender(peeked), Some((3, false)));
+        assert_eq!(peeked.map(|(n, _)| n), Some(3));
         assert_eq!(&small, b"fir", "a peek cuts to fit and leaves it queued");
         let mut buf = Vec::with_capacity(16);
         assert_eq!(
-            sender(kept.copy_oldest_into(false, &mut buf)),
-            Some((5, false))
+            kept.copy_oldest_into(false, &mut buf).map(|(n, _)| n),
+            Some(5)
         );
         assert_eq!(buf, b"first");
-        assert_eq!(sender(kept.take_into_slice(&mut [0; 16])), Some((6, false)));
+        assert_eq!(kept.take_into_slice(&mut [0; 16]).map(|(n, _)| n), Some(6));
         assert!(!kept.any());
         for _ in 0..KEPT_LIMIT + 5 {
-            kept.keep(b"x", None);
+            kept.keep(b"x", from);
         }
         assert_eq!(kept.inner().queue.len(), KEPT_LIMIT);
     }

@@ -88,7 +88,8 @@ impl UdpSocket {
     /// Receives one datagram from the connected address into `buf` (from its start; the
     /// rest of a longer datagram is discarded). Cancel-safe (see the type's docs).
     pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        kept_datagrams::recv(&self.fd, &self.kept, buf).await
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
+        (res.map(|(n, _)| n), buf)
     }
 
     /// Sends `buf` to `target` (the first address it resolves to).
@@ -107,7 +108,7 @@ impl UdpSocket {
     /// type's docs).
     pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
         let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
-        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+        (res.and_then(|(n, from)| Ok((n, sockopt::ip(from)?))), buf)
     }
 
     /// Copies the next datagram into `buf` without taking it from the queue, with the
@@ -133,7 +134,7 @@ impl UdpSocket {
     /// ```
     pub async fn peek_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
         let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
-        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+        (res.and_then(|(n, from)| Ok((n, sockopt::ip(from)?))), buf)
     }
 
     /// The address the next datagram came from, without taking it, as tokio's
@@ -141,15 +142,6 @@ impl UdpSocket {
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         let (res, _) = self.peek_from([0u8; 1]).await;
         res.map(|(_, from)| from)
-    }
-
-    /// A kept datagram's sender: recorded, or (taken by a `recv` on a connected socket)
-    /// the peer.
-    fn sender(&self, from: Option<SockAddr>) -> io::Result<SocketAddr> {
-        match from {
-            Some(from) => sockopt::ip(from),
-            None => self.peer_addr(),
-        }
     }
 
     datagram_readiness_methods!(
@@ -179,8 +171,11 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if buf.is_empty() {
+            return Err(kept_datagrams::no_room());
+        }
         if let Some((n, from)) = self.kept.take_into_slice(buf) {
-            return Ok((n, self.sender(from)?));
+            return Ok((n, sockopt::ip(from)?));
         }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
         Ok((n, sockopt::ip(from)?))
@@ -247,7 +242,8 @@ impl UdpSocket {
 
     /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
     pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        kept_datagrams::peek(&self.fd, &self.kept, buf).await
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
+        (res.map(|(n, _)| n), buf)
     }
 
     /// The local address.

@@ -68,6 +68,14 @@ fn a_datagram_taken_by_a_dropped_receive_goes_to_the_next_one() {
             let err = rx.try_recv_from(&mut slice).unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "taken once");
 
+            // recv on a socket that is not connected, then recv_from: the sender was
+            // recorded with the datagram (there is no peer to ask).
+            tx.send_to(b"2b", rx_addr).unwrap();
+            drop_after_first_poll(rx.recv(Vec::with_capacity(16))).await;
+            let (res, buf) = within(rx.recv_from(Vec::with_capacity(16))).await;
+            let (n, from) = res.unwrap();
+            assert_eq!((&buf[..n], from), (&b"2b"[..], tx_addr), "{config:?}");
+
             // recv on a connected socket, then recv_from: the sender is the peer.
             rx.connect(tx_addr).await.unwrap();
             tx.send_to(b"three", rx_addr).unwrap();
@@ -154,6 +162,10 @@ fn a_receive_into_a_buffer_with_no_room_is_refused_and_takes_nothing() {
                 .await
                 .0
                 .unwrap();
+            // Nor does a try_recv into an empty slice take one.
+            within(rx.readable()).await.unwrap();
+            let err = rx.try_recv_from(&mut []).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{config:?}");
             // What `std::mem::take(&mut buf)` leaves after a dropped receive took `buf`.
             let (res, _) = rx.recv_from(Vec::new()).await;
             let err = res.unwrap_err();

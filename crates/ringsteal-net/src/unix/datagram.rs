@@ -98,7 +98,8 @@ impl UnixDatagram {
     /// Receives one datagram into `buf` (from its start; the rest of a longer datagram is
     /// discarded).
     pub async fn recv<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        kept_datagrams::recv(&self.fd, &self.kept, buf).await
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
+        (res.map(|(n, _)| n), buf)
     }
 
     /// Sends `buf` to the socket at `path`.
@@ -112,7 +113,7 @@ impl UnixDatagram {
     /// Receives one datagram into `buf` and the sender's address.
     pub async fn recv_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
         let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, false).await;
-        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+        (res.map(|(n, from)| (n, SocketAddr::from_raw(from))), buf)
     }
 
     /// Copies the next datagram into `buf` without taking it from the queue, with the
@@ -135,7 +136,7 @@ impl UnixDatagram {
     /// ```
     pub async fn peek_from<B: IoBufMut>(&self, buf: B) -> BufResult<(usize, SocketAddr), B> {
         let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
-        (res.and_then(|(n, from)| Ok((n, self.sender(from)?))), buf)
+        (res.map(|(n, from)| (n, SocketAddr::from_raw(from))), buf)
     }
 
     /// Copies the next datagram into `buf` without taking it from the queue (`MSG_PEEK`).
@@ -154,16 +155,8 @@ impl UnixDatagram {
     /// .unwrap();
     /// ```
     pub async fn peek<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        kept_datagrams::peek(&self.fd, &self.kept, buf).await
-    }
-
-    /// A kept datagram's sender: recorded, or (taken by a `recv` on a connected socket)
-    /// the peer.
-    fn sender(&self, from: Option<SockAddr>) -> io::Result<SocketAddr> {
-        match from {
-            Some(from) => Ok(SocketAddr::from_raw(from)),
-            None => self.peer_addr(),
-        }
+        let (res, buf) = kept_datagrams::recv_from(&self.fd, &self.kept, buf, true).await;
+        (res.map(|(n, _)| n), buf)
     }
 
     datagram_readiness_methods!("    let (a, b) = ringsteal_net::UnixDatagram::pair()?;\n");
@@ -180,8 +173,11 @@ impl UnixDatagram {
     /// assert!(from.is_unnamed(), "the peer of a pair has no name");
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if buf.is_empty() {
+            return Err(kept_datagrams::no_room());
+        }
         if let Some((n, from)) = self.kept.take_into_slice(buf) {
-            return Ok((n, self.sender(from)?));
+            return Ok((n, SocketAddr::from_raw(from)));
         }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
         Ok((n, SocketAddr::from_raw(from)))
