@@ -86,11 +86,19 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for TokioIo<T> {
         // SAFETY: tokio's `ReadBuf` over the cursor's slice never de-initialises a byte
         // (ReadBufCursor::as_mut's contract): it only records what the read filled.
         let dst = unsafe { buf.as_mut() };
+        let (start, room) = (dst.as_ptr().cast::<u8>(), dst.len());
         let mut tokio_buf = ReadBuf::uninit(dst);
         ready!(Pin::new(&mut self.get_mut().inner).poll_read(cx, &mut tokio_buf))?;
-        let n = tokio_buf.filled().len();
-        // SAFETY: `ReadBuf` counts as filled only bytes written (and so initialised) from
-        // the start of the slice, and never more than the slice holds.
+        // A reader may replace the `ReadBuf` it was lent (safe code can): then its count
+        // says nothing about the cursor's bytes.
+        let filled = tokio_buf.filled();
+        assert!(
+            filled.as_ptr() == start && filled.len() <= room,
+            "the AsyncRead replaced the ReadBuf it was given"
+        );
+        let n = filled.len();
+        // SAFETY: checked just above: the count is of this slice's first bytes, which
+        // `ReadBuf` counts as filled only once written (initialised).
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }
