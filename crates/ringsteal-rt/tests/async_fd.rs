@@ -178,9 +178,8 @@ fn the_poll_methods_wait_for_the_kernel_and_a_dropped_async_fd_closes_its_descri
             })
             .await;
             assert_eq!(polls, 1);
-            // Dropped with its poll armed, an AsyncFd closes its descriptor (the poll is
-            // cancelled first, so nothing watches a reused number): the pipe's write end
-            // then has no reader.
+            // Dropped with its poll armed but not yet submitted, an AsyncFd closes its
+            // descriptor at once: the pipe's write end has no reader.
             let (rd, wr) = pipe();
             let rd = AsyncFd::new(rd).unwrap();
             poll_fn(|cx| {
@@ -191,6 +190,32 @@ fn the_poll_methods_wait_for_the_kernel_and_a_dropped_async_fd_closes_its_descri
             drop(rd);
             let err = (&wr).write(b"x").unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+            // Dropped with its poll in the kernel, it closes the file once the poll's
+            // cancel lands (the kernel holds the file until then): within ticks.
+            let (rd, wr) = pipe();
+            let rd = AsyncFd::new(rd).unwrap();
+            let waiting = async {
+                let _ = rd.readable().await;
+                unreachable!("nothing is written");
+            };
+            let waited = ringsteal_rt::time::timeout(Duration::from_millis(5), waiting).await;
+            assert!(
+                waited.is_err(),
+                "the wait was in the kernel until the timeout"
+            );
+            drop(rd);
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                match (&wr).write(b"x") {
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break,
+                    _ => {}
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the pipe never closed"
+                );
+                ringsteal_rt::yield_now().await;
+            }
             drop(efd);
         })
     });

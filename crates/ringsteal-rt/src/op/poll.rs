@@ -147,9 +147,10 @@ pub(crate) struct PollAddByNumber {
 
 // SAFETY: a poll references no memory and has no effect on the file it watches. It holds no
 // descriptor: its maker keeps the number open while it waits, and drops (cancels) the op
-// before closing it. If the number is closed and reused before the kernel takes the SQE (a
-// wait dropped before its shard submitted), the poll watches that other file until its
-// cancel lands, which does nothing to it. A one-shot POLL_ADD posts exactly one CQE.
+// before closing it. Once the kernel has taken the SQE it holds the file itself until the
+// poll ends. If the number is closed before that (a wait dropped before its shard
+// submitted), the poll fails (`EBADF`) or watches whatever file reused the number until its
+// cancel lands, which does nothing to that file. A one-shot POLL_ADD posts exactly one CQE.
 unsafe impl Operation for PollAddByNumber {
     type Output = io::Result<u32>;
 

@@ -34,9 +34,11 @@ use crate::op::{self, Op, PollAddByNumber};
 /// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it says `WouldBlock`.
 ///
 /// The descriptor must be in non-blocking mode (`O_NONBLOCK`), as for tokio, or a read in
-/// `try_io` can block the shard. It stays open while the `AsyncFd` lives, and closes when
-/// the inner value does. The inner value is any `AsRawFd`: a `std` type, an `OwnedFd`, your
-/// own device type.
+/// `try_io` can block the shard, and must stay the same while the `AsyncFd` holds it (do not
+/// swap it through `get_mut`), as for tokio. It closes when the inner value is dropped; if a
+/// wait was in the kernel then, the kernel holds the file until that wait's cancel lands
+/// (within a tick of the shard that armed it), so a peer may see the close that much later.
+/// The inner value is any `AsRawFd`: a `std` type, an `OwnedFd`, your own device type.
 ///
 /// Differences from tokio: a wait asks the kernel with a one-shot `POLL_ADD` on the polling
 /// shard's ring, so an `AsyncFd` may be shared between tasks on any shards; and a regular
@@ -70,11 +72,10 @@ use crate::op::{self, Op, PollAddByNumber};
 /// ```
 pub struct AsyncFd<T: AsRawFd> {
     /// The polls of `poll_read_ready` and `poll_write_ready`, kept across their calls.
-    /// Declared before `inner`: they are cancelled before the descriptor closes.
+    /// Declared before `inner`: their cancels are asked for before the descriptor closes.
     polls: [Mutex<Option<Op<PollAddByNumber>>>; 2],
     state: ReadyState,
     interest: Interest,
-    fd: RawFd,
     inner: T,
 }
 
@@ -110,16 +111,14 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// });
     /// ```
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<Self> {
-        let fd = inner.as_raw_fd();
         // SAFETY: F_GETFD reads the descriptor's flags and passes no memory.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        if unsafe { libc::fcntl(inner.as_raw_fd(), libc::F_GETFD) } < 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(Self {
             polls: [Mutex::new(None), Mutex::new(None)],
             state: ReadyState::default(),
             interest,
-            fd,
             inner,
         })
     }
@@ -338,8 +337,9 @@ impl<T: AsRawFd> AsyncFd<T> {
                 *poll = None;
                 return Poll::Ready(Ok(event));
             }
-            let op =
-                poll.get_or_insert_with(|| op::poll_add_by_number(self.fd, interest.poll_events()));
+            let op = poll.get_or_insert_with(|| {
+                op::poll_add_by_number(self.inner.as_raw_fd(), interest.poll_events())
+            });
             let revents = ready!(Pin::new(op).poll(cx));
             *poll = None;
             self.state
@@ -370,14 +370,15 @@ impl<T: AsRawFd> AsyncFd<T> {
 
 impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
     fn as_raw_fd(&self) -> RawFd {
-        self.fd
+        self.inner.as_raw_fd()
     }
 }
 
 impl<T: AsRawFd> AsFd for AsyncFd<T> {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the descriptor stays open while `inner`, which owns it, lives.
-        unsafe { BorrowedFd::borrow_raw(self.fd) }
+        // SAFETY: the descriptor stays open while `inner`, which owns it and is borrowed
+        // with `self`, lives.
+        unsafe { BorrowedFd::borrow_raw(self.inner.as_raw_fd()) }
     }
 }
 
