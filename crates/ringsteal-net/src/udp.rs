@@ -12,8 +12,9 @@ use crate::resolve::{each_addr, resolve_one, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::into_owned;
 
-/// A UDP socket. `send`/`recv` (after [`connect`](Self::connect)) are `IORING_OP_SEND` and
-/// `RECV`; `send_to`/`recv_from` are `SENDMSG`/`RECVMSG` with the address in the op. All take
+/// A UDP socket. `send` (after [`connect`](Self::connect)) is `IORING_OP_SEND`, `send_to`
+/// `SENDMSG` with the address in the op; every receive is a `RECVMSG` (the sender is kept
+/// with a datagram a dropped receive took, below). All take
 /// `&self`, so several tasks (on any shards) may receive or send on one socket at once.
 ///
 /// A datagram longer than the receive buffer is cut to fit, the rest discarded (as with

@@ -13,8 +13,8 @@ use crate::kept_datagrams::{self, KeptDatagrams};
 use crate::sockopt;
 use crate::stream::into_owned;
 
-/// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`/`RECV`,
-/// `SENDMSG`/`RECVMSG` for the addressed forms) and take `&self`. As for
+/// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`, `SENDMSG`
+/// for the addressed form, `RECVMSG` for every receive) and take `&self`. As for
 /// [`UdpSocket`](crate::UdpSocket), receives are cancel-safe: a datagram taken by a receive
 /// whose future was dropped is kept for the next `recv`, `recv_from`, `peek` or `try_recv`.
 ///
