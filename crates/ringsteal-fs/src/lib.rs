@@ -36,6 +36,7 @@ mod copy;
 mod cstr;
 mod cursor;
 mod dir_listing;
+mod fifo;
 mod file;
 #[cfg(feature = "stream")]
 mod futures_stream;

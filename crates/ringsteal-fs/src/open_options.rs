@@ -6,6 +6,7 @@ use std::path::Path;
 use ringsteal_rt::op;
 
 use crate::cstr::cstr;
+use crate::fifo;
 use crate::File;
 
 /// Options and flags to open a file with, like [`std::fs::OpenOptions`].
@@ -152,11 +153,22 @@ impl OpenOptions {
         Ok(self.access_mode()? | self.creation_mode()? | (self.custom_flags & !libc::O_ACCMODE))
     }
 
-    /// Opens `path` with these options (`IORING_OP_OPENAT`).
+    /// Opens `path` with these options (`IORING_OP_OPENAT`). A named pipe (FIFO) opened
+    /// without `O_NONBLOCK` waits for its other end, as with std: a reader for a writer, a
+    /// writer for a reader (that wait runs on the blocking pool).
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let path = path.as_ref();
         let flags = self.flags()?;
-        let path = cstr(path.as_ref())?;
-        let fd = op::openat(None, path, flags, self.mode).await?;
+        let fd = match op::openat(None, cstr(path)?, flags, self.mode).await {
+            Ok(fd) => fd,
+            Err(e) if fifo::writer_without_reader(&e, flags) => {
+                fifo::open_blocking(path, flags, self.mode).await?
+            }
+            Err(e) => return Err(e),
+        };
+        if fifo::reader_opened_early(&fd, flags)? {
+            fifo::wait_for_writer(path).await?;
+        }
         Ok(File::from_owned(fd))
     }
 }

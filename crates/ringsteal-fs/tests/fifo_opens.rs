@@ -1,0 +1,109 @@
+//! Named pipes open as std opens them: a write-only open waits for a reader (io_uring's
+//! non-blocking attempt would fail it with `ENXIO`), a read-only open waits for a writer (the
+//! attempt would return at once, and the first read would then see end of stream), and what
+//! the writer wrote arrives whole. Opens that ask for `O_NONBLOCK` keep the kernel's answer.
+//! On each shard of every runtime configuration.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use ringsteal_fs::{File, OpenOptions};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Nothing can finish an open of a FIFO without its other end, so a short wait that runs out
+/// shows the open is waiting (it is not what makes the test pass).
+const STILL_WAITING: Duration = Duration::from_millis(30);
+
+#[test]
+fn a_writer_waits_for_a_reader_and_the_reader_gets_every_byte() {
+    on_every_shard("fifo writer first", |ctx| async move {
+        let path = ctx.dir.join("w");
+        mkfifo(&path);
+        let mut options = OpenOptions::new();
+        options.write(true);
+        let open = options.open(&path);
+        let mut open = std::pin::pin!(open);
+        let early = ringsteal_rt::time::timeout(STILL_WAITING, open.as_mut()).await;
+        assert!(
+            early.is_err(),
+            "opened (or failed) with no reader: {early:?}"
+        );
+        let reader = {
+            let path = path.clone();
+            std::thread::spawn(move || std::fs::read(path).unwrap())
+        };
+        let mut file = open.await.expect("the open waits for the reader");
+        file.write_all(b"to the reader\n".to_vec()).await.0.unwrap();
+        drop(file);
+        assert_eq!(reader.join().unwrap(), b"to the reader\n");
+    });
+}
+
+#[test]
+fn a_reader_waits_for_a_writer_and_reads_what_it_wrote() {
+    on_every_shard("fifo reader first", |ctx| async move {
+        let path = ctx.dir.join("r");
+        mkfifo(&path);
+        let open = File::open(&path);
+        let mut open = std::pin::pin!(open);
+        let early = ringsteal_rt::time::timeout(STILL_WAITING, open.as_mut()).await;
+        assert!(early.is_err(), "opened with no writer: {early:?}");
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut w = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+                w.write_all(b"from the writer\n").unwrap();
+            })
+        };
+        let mut file = open.await.expect("the open waits for the writer");
+        let (res, got) = file.read_to_end(Vec::new()).await;
+        res.unwrap();
+        writer.join().unwrap();
+        assert_eq!(got, b"from the writer\n");
+    });
+}
+
+#[test]
+fn opens_that_ask_for_o_nonblock_get_the_kernels_answer_at_once() {
+    on_every_shard("fifo nonblocking", |ctx| async move {
+        let path = ctx.dir.join("n");
+        mkfifo(&path);
+        let err = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .await
+            .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENXIO), "as std's");
+        let reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .await
+            .expect("a non-blocking reader opens at once");
+        // With a reader, a writer opens at once too, and std sees the same.
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        w.write_all(b"x").unwrap();
+        drop(w);
+        drop(reader);
+        let mut std_reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .unwrap();
+        let mut rest = Vec::new();
+        std_reader.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty());
+    });
+}
