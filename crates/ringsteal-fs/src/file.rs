@@ -238,6 +238,36 @@ impl File {
         })?
         .await?
     }
+    /// Sets the file's permissions (`fchmod`, on the blocking pool: there is no opcode), as
+    /// std's and tokio's `File::set_permissions`.
+    ///
+    /// ```
+    /// use std::os::unix::fs::PermissionsExt;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-fperm-{}", std::process::id()));
+    ///     let file = ringsteal_fs::File::create(&path).await?;
+    ///     file.set_permissions(std::fs::Permissions::from_mode(0o600)).await?;
+    ///     assert_eq!(file.metadata().await?.permissions().mode() & 0o777, 0o600);
+    ///     ringsteal_fs::remove_file(&path).await
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn set_permissions(&self, perm: std::fs::Permissions) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let fd = self.fd.clone();
+        let set = crate::blocking::spawn_blocking(move || {
+            // SAFETY: fchmod passes no memory; `fd` holds the descriptor open.
+            let res = unsafe { libc::fchmod(fd.as_raw_fd(), perm.mode() as libc::mode_t) };
+            if res < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        })?;
+        set.await?
+    }
 
     /// The file's metadata (`statx`).
     pub async fn metadata(&self) -> io::Result<Metadata> {

@@ -51,7 +51,8 @@ pub use file::File;
 pub use metadata::{FileType, Metadata};
 pub use open_options::OpenOptions;
 pub use path_ops::{
-    canonicalize, create_dir, create_dir_all, hard_link, metadata, read, read_to_string,
-    remove_dir, remove_file, rename, symlink, symlink_metadata, try_exists, write,
+    canonicalize, create_dir, create_dir_all, hard_link, metadata, read, read_link, read_to_string,
+    remove_dir, remove_dir_all, remove_file, rename, set_permissions, symlink, symlink_metadata,
+    try_exists, write,
 };
 pub use read_dir::{read_dir, DirEntry, ReadDir};

@@ -179,6 +179,66 @@ pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
     crate::blocking::spawn_blocking(move || std::fs::canonicalize(path))?.await?
 }
 
+/// Sets the permissions of the file or directory at `path`, following symlinks, as std's
+/// `set_permissions` (on the blocking pool: there is no opcode).
+///
+/// ```
+/// use std::os::unix::fs::PermissionsExt;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-perm-{}", std::process::id()));
+///     ringsteal_fs::write(&path, b"#!/bin/sh\n").await?;
+///     ringsteal_fs::set_permissions(&path, std::fs::Permissions::from_mode(0o751)).await?;
+///     let mode = ringsteal_fs::metadata(&path).await?.permissions().mode();
+///     assert_eq!(mode & 0o777, 0o751);
+///     ringsteal_fs::remove_file(&path).await
+/// })
+/// .unwrap();
+/// ```
+pub async fn set_permissions(path: impl AsRef<Path>, perm: std::fs::Permissions) -> io::Result<()> {
+    let path = path.as_ref().to_path_buf();
+    crate::blocking::spawn_blocking(move || std::fs::set_permissions(path, perm))?.await?
+}
+
+/// The target a symlink points at, as std's `read_link` (on the blocking pool: there is no
+/// opcode).
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let link = std::env::temp_dir().join(format!("ringsteal-doc-link-{}", std::process::id()));
+///     ringsteal_fs::symlink("/etc/hostname", &link).await?;
+///     assert_eq!(ringsteal_fs::read_link(&link).await?, std::path::Path::new("/etc/hostname"));
+///     ringsteal_fs::remove_file(&link).await
+/// })
+/// .unwrap();
+/// ```
+pub async fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    let path = path.as_ref().to_path_buf();
+    crate::blocking::spawn_blocking(move || std::fs::read_link(path))?.await?
+}
+
+/// Removes a directory and everything in it, as std's `remove_dir_all` (which guards
+/// against symlink races; on the blocking pool).
+///
+/// ```
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let dir = std::env::temp_dir().join(format!("ringsteal-doc-tree-{}", std::process::id()));
+///     ringsteal_fs::create_dir_all(dir.join("a/b")).await?;
+///     ringsteal_fs::write(dir.join("a/b/c"), b"c").await?;
+///     ringsteal_fs::remove_dir_all(&dir).await?;
+///     assert!(!ringsteal_fs::try_exists(&dir).await?);
+///     Ok::<(), std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_path_buf();
+    crate::blocking::spawn_blocking(move || std::fs::remove_dir_all(path))?.await?
+}
+
 /// True if the path exists (following symlinks); errors other than "not found" are returned.
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
     match metadata(path).await {

@@ -135,7 +135,7 @@ fn a_boxed_slice_and_an_array_are_read_into_and_written_whole() {
 }
 
 #[test]
-fn strings_static_byte_slices_and_static_strs_are_written_whole() {
+fn strings_static_byte_slices_literals_and_static_strs_are_written_whole() {
     for config in ALL_MODES {
         on_every_shard(config, |_| async {
             let s = Scratch::new(b"");
@@ -154,7 +154,11 @@ fn strings_static_byte_slices_and_static_strs_are_written_whole() {
             let (res, text) = op::write_at(&s.fd, "str", 13).await;
             assert_eq!(res.unwrap(), 3);
             assert_eq!(text, "str");
-            assert_eq!(s.contents(), b"string;bytes;str");
+            // A byte-string literal as it is (`&'static [u8; N]`).
+            let (res, literal) = op::write_at(&s.fd, b";lit", 16).await;
+            assert_eq!(res.unwrap(), 4);
+            assert_eq!(literal, b";lit");
+            assert_eq!(s.contents(), b"string;bytes;str;lit");
         });
     }
 }

@@ -6,7 +6,8 @@ use super::slice::Slice;
 
 /// A buffer the kernel may read from while an operation is in flight.
 ///
-/// Implemented for `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`, `&'static str`,
+/// Implemented for `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`, `&'static [u8; N]` (a
+/// byte-string literal), `&'static str`,
 /// [`StaticBuf`](super::StaticBuf) (the static bytes to use inside a spawned task), `[u8; N]`,
 /// [`Slice`] (and `bytes::Bytes`/`BytesMut` with the `bytes` feature). A write sends the
 /// initialised bytes and hands the buffer back with the result.
@@ -208,6 +209,19 @@ unsafe impl IoBuf for &'static [u8] {
     }
     fn bytes_total(&self) -> usize {
         self.len()
+    }
+}
+
+// SAFETY: static data never moves or goes away. (A byte-string literal, `b"\r\n"`, is one.)
+unsafe impl<const N: usize> IoBuf for &'static [u8; N] {
+    fn stable_ptr(&self) -> *const u8 {
+        self.as_ptr()
+    }
+    fn bytes_init(&self) -> usize {
+        N
+    }
+    fn bytes_total(&self) -> usize {
+        N
     }
 }
 
