@@ -231,22 +231,10 @@ fn a_cancel_that_misses_aims_again_moves_on_along_the_chain_and_gives_up_in_the_
 /// reaches its SQ (SQPOLL runtimes ring doorbells and send messages without one, ADR-0018).
 #[test]
 fn an_sqpoll_ring_refuses_to_send_msg_rings() {
-    let (ring, setup) = create_ring(RingOptions {
-        entries: ENTRIES,
-        allow_defer_taskrun: false,
-        allow_coop_taskrun: false,
-        sqpoll: SqPoll::Try {
-            idle_ms: 10,
-            refused_for_testing: false,
-        },
-    })
-    .expect("an io_uring");
-    if setup.mode != RingMode::SqPoll {
-        eprintln!("skipped: no SQPOLL ring here ({setup})");
+    let Some(mut d) = sqpoll_driver(10) else {
         return;
-    }
+    };
     let counters = ShardCounters::default();
-    let mut d = Driver::new(ring, setup.mode, false).expect("a driver");
     let target = driver();
     let err = d
         .send_doorbell(target.ring_fd(), 1, &counters)
@@ -383,22 +371,10 @@ fn a_dispatch_that_unwinds_leaves_the_rest_of_its_batch_to_the_next_reap() {
 /// SQEs uncounted for good).
 #[test]
 fn sqes_an_sqpoll_poller_consumes_late_are_counted() {
-    let (ring, setup) = create_ring(RingOptions {
-        entries: ENTRIES,
-        allow_defer_taskrun: false,
-        allow_coop_taskrun: false,
-        sqpoll: SqPoll::Try {
-            idle_ms: 1,
-            refused_for_testing: false,
-        },
-    })
-    .expect("an io_uring");
-    if setup.mode != RingMode::SqPoll {
-        eprintln!("skipped: no SQPOLL ring here ({setup})");
+    let Some(mut d) = sqpoll_driver(1) else {
         return;
-    }
+    };
     let counters = ShardCounters::default();
-    let mut d = Driver::new(ring, setup.mode, false).expect("a driver");
     let nop = opcode::nop()
         .with_flags(IOSQE_CQE_SKIP_SUCCESS)
         .with_user_data(TAG_IGNORE);
@@ -422,4 +398,24 @@ fn sqes_an_sqpoll_poller_consumes_late_are_counted() {
         d.park(Some(Duration::ZERO), &counters);
         assert_eq!(counters.sqes_submitted.get(), round * 8, "round {round}");
     }
+}
+
+/// A driver on an SQPOLL ring whose poller sleeps after `idle_ms`, or `None` (and a line
+/// saying the test is skipped) where the kernel refuses SQPOLL.
+fn sqpoll_driver(idle_ms: u32) -> Option<Driver> {
+    let (ring, setup) = create_ring(RingOptions {
+        entries: ENTRIES,
+        allow_defer_taskrun: false,
+        allow_coop_taskrun: false,
+        sqpoll: SqPoll::Try {
+            idle_ms,
+            refused_for_testing: false,
+        },
+    })
+    .expect("an io_uring");
+    if setup.mode != RingMode::SqPoll {
+        eprintln!("skipped: no SQPOLL ring here ({setup})");
+        return None;
+    }
+    Some(Driver::new(ring, setup.mode, false).expect("a driver"))
 }
