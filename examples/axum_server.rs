@@ -15,7 +15,8 @@
 //! 10 s) and closes idle connections.
 //!
 //! What replaces `axum::serve(listener, app).with_graceful_shutdown(signal)`: a loop over
-//! `listener.incoming()` that hands each connection to `auto::Builder::serve_connection` with
+//! `listener.incoming()` that hands each connection to
+//! `auto::Builder::serve_connection_with_upgrades` with
 //! `TowerToHyperService::new(router)`, watched by hyper-util's `GracefulShutdown`. Handlers
 //! must be `Send`, as in axum on tokio; the connection tasks are ringsteal tasks, dealt over
 //! the shards as they are spawned.
@@ -111,7 +112,9 @@ async fn serve<S: Display>(
                 .timer(Timer::new())
                 .header_read_timeout(Duration::from_secs(10));
             builder.http2().timer(Timer::new());
-            let conn = builder.serve_connection(Io::new(stream), service);
+            // With upgrades, as `axum::serve` does: a WebSocket handshake gets its
+            // connection (without, it gets its 101 and then a reset).
+            let conn = builder.serve_connection_with_upgrades(Io::new(stream), service);
             if let Err(e) = watcher.watch(conn).await {
                 eprintln!("connection: {e}");
             }

@@ -608,3 +608,79 @@ fn hyper_utils_graceful_shutdown_lets_a_request_in_flight_finish() {
         driver.await.unwrap().unwrap();
     });
 }
+
+/// A connection hyper upgraded (what a WebSocket handshake does) goes to code written
+/// against tokio's I/O traits through `hyper::TokioIo`, as through hyper-util's `TokioIo`:
+/// here an echo that reads and writes 256 KiB after the `101` on both ends.
+#[cfg(feature = "tokio-io")]
+#[test]
+fn an_upgraded_connection_speaks_tokio_io_through_tokio_io() {
+    use ringsteal_compat::hyper::TokioIo;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    on_runtimes("upgrade through TokioIo", || async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = ringsteal_rt::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let upgrade = hyper::service::service_fn(|mut req: Request<Incoming>| async move {
+                ringsteal_rt::spawn(async move {
+                    let upgraded = hyper::upgrade::on(&mut req).await.unwrap();
+                    let mut io = TokioIo::new(upgraded);
+                    let mut buf = vec![0u8; 16 * 1024];
+                    loop {
+                        let n = io.read(&mut buf).await.unwrap();
+                        if n == 0 {
+                            break;
+                        }
+                        io.write_all(&buf[..n]).await.unwrap();
+                    }
+                    io.shutdown().await.unwrap();
+                });
+                let res = Response::builder()
+                    .status(101)
+                    .header("connection", "upgrade")
+                    .header("upgrade", "echo")
+                    .body(Empty::<Bytes>::new())
+                    .unwrap();
+                Ok::<_, Infallible>(res)
+            });
+            hyper::server::conn::http1::Builder::new()
+                .timer(Timer::new())
+                .serve_connection(Io::new(stream), upgrade)
+                .with_upgrades()
+                .await
+                .unwrap();
+        });
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(Io::new(stream))
+            .await
+            .unwrap();
+        let driver = ringsteal_rt::spawn(conn.with_upgrades());
+        let req = Request::get("/")
+            .header("host", "test")
+            .header("connection", "upgrade")
+            .header("upgrade", "echo")
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let res = sender.send_request(req).await.unwrap();
+        assert_eq!(res.status(), 101);
+        let mut io = TokioIo::new(hyper::upgrade::on(res).await.unwrap());
+        let data: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8).collect();
+        let mut back = vec![0u8; data.len()];
+        for (chunk, into) in data.chunks(32 * 1024).zip(back.chunks_mut(32 * 1024)) {
+            io.write_all(chunk).await.unwrap();
+            timeout(GUARD, io.read_exact(into))
+                .await
+                .expect("the echo stalled")
+                .unwrap();
+        }
+        assert!(back == data, "the echoed bytes differ");
+        io.shutdown().await.unwrap();
+        let mut rest = Vec::new();
+        io.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        driver.await.unwrap().unwrap();
+        server.await.unwrap();
+    });
+}

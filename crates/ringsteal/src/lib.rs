@@ -110,7 +110,7 @@
 //! | `stream` | no | `futures_core::Stream` on `net::Incoming`, the receive streams, `time::Interval`, `signal::Signal`, `fs::ReadDir` |
 //! | `futures-io` | no | `io::compat::PollIo`: `futures_io::AsyncRead`/`AsyncWrite` over the streams |
 //! | `tokio-io` | no | `io::compat::PollIo`: `tokio::io::AsyncRead`/`AsyncWrite` (tokio's traits, no tokio runtime) |
-//! | `hyper` | no | `ringsteal::hyper`: hyper 1.x's `Executor`, `Timer` and `Io` (with `tokio-io`, `TokioIo` for TLS streams) |
+//! | `hyper` | no | `ringsteal::hyper`: hyper 1.x's `Executor`, `Timer` and `Io` (with `tokio-io`, `TokioIo` for TLS streams and upgraded connections) |
 //! | `full` | no | every feature above |
 //!
 //! The runtime, [`time`], [`sync`], [`task`], [`io`], [`op`], [`buf`] and [`uring`] are always

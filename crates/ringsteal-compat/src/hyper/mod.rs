@@ -10,7 +10,8 @@
 //! * [`Io`] is [`PollIo`](crate::PollIo): `hyper::rt::Read` and `Write` over a ringsteal
 //!   stream, implemented directly on io_uring readiness.
 //! * `TokioIo` (with the feature `tokio-io` too) gives hyper any stream with tokio's I/O
-//!   traits: a TLS stream (tokio-rustls over a `PollIo`), as hyper-util's `TokioIo` does.
+//!   traits (a TLS stream: tokio-rustls over a `PollIo`), and tokio's traits to a
+//!   connection hyper upgraded (a WebSocket's), as hyper-util's `TokioIo` does.
 //!
 //! **Always give hyper a timer.** Without one, hyper ignores `header_read_timeout` (HTTP/1)
 //! and keep-alive timeouts (HTTP/2), or panics when they are set; every example here sets

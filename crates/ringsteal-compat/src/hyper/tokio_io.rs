@@ -1,7 +1,9 @@
 //! [`TokioIo`]: hyper's I/O traits over anything with tokio's (features `hyper` and
 //! `tokio-io`), for the streams that are not ringsteal's own: a TLS stream from
 //! tokio-rustls or tokio-native-tls over a [`PollIo`](crate::PollIo), a compression or
-//! framing layer. A plain ringsteal stream goes straight to hyper as [`Io`](super::Io).
+//! framing layer. A plain ringsteal stream goes straight to hyper as [`Io`](super::Io). And
+//! the other way, tokio's traits over hyper's: a connection hyper upgraded (a WebSocket's
+//! `hyper::upgrade::Upgraded`) for tokio-tungstenite, as hyper-util's `TokioIo` does both.
 //!
 //! May not: hold state; every method forwards to the wrapped stream.
 
@@ -13,9 +15,9 @@ use hyper::rt::ReadBufCursor;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// hyper I/O (`hyper::rt::Read + Write`) over a stream with tokio's `AsyncRead` and
-/// `AsyncWrite`, as hyper-util's `TokioIo` (which its `tokio` feature brings, with tokio's
-/// runtime pieces that ringsteal leaves out). The stream must be `Unpin` (`Box::pin` one that
-/// is not).
+/// `AsyncWrite`, and tokio's traits over a stream with hyper's (an upgraded connection), as
+/// hyper-util's `TokioIo` (which its `tokio` feature brings, with tokio's runtime pieces that
+/// ringsteal leaves out). The stream must be `Unpin` (`Box::pin` one that is not).
 ///
 /// ```
 /// use ringsteal_compat::hyper::{Timer, TokioIo};
@@ -131,5 +133,63 @@ impl<T: AsyncWrite + Unpin> hyper::rt::Write for TokioIo<T> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// tokio's `AsyncRead` over hyper's `Read`: for a connection hyper upgraded.
+impl<T: hyper::rt::Read + Unpin> AsyncRead for TokioIo<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        // SAFETY: hyper's `ReadBuf` over the unfilled part never de-initialises a byte
+        // (ReadBuf::unfilled_mut's contract): it only records what the read filled.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        let (start, room) = (unfilled.as_ptr().cast::<u8>(), unfilled.len());
+        let mut hyper_buf = hyper::rt::ReadBuf::uninit(unfilled);
+        ready!(Pin::new(&mut self.get_mut().inner).poll_read(cx, hyper_buf.unfilled()))?;
+        let filled = hyper_buf.filled();
+        assert!(
+            filled.as_ptr() == start && filled.len() <= room,
+            "the hyper Read filled some other buffer"
+        );
+        let n = filled.len();
+        // SAFETY: the first n bytes of the unfilled part were written (hyper's `ReadBuf`
+        // counts only those), and n does not pass its end.
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// tokio's `AsyncWrite` over hyper's `Write`: for a connection hyper upgraded.
+impl<T: hyper::rt::Write + Unpin> AsyncWrite for TokioIo<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        hyper::rt::Write::poll_write(Pin::new(&mut self.get_mut().inner), cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        hyper::rt::Write::poll_write_vectored(Pin::new(&mut self.get_mut().inner), cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        hyper::rt::Write::is_write_vectored(&self.inner)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        hyper::rt::Write::poll_flush(Pin::new(&mut self.get_mut().inner), cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        hyper::rt::Write::poll_shutdown(Pin::new(&mut self.get_mut().inner), cx)
     }
 }
