@@ -6,7 +6,7 @@
 //!
 //! The request's output is built at its last completion even when its future is gone (the
 //! runtime calls `Operation::complete` for that too, and drops the output): dropped without
-//! having been taken, the output puts its connection into [`Kept`].
+//! having been taken, the output puts its connection into [`Kept`] (`op::OnAbandon`).
 //!
 //! Owns: the kept connections and the accept request that fills them.
 //! May not: hold the listener's handle: a dropped listener must stop listening at once
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use ringsteal_rt::op::{Accept, Op, Operation, SharedFd, SockAddr, Sqes};
+use ringsteal_rt::op::{Abandoned, Accept, OnAbandon, Op, SharedFd, SockAddr};
 
 /// Connections accepted for abandoned accepts of one listener, oldest first, and the
 /// accepts waiting for one.
@@ -137,17 +137,17 @@ pub(crate) async fn accept(fd: &SharedFd, kept: &Arc<Kept>) -> io::Result<(Owned
     if let Some(conn) = kept.take() {
         return Ok(conn);
     }
-    let mut op = std::pin::pin!(Op::new(KeepingAccept {
-        accept: Accept::new(fd),
-        kept: kept.clone(),
-    }));
+    let mut op = std::pin::pin!(Op::new(OnAbandon::new(
+        Accept::new(fd),
+        KeepConnection(kept.clone())
+    )));
     let mut waiting = Waiting {
         kept,
         slot: WaitSlot::default(),
     };
     std::future::poll_fn(|cx| {
         if let Poll::Ready(accepted) = op.as_mut().poll(cx) {
-            return Poll::Ready(accepted.take());
+            return Poll::Ready(accepted.into_inner());
         }
         kept.poll_take(&mut waiting.slot, cx).map(Ok)
     })
@@ -166,55 +166,13 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// An accept whose output keeps its connection if nobody takes it.
-#[derive(Debug)]
-struct KeepingAccept {
-    accept: Accept,
-    kept: Arc<Kept>,
-}
+/// Where an abandoned accept's connection goes: the listener's kept queue.
+struct KeepConnection(Arc<Kept>);
 
-// SAFETY: forwards to `Accept`, whose SQE points into the `Accept` held here (the op's data
-// stays at its address while the request is in flight, as for any op).
-unsafe impl Operation for KeepingAccept {
-    type Output = Accepted;
-
-    fn prepare(&mut self) -> Sqes {
-        self.accept.prepare()
-    }
-
-    fn complete(self, results: &[(i32, u32)]) -> Accepted {
-        Accepted {
-            conn: Some(self.accept.complete(results)),
-            kept: self.kept,
-        }
-    }
-
-    fn fail(self, err: io::Error) -> Accepted {
-        Accepted {
-            conn: Some(Err(err)),
-            kept: self.kept,
-        }
-    }
-}
-
-/// An accept's result; dropped without [`take`](Self::take) (its future was dropped), a
-/// connection in it is kept for the listener's next accept.
-#[derive(Debug)]
-struct Accepted {
-    conn: Option<io::Result<(OwnedFd, SockAddr)>>,
-    kept: Arc<Kept>,
-}
-
-impl Accepted {
-    fn take(mut self) -> io::Result<(OwnedFd, SockAddr)> {
-        self.conn.take().expect("taken once")
-    }
-}
-
-impl Drop for Accepted {
-    fn drop(&mut self) {
-        if let Some(Ok(conn)) = self.conn.take() {
-            self.kept.keep(conn);
+impl Abandoned<io::Result<(OwnedFd, SockAddr)>> for KeepConnection {
+    fn abandoned(self, conn: io::Result<(OwnedFd, SockAddr)>) {
+        if let Ok(conn) = conn {
+            self.0.keep(conn);
         }
     }
 }

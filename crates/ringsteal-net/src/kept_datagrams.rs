@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::op::{Op, Operation, RecvFrom, SharedFd, SockAddr, Sqes};
+use ringsteal_rt::op::{Abandoned, OnAbandon, Op, RecvFrom, SharedFd, SockAddr};
 
 /// The most datagrams kept per socket. Each is one a dropped receive took, so reaching it
 /// takes that many dropped receives with nothing received in between; past it the newest
@@ -165,54 +165,12 @@ impl KeptDatagrams {
     }
 }
 
-/// A datagram receive (`RECVMSG`) whose datagram is kept in `kept` if its future is dropped.
-struct Keeping<B> {
-    op: RecvFrom<B>,
-    kept: Arc<KeptDatagrams>,
-}
+/// Where an abandoned receive's datagram goes: the socket's kept queue, and the count of
+/// abandoned receives falls.
+struct KeepDatagram(Arc<KeptDatagrams>);
 
-// SAFETY: forwards to the wrapped op, whose SQE points only into itself (its buffer, address
-// storage and msghdr), which stays inside this wrapper (so inside the op cell) until the
-// runtime is done with it.
-unsafe impl<B: IoBufMut> Operation for Keeping<B> {
-    type Output = KeepingOutput<B>;
-
-    fn prepare(&mut self) -> Sqes {
-        self.op.prepare()
-    }
-
-    fn complete(self, results: &[(i32, u32)]) -> Self::Output {
-        KeepingOutput {
-            out: Some(self.op.complete(results)),
-            kept: self.kept,
-        }
-    }
-
-    fn fail(self, err: io::Error) -> Self::Output {
-        KeepingOutput {
-            out: Some(self.op.fail(err)),
-            kept: self.kept,
-        }
-    }
-}
-
-/// A [`Keeping`] receive's output: taken with `into_inner` by a live future; dropped whole
-/// (the future was gone, so [`Abandonable`] counted it), its datagram goes into the socket's
-/// kept queue, and the dropped receive's request counts as ended.
-struct KeepingOutput<B: IoBuf> {
-    out: Option<BufResult<(usize, SockAddr), B>>,
-    kept: Arc<KeptDatagrams>,
-}
-
-impl<B: IoBuf> KeepingOutput<B> {
-    fn into_inner(mut self) -> BufResult<(usize, SockAddr), B> {
-        self.out.take().expect("taken once")
-    }
-}
-
-impl<B: IoBuf> Drop for KeepingOutput<B> {
-    fn drop(&mut self) {
-        let Some(out) = &self.out else { return };
+impl<B: IoBuf> Abandoned<BufResult<(usize, SockAddr), B>> for KeepDatagram {
+    fn abandoned(self, (res, buf): BufResult<(usize, SockAddr), B>) {
         /// Counts the request as ended even if keeping its datagram unwinds.
         struct Ended<'a>(&'a KeptDatagrams);
         impl Drop for Ended<'_> {
@@ -220,17 +178,18 @@ impl<B: IoBuf> Drop for KeepingOutput<B> {
                 self.0.one_abandoned_ended();
             }
         }
-        let _ended = Ended(&self.kept);
-        if let (Ok((n, from)), buf) = out {
-            self.kept.keep(received(buf, *n), *from);
+        let _ended = Ended(&self.0);
+        if let Ok((n, from)) = res {
+            self.0.keep(received(&buf, n), from);
         }
     }
 }
 
 /// A receive's request, counted as abandoned if it is dropped while in flight (its output,
-/// dropped by the runtime at the request's end, counts it as ended).
+/// dropped by the runtime at the request's end, goes to [`KeepDatagram`], which counts it
+/// as ended).
 struct Abandonable<'a, B: IoBufMut> {
-    op: Op<Keeping<B>>,
+    op: Op<OnAbandon<RecvFrom<B>, KeepDatagram>>,
     kept: &'a KeptDatagrams,
     /// The last poll left the request in flight.
     in_flight: bool,
@@ -238,10 +197,10 @@ struct Abandonable<'a, B: IoBufMut> {
 
 impl<'a, B: IoBufMut> Abandonable<'a, B> {
     fn new(fd: &SharedFd, buf: B, kept: &'a Arc<KeptDatagrams>) -> Self {
-        let op = Op::new(Keeping {
-            op: RecvFrom::new(fd, buf),
-            kept: kept.clone(),
-        });
+        let op = Op::new(OnAbandon::new(
+            RecvFrom::new(fd, buf),
+            KeepDatagram(kept.clone()),
+        ));
         Self {
             op,
             kept,
