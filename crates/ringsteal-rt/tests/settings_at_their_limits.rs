@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringsteal_rt::{BuildError, Placement, Runtime};
+use ringsteal_rt::{BuildError, Placement, Runtime, RuntimeHandle};
 
 #[test]
 fn a_thread_name_with_a_nul_byte_is_a_build_error() {
@@ -94,9 +94,12 @@ fn thread_hooks_run_on_every_thread_the_runtime_starts_and_a_panicking_one_is_co
         .thread_name("hooked")
         .on_thread_start(move || {
             let name = std::thread::current().name().unwrap_or("").to_string();
+            // As in tokio, the hooks run inside the runtime: a handle is there to take.
+            assert!(RuntimeHandle::try_current().is_some(), "{name}: no runtime");
             s.lock().unwrap().push(name);
         })
         .on_thread_stop(move || {
+            assert!(RuntimeHandle::try_current().is_some(), "stop: no runtime");
             t.fetch_add(1, SeqCst);
         })
         .build()

@@ -215,10 +215,12 @@ impl Builder {
         self
     }
 
-    /// Runs `f` first thing on each thread the runtime starts: shards 1 and up, and
-    /// blocking-pool threads (not the thread that builds the runtime, shard 0), as tokio's
-    /// `on_thread_start`: to set thread-locals, name a profiler's threads, count them. A
-    /// panic in `f` is contained, and the thread goes on.
+    /// Runs `f` first thing on each thread the runtime starts: shards 1 and up (once the
+    /// shard is built, before it runs a task), and blocking-pool threads (not the thread
+    /// that builds the runtime, shard 0), as tokio's `on_thread_start`: to set
+    /// thread-locals, name a profiler's threads, count them. The runtime is current in `f`
+    /// (`RuntimeHandle::current()` works), as in tokio. A panic in `f` is contained, and the
+    /// thread goes on.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -243,8 +245,9 @@ impl Builder {
     }
 
     /// Runs `f` last thing on each thread the runtime started, as it exits (a shard at the
-    /// runtime's shutdown, a blocking thread when it retires), as tokio's `on_thread_stop`.
-    /// A panic in `f` is contained.
+    /// runtime's shutdown, after its tasks were dropped; a blocking thread when it retires),
+    /// as tokio's `on_thread_stop`, with the runtime still current. A panic in `f` is
+    /// contained.
     pub fn on_thread_stop(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.config.on_thread_stop = Some(ThreadHook(Arc::new(f)));
         self

@@ -51,15 +51,12 @@ pub(crate) type Ready = Result<RingMode, BuildError>;
 /// How many times a worker's run loop is restarted after a panic escaped it.
 pub(super) const MAX_RESTARTS: u32 = 16;
 
-/// The body of a worker shard's thread.
+/// The body of a worker shard's thread: the shard's life on it. Build the shard, run the
+/// `on_thread_start` hook inside it (a `RuntimeHandle` is current there, as in tokio),
+/// report ready, run until shutdown, then the `on_thread_stop` hook. A shard that cannot
+/// be built runs neither hook.
 pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::Sender<Ready>) {
-    ThreadHook::run(&shared.config.on_thread_start);
-    run_shard(index, &shared, ready);
-    ThreadHook::run(&shared.config.on_thread_stop);
-}
-
-/// The shard's life on its thread: build it, report ready, run until shutdown.
-fn run_shard(index: usize, shared: &Arc<Shared>, ready: mpsc::Sender<Ready>) {
+    let shared = &shared;
     if shared.config.pin_shards {
         crate::util::affinity::pin_current_thread(&shared.cpus, index);
     }
@@ -72,6 +69,7 @@ fn run_shard(index: usize, shared: &Arc<Shared>, ready: mpsc::Sender<Ready>) {
     };
     {
         let _guard = ShardGuard::enter(&shard);
+        ThreadHook::run(&shared.config.on_thread_start);
         shard
             .remote()
             .driven
@@ -104,6 +102,7 @@ fn run_shard(index: usize, shared: &Arc<Shared>, ready: mpsc::Sender<Ready>) {
         }
         let deadline = crate::util::deadline_after(shared.shutdown_timeout());
         shard.shutdown(deadline);
+        ThreadHook::run(&shared.config.on_thread_stop);
     }
     sched::return_credits(&shard);
 }
