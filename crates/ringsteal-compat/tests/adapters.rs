@@ -637,3 +637,25 @@ fn a_write_waiting_for_room_is_not_woken_by_a_half_close_or_an_error_queue_entry
         })
     });
 }
+
+/// tokio's `stream.split()` gives borrowed halves that tokio's traits work on; ringsteal's
+/// borrowed halves go into `PollIo` as the owned ones do (tokio-util's `FramedRead` and
+/// `FramedWrite` over `stream.split()` port as they are).
+#[test]
+fn borrowed_halves_go_into_the_adapter_as_owned_ones_do() {
+    with_every_runtime("borrowed halves", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let (r, w) = client.split();
+            let (mut r, mut w) = (PollIo::new(r), PollIo::new(w));
+            w.write_all(b"through a borrowed half").await.unwrap();
+            let (res, got) = server.read_exact(vec![0u8; 23]).await;
+            res.unwrap();
+            assert_eq!(got, b"through a borrowed half");
+            server.write_all(b"back".to_vec()).await.0.unwrap();
+            let mut back = [0u8; 4];
+            r.read_exact(&mut back).await.unwrap();
+            assert_eq!(&back, b"back");
+        })
+    });
+}

@@ -714,6 +714,8 @@ macro_rules! stream_halves {
 
         impl_poll_source!(OwnedReadHalf, read: true, write: false);
         impl_poll_source!(OwnedWriteHalf, read: false, write: true);
+        impl_poll_source!(ReadHalf<'_>, read: true, write: false);
+        impl_poll_source!(WriteHalf<'_>, read: false, write: true);
 
         impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
         impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());
