@@ -25,6 +25,20 @@ macro_rules! impl_as_fd {
     };
 }
 
+/// `take_error` for a socket type `$t` (`SO_ERROR`), as tokio's.
+macro_rules! take_error_method {
+    ($t:ty) => {
+        impl $t {
+            /// Takes the socket's pending error (`SO_ERROR`), clearing it, as tokio's
+            /// `take_error`: `None` if there is none. An ICMP error a connected datagram
+            /// socket received, say, or a failed non-blocking connect.
+            pub fn take_error(&self) -> ::std::io::Result<Option<::std::io::Error>> {
+                $crate::sockopt::take_error(self)
+            }
+        }
+    };
+}
+
 /// `local_addr` and `peer_addr` for an owned half `$half`, as tokio's halves have them: those
 /// of the stream it belongs to, as `$addr` (`$from` turns the kernel's address into one).
 macro_rules! half_addrs {

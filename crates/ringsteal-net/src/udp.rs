@@ -395,3 +395,4 @@ impl UdpSocket {
 }
 
 impl_as_fd!(UdpSocket, |s| s.fd.as_raw_fd());
+take_error_method!(UdpSocket);

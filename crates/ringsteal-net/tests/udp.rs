@@ -337,3 +337,32 @@ async fn next_datagram(
         .unwrap()
         .unwrap()
 }
+
+/// A datagram sent to a port nobody listens on comes back as an ICMP error, pending on the
+/// connected socket: `take_error` takes it (once), as tokio's does.
+#[test]
+fn take_error_takes_the_refusal_a_connected_socket_was_sent() {
+    with_every_runtime("udp take_error", 1, |config, rt| {
+        rt.block_on(async {
+            let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let target = closed.local_addr().unwrap();
+            drop(closed);
+            let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            s.connect(target).await.unwrap();
+            assert!(s.take_error().unwrap().is_none());
+            s.send(b"anyone?".to_vec()).await.0.unwrap();
+            // The refusal makes the socket readable (an error is pending).
+            timeout(OP_GUARD, s.readable())
+                .await
+                .expect("no ICMP error came back")
+                .unwrap();
+            let err = s.take_error().unwrap().expect("the refusal is pending");
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::ConnectionRefused,
+                "{config:?}"
+            );
+            assert!(s.take_error().unwrap().is_none(), "taken once");
+        })
+    });
+}

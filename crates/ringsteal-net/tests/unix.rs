@@ -443,3 +443,24 @@ fn a_writer_waiting_for_the_stream_is_not_overtaken_by_a_task_writing_in_a_loop(
         })
     });
 }
+
+#[test]
+fn peer_credentials_name_the_connecting_process() {
+    with_every_runtime("unix peer_cred", 1, |_, rt| {
+        rt.block_on(async {
+            let name = format!("\0ringsteal-test-cred-{}", std::process::id());
+            let listener = ringsteal_net::UnixListener::bind(&name).unwrap();
+            let client = UnixStream::connect(&name).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            // SAFETY: these calls cannot fail and take no arguments.
+            let me = unsafe { (libc::getpid(), libc::getuid(), libc::getgid()) };
+            for cred in [server.peer_cred().unwrap(), client.peer_cred().unwrap()] {
+                assert_eq!(
+                    (cred.pid(), cred.uid(), cred.gid()),
+                    (Some(me.0), me.1, me.2)
+                );
+            }
+            assert!(server.take_error().unwrap().is_none());
+        })
+    });
+}

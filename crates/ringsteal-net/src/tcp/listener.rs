@@ -188,6 +188,7 @@ impl TcpListener {
 }
 
 impl_as_fd!(TcpListener, |s| s.fd.as_raw_fd());
+take_error_method!(TcpListener);
 
 impl TryFrom<std::net::TcpListener> for TcpListener {
     type Error = io::Error;

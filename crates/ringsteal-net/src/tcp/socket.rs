@@ -164,3 +164,4 @@ impl TcpSocket {
 }
 
 impl_as_fd!(TcpSocket, |s| s.fd.as_raw_fd());
+take_error_method!(TcpSocket);

@@ -233,6 +233,7 @@ impl_poll_source!(TcpStream, read: true, write: true);
 impl_poll_source!(&TcpStream, read: true, write: true);
 
 impl_as_fd!(TcpStream, |s| s.core.fd().as_raw_fd());
+take_error_method!(TcpStream);
 
 impl TryFrom<std::net::TcpStream> for TcpStream {
     type Error = io::Error;

@@ -247,3 +247,4 @@ impl UnixDatagram {
 }
 
 impl_as_fd!(UnixDatagram, |s| s.fd.as_raw_fd());
+take_error_method!(UnixDatagram);

@@ -128,3 +128,4 @@ impl UnixListener {
 }
 
 impl_as_fd!(UnixListener, |s| s.fd.as_raw_fd());
+take_error_method!(UnixListener);

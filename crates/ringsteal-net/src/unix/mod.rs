@@ -7,9 +7,11 @@ mod datagram;
 mod listener;
 mod split;
 mod stream;
+mod ucred;
 
 pub use addr::SocketAddr;
 pub use datagram::UnixDatagram;
 pub use listener::UnixListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::UnixStream;
+pub use ucred::UCred;

@@ -53,6 +53,18 @@ impl UnixStream {
         unsafe { &*(core as *const StreamCore).cast::<Self>() }
     }
 
+    /// The credentials of the process at the other end (`SO_PEERCRED`), as tokio's
+    /// `peer_cred`: its ids when it connected or made the pair.
+    ///
+    /// ```
+    /// let (a, _b) = ringsteal_net::UnixStream::pair().unwrap();
+    /// // SAFETY: getgid cannot fail and takes no arguments.
+    /// assert_eq!(a.peer_cred().unwrap().gid(), unsafe { libc::getgid() });
+    /// ```
+    pub fn peer_cred(&self) -> io::Result<super::UCred> {
+        sockopt::peer_cred(self).map(super::UCred::from_raw)
+    }
+
     fn core(&self) -> &StreamCore {
         &self.core
     }
@@ -113,3 +125,4 @@ impl_poll_source!(UnixStream, read: true, write: true);
 impl_poll_source!(&UnixStream, read: true, write: true);
 
 impl_as_fd!(UnixStream, |s| s.core.fd().as_raw_fd());
+take_error_method!(UnixStream);
