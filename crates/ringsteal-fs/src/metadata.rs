@@ -5,7 +5,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime};
 
-/// What `statx` reports about a file, with the accessors of [`std::fs::Metadata`]. Returned
+/// What `statx` reports about a file, with the accessors of [`std::fs::Metadata`] and std's
+/// [`MetadataExt`](std::os::unix::fs::MetadataExt) (`size`, `mtime`, `ino`, ...). Returned
 /// by [`metadata`](crate::metadata), [`symlink_metadata`](crate::symlink_metadata),
 /// [`File::metadata`](crate::File::metadata) and [`DirEntry::metadata`](crate::DirEntry::metadata),
 /// each one `statx` request through the ring.
@@ -132,6 +133,76 @@ impl Metadata {
     /// 512-byte blocks allocated.
     pub fn blocks(&self) -> u64 {
         self.stx.stx_blocks
+    }
+}
+
+/// std's Unix metadata accessors, so code written for `tokio::fs::metadata` (which returns
+/// `std::fs::Metadata`) keeps its `use std::os::unix::fs::MetadataExt` and its calls
+/// (`m.size()`, `m.mtime()`, `m.ino()`, ...). Times are seconds and nanoseconds since the
+/// epoch, as `statx` reports them.
+///
+/// ```
+/// use std::os::unix::fs::MetadataExt;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let path = std::env::temp_dir().join(format!("ringsteal-doc-ext-{}", std::process::id()));
+///     ringsteal_fs::write(&path, "four").await?;
+///     let ours = ringsteal_fs::metadata(&path).await?;
+///     let std = std::fs::metadata(&path)?;
+///     assert_eq!((ours.size(), ours.ino(), ours.mtime()), (std.size(), std.ino(), std.mtime()));
+///     ringsteal_fs::remove_file(&path).await
+/// })
+/// .unwrap();
+/// ```
+impl std::os::unix::fs::MetadataExt for Metadata {
+    fn dev(&self) -> u64 {
+        Metadata::dev(self)
+    }
+    fn ino(&self) -> u64 {
+        Metadata::ino(self)
+    }
+    fn mode(&self) -> u32 {
+        Metadata::mode(self)
+    }
+    fn nlink(&self) -> u64 {
+        Metadata::nlink(self)
+    }
+    fn uid(&self) -> u32 {
+        Metadata::uid(self)
+    }
+    fn gid(&self) -> u32 {
+        Metadata::gid(self)
+    }
+    fn rdev(&self) -> u64 {
+        libc::makedev(self.stx.stx_rdev_major, self.stx.stx_rdev_minor)
+    }
+    fn size(&self) -> u64 {
+        self.stx.stx_size
+    }
+    fn atime(&self) -> i64 {
+        self.stx.stx_atime.tv_sec
+    }
+    fn atime_nsec(&self) -> i64 {
+        i64::from(self.stx.stx_atime.tv_nsec)
+    }
+    fn mtime(&self) -> i64 {
+        self.stx.stx_mtime.tv_sec
+    }
+    fn mtime_nsec(&self) -> i64 {
+        i64::from(self.stx.stx_mtime.tv_nsec)
+    }
+    fn ctime(&self) -> i64 {
+        self.stx.stx_ctime.tv_sec
+    }
+    fn ctime_nsec(&self) -> i64 {
+        i64::from(self.stx.stx_ctime.tv_nsec)
+    }
+    fn blksize(&self) -> u64 {
+        Metadata::blksize(self)
+    }
+    fn blocks(&self) -> u64 {
+        Metadata::blocks(self)
     }
 }
 

@@ -333,6 +333,24 @@ fn same_metadata(ours: &ringsteal_fs::Metadata, std: &std::fs::Metadata, what: &
         (std.uid(), std.gid()),
         "{what}: owner"
     );
+    // std's `MetadataExt`, implemented for ours: what ported code calls through the trait.
+    let ext = |m: &dyn MetadataExt| {
+        (
+            (
+                m.dev(),
+                m.ino(),
+                m.mode(),
+                m.nlink(),
+                m.uid(),
+                m.gid(),
+                m.rdev(),
+            ),
+            (m.size(), m.blksize(), m.blocks()),
+            (m.atime(), m.atime_nsec(), m.mtime(), m.mtime_nsec()),
+            (m.ctime(), m.ctime_nsec()),
+        )
+    };
+    assert_eq!(ext(ours), ext(std), "{what}: MetadataExt");
     assert_eq!(
         ours.modified().ok(),
         std.modified().ok(),
