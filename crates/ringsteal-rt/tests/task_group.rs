@@ -42,6 +42,45 @@ fn join_next_returns_results_in_the_order_tasks_finish() {
     });
 }
 
+/// Several tasks that finished before `join_next` looks come out in the order they
+/// finished, as tokio's `JoinSet` gives them, not in some other order.
+#[test]
+fn results_of_tasks_that_finished_together_come_out_in_finishing_order() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+
+    with_every_runtime("join_next order of finished tasks", 1, |_, rt| {
+        rt.block_on(async {
+            let gates: Vec<CancellationToken> = (0..6).map(|_| CancellationToken::new()).collect();
+            let done = Arc::new(AtomicUsize::new(0));
+            let mut group = TaskGroup::new();
+            for (i, gate) in gates.iter().enumerate() {
+                let (gate, done) = (gate.clone(), done.clone());
+                group.spawn_with(Placement::Pinned(0), async move {
+                    gate.cancelled().await;
+                    done.fetch_add(1, SeqCst);
+                    i
+                });
+            }
+            // Let every task start and wait on its gate.
+            ringsteal_rt::yield_now().await;
+            // All on this shard: woken (and so finished) in the order the gates open.
+            let order = [3, 1, 5, 2, 0, 4];
+            for &i in &order {
+                gates[i].cancel();
+            }
+            while done.load(SeqCst) < order.len() {
+                ringsteal_rt::yield_now().await;
+            }
+            let mut got = Vec::new();
+            while let Some(result) = group.join_next().await {
+                got.push(result.unwrap());
+            }
+            assert_eq!(got, order);
+        });
+    });
+}
+
 #[test]
 fn join_next_reports_panics_and_aborts_and_handles_added_from_outside() {
     quiet_intentional_panics();

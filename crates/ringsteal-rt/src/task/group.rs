@@ -45,10 +45,10 @@ pub struct TaskGroup<T> {
     /// Where the group's own tasks announce that they finished.
     finished: Arc<Finished>,
     /// Announced ids whose handle was still pending when last polled.
-    announced: Vec<u64>,
+    announced: VecDeque<u64>,
     /// Ids of handles added with [`insert`](Self::insert): they cannot announce, so
     /// `join_next` polls them every time.
-    inserted: Vec<u64>,
+    inserted: VecDeque<u64>,
     /// Results a [`join_all`](Self::join_all) collected before it was dropped, in spawn
     /// order; returned first by the next join.
     joined: VecDeque<Result<T, JoinError>>,
@@ -74,8 +74,8 @@ impl<T: Send + 'static> TaskGroup<T> {
             handles: BTreeMap::new(),
             next_id: 0,
             finished: Arc::default(),
-            announced: Vec::new(),
-            inserted: Vec::new(),
+            announced: VecDeque::new(),
+            inserted: VecDeque::new(),
             joined: VecDeque::new(),
             detached: false,
         }
@@ -144,7 +144,7 @@ impl<T: Send + 'static> TaskGroup<T> {
         let id = self.next_id;
         self.next_id += 1;
         self.handles.insert(id, handle);
-        self.inserted.push(id);
+        self.inserted.push_back(id);
     }
 
     /// Cancels the group's token: tasks that watch it stop at their own pace.
@@ -263,22 +263,25 @@ impl<T: Send + 'static> TaskGroup<T> {
         }
     }
 
-    /// Polls the handles named in `ids` (dropping ids already joined) and takes the first
-    /// finished one out of the group. A pending handle keeps `cx`'s waker, which wakes us
-    /// when its task stores its output.
+    /// Polls the handles named in `ids`, oldest first (dropping ids already joined), and
+    /// takes the first finished one out of the group, keeping the others in their order, so
+    /// that results come out in the order their tasks announced they finished. A pending
+    /// handle keeps `cx`'s waker, which wakes us when its task stores its output. (The
+    /// first id is nearly always the one taken: its task announced itself as it finished.)
     fn first_ready(
         handles: &mut BTreeMap<u64, JoinHandle<T>>,
-        ids: &mut Vec<u64>,
+        ids: &mut VecDeque<u64>,
         cx: &mut Context<'_>,
     ) -> Option<Result<T, JoinError>> {
         let mut i = 0;
         while i < ids.len() {
             let Some(handle) = handles.get_mut(&ids[i]) else {
-                ids.swap_remove(i);
+                ids.remove(i);
                 continue;
             };
             if let Poll::Ready(result) = Pin::new(handle).poll(cx) {
-                handles.remove(&ids.swap_remove(i));
+                let id = ids.remove(i).expect("in range");
+                handles.remove(&id);
                 return Some(result);
             }
             i += 1;

@@ -1,6 +1,7 @@
 //! How a [`TaskGroup`](super::TaskGroup)'s tasks say they finished, so that `join_next` polls
 //! only the handles of finished tasks instead of every handle in the group.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
 use std::task::Waker;
@@ -32,9 +33,9 @@ impl Finished {
         self.waiter.register(waker);
     }
 
-    /// Moves the announced ids into `into`.
-    pub(super) fn take(&self, into: &mut Vec<u64>) {
-        into.append(&mut self.ids.lock());
+    /// Moves the announced ids, in the order they were announced, to the back of `into`.
+    pub(super) fn take(&self, into: &mut VecDeque<u64>) {
+        into.extend(self.ids.lock().drain(..));
     }
 
     /// Forgets every announcement (the group joined everything another way).
