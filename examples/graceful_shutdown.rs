@@ -74,7 +74,7 @@ async fn main() {
                 accept = Box::pin(listener.accept());
                 match accepted {
                     Ok((stream, _peer)) => {
-                        connections.spawn(connection(stream, stop.child_token()))
+                        connections.spawn(connection(stream, stop.child_token()));
                     }
                     Err(e) => eprintln!("accept failed: {e}"),
                 }

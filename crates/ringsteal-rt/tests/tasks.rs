@@ -240,7 +240,7 @@ fn join_errors_tell_cancellation_from_panics_and_carry_the_payload() {
         cancelled.abort();
         let err = cancelled.await.unwrap_err();
         assert!(err.is_cancelled() && !err.is_panic());
-        assert_eq!(err.to_string(), "task was cancelled");
+        assert_eq!(err.to_string(), format!("task {} was cancelled", err.id()));
         let err = err.try_into_panic().unwrap_err();
         let msg = catch_unwind(AssertUnwindSafe(|| err.into_panic()))
             .map(drop)
@@ -279,7 +279,7 @@ fn join_errors_tell_cancellation_from_panics_and_carry_the_payload() {
             std::panic::panic_any(7u32);
         });
         let err = any.await.unwrap_err();
-        assert_eq!(err.to_string(), "task panicked");
+        assert_eq!(err.to_string(), format!("task {} panicked", err.id()));
         assert_eq!(*err.into_panic().downcast::<u32>().unwrap(), 7);
     });
 }

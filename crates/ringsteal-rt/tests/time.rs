@@ -463,7 +463,7 @@ fn a_task_group_spans_every_shard_and_cancels_aborts_and_joins() {
     });
 }
 
-fn group_err_on_bad_shard() -> Result<(), ringsteal_rt::SpawnError> {
+fn group_err_on_bad_shard() -> Result<ringsteal_rt::AbortHandle, ringsteal_rt::SpawnError> {
     let mut g = TaskGroup::<()>::new();
     g.try_spawn_with(Placement::Pinned(7), async {})
 }

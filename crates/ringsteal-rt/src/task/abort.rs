@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::id::Id;
 use super::state::ToNotified;
 use super::TaskRef;
 
@@ -31,6 +32,11 @@ impl AbortHandle {
     /// Requests cancellation (see [`JoinHandle::abort`](super::JoinHandle::abort)).
     pub fn abort(&self) {
         abort_task(self.raw);
+    }
+
+    /// The task's id (see [`JoinHandle::id`](super::JoinHandle::id)).
+    pub fn id(&self) -> Id {
+        self.raw.header().id
     }
 
     /// True once the task has completed, panicked or been cancelled.
@@ -68,6 +74,7 @@ impl Drop for AbortHandle {
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AbortHandle")
+            .field("id", &self.id())
             .field("finished", &self.is_finished())
             .finish()
     }

@@ -3,6 +3,8 @@
 use std::any::Any;
 use std::fmt;
 
+use super::id::Id;
+
 /// A task did not complete: it was aborted (or the runtime shut down), or it panicked.
 ///
 /// ```
@@ -16,6 +18,7 @@ use std::fmt;
 /// });
 /// ```
 pub struct JoinError {
+    id: Id,
     repr: Repr,
 }
 
@@ -42,16 +45,33 @@ impl SyncPanic {
 }
 
 impl JoinError {
-    pub(crate) fn cancelled() -> Self {
+    pub(crate) fn cancelled(id: Id) -> Self {
         Self {
+            id,
             repr: Repr::Cancelled,
         }
     }
 
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
+    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> Self {
         Self {
+            id,
             repr: Repr::Panic(SyncPanic(payload)),
         }
+    }
+
+    /// The id of the task that failed (as tokio's `JoinError::id`).
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let handle = ringsteal_rt::spawn(std::future::pending::<()>());
+    ///     let id = handle.id();
+    ///     handle.abort();
+    ///     assert_eq!(handle.await.unwrap_err().id(), id);
+    /// });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// True if the task was aborted or dropped by shutdown before it finished.
@@ -89,10 +109,10 @@ fn panic_message(p: &SyncPanic) -> Option<&str> {
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
             Repr::Panic(p) => match panic_message(p) {
-                Some(msg) => write!(f, "task panicked with message {msg:?}"),
-                None => f.write_str("task panicked"),
+                Some(msg) => write!(f, "task {} panicked with message {msg:?}", self.id),
+                None => write!(f, "task {} panicked", self.id),
             },
         }
     }
@@ -101,10 +121,10 @@ impl fmt::Display for JoinError {
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
             Repr::Panic(p) => match panic_message(p) {
-                Some(msg) => write!(f, "JoinError::Panic({msg:?})"),
-                None => f.write_str("JoinError::Panic(..)"),
+                Some(msg) => write!(f, "JoinError::Panic({:?}, {msg:?})", self.id),
+                None => write!(f, "JoinError::Panic({:?}, ..)", self.id),
             },
         }
     }

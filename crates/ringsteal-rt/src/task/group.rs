@@ -11,7 +11,7 @@ use crate::error::SpawnError;
 use crate::placement::Placement;
 use crate::runtime::RuntimeHandle;
 use crate::sync::CancellationToken;
-use crate::task::{JoinError, JoinHandle};
+use crate::task::{AbortHandle, Id, JoinError, JoinHandle};
 
 /// Tasks with one lifetime: spawn them with any placement, stop them cooperatively through
 /// the group's [`token`](Self::token) or forcibly with [`abort_all`](Self::abort_all), and
@@ -39,7 +39,8 @@ use crate::task::{JoinError, JoinHandle};
 /// ```
 pub struct TaskGroup<T> {
     token: CancellationToken,
-    /// Tasks not yet joined, by id; ids grow in spawn order.
+    /// Tasks not yet joined, by the group's own number (not the task [`Id`]), which grows
+    /// in spawn order.
     handles: BTreeMap<u64, JoinHandle<T>>,
     next_id: u64,
     /// Where the group's own tasks announce that they finished.
@@ -51,7 +52,7 @@ pub struct TaskGroup<T> {
     inserted: VecDeque<u64>,
     /// Results a [`join_all`](Self::join_all) collected before it was dropped, in spawn
     /// order; returned first by the next join.
-    joined: VecDeque<Result<T, JoinError>>,
+    joined: VecDeque<Result<(Id, T), JoinError>>,
     detached: bool,
 }
 
@@ -87,32 +88,39 @@ impl<T: Send + 'static> TaskGroup<T> {
     }
 
     /// Spawns into the group on the current runtime, with default placement (see
-    /// [`crate::spawn`]).
+    /// [`crate::spawn`]). Returns a handle that aborts the task, as tokio's
+    /// `JoinSet::spawn` does.
     ///
     /// # Panics
     /// Outside a ringsteal runtime.
-    pub fn spawn<F>(&mut self, future: F)
+    pub fn spawn<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
         let runtime = RuntimeHandle::current();
         let placement = runtime.default_placement();
         let (id, future) = self.announced_future(future);
-        self.handles
-            .insert(id, runtime.spawn_with(placement, future));
+        self.keep(id, runtime.spawn_with(placement, future))
     }
 
     /// Spawns with a placement into the group on the current runtime.
     ///
     /// # Panics
     /// Outside a ringsteal runtime, or if the placement names a shard that does not exist.
-    pub fn spawn_with<F>(&mut self, placement: Placement, future: F)
+    pub fn spawn_with<F>(&mut self, placement: Placement, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
         let (id, future) = self.announced_future(future);
         let handle = RuntimeHandle::current().spawn_with(placement, future);
+        self.keep(id, handle)
+    }
+
+    /// Keeps `handle` under the group's `id` and returns an abort handle for it.
+    fn keep(&mut self, id: u64, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
         self.handles.insert(id, handle);
+        abort
     }
 
     /// The next id, and `future` wrapped to announce it when it finishes.
@@ -126,15 +134,18 @@ impl<T: Send + 'static> TaskGroup<T> {
     }
 
     /// Spawns with a placement, reporting a bad shard or a missing runtime as an error.
-    pub fn try_spawn_with<F>(&mut self, placement: Placement, future: F) -> Result<(), SpawnError>
+    pub fn try_spawn_with<F>(
+        &mut self,
+        placement: Placement,
+        future: F,
+    ) -> Result<AbortHandle, SpawnError>
     where
         F: Future<Output = T> + Send + 'static,
     {
         let runtime = RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?;
         let (id, future) = self.announced_future(future);
-        self.handles
-            .insert(id, runtime.try_spawn_with(placement, future)?);
-        Ok(())
+        let handle = runtime.try_spawn_with(placement, future)?;
+        Ok(self.keep(id, handle))
     }
 
     /// Adds an already spawned task to the group. (Such a task cannot tell the group when it
@@ -177,14 +188,18 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// results it had collected are returned by the next `join_all`.
     pub async fn join_all(&mut self) -> Vec<Result<T, JoinError>> {
         while let Some(mut first) = self.handles.first_entry() {
+            let id = first.get().id();
             let result = first.get_mut().await;
             first.remove();
-            self.joined.push_back(result);
+            self.joined.push_back(result.map(|out| (id, out)));
         }
         self.finished.clear();
         self.announced.clear();
         self.inserted.clear();
-        self.joined.drain(..).collect()
+        self.joined
+            .drain(..)
+            .map(|result| result.map(|(_, out)| out))
+            .collect()
     }
 
     /// Waits for the next task to finish and returns its result (in the order tasks finish);
@@ -212,6 +227,23 @@ impl<T: Send + 'static> TaskGroup<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// [`join_next`](Self::join_next), with the finished task's [`Id`] beside its output (a
+    /// failed task's id is in its [`JoinError`]), as tokio's `JoinSet::join_next_with_id`.
+    ///
+    /// ```
+    /// use ringsteal_rt::task::TaskGroup;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut group = TaskGroup::new();
+    ///     let id = group.spawn(async { 5 }).id();
+    ///     assert_eq!(group.join_next_with_id().await.unwrap().unwrap(), (id, 5));
+    /// });
+    /// ```
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// The result of a task that has finished, without waiting: `None` if none has (or the
     /// group is empty), as tokio's `JoinSet::try_join_next`.
     ///
@@ -228,8 +260,13 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// });
     /// ```
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        without_id(self.try_join_next_with_id())
+    }
+
+    /// [`try_join_next`](Self::try_join_next), with the task's [`Id`] beside its output.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         let waker = Waker::from(Arc::new(NoWake));
-        match self.poll_join_next(&mut Context::from_waker(&waker)) {
+        match self.poll_join_next_with_id(&mut Context::from_waker(&waker)) {
             Poll::Ready(result) => result,
             Poll::Pending => None,
         }
@@ -245,6 +282,15 @@ impl<T: Send + 'static> TaskGroup<T> {
 
     /// Polls for the next finished task: [`join_next`](Self::join_next) without the future.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx).map(without_id)
+    }
+
+    /// Polls for the next finished task, with its [`Id`]:
+    /// [`join_next_with_id`](Self::join_next_with_id) without the future.
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if let Some(result) = self.joined.pop_front() {
             return Poll::Ready(Some(result));
         }
@@ -272,17 +318,18 @@ impl<T: Send + 'static> TaskGroup<T> {
         handles: &mut BTreeMap<u64, JoinHandle<T>>,
         ids: &mut VecDeque<u64>,
         cx: &mut Context<'_>,
-    ) -> Option<Result<T, JoinError>> {
+    ) -> Option<Result<(Id, T), JoinError>> {
         let mut i = 0;
         while i < ids.len() {
             let Some(handle) = handles.get_mut(&ids[i]) else {
                 ids.remove(i);
                 continue;
             };
+            let task = handle.id();
             if let Poll::Ready(result) = Pin::new(handle).poll(cx) {
                 let id = ids.remove(i).expect("in range");
                 handles.remove(&id);
-                return Some(result);
+                return Some(result.map(|out| (task, out)));
             }
             i += 1;
         }
@@ -310,6 +357,11 @@ impl<T> std::fmt::Debug for TaskGroup<T> {
             .field("detached", &self.detached)
             .finish()
     }
+}
+
+/// A joined result without its task's id.
+fn without_id<T>(joined: Option<Result<(Id, T), JoinError>>) -> Option<Result<T, JoinError>> {
+    joined.map(|result| result.map(|(_, out)| out))
 }
 
 /// The waker of [`TaskGroup::try_join_next`]'s single poll: nothing waits on it.

@@ -17,6 +17,7 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 use super::error::JoinError;
+use super::id::CurrentId;
 use super::raw::{Cell, Header, Stage, HOME_BLOCKING};
 use super::state::{ToIdle, ToRunning};
 use super::waker::waker_ref;
@@ -52,6 +53,9 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
             // SAFETY: we hold a reference for the whole poll, so the borrowed waker is valid.
             let waker = unsafe { waker_ref(ptr) };
             let mut cx = Context::from_waker(&waker);
+            // The task is current through its poll and, if it ends here, the drop of its
+            // future: `task::id()` works in both, as in tokio.
+            let _current = CurrentId::enter(cell.header.id);
             let res = catch_unwind(AssertUnwindSafe(|| {
                 // SAFETY: RUNNING gives this thread exclusive access to the stage; the future
                 // is never moved out of the heap cell while Running, so pinning is sound.
@@ -75,7 +79,9 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
                 // SAFETY: RUNNING, holding the owner and queued references.
                 Ok(Poll::Ready(out)) => unsafe { complete::<F, S>(ptr, Ok(out), 2) },
                 // SAFETY: as above.
-                Err(panic) => unsafe { complete::<F, S>(ptr, Err(JoinError::panic(panic)), 2) },
+                Err(panic) => unsafe {
+                    complete::<F, S>(ptr, Err(JoinError::panic(cell.header.id, panic)), 2)
+                },
             }
         }
     }
@@ -84,7 +90,7 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
 fn bind_if_first_poll<F: Future, S: Schedule>(cell: &Cell<F, S>, task: TaskRef) {
     // SAFETY: the links are only touched by the thread that polls the task (its home), and
     // this thread holds RUNNING.
-    let linked = unsafe { (*cell.header.links.get()).linked };
+    let linked = unsafe { *cell.header.linked.get() };
     if !linked && cell.header.raw_home() != HOME_BLOCKING {
         cell.scheduler.bind(&task);
     }
@@ -99,10 +105,13 @@ fn bind_if_first_poll<F: Future, S: Schedule>(cell: &Cell<F, S>, task: TaskRef) 
 /// The caller holds RUNNING and `refs` references that completion releases.
 unsafe fn cancel_and_complete<F: Future, S: Schedule>(ptr: NonNull<Header>, refs: usize) {
     // SAFETY: the caller's references keep the cell alive here.
-    let res = drop_future(unsafe { cell::<F, S>(ptr) });
-    let err = match res {
-        Ok(()) => JoinError::cancelled(),
-        Err(panic) => JoinError::panic(panic),
+    let cell = unsafe { cell::<F, S>(ptr) };
+    let id = cell.header.id;
+    // Cancelled outside a poll (abort, shutdown), the future's destructor runs as the task.
+    let _current = CurrentId::enter(id);
+    let err = match drop_future(cell) {
+        Ok(()) => JoinError::cancelled(id),
+        Err(panic) => JoinError::panic(id, panic),
     };
     // SAFETY: forwarded from the caller.
     unsafe { complete::<F, S>(ptr, Err(err), refs) }
@@ -311,7 +320,7 @@ pub(super) unsafe fn drop_notified<F: Future, S: Schedule>(ptr: NonNull<Header>)
     // SAFETY: forwarded from the caller.
     let cell = unsafe { cell::<F, S>(ptr) };
     // SAFETY: an unstarted task's links are untouched by anyone but the thread holding it.
-    let started = unsafe { (*cell.header.links.get()).linked };
+    let started = unsafe { *cell.header.linked.get() };
     if !started && cell.header.state.transition_to_shutdown() {
         // SAFETY: we hold RUNNING, the queued reference and (unstarted) the owner reference.
         unsafe { cancel_and_complete::<F, S>(ptr, 2) }

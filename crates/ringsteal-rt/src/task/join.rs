@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 
 use super::abort::{abort_task, AbortHandle};
 use super::error::JoinError;
+use super::id::Id;
 use super::TaskRef;
 
 /// An owned permission to await a spawned task's output.
@@ -62,6 +63,19 @@ impl<T> JoinHandle<T> {
         self.raw.header().state.load().is_complete()
     }
 
+    /// The task's id, as [`task::id()`](super::id) returns inside it.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let handle = ringsteal_rt::spawn(async {});
+    ///     assert_eq!(handle.id(), handle.abort_handle().id());
+    /// });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.raw.header().id
+    }
+
     /// A handle that can abort the task without owning its output.
     pub fn abort_handle(&self) -> AbortHandle {
         self.raw.header().state.ref_inc();
@@ -102,6 +116,7 @@ impl<T> Drop for JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
+            .field("id", &self.id())
             .field("finished", &self.is_finished())
             .finish()
     }

@@ -38,11 +38,12 @@ impl OwnedTasks {
         // SAFETY: the task is live (the caller polls it) and its links are only touched by
         // this shard's thread, which is the current one.
         unsafe {
+            let linked = &mut *task.header().linked.get();
+            debug_assert!(!*linked);
+            *linked = true;
             let links = &mut *task.header().links.get();
-            debug_assert!(!links.linked);
             links.prev = None;
             links.next = self.head.get();
-            links.linked = true;
             if let Some(old) = self.head.get() {
                 (*old.as_ref().links.get()).prev = Some(ptr);
             }
@@ -56,10 +57,12 @@ impl OwnedTasks {
         // SAFETY: as in `push`; linked neighbours are live because the list holds their owner
         // references.
         unsafe {
-            let links = &mut *task.header().links.get();
-            if !links.linked {
+            let linked = &mut *task.header().linked.get();
+            if !*linked {
                 return false;
             }
+            *linked = false;
+            let links = &mut *task.header().links.get();
             match links.prev {
                 Some(prev) => (*prev.as_ref().links.get()).next = links.next,
                 None => self.head.set(links.next),
@@ -69,13 +72,12 @@ impl OwnedTasks {
             }
             links.prev = None;
             links.next = None;
-            links.linked = false;
         }
         self.len.set(self.len.get() - 1);
         true
     }
 
-    /// Unlinks and returns the first task. Its links say `linked = false` afterwards, but the
+    /// Unlinks and returns the first task. Its header says `linked = false` afterwards, but the
     /// caller now holds the owner reference the list held.
     pub(crate) fn pop(&self) -> Option<TaskRef> {
         let head = self.head.get()?;

@@ -8,7 +8,8 @@
 //! May not: decide where a task runs. That is the crate-private `Schedule` trait, implemented by
 //! the runtime (and by a test scheduler in this module's Miri tests).
 //!
-//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`], and task-local
+//! Public here: [`JoinHandle`], [`JoinError`], [`AbortHandle`], [`TaskGroup`], task ids ([`Id`],
+//! [`id`], [`try_id`]; `id.rs`), and task-local
 //! values ([`LocalKey`], declared with [`task_local!`](crate::task_local); `local_key.rs`).
 
 pub(crate) mod abort;
@@ -16,6 +17,7 @@ mod error;
 mod group;
 mod group_finished;
 mod harness;
+mod id;
 mod join;
 mod list;
 mod local_key;
@@ -30,6 +32,7 @@ mod tests;
 pub use abort::AbortHandle;
 pub use error::JoinError;
 pub use group::TaskGroup;
+pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
 pub use local_key::{AccessError, LocalKey, TaskLocalFuture};

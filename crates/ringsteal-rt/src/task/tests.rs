@@ -226,7 +226,10 @@ fn a_panic_is_caught_and_delivered_as_a_join_error() {
     match poll_once(&mut join, &wakes) {
         Poll::Ready(Err(e)) => {
             assert!(e.is_panic());
-            assert_eq!(e.to_string(), "task panicked with message \"boom 1\"");
+            assert_eq!(
+                e.to_string(),
+                format!("task {} panicked with message \"boom 1\"", e.id())
+            );
             assert_eq!(*e.into_panic().downcast::<String>().unwrap(), "boom 1");
         }
         _ => panic!("expected a panic error"),
