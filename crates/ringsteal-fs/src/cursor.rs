@@ -55,6 +55,11 @@ impl Cursor {
         }
     }
 
+    /// Whether reads and writes share a position that `lseek` moves ([`has_shared_position`]).
+    pub(crate) fn seekable(&self) -> bool {
+        self.seekable
+    }
+
     /// True if a read may have bytes kept (or be about to keep some) that a write must first
     /// give back to the file: the write cannot be a bare splice then.
     pub(crate) fn may_read_ahead(&self) -> bool {

@@ -97,6 +97,48 @@ impl File {
         File::from_owned(file.into())
     }
 
+    /// A second `File` for the same open file (`dup`, as std's and tokio's `try_clone`): it
+    /// shares the kernel's file position and flags, but not bytes an abandoned read of this
+    /// one kept.
+    ///
+    /// ```
+    /// use ringsteal_fs::File;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let file = File::open("/dev/null").await?;
+    ///     let copy = file.try_clone().await?;
+    ///     drop(file);
+    ///     assert_eq!(copy.metadata().await?.len(), 0);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn try_clone(&self) -> io::Result<File> {
+        let fd = std::os::fd::AsFd::as_fd(self).try_clone_to_owned()?;
+        Ok(File::from_owned(fd))
+    }
+
+    /// The file as a std `File`, once every operation on it has completed (as tokio's
+    /// `into_std`). On a seekable file, bytes an abandoned read kept are given back first (the
+    /// position moves back over them), so the std file reads on from where this one's reader
+    /// was; on a pipe or FIFO they are dropped.
+    ///
+    /// ```
+    /// use ringsteal_fs::File;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// let std_file = rt.block_on(async { File::open("/dev/null").await?.into_std().await });
+    /// assert_eq!(std_file.unwrap().metadata().unwrap().len(), 0);
+    /// ```
+    pub async fn into_std(self) -> io::Result<std::fs::File> {
+        if self.cursor.get().is_some() {
+            let write = self.cursor().write.acquire().await;
+            self.give_back_read_ahead(&write).await?;
+        }
+        Ok(self.fd.into_owned().await.into())
+    }
+
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
     pub fn shared_fd(&self) -> &SharedFd {
         &self.fd
@@ -301,6 +343,13 @@ fn part_pos(pos: u64, done: usize) -> u64 {
 impl AsRawFd for File {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+impl std::os::fd::AsFd for File {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: the file holds its descriptor open for as long as it is borrowed.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }
 

@@ -45,6 +45,7 @@ mod metadata;
 mod open_options;
 mod path_ops;
 mod read_dir;
+mod seek;
 
 pub use copy::copy;
 pub use file::File;
