@@ -437,6 +437,19 @@ impl Ring {
         self.sq.flags() & IORING_SQ_TASKRUN != 0
     }
 
+    /// Sets `IORING_SQ_TASKRUN` with no completion work behind it, for tests of code that
+    /// must not spin on the flag.
+    ///
+    /// The flag is a hint. The kernel can leave it set after the work it announced has run
+    /// (work queued while an enter runs deferred work sets it again, and that same enter runs
+    /// the work), and clears it only when deferred work runs next. A program that enters
+    /// whenever the flag is set, and never waits while it is, spins until then. This makes
+    /// that state on purpose.
+    #[doc(hidden)]
+    pub fn mark_taskrun_without_work(&self) {
+        self.sq.set_flags(IORING_SQ_TASKRUN);
+    }
+
     /// SQEs the kernel rejected as invalid and dropped.
     pub fn sq_dropped(&self) -> u32 {
         self.sq.dropped()

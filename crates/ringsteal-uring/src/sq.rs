@@ -88,6 +88,14 @@ impl SubmissionQueue {
         unsafe { (*self.kflags).load(Ordering::Acquire) }
     }
 
+    /// Sets `bits` in the SQ flags word, with the atomic OR the kernel uses (see
+    /// [`Ring::mark_taskrun_without_work`](crate::Ring::mark_taskrun_without_work)).
+    pub(crate) fn set_flags(&self, bits: u32) {
+        // SAFETY: as in `flags`; the mapping is writable (the tail lives in it too), and an
+        // atomic OR is what the kernel itself does to this word.
+        unsafe { (*self.kflags).fetch_or(bits, Ordering::Release) };
+    }
+
     /// Number of invalid SQEs the kernel dropped.
     pub(crate) fn dropped(&self) -> u32 {
         // SAFETY: as in `flags`.

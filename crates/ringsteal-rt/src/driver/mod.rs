@@ -101,9 +101,19 @@ pub(crate) struct Driver {
     cancel_any: bool,
     /// Shutting down: everything was cancelled, and the eventfd read is no longer re-armed.
     draining: bool,
+    /// The last reap entered the kernel because `IORING_SQ_TASKRUN` was set, found no
+    /// completion, and left the flag set: until the next reap, the flag does not keep the
+    /// shard awake (see [`has_completions`](Self::has_completions)).
+    taskrun_stale: bool,
 }
 
 impl Driver {
+    /// Tests: the ring, to put it in states the kernel makes rarely.
+    #[cfg(test)]
+    pub(crate) fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
     pub(crate) fn new(ring: Ring, mode: RingMode, with_eventfd: bool) -> io::Result<Self> {
         let eventfd = if with_eventfd {
             Some(EventFd::new()?)
@@ -121,6 +131,7 @@ impl Driver {
             undispatched: 0..0,
             cancel_any: true,
             draining: false,
+            taskrun_stale: false,
             backlog: Backlog::default(),
             messages_in_flight: MessagesInFlight::default(),
             #[cfg(test)]

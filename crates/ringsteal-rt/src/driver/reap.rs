@@ -27,12 +27,29 @@ use crate::util::wake_later::collecting;
 
 impl Driver {
     /// True if CQEs are ready or the kernel holds completion work back until we enter (or
-    /// the rest of a batch whose dispatch unwound is still to be dispatched).
+    /// the rest of a batch whose dispatch unwound is still to be dispatched): the shard has
+    /// more to do and should not sleep.
+    ///
+    /// `IORING_SQ_TASKRUN` counts only until an enter that ran the deferred work posted
+    /// nothing and left it set ([`taskrun_stale`](Self::taskrun_stale)): the kernel can leave
+    /// the flag set with no work behind it, and clears it only when deferred work next runs,
+    /// which may be seconds away on an idle shard. Trusting it, a shard spun on no-op enters
+    /// instead of sleeping. Sleeping is safe whatever the flag says: the park's enter runs
+    /// deferred work before it waits, and work queued later wakes it.
     pub(crate) fn has_completions(&self) -> bool {
         self.ring.cq_ready() > 0
-            || self.ring.taskrun_pending()
+            || (self.ring.taskrun_pending() && !self.taskrun_stale)
             || self.ring.cq_overflow_pending()
             || !self.undispatched.is_empty()
+    }
+
+    /// True if a [`reap`](Self::reap) may find something: [`has_completions`], or the
+    /// `IORING_SQ_TASKRUN` flag even when it looked stale, so that a busy shard, which does
+    /// not park, still enters to run deferred work the flag may announce.
+    ///
+    /// [`has_completions`]: Self::has_completions
+    pub(crate) fn worth_reaping(&self) -> bool {
+        self.has_completions() || self.ring.taskrun_pending()
     }
 
     /// Reaps every available CQE into `out` (flushing deferred work and overflow first).
@@ -53,6 +70,7 @@ impl Driver {
     fn reap_now(&mut self, out: &mut Reaped, counters: &ShardCounters) -> usize {
         // One read of the flags word for both questions (the usual answer is no to both).
         let flags = self.ring.sq_flags();
+        let entered_for_taskrun = flags & IORING_SQ_TASKRUN != 0;
         if flags & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0 {
             if flags & IORING_SQ_CQ_OVERFLOW != 0 {
                 counters.cq_overflows.incr();
@@ -87,6 +105,9 @@ impl Driver {
             }
         }
         counters.ops_in_flight.set(self.in_flight as u64);
+        // Entered because of the flag, got nothing, and the flag is still set: it announces
+        // no work (or work queued during the enter, which the next park's enter runs).
+        self.taskrun_stale = entered_for_taskrun && total == 0 && self.ring.taskrun_pending();
         total
     }
 

@@ -36,6 +36,8 @@ mod doorbell_tests;
 mod give_up_tests;
 #[cfg(test)]
 mod msg_refusal_tests;
+#[cfg(test)]
+mod stale_taskrun_tests;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -300,7 +302,7 @@ impl Shard {
             return;
         };
         match self.driver.try_borrow_mut() {
-            Ok(mut driver) if driver.has_completions() => {
+            Ok(mut driver) if driver.worth_reaping() => {
                 driver.reap(&mut reaped, self.counters());
             }
             _ => return,

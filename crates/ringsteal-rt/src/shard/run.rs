@@ -162,7 +162,7 @@ impl Shard {
         let mut reaped = self.reaped.borrow_mut();
         {
             let mut driver = self.driver.borrow_mut();
-            if driver.has_completions() {
+            if driver.worth_reaping() {
                 driver.reap(&mut reaped, self.counters());
             }
         }
