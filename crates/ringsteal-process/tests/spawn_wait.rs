@@ -386,3 +386,24 @@ fn status_with_a_piped_stdout_does_not_wait_for_ever() {
         })
     });
 }
+
+/// The book's advice for spawn-heavy loops: spawn on the blocking pool, wait on the shard.
+/// The child, its pipes and its wait work wherever it was spawned.
+#[test]
+fn a_child_spawned_on_the_blocking_pool_is_waited_for_and_read_on_a_shard() {
+    with_every_runtime("spawn on the blocking pool", 2, |_, rt| {
+        rt.block_on(async {
+            let mut command = Command::new("sh");
+            command
+                .args(["-c", "echo pooled; exit 3"])
+                .stdout(Stdio::piped());
+            let child = ringsteal_rt::spawn_blocking(move || command.spawn())
+                .await
+                .unwrap()
+                .unwrap();
+            let out = child.wait_with_output().await.unwrap();
+            assert_eq!(out.status.code(), Some(3));
+            assert_eq!(out.stdout, b"pooled\n");
+        });
+    });
+}
