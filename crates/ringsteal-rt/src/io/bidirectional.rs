@@ -7,7 +7,7 @@ use std::io;
 use std::pin::pin;
 use std::task::Poll;
 
-use super::copy::copy;
+use super::copy::{copy_through, COPY_BUF};
 use super::traits::{AsyncReadOwned, AsyncWriteOwned};
 
 /// Copies `a`'s bytes to `b` and `b`'s to `a` at the same time, as tokio's
@@ -31,13 +31,38 @@ where
     &'a A: AsyncReadOwned + AsyncWriteOwned,
     &'a B: AsyncReadOwned + AsyncWriteOwned,
 {
-    let a_to_b = pin!(one_way(a, b));
-    let b_to_a = pin!(one_way(b, a));
+    copy_bidirectional_with_sizes(a, b, COPY_BUF, COPY_BUF).await
+}
+
+/// [`copy_bidirectional`] with a buffer of `a_to_b` bytes for the copy from `a` to `b` and
+/// of `b_to_a` bytes for the other direction, as tokio's `copy_bidirectional_with_sizes`: a
+/// proxy holding many stalled connections bounds its memory with small buffers (each
+/// direction of a socket pair holds up to its buffer while the peer does not read). A size
+/// of 0 fails with `InvalidInput`.
+///
+/// ```ignore
+/// // In a proxy's connection task, with `ringsteal::net::TcpStream`s:
+/// let (up, down) = copy_bidirectional_with_sizes(&client, &backend, 8192, 8192).await?;
+/// ```
+pub async fn copy_bidirectional_with_sizes<'a, A, B>(
+    a: &'a A,
+    b: &'a B,
+    a_to_b: usize,
+    b_to_a: usize,
+) -> io::Result<(u64, u64)>
+where
+    A: ?Sized,
+    B: ?Sized,
+    &'a A: AsyncReadOwned + AsyncWriteOwned,
+    &'a B: AsyncReadOwned + AsyncWriteOwned,
+{
+    let a_to_b = pin!(one_way(a, b, a_to_b));
+    let b_to_a = pin!(one_way(b, a, b_to_a));
     join_or_first_error(a_to_b, b_to_a).await
 }
 
 /// Copies `from` to `to` until `from` ends, then shuts `to`'s write side down.
-async fn one_way<'a, R, W>(from: &'a R, to: &'a W) -> io::Result<u64>
+async fn one_way<'a, R, W>(from: &'a R, to: &'a W, buf_size: usize) -> io::Result<u64>
 where
     R: ?Sized,
     W: ?Sized,
@@ -45,7 +70,7 @@ where
     &'a W: AsyncWriteOwned,
 {
     let (mut reader, mut writer) = (from, to);
-    let n = copy(&mut reader, &mut writer).await?;
+    let n = copy_through(&mut reader, &mut writer, buf_size).await?;
     writer.shutdown().await?;
     Ok(n)
 }

@@ -20,7 +20,7 @@ use crate::buf::IoBuf;
 use crate::op::{self, Operation, SharedFd, Splice, Sqes};
 
 /// Size of the buffer of a plain copy.
-const COPY_BUF: usize = 64 * 1024;
+pub(crate) const COPY_BUF: usize = 64 * 1024;
 /// Most bytes one splice moves into the pipe: the pipe is grown to this (`F_SETPIPE_SZ`,
 /// within the default `fs.pipe-max-size`), so each round trip through the pipe moves up to
 /// a megabyte. Measured: with the default 64 KiB pipe, splicing was about half as fast as
@@ -52,12 +52,25 @@ where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
+    copy_through(reader, writer, COPY_BUF).await
+}
+
+/// [`copy`], with a buffer of `buf_size` bytes where it copies through one.
+pub(crate) async fn copy_through<R, W>(
+    reader: &mut R,
+    writer: &mut W,
+    buf_size: usize,
+) -> io::Result<u64>
+where
+    R: AsyncReadOwned + ?Sized,
+    W: AsyncWriteOwned + ?Sized,
+{
     if let (Some(src), Some(dst)) = (reader.splice_source(), writer.splice_sink()) {
         if is_regular_file(src.fd()) {
             return splice_copy(src, dst).await;
         }
     }
-    buffered_copy(reader, writer).await
+    buffered_copy(reader, writer, buf_size).await
 }
 
 /// [`copy`] through the kernel whenever both sides offer a descriptor, sockets included
@@ -71,7 +84,7 @@ where
     if let (Some(src), Some(dst)) = (reader.splice_source(), writer.splice_sink()) {
         return splice_copy(src, dst).await;
     }
-    buffered_copy(reader, writer).await
+    buffered_copy(reader, writer, COPY_BUF).await
 }
 
 /// [`copy`] through a user-space buffer, whatever the two sides offer.
@@ -80,16 +93,22 @@ where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
-    buffered_copy(reader, writer).await
+    buffered_copy(reader, writer, COPY_BUF).await
 }
 
-async fn buffered_copy<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
+async fn buffered_copy<R, W>(reader: &mut R, writer: &mut W, buf_size: usize) -> io::Result<u64>
 where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
+    if buf_size == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a copy through a buffer of 0 bytes would never move a byte",
+        ));
+    }
     let mut total = 0u64;
-    let mut buf = Vec::with_capacity(COPY_BUF);
+    let mut buf = Vec::with_capacity(buf_size);
     loop {
         buf.clear();
         let (res, b) = reader.read(buf).await;

@@ -31,7 +31,7 @@ mod test_util;
 mod traits;
 
 pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
-pub use bidirectional::copy_bidirectional;
+pub use bidirectional::{copy_bidirectional, copy_bidirectional_with_sizes};
 pub use buf_reader::{BufReader, Lines};
 pub use buf_writer::BufWriter;
 pub use copy::{copy, copy_buffered, copy_spliced};
