@@ -593,13 +593,21 @@ async fn wakes_of_a_write_waiting_for_room(io: &mut PollIo<TcpStream>) -> usize 
     let wakes = Arc::new(WakeCount::default());
     let waker = std::task::Waker::from(wakes.clone());
     let mut cx = std::task::Context::from_waker(&waker);
-    while io.poll_write(&mut cx, &chunk).is_ready() {}
+    // Writes until one waits for room. A `Pending` that woke its task at once is the yield
+    // after a streak of ready writes (`io/poll/streak.rs`), not a full buffer: write on.
+    let mut fill = |cx: &mut std::task::Context<'_>| loop {
+        while io.poll_write(cx, &chunk).is_ready() {}
+        if wakes.0.swap(0, std::sync::atomic::Ordering::SeqCst) == 0 {
+            break;
+        }
+    };
+    fill(&mut cx);
     let mut woken = 0;
     for _ in 0..50 {
         ringsteal_rt::yield_now().await;
         if wakes.0.swap(0, std::sync::atomic::Ordering::SeqCst) > 0 {
             woken += 1;
-            while io.poll_write(&mut cx, &chunk).is_ready() {}
+            fill(&mut cx);
         }
     }
     woken
@@ -656,6 +664,48 @@ fn borrowed_halves_go_into_the_adapter_as_owned_ones_do() {
             let mut back = [0u8; 4];
             r.read_exact(&mut back).await.unwrap();
             assert_eq!(&back, b"back");
+        })
+    });
+}
+
+/// A reader whose socket always has bytes never waits, so each of its `.await`s is `Ready`:
+/// it must still yield now and then (as tokio's coop budget makes it), or the other tasks of
+/// its shard never run while it reads. Before, the other task here ran 0 times.
+#[test]
+fn a_reader_whose_socket_stays_ready_still_lets_its_shard_run_other_tasks() {
+    with_every_runtime("streak yield", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // Queued in full before the reader starts: every read of it is ready at once.
+            client.write_all(vec![7u8; 50_000]).await.0.unwrap();
+            client.shutdown(std::net::Shutdown::Write).await.unwrap();
+            let ran = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let other = ringsteal_rt::spawn({
+                let ran = ran.clone();
+                async move {
+                    loop {
+                        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        ringsteal_rt::yield_now().await;
+                    }
+                }
+            });
+            // Let the other task start, then read here, on the same (only) shard.
+            ringsteal_rt::yield_now().await;
+            let ran_before = ran.load(std::sync::atomic::Ordering::Relaxed);
+            let mut io = PollIo::new(server);
+            let (mut buf, mut total) = ([0u8; 8], 0);
+            loop {
+                let n = io.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                total += n;
+            }
+            assert_eq!(total, 50_000);
+            other.abort();
+            // 6,250 reads of 8 bytes: a yield after every 64 at most.
+            let ran = ran.load(std::sync::atomic::Ordering::Relaxed) - ran_before;
+            assert!(ran >= 6_250 / 64 / 2, "the other task ran {ran} times");
         })
     });
 }

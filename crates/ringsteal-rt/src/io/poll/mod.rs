@@ -17,10 +17,14 @@
 //! Used concurrently from two tasks, each read or write is atomic and the stream order is
 //! the order in which they took the lane, as with two tasks sharing one `&TcpStream`.
 //!
+//! A thread yields once after 64 transfers in a row that did not wait (`streak.rs`), as
+//! tokio's coop budget makes a task do, so a socket that stays ready cannot hold its shard.
+//!
 //! Owns: the poll-based stream; `readiness.rs` the waiting, `sys.rs` the system calls.
 //! May not: submit requests that reference caller memory.
 
 mod readiness;
+mod streak;
 mod sys;
 mod try_io;
 
@@ -167,6 +171,14 @@ impl PollStream {
         cx: &mut Context<'_>,
         dst: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
+        streak::within_streak(cx, |cx| self.poll_read_now(cx, dst))
+    }
+
+    fn poll_read_now(
+        &mut self,
+        cx: &mut Context<'_>,
+        dst: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
         let Some(dir) = &mut self.read else {
             return Poll::Ready(Err(unsupported("read")));
         };
@@ -233,6 +245,15 @@ impl PollStream {
     }
 
     fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        want: usize,
+        send: impl FnMut() -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        streak::within_streak(cx, |cx| self.poll_send_now(cx, want, send))
+    }
+
+    fn poll_send_now(
         &mut self,
         cx: &mut Context<'_>,
         want: usize,
