@@ -10,15 +10,17 @@ use ringsteal_rt::io::{copy_bidirectional_with_sizes, AsyncReadOwned, AsyncWrite
 /// One end of a relay: yields `input` to reads (recording the room each read offered) and
 /// keeps what is written to it.
 struct End {
-    input: Mutex<&'static [u8]>,
+    input: Vec<u8>,
+    taken: Mutex<usize>,
     read_room: Mutex<Vec<usize>>,
     output: Mutex<Vec<u8>>,
 }
 
 impl End {
-    fn new(input: &'static [u8]) -> Self {
+    fn new(input: Vec<u8>) -> Self {
         Self {
-            input: Mutex::new(input),
+            input,
+            taken: Mutex::new(0),
             read_room: Mutex::new(Vec::new()),
             output: Mutex::new(Vec::new()),
         }
@@ -31,9 +33,10 @@ impl AsyncReadOwned for &End {
             .lock()
             .unwrap()
             .push(buf.bytes_total() - buf.bytes_init());
-        let mut rest = *self.input.lock().unwrap();
+        let taken = *self.taken.lock().unwrap();
+        let mut rest = &self.input[taken..];
         let out = AsyncReadOwned::read(&mut rest, buf).await;
-        *self.input.lock().unwrap() = rest;
+        *self.taken.lock().unwrap() = self.input.len() - rest.len();
         out
     }
 }
@@ -55,9 +58,8 @@ impl AsyncWriteOwned for &End {
     }
 }
 
-fn bytes(n: usize, seed: u8) -> &'static [u8] {
-    let v: Vec<u8> = (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect();
-    Vec::leak(v)
+fn bytes(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
 }
 
 #[test]
@@ -65,13 +67,13 @@ fn each_direction_reads_through_its_own_buffer_and_loses_nothing() {
     let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
     rt.block_on(async {
         let (up, down) = (bytes(100_000, 1), bytes(30_000, 2));
-        let (a, b) = (End::new(up), End::new(down));
+        let (a, b) = (End::new(up.clone()), End::new(down.clone()));
         let moved = copy_bidirectional_with_sizes(&a, &b, 1000, 777)
             .await
             .unwrap();
         assert_eq!(moved, (up.len() as u64, down.len() as u64));
-        assert_eq!(&b.output.lock().unwrap()[..], up);
-        assert_eq!(&a.output.lock().unwrap()[..], down);
+        assert_eq!(b.output.lock().unwrap()[..], up[..]);
+        assert_eq!(a.output.lock().unwrap()[..], down[..]);
         for (end, size) in [(&a, 1000), (&b, 777)] {
             let rooms = end.read_room.lock().unwrap();
             assert!(!rooms.is_empty());
@@ -84,7 +86,7 @@ fn each_direction_reads_through_its_own_buffer_and_loses_nothing() {
 fn a_buffer_of_no_bytes_is_refused() {
     let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
     rt.block_on(async {
-        let (a, b) = (End::new(b"x"), End::new(b"y"));
+        let (a, b) = (End::new(b"x".to_vec()), End::new(b"y".to_vec()));
         let err = copy_bidirectional_with_sizes(&a, &b, 4096, 0)
             .await
             .unwrap_err();
