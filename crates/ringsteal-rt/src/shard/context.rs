@@ -46,6 +46,18 @@ pub(crate) fn with_shard<R>(f: impl FnOnce(Option<&Shard>) -> R) -> R {
     f(unsafe { ptr.as_ref() })
 }
 
+/// Wakes `waker` once this thread's shard has next taken in its completions, timers and
+/// inbox, after the tasks those woke (at once on a thread that runs no shard): the yield of
+/// a task that gives way to I/O, as tokio defers a yield until its driver has been polled.
+/// A plain `wake_by_ref` would queue the task behind only what is already runnable, and the
+/// shard's tick would poll it again before looking at its ring.
+pub(crate) fn wake_after_reap(waker: &std::task::Waker) {
+    with_shard(|shard| match shard {
+        Some(shard) => shard.woken_after_reap.borrow_mut().push(waker.clone()),
+        None => waker.wake_by_ref(),
+    })
+}
+
 /// Whether the calling thread runs shard `index` of the runtime `runtime`: `None` on a
 /// thread that runs no shard, `Some(false)` on another shard (of any runtime), or if there is
 /// no runtime. How an op or a stream tells whether the request it left on a ring is on the

@@ -75,6 +75,10 @@ pub(crate) struct Shard {
     reaped: RefCell<Reaped>,
     /// Doorbells claimed while the driver was borrowed, rung at the next safe point.
     pending_doorbells: RefCell<Vec<usize>>,
+    /// Tasks that yielded until the shard has taken in its completions
+    /// ([`wake_after_reap`](context::wake_after_reap)): woken by the next `maintain`, after
+    /// the tasks its completions woke.
+    pub(crate) woken_after_reap: RefCell<Vec<std::task::Waker>>,
     /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
@@ -105,6 +109,7 @@ impl Shard {
             messages: RefCell::new(Inbox::default()),
             reaped: RefCell::new(Reaped::default()),
             pending_doorbells: RefCell::new(Vec::new()),
+            woken_after_reap: RefCell::new(Vec::new()),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
             spread_next: Cell::new(false),

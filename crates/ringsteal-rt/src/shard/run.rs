@@ -106,7 +106,10 @@ impl Shard {
         self.submit();
         // Completions that arrived during submission (a page-cache read completes inline)
         // mean more to do right away, not a trip through the idle path.
-        polled > 0 || !self.run_queue.borrow().is_empty() || self.driver.borrow().has_completions()
+        polled > 0
+            || !self.run_queue.borrow().is_empty()
+            || !self.woken_after_reap.borrow().is_empty()
+            || self.driver.borrow().has_completions()
     }
 
     /// Runs `task` while work handed over to this shard is reserved for it
@@ -209,6 +212,13 @@ impl Shard {
         while let Some(w) = wakers.pop() {
             // A user waker that panics must not lose the other wakes.
             contain_panic(|| w.wake());
+        }
+        // Then the tasks that yielded until now: behind what the completions woke.
+        if !self.woken_after_reap.borrow().is_empty() {
+            let yielded = std::mem::take(&mut *self.woken_after_reap.borrow_mut());
+            for w in yielded {
+                contain_panic(|| w.wake());
+            }
         }
         // Give the (now empty) buffer back for reuse.
         let mut reaped = self.reaped.borrow_mut();

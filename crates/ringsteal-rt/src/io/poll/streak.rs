@@ -5,8 +5,9 @@
 //! `tokio::io`'s traits) would never return `Pending`, and its shard would run nothing else:
 //! no other task, no completion, no timer. tokio's coop budget makes such a task yield after
 //! 128 operations; here a thread that made [`MAX_STREAK`] poll-based transfers in a row
-//! without one that waited makes the next return `Pending` once, with its task woken to run
-//! again, as `ringsteal-net`'s inline transfers hand the next one to the ring after as many.
+//! without one that waited makes the next return `Pending` once, and its task is woken once
+//! the shard has taken in its completions (so the I/O of the shard's other tasks gets in
+//! first), as `ringsteal-net`'s inline transfers hand the next one to the ring after as many.
 //!
 //! Owns: the per-thread count. May not: delay a transfer that had to wait anyway.
 
@@ -30,7 +31,7 @@ pub(crate) fn within_streak<T>(
     let streak = STREAK.with(Cell::get);
     if streak >= MAX_STREAK {
         STREAK.with(|s| s.set(0));
-        cx.waker().wake_by_ref();
+        crate::shard::context::wake_after_reap(cx.waker());
         return Poll::Pending;
     }
     let out = step(cx);
