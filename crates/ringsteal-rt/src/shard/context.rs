@@ -53,7 +53,7 @@ pub(crate) fn with_shard<R>(f: impl FnOnce(Option<&Shard>) -> R) -> R {
 /// shard's tick would poll it again before looking at its ring.
 pub(crate) fn wake_after_reap(waker: &std::task::Waker) {
     with_shard(|shard| match shard {
-        Some(shard) => shard.woken_after_reap.borrow_mut().push(waker.clone()),
+        Some(shard) => shard.woken_after_reap.push(waker),
         None => waker.wake_by_ref(),
     })
 }

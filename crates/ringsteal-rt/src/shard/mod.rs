@@ -17,6 +17,7 @@
 //! (stopping without freeing what the kernel may write), `thread.rs` (creating shards and
 //! running worker threads).
 
+mod after_reap;
 mod commands;
 pub(crate) mod context;
 mod drain;
@@ -78,7 +79,7 @@ pub(crate) struct Shard {
     /// Tasks that yielded until the shard has taken in its completions
     /// ([`wake_after_reap`](context::wake_after_reap)): woken by the next `maintain`, after
     /// the tasks its completions woke.
-    pub(crate) woken_after_reap: RefCell<Vec<std::task::Waker>>,
+    pub(crate) woken_after_reap: after_reap::WokenAfterReap,
     /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
@@ -109,7 +110,7 @@ impl Shard {
             messages: RefCell::new(Inbox::default()),
             reaped: RefCell::new(Reaped::default()),
             pending_doorbells: RefCell::new(Vec::new()),
-            woken_after_reap: RefCell::new(Vec::new()),
+            woken_after_reap: after_reap::WokenAfterReap::default(),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
             spread_next: Cell::new(false),

@@ -123,7 +123,7 @@ impl Shard {
     /// True if work arrived in this shard's own queues, ring, inbox or main future.
     fn has_local_work(&self, main: Option<&MainWake>) -> bool {
         !self.run_queue.borrow().is_empty()
-            || !self.woken_after_reap.borrow().is_empty()
+            || !self.woken_after_reap.is_empty()
             || !self.worker.is_empty()
             || self.remote().has_remote_work()
             || self.driver.borrow().has_completions()

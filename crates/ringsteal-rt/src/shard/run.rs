@@ -108,7 +108,7 @@ impl Shard {
         // mean more to do right away, not a trip through the idle path.
         polled > 0
             || !self.run_queue.borrow().is_empty()
-            || !self.woken_after_reap.borrow().is_empty()
+            || !self.woken_after_reap.is_empty()
             || self.driver.borrow().has_completions()
     }
 
@@ -214,9 +214,8 @@ impl Shard {
             contain_panic(|| w.wake());
         }
         // Then the tasks that yielded until now: behind what the completions woke.
-        if !self.woken_after_reap.borrow().is_empty() {
-            let yielded = std::mem::take(&mut *self.woken_after_reap.borrow_mut());
-            for w in yielded {
+        if !self.woken_after_reap.is_empty() {
+            for w in self.woken_after_reap.take() {
                 contain_panic(|| w.wake());
             }
         }
