@@ -217,7 +217,10 @@ pub fn current_shard() -> Option<usize> {
     shard::context::with_shard(|s| s.map(|s| s.index))
 }
 
-/// Yields to the shard's other tasks: the current task goes to the back of its run queue.
+/// Yields to the shard's other tasks and its I/O: the current task runs again once the shard
+/// has taken in its completions, timers and inbox, after the tasks those woke, as tokio's
+/// `yield_now` waits for its driver. (Queued behind only what is runnable, a task yielding in
+/// a loop was polled again and again before the shard looked at its ring.)
 ///
 /// ```
 /// # let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
@@ -259,7 +262,7 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.yielded = true;
-        cx.waker().wake_by_ref();
+        shard::context::wake_after_reap(cx.waker());
         Poll::Pending
     }
 }

@@ -179,3 +179,42 @@ fn a_chain_of_local_spawns_does_not_starve_spawns_from_outside() {
         });
     });
 }
+
+/// A task that yields in a loop runs again only after its shard has taken in its
+/// completions, as tokio's `yield_now` waits for its driver: the I/O of the shard's other
+/// tasks moves once per yield, not once per tick of 61 polls. (With a yield that only
+/// requeued the task, about 1 NOP completed per 30 yields here.)
+#[test]
+fn each_yield_lets_the_shard_take_in_its_completions_first() {
+    with_every_runtime("yield vs io", 1, |config, rt| {
+        rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (polls, nops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+            let nopper = ringsteal_rt::spawn({
+                let (stop, nops) = (stop.clone(), nops.clone());
+                async move {
+                    while !stop.load(SeqCst) {
+                        ringsteal_rt::op::nop().await.unwrap();
+                        nops.fetch_add(1, SeqCst);
+                    }
+                }
+            });
+            let hog = spawn_hog(0, &stop, &polls);
+            // A second hog keeps the run queue non-empty, so a requeued yield would be polled
+            // again within the tick.
+            let other_polls = Arc::new(AtomicU64::new(0));
+            let other = spawn_hog(0, &stop, &other_polls);
+            yield_until(|| polls.load(SeqCst) >= 3_000).await;
+            stop.store(true, SeqCst);
+            let (yields, done) = (polls.load(SeqCst), nops.load(SeqCst));
+            hog.await.unwrap();
+            other.await.unwrap();
+            nopper.await.unwrap();
+            // (With SQPOLL a NOP completes when the kernel's thread gets to it.)
+            assert!(
+                done >= yields / 4 || config == Config::SqPoll,
+                "{done} NOPs completed during {yields} yields"
+            );
+        });
+    });
+}
