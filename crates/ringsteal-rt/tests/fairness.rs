@@ -218,3 +218,46 @@ fn each_yield_lets_the_shard_take_in_its_completions_first() {
         });
     });
 }
+
+/// A yield under an executor nested inside a task (`futures::executor::block_on`, here
+/// `block_on_plain`) wakes that executor at once: deferring its waker to the shard's next
+/// reap would never wake it, since the shard is blocked in that very poll (tokio issue 6996).
+/// The task's own yields still wait for the reap (the test above).
+#[test]
+fn a_yield_under_an_executor_nested_in_a_task_wakes_that_executor() {
+    with_every_runtime("nested yield in a task", 2, |_, rt| {
+        rt.block_on(async {
+            let handles: Vec<_> = (0..2)
+                .map(|shard| {
+                    spawn_with(Placement::Pinned(shard), async {
+                        block_on_plain(async {
+                            for _ in 0..100 {
+                                ringsteal_rt::yield_now().await;
+                            }
+                            current_shard()
+                        })
+                    })
+                })
+                .collect();
+            for (shard, h) in handles.into_iter().enumerate() {
+                assert_eq!(h.await.unwrap(), Some(shard));
+            }
+        });
+    });
+}
+
+/// The same under the future given to `block_on`, which shard 0 polls on the caller's thread.
+#[test]
+fn a_yield_under_an_executor_nested_in_block_on_wakes_that_executor() {
+    with_every_runtime("nested yield in block_on", 1, |_, rt| {
+        let shard = rt.block_on(async {
+            block_on_plain(async {
+                for _ in 0..100 {
+                    ringsteal_rt::yield_now().await;
+                }
+                current_shard()
+            })
+        });
+        assert_eq!(shard, Some(0));
+    });
+}

@@ -51,10 +51,14 @@ pub(crate) fn with_shard<R>(f: impl FnOnce(Option<&Shard>) -> R) -> R {
 /// a task that gives way to I/O, as tokio defers a yield until its driver has been polled.
 /// A plain `wake_by_ref` would queue the task behind only what is already runnable, and the
 /// shard's tick would poll it again before looking at its ring.
+///
+/// Only the waker of what the shard is polling is deferred (`polling.rs`): any other, an
+/// executor's nested inside that poll above all, is woken at once, since that executor may
+/// block the shard until it is.
 pub(crate) fn wake_after_reap(waker: &std::task::Waker) {
     with_shard(|shard| match shard {
-        Some(shard) => shard.woken_after_reap.push(waker),
-        None => waker.wake_by_ref(),
+        Some(shard) if shard.polling.is_polled(waker) => shard.woken_after_reap.push(waker),
+        _ => waker.wake_by_ref(),
     })
 }
 

@@ -24,6 +24,7 @@ mod drain;
 mod inbox;
 pub(crate) mod main_wake;
 mod park;
+mod polling;
 mod run;
 pub(crate) mod sched;
 mod shutdown;
@@ -80,6 +81,8 @@ pub(crate) struct Shard {
     /// ([`wake_after_reap`](context::wake_after_reap)): woken by the next `maintain`, after
     /// the tasks its completions woke.
     pub(crate) woken_after_reap: after_reap::WokenAfterReap,
+    /// What the shard is polling now: which wakers `woken_after_reap` takes.
+    pub(crate) polling: polling::Polling,
     /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
@@ -111,6 +114,7 @@ impl Shard {
             reaped: RefCell::new(Reaped::default()),
             pending_doorbells: RefCell::new(Vec::new()),
             woken_after_reap: after_reap::WokenAfterReap::default(),
+            polling: polling::Polling::default(),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
             spread_next: Cell::new(false),

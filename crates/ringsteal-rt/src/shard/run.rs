@@ -40,6 +40,7 @@ impl Shard {
         let wake = Arc::new(MainWake::new(self.shared.clone(), self.index));
         let waker = Waker::from(wake.clone());
         let mut cx = Context::from_waker(&waker);
+        let _serving = self.polling.serve_block_on(&waker);
         let mut fut = pin!(fut);
         loop {
             if wake.take() {
@@ -131,7 +132,9 @@ impl Shard {
 
     pub(crate) fn run_task(&self, task: Notified) {
         self.counters().polls.incr();
+        self.polling.start_task(task.as_ptr());
         task.run();
+        self.polling.end_task();
         self.end_of_poll();
         self.hand_off_if_idle_shard();
     }

@@ -38,6 +38,7 @@ pub(crate) use list::OwnedTasks;
 pub use local_key::{AccessError, LocalKey, TaskLocalFuture};
 pub(crate) use local_on::LocalOn;
 pub(crate) use raw::{Header, HOME_BLOCKING, HOME_UNSET};
+pub(crate) use waker::wakes_task;
 
 use std::future::Future;
 use std::ptr::NonNull;
@@ -112,6 +113,11 @@ impl Notified {
         std::mem::forget(self);
         // SAFETY: `ptr` is live (we owned a reference, now handed to `poll`).
         unsafe { (ptr.as_ref().vtable.poll)(ptr) }
+    }
+
+    /// The task's address (to compare with, as `Polling` does).
+    pub(crate) fn as_ptr(&self) -> NonNull<Header> {
+        self.0.as_ptr()
     }
 
     /// The task's home shard, or `None` before its first poll.

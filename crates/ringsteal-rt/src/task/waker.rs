@@ -24,6 +24,14 @@ pub(super) unsafe fn waker_ref(ptr: NonNull<Header>) -> ManuallyDrop<Waker> {
     ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(ptr.as_ptr() as *const (), &VTABLE)) })
 }
 
+/// Whether `waker` wakes the task at `task` (false for another task's, another executor's,
+/// or one a combinator wraps). Only compares: `task` need not be live.
+pub(crate) fn wakes_task(task: NonNull<Header>, waker: &Waker) -> bool {
+    // SAFETY: the borrowed waker is only compared (`will_wake` looks at its data pointer and
+    // vtable, never at the task), and dropped without releasing anything.
+    unsafe { waker_ref(task) }.will_wake(waker)
+}
+
 /// The task pointer, with the provenance of the whole cell (never derive it from a `&Header`,
 /// which only covers the header).
 fn ptr(data: *const ()) -> NonNull<Header> {
