@@ -3,10 +3,17 @@
 //! position, `u64::MAX`).
 //!
 //! The pipes stay in blocking mode, as std creates them: io_uring never blocks a shard on one
-//! (it retries a read or write when the pipe is ready, or on a kernel worker), while a
-//! non-blocking pipe would make it fail them with `EAGAIN` instead. The child gets the other
-//! ends in the mode it expects. A write to a pipe whose reader is gone fails with
+//! (it retries a read or write when the pipe is ready, or on a kernel worker). The child gets
+//! the other ends in the mode it expects. A write to a pipe whose reader is gone fails with
 //! `BrokenPipe` and never kills the process with `SIGPIPE` (`sigpipe.rs` says how).
+//!
+//! A descriptor some other program left in non-blocking mode (a pipe adopted with `from_std`,
+//! or the process's own standard streams, `stdio.rs`) may make io_uring fail a transfer with
+//! `EAGAIN` rather than wait: older kernels did for pollable files (liburing issue 364), and
+//! a file that cannot be polled still does. (Linux 6.18 here waits on non-blocking pipes and
+//! terminals as on blocking ones.) Such a transfer waits for the descriptor to be ready
+//! (`IORING_OP_POLL_ADD`) and is made again, holding its turn throughout, so callers never
+//! see `WouldBlock`.
 //!
 //! Every method takes `&self`: one task may read stdout while another writes stdin. Reads of
 //! one pipe, and writes of one pipe, take turns in a [`Lane`], as a TCP stream's do: a
@@ -15,6 +22,7 @@
 //! after it had read (a `select!` that took another branch, a `timeout` that lost the race)
 //! go to the next read instead of being lost.
 
+use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
@@ -23,7 +31,7 @@ use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{
     read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane, InLane, Lane, LaneGuard,
 };
-use ringsteal_rt::op::{Operation, ReadAt, SharedFd, WriteAt, WritevAt};
+use ringsteal_rt::op::{poll_add, Operation, ReadAt, SharedFd, WriteAt, WritevAt};
 
 use crate::sigpipe;
 
@@ -129,9 +137,11 @@ pub(crate) async fn writev_in_pipe<B: IoVecBuf>(
     bufs: B,
 ) -> BufResult<usize, B> {
     let guard = lane.acquire().await;
-    write_op_in_lane(WritevAt::new(fd, bufs, STREAM), guard)
-        .await
-        .0
+    when_ready(fd, libc::POLLOUT, bufs, guard, |bufs, guard| {
+        write_op_in_lane(WritevAt::new(fd, bufs, STREAM), guard)
+    })
+    .await
+    .0
 }
 
 /// Writes every initialised byte of `bufs`, in order, holding the write lane throughout:
@@ -144,7 +154,9 @@ pub(crate) async fn write_all_vectored_in_pipe<B: IoVecBuf>(
 ) -> BufResult<(), B> {
     let guard = lane.acquire().await;
     write_all_vectored_in_lane(guard, bufs, |guard, rest| {
-        write_op_in_lane(WritevAt::new(fd, rest, STREAM), guard)
+        when_ready(fd, libc::POLLOUT, rest, guard, |rest, guard| {
+            write_op_in_lane(WritevAt::new(fd, rest, STREAM), guard)
+        })
     })
     .await
 }
@@ -155,7 +167,36 @@ async fn write_in_lane<B: IoBuf>(
     guard: LaneGuard,
     buf: B,
 ) -> (BufResult<usize, B>, LaneGuard) {
-    write_op_in_lane(WriteAt::new(fd, buf, STREAM), guard).await
+    when_ready(fd, libc::POLLOUT, buf, guard, |buf, guard| {
+        write_op_in_lane(WriteAt::new(fd, buf, STREAM), guard)
+    })
+    .await
+}
+
+/// Makes the transfer `attempt` (holding the lane, whose guard it gives back), and again
+/// each time it fails with `EAGAIN` once `fd` is ready for `events` (see the module docs). A
+/// failed wait ends it with the wait's error.
+pub(crate) async fn when_ready<B, F, Fut>(
+    fd: &SharedFd,
+    events: i16,
+    mut buf: B,
+    mut guard: LaneGuard,
+    mut attempt: F,
+) -> (BufResult<usize, B>, LaneGuard)
+where
+    F: FnMut(B, LaneGuard) -> Fut,
+    Fut: Future<Output = (BufResult<usize, B>, LaneGuard)>,
+{
+    loop {
+        let ((res, back), back_guard) = attempt(buf, guard).await;
+        if !matches!(&res, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+            return ((res, back), back_guard);
+        }
+        if let Err(e) = poll_add(fd, events as u32).await {
+            return ((Err(e), back), back_guard);
+        }
+        (buf, guard) = (back, back_guard);
+    }
 }
 
 /// A write request (plain or vectored) holding the write lane: `SIGPIPE` blocked on this
@@ -183,10 +224,13 @@ pub(crate) async fn read_in_pipe<B: IoBufMut>(
         let (n, buf) = guard.take_leftover(buf);
         return (Ok(n), buf);
     }
-    InLane::read(ReadAt::new(fd, buf, STREAM), guard)
-        .await
-        .into_parts()
-        .0
+    when_ready(fd, libc::POLLIN, buf, guard, |buf, guard| async move {
+        InLane::read(ReadAt::new(fd, buf, STREAM), guard)
+            .await
+            .into_parts()
+    })
+    .await
+    .0
 }
 
 /// A pipe that could not become a [`Stdio`] because an operation is still in flight on it
@@ -345,9 +389,12 @@ pub(crate) async fn read_exact_in_pipe<B: IoBufMut>(
             let (n, rest) = guard.take_leftover(rest);
             return ((Ok(n), rest), guard);
         }
-        InLane::read_rest(ReadAt::new(fd, rest, STREAM), guard)
-            .await
-            .into_parts()
+        when_ready(fd, libc::POLLIN, rest, guard, |rest, guard| async move {
+            InLane::read_rest(ReadAt::new(fd, rest, STREAM), guard)
+                .await
+                .into_parts()
+        })
+        .await
     })
     .await
 }
@@ -405,3 +452,64 @@ macro_rules! fd_traits {
 }
 
 fd_traits!(ChildStdin, ChildStdout, ChildStderr);
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::*;
+
+    /// A transfer that fails with `WouldBlock` is made again once the descriptor is ready, with
+    /// the buffer and the turn it gave back; any other outcome ends it. (The kernel here waits
+    /// on non-blocking pipes itself, so the failures are made up; the wait is a real poll.)
+    #[test]
+    fn a_transfer_that_would_block_is_made_again_once_ready() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two new descriptors into the array.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: both are descriptors pipe2 just made, owned by nobody else.
+        let (_read, write) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let fd = SharedFd::new(write);
+        let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async {
+            let lane = Lane::new();
+            let attempts = AtomicUsize::new(0);
+            let guard = lane.acquire().await;
+            let ((res, buf), guard) =
+                when_ready(&fd, libc::POLLOUT, vec![7u8; 3], guard, |buf, guard| {
+                    let n = attempts.fetch_add(1, SeqCst);
+                    async move {
+                        let res = if n < 2 {
+                            Err(io::Error::from(io::ErrorKind::WouldBlock))
+                        } else {
+                            Ok(buf.len())
+                        };
+                        ((res, buf), guard)
+                    }
+                })
+                .await;
+            assert_eq!(res.unwrap(), 3);
+            assert_eq!(
+                buf,
+                [7, 7, 7],
+                "the buffer comes back through every attempt"
+            );
+            assert_eq!(attempts.load(SeqCst), 3);
+            drop(guard);
+
+            // Another error ends it at once.
+            let guard = lane.acquire().await;
+            let ((res, _), _guard) =
+                when_ready(&fd, libc::POLLOUT, (), guard, |buf, guard| async move {
+                    (
+                        (Err(io::Error::from(io::ErrorKind::BrokenPipe)), buf),
+                        guard,
+                    )
+                })
+                .await;
+            assert_eq!(res.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        });
+    }
+}
