@@ -2,7 +2,8 @@
 //!
 //! Shows the owned-buffer loop at its simplest: one 64 KiB buffer travels to the kernel with
 //! each read (`IORING_OP_READ` at an offset), comes back filled, travels again with the write
-//! to standard output, and comes back once more to be reused. No copy, no second buffer.
+//! to standard output (`ringsteal::io::stdout()`), and comes back once more to be reused. No
+//! copy, no second buffer.
 //! (`linked_cat` does the same with each read and write linked in the kernel.)
 //!
 //! Try:
@@ -14,8 +15,7 @@
 
 use std::io::ErrorKind;
 
-use ringsteal::io::AsyncWriteOwned;
-use ringsteal_examples::{cli, stdio};
+use ringsteal_examples::cli;
 
 const USAGE: &str = "cat FILE";
 
@@ -24,7 +24,7 @@ async fn main() {
     let args = cli::args(USAGE, 1);
     let path = cli::required(&args, 0, "the FILE to print", USAGE);
     let file = cli::open(path, USAGE).await;
-    let mut stdout = stdio::stdout().unwrap_or_else(|e| cli::fail(USAGE, e));
+    let stdout = ringsteal::io::stdout();
 
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut pos = 0;

@@ -14,7 +14,7 @@
 //! ```
 
 use ringsteal::fs::File;
-use ringsteal::io::{AsyncReadOwned, AsyncWriteOwned};
+use ringsteal::io::AsyncWriteOwned;
 use ringsteal_examples::{cli, future::join_all, stdio};
 
 const USAGE: &str =
@@ -34,10 +34,10 @@ async fn main() {
             Err(e) => cli::fail(USAGE, format_args!("cannot create {path}: {e}")),
         }
     }
-    let (mut input, stdout) = match (stdio::stdin(), stdio::stdout()) {
-        (Ok(i), Ok(o)) => (i, o),
-        (Err(e), _) | (_, Err(e)) => cli::fail(USAGE, e),
-    };
+    let input = ringsteal::io::stdin();
+    // Standard output as a `File` (a duplicate of descriptor 1), so the three outputs are
+    // one type.
+    let stdout = stdio::stdout().unwrap_or_else(|e| cli::fail(USAGE, e));
     // The three outputs, each written at its own position.
     let outputs: [&File; 3] = [&stdout, &files[0], &files[1]];
     let mut spare = [Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK)];

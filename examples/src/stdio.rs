@@ -1,5 +1,6 @@
-//! Standard input and output as ringsteal files, so the examples that copy data (`cat`,
-//! `linked_cat`, `tee`) read and write them through the ring.
+//! Standard input and output as ringsteal files, for the examples that need a `File` rather
+//! than `ringsteal::io::{stdin, stdout}`: `linked_cat` links its writes to reads by
+//! descriptor, and `tee` writes to three outputs of one type.
 //!
 //! Owns: duplicating descriptors 0 and 1. May not: close them (each function duplicates, and
 //! the duplicate is what the returned file closes).

@@ -14,6 +14,8 @@
 //!   every such child's pidfd).
 //! * **Errors** are std's: spawning is std's, and a child's pipe that the child closed gives
 //!   `BrokenPipe` to a writer.
+//! * **The process's own** standard streams go through the same code: [`stdio`]
+//!   (`ringsteal::io::{stdin, stdout, stderr}`).
 //!
 //! ```
 //! use ringsteal_process::{Command, Stdio};
@@ -58,6 +60,7 @@ mod pidfd;
 mod pipe;
 mod pipe_io;
 mod sigpipe;
+pub mod stdio;
 mod wait;
 
 pub use child::Child;

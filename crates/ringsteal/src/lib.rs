@@ -194,6 +194,11 @@ pub mod net {
 pub mod io {
     pub use ringsteal_rt::io::*;
 
+    /// The process's standard streams (feature `io-std`), as tokio's: owned-buffer reads and
+    /// writes through the ring (see [`ringsteal_process::stdio`]).
+    #[cfg(feature = "io-std")]
+    pub use ringsteal_process::stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
+
     /// Poll-based adapters (features `futures-io`, `tokio-io`, `hyper`):
     /// [`PollIo`](compat::PollIo) gives a stream `futures_io`'s, `tokio::io`'s and
     /// `hyper::rt`'s read and write traits, on io_uring readiness (see
@@ -281,8 +286,8 @@ pub mod __private {
 
 /// The chapters of the book (`book/src`), so that their Rust code blocks are compiled and run
 /// by `cargo test --doc` (they use the default features, `fs`, `macros` and `net`; the
-/// service and process chapters also `process` and `signal`, which `cargo test --workspace`
-/// turns on through the examples, or `--features full`).
+/// service and process chapters also `process` and `signal`, the I/O chapter `io-std`, which
+/// `cargo test --workspace` turns on through the examples, or `--features full`).
 #[cfg(all(doctest, feature = "fs", feature = "macros"))]
 mod book {
     #[doc = include_str!("../../../README.md")]
@@ -298,6 +303,7 @@ mod book {
     struct Placement;
     #[doc = include_str!("../../../book/src/time.md")]
     struct Time;
+    #[cfg(feature = "io-std")]
     #[doc = include_str!("../../../book/src/io.md")]
     struct Io;
     #[doc = include_str!("../../../book/src/fs.md")]
