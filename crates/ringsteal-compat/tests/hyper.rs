@@ -10,10 +10,9 @@ mod common;
 
 use std::convert::Infallible;
 use std::future::{poll_fn, Future};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::Context;
 use std::time::{Duration, Instant};
 
 use common::{hang_guard, Config, HANG_LIMIT};
@@ -22,7 +21,6 @@ use hyper::body::{Bytes, Incoming};
 use hyper::rt::Timer as _;
 use hyper::{Request, Response};
 use ringsteal_compat::hyper::{Executor, Io, LocalExecutor, Timer};
-use ringsteal_compat::PollIo;
 use ringsteal_net::{TcpListener, TcpStream};
 use ringsteal_rt::time::timeout;
 use ringsteal_rt::{Placement, Runtime};
@@ -424,72 +422,16 @@ fn axum_router_served_by_hyper_util_auto_over_http1_and_http2() {
 }
 
 /// hyper-util's legacy client with ringsteal's `Send` executor and timer, connecting through
-/// ringsteal: a connector is a `tower::Service<Uri>` yielding a `Connection`.
+/// ringsteal's `HttpConnector` (feature `hyper-client`).
+#[cfg(feature = "hyper-client")]
 mod legacy_client {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-    use hyper_util::client::legacy::connect::{Connected, Connection};
     use hyper_util::client::legacy::Client;
+    use ringsteal_compat::hyper::HttpConnector;
 
-    #[derive(Clone)]
-    struct Connector;
-
-    struct Conn(PollIo<TcpStream>);
-
-    impl Connection for Conn {
-        fn connected(&self) -> Connected {
-            Connected::new()
-        }
-    }
-
-    impl hyper::rt::Read for Conn {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: hyper::rt::ReadBufCursor<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            Pin::new(&mut self.0).poll_read(cx, buf)
-        }
-    }
-
-    impl hyper::rt::Write for Conn {
-        fn poll_write(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<std::io::Result<usize>> {
-            hyper::rt::Write::poll_write(Pin::new(&mut self.0), cx, buf)
-        }
-        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-            hyper::rt::Write::poll_flush(Pin::new(&mut self.0), cx)
-        }
-        fn poll_shutdown(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            hyper::rt::Write::poll_shutdown(Pin::new(&mut self.0), cx)
-        }
-    }
-
-    impl tower_service::Service<hyper::Uri> for Connector {
-        type Response = Conn;
-        type Error = std::io::Error;
-        type Future = Pin<Box<dyn Future<Output = std::io::Result<Conn>> + Send>>;
-
-        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn call(&mut self, uri: hyper::Uri) -> Self::Future {
-            Box::pin(async move {
-                let host = uri.host().unwrap_or("127.0.0.1").to_string();
-                let port = uri.port_u16().unwrap_or(80);
-                let stream = TcpStream::connect((host.as_str(), port)).await?;
-                Ok(Conn(PollIo::new(stream)))
-            })
-        }
-    }
+    type Connector = HttpConnector;
 
     #[test]
     fn hyper_util_legacy_client_pools_connections_on_ringsteal() {
@@ -518,7 +460,7 @@ mod legacy_client {
             let client: Client<Connector, Empty<Bytes>> = Client::builder(Executor::new())
                 .timer(Timer::new())
                 .pool_timer(Timer::new())
-                .build(Connector);
+                .build(HttpConnector::new());
             for i in 0..10 {
                 let uri: hyper::Uri = format!("http://{addr}/p{i}").parse().unwrap();
                 let res = client.get(uri).await.unwrap();
@@ -541,6 +483,58 @@ mod legacy_client {
                 per_conn.iter().any(|&n| n >= 2),
                 "no keep-alive connection was reused: requests per connection {per_conn:?}"
             );
+        });
+    }
+
+    /// A refused connection, an `https` URI, and a connect that outlives its timeout are
+    /// errors of the request, each with its cause, never a hang or a panic.
+    #[test]
+    fn the_connector_reports_what_went_wrong() {
+        on_runtimes("connector errors", || async {
+            // A port nobody listens on: bind, note it, close.
+            let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = closed.local_addr().unwrap();
+            drop(closed);
+            let client = |connector| -> Client<Connector, Empty<Bytes>> {
+                Client::builder(Executor::new())
+                    .timer(Timer::new())
+                    .build(connector)
+            };
+            let cause = |err: hyper_util::client::legacy::Error| {
+                let source = std::error::Error::source(&err)
+                    .expect("a cause")
+                    .to_string();
+                (err.is_connect(), source)
+            };
+
+            let err = client(HttpConnector::new())
+                .get(format!("http://{addr}/").parse().unwrap())
+                .await
+                .unwrap_err();
+            let (is_connect, source) = cause(err);
+            assert!(is_connect);
+            assert!(
+                source.contains("tcp connect to 127.0.0.1") && source.contains("refused"),
+                "{source}"
+            );
+
+            let err = client(HttpConnector::new())
+                .get("https://127.0.0.1:1/".parse().unwrap())
+                .await
+                .unwrap_err();
+            let (_, source) = cause(err);
+            assert!(source.contains("not http"), "{source}");
+
+            // A zero timeout fires before any connect can complete.
+            let mut impatient = HttpConnector::new();
+            impatient.set_connect_timeout(Some(Duration::ZERO));
+            let err = client(impatient)
+                .get(format!("http://{addr}/").parse().unwrap())
+                .await
+                .unwrap_err();
+            let (is_connect, source) = cause(err);
+            assert!(is_connect);
+            assert!(source.contains("took longer than"), "{source}");
         });
     }
 }

@@ -49,8 +49,12 @@ impl Executor {
         }
     }
 
-    /// Spawns with `placement` instead (e.g. [`Placement::RoundRobin`] to spread a
-    /// client's connection drivers).
+    /// Spawns with `placement` instead: [`Placement::Pinned`]`(s)` for a client whose
+    /// requests are all made from tasks on shard `s` (one client per shard keeps each
+    /// request and its connection's driver on one shard; a client shared across shards
+    /// sends responses through another shard's driver), or [`Placement::RoundRobin`] to
+    /// spread the drivers of one client's connections (which evens out the drivers, not who
+    /// uses them).
     ///
     /// # Panics
     /// `execute` panics (inside hyper's call) if `placement` pins to a shard the runtime does

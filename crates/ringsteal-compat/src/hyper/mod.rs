@@ -9,6 +9,9 @@
 //!   moves the timer in place.
 //! * [`Io`] is [`PollIo`](crate::PollIo): `hyper::rt::Read` and `Write` over a ringsteal
 //!   stream, implemented directly on io_uring readiness.
+//! * `HttpConnector` (feature `hyper-client`) connects hyper-util's legacy `Client` over
+//!   ringsteal TCP, in place of hyper-util's tokio one; [`Io`] is hyper-util's
+//!   `Connection` there, so a connector of your own can yield it too.
 //! * `TokioIo` (with the feature `tokio-io` too) gives hyper any stream with tokio's I/O
 //!   traits (a TLS stream: tokio-rustls over a `PollIo`), and tokio's traits to a
 //!   connection hyper upgraded (a WebSocket's), as hyper-util's `TokioIo` does.
@@ -50,12 +53,16 @@
 //! });
 //! ```
 
+#[cfg(feature = "hyper-client")]
+mod connector;
 mod executor;
 mod io;
 mod timer;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
 
+#[cfg(feature = "hyper-client")]
+pub use connector::HttpConnector;
 pub use executor::{Executor, LocalExecutor};
 pub use timer::{Sleep, Timer};
 #[cfg(feature = "tokio-io")]
