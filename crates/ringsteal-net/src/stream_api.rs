@@ -290,6 +290,26 @@ macro_rules! stream_read_methods {
         pub fn try_read(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
             self.core().try_read(buf)
         }
+
+        /// As [`try_read`](Self::try_read), into several buffers in order, as tokio's
+        /// `try_read_vectored`: one non-blocking `recvmsg(2)`.
+        ///
+        /// ```
+        /// use std::io::IoSliceMut;
+        ///
+        /// let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+        /// assert_eq!(a.try_write(b"length:5hello").unwrap(), 13);
+        /// let (mut head, mut body) = ([0; 8], [0; 5]);
+        /// let mut bufs = [IoSliceMut::new(&mut head), IoSliceMut::new(&mut body)];
+        /// assert_eq!(b.try_read_vectored(&mut bufs).unwrap(), 13);
+        /// assert_eq!((&head, &body), (b"length:5", b"hello"));
+        /// ```
+        pub fn try_read_vectored(
+            &self,
+            bufs: &mut [::std::io::IoSliceMut<'_>],
+        ) -> ::std::io::Result<usize> {
+            self.core().try_read_vectored(bufs)
+        }
     };
 }
 
@@ -492,6 +512,26 @@ macro_rules! stream_write_methods {
         /// ```
         pub fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
             self.core().try_write(buf)
+        }
+
+        /// As [`try_write`](Self::try_write), from several buffers in order, as tokio's
+        /// `try_write_vectored`: one non-blocking `sendmsg(2)`, possibly short.
+        ///
+        /// ```
+        /// use std::io::IoSlice;
+        ///
+        /// let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+        /// let bufs = [IoSlice::new(b"length:5"), IoSlice::new(b"hello")];
+        /// assert_eq!(a.try_write_vectored(&bufs).unwrap(), 13);
+        /// let mut got = [0; 13];
+        /// assert_eq!(b.try_read(&mut got).unwrap(), 13);
+        /// assert_eq!(&got, b"length:5hello");
+        /// ```
+        pub fn try_write_vectored(
+            &self,
+            bufs: &[::std::io::IoSlice<'_>],
+        ) -> ::std::io::Result<usize> {
+            self.core().try_write_vectored(bufs)
         }
     };
 }

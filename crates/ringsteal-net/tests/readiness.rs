@@ -471,3 +471,86 @@ fn the_readiness_loop_waits_for_a_dropped_receive_stream_instead_of_spinning() {
         })
     });
 }
+
+/// tokio's `try_write_vectored` / `try_read_vectored`: a mebibyte each way through slices of
+/// uneven sizes arrives whole and in order across shards; a vectored read says `WouldBlock`
+/// while an owned read holds the lane, and returns the bytes a cancelled read kept first.
+#[test]
+fn the_vectored_try_forms_move_bytes_exactly_and_respect_the_lanes() {
+    use std::io::{IoSlice, IoSliceMut};
+    with_every_runtime("vectored try forms", 2, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let server = std::sync::Arc::new(server);
+            let s = server.clone();
+            let receiver = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let (mut head, mut tail) = (vec![0; 1000], vec![0; 7000]);
+                let mut got = Vec::with_capacity(LEN);
+                loop {
+                    timeout(OP_GUARD, s.readable()).await.unwrap().unwrap();
+                    let mut bufs = [IoSliceMut::new(&mut head), IoSliceMut::new(&mut tail)];
+                    match s.try_read_vectored(&mut bufs) {
+                        Ok(0) => return got,
+                        Ok(n) => {
+                            let first = n.min(head.len());
+                            got.extend_from_slice(&head[..first]);
+                            got.extend_from_slice(&tail[..n - first]);
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) => panic!("try_read_vectored: {e}"),
+                    }
+                }
+            });
+            let data = stream_bytes(7, 0, LEN);
+            let mut sent = 0;
+            while sent < LEN {
+                timeout(OP_GUARD, client.writable()).await.unwrap().unwrap();
+                let rest = &data[sent..];
+                let split = rest.len().min(3000);
+                let bufs = [IoSlice::new(&rest[..split]), IoSlice::new(&rest[split..])];
+                match client.try_write_vectored(&bufs) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("try_write_vectored: {e}"),
+                }
+            }
+            client.shutdown(Shutdown::Write).await.unwrap();
+            let got = receiver.await.unwrap();
+            assert_eq!(got.len(), LEN);
+            check_stream(7, 0, &got);
+
+            // Behind an owned read, and after a cancelled one.
+            let (client, server) = tcp_pair().await;
+            let mut read = Box::pin(server.read(Vec::with_capacity(3)));
+            assert!(poll_once(&mut read).await.is_none());
+            let (mut a, mut b) = ([0; 2], [0; 8]);
+            let err = server
+                .try_read_vectored(&mut [IoSliceMut::new(&mut a), IoSliceMut::new(&mut b)])
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            send_outside_the_ring(&client, b"xyz");
+            let deadline = std::time::Instant::now() + OP_GUARD;
+            while bytes_waiting(&server) > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the receive never ran"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+            drop(read);
+            timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+            let mut empty = [0u8; 0];
+            let mut bufs = [
+                IoSliceMut::new(&mut empty),
+                IoSliceMut::new(&mut a),
+                IoSliceMut::new(&mut b),
+            ];
+            // The kept bytes go into the first non-empty buffer alone.
+            assert_eq!(server.try_read_vectored(&mut bufs).unwrap(), 2);
+            assert_eq!(&a, b"xy");
+            let mut rest = [0; 4];
+            assert_eq!(server.try_read(&mut rest).unwrap(), 1);
+            assert_eq!(rest[0], b'z', "nothing lost or reordered");
+        })
+    });
+}

@@ -1,5 +1,6 @@
 //! tokio's readiness methods on a stream: `ready`, `readable` and `writable` wait (one
-//! one-shot `IORING_OP_POLL_ADD` each), `try_read` and `try_write` make one non-blocking
+//! one-shot `IORING_OP_POLL_ADD` each), `try_read` and `try_write` (and their `_vectored`
+//! forms) make one non-blocking
 //! system call in the direction's lane or return `WouldBlock`
 //! (`ringsteal_rt::io::try_read_in_lane`).
 //!
@@ -7,10 +8,13 @@
 //! an owned-buffer read or write waiting; it waits for the lane to be free first).
 
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSlice, IoSliceMut};
 use std::task::Poll;
 
-use ringsteal_rt::io::{try_read_in_lane, try_write_in_lane, Interest, Ready};
+use ringsteal_rt::io::{
+    try_read_in_lane, try_read_vectored_in_lane, try_write_in_lane, try_write_vectored_in_lane,
+    Interest, Ready,
+};
 use ringsteal_rt::op;
 
 use super::StreamCore;
@@ -65,5 +69,20 @@ impl StreamCore {
 
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         try_write_in_lane(&self.fd, &self.write, buf)
+    }
+
+    pub(crate) fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+        let room: usize = bufs.iter().map(|b| b.len()).sum();
+        let got = try_read_vectored_in_lane(&self.fd, &self.read, bufs);
+        if let Ok(n) = got {
+            // As `try_read`: a read was made, and filling every buffer may have left more.
+            self.hints.read();
+            self.hints.set_bytes_queued(n > 0 && n == room);
+        }
+        got
+    }
+
+    pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        try_write_vectored_in_lane(&self.fd, &self.write, bufs)
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! May not: wait (an `EAGAIN` goes back to the caller as `WouldBlock`).
 
-use std::io::{self, IoSlice};
+use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 
@@ -91,6 +91,21 @@ pub(super) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize
     msg.msg_iovlen = count as _;
     // SAFETY: `msg` points at `count` valid iovecs that live for the call; nothing is kept.
     let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+    result(n)
+}
+
+/// `recvmsg` into `bufs` in order (at most [`IOV_MAX`] of them), non-blocking.
+pub(super) fn recv_vectored(fd: RawFd, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+    let count = bufs.len().min(IOV_MAX);
+    // SAFETY: all-zero is a valid msghdr (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // `IoSliceMut` is ABI-compatible with `iovec` on Unix (std documents it); recvmsg writes
+    // bytes through the slices' pointers, each within its length.
+    msg.msg_iov = bufs.as_mut_ptr().cast();
+    msg.msg_iovlen = count as _;
+    // SAFETY: `msg` points at `count` valid iovecs over buffers borrowed mutably for the
+    // call; the kernel writes at most their lengths and keeps nothing.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
     result(n)
 }
 

@@ -1,6 +1,7 @@
-//! Reads and writes that never wait, for tokio's `try_read` / `try_write` on a stream (one
-//! non-blocking system call in the stream's lane, or `WouldBlock` at once) and its
-//! `try_recv_from` / `try_send_to` on a datagram socket (one non-blocking system call).
+//! Reads and writes that never wait, for tokio's `try_read` / `try_write` (and their
+//! `_vectored` forms) on a stream (one non-blocking system call in the stream's lane, or
+//! `WouldBlock` at once) and its `try_recv_from` / `try_send_to` on a datagram socket (one
+//! non-blocking system call).
 //!
 //! The lane is taken only if it is free (`Lane::try_acquire`), so such a call can neither
 //! overtake nor split an owned-buffer request of the same direction: while one holds the
@@ -9,7 +10,7 @@
 //!
 //! May not: wait, or register a waker (waiting is `readable`/`writable`'s job).
 
-use std::io;
+use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 
@@ -75,6 +76,73 @@ pub fn try_write_in_lane(fd: &SharedFd, write_lane: &Lane, buf: &[u8]) -> io::Re
         return Ok(0);
     }
     sys::send(fd.as_raw_fd(), buf)
+}
+
+/// As [`try_read_in_lane`], into several buffers in order (`recvmsg`, `readv`'s socket
+/// form): one non-blocking call fills them as far as the socket has bytes. Bytes an
+/// abandoned read kept go into the first non-empty buffer alone (a short read, as a
+/// vectored read may be).
+///
+/// ```
+/// use std::io::IoSliceMut;
+/// use ringsteal_rt::io::{try_read_vectored_in_lane, Lane};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let (a, lane) = (SharedFd::new(a.into()), Lane::new());
+/// std::io::Write::write_all(&mut &b, b"header+body").unwrap();
+/// let (mut head, mut body) = ([0; 7], [0; 16]);
+/// let mut bufs = [IoSliceMut::new(&mut head), IoSliceMut::new(&mut body)];
+/// assert_eq!(try_read_vectored_in_lane(&a, &lane, &mut bufs).unwrap(), 11);
+/// assert_eq!(&head, b"header+");
+/// assert_eq!(&body[..4], b"body");
+/// ```
+pub fn try_read_vectored_in_lane(
+    fd: &SharedFd,
+    read_lane: &Lane,
+    bufs: &mut [IoSliceMut<'_>],
+) -> io::Result<usize> {
+    let Some(mut guard) = read_lane.try_acquire() else {
+        return Err(in_flight("read"));
+    };
+    let Some(first) = bufs.iter_mut().find(|b| !b.is_empty()) else {
+        return Ok(0);
+    };
+    if guard.has_leftover() {
+        // SAFETY: the kept bytes' copy writes only bytes.
+        return Ok(guard.take_leftover_into(unsafe { as_uninit(first) }));
+    }
+    sys::recv_vectored(fd.as_raw_fd(), bufs)
+}
+
+/// As [`try_write_in_lane`], from several buffers in order (`sendmsg`): what the socket
+/// takes at once, possibly short.
+///
+/// ```
+/// use std::io::IoSlice;
+/// use ringsteal_rt::io::{try_write_vectored_in_lane, Lane};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let (a, lane) = (SharedFd::new(a.into()), Lane::new());
+/// let bufs = [IoSlice::new(b"head "), IoSlice::new(b"body")];
+/// assert_eq!(try_write_vectored_in_lane(&a, &lane, &bufs).unwrap(), 9);
+/// let mut got = [0; 9];
+/// std::io::Read::read_exact(&mut &b, &mut got).unwrap();
+/// assert_eq!(&got, b"head body");
+/// ```
+pub fn try_write_vectored_in_lane(
+    fd: &SharedFd,
+    write_lane: &Lane,
+    bufs: &[IoSlice<'_>],
+) -> io::Result<usize> {
+    let Some(_guard) = write_lane.try_acquire() else {
+        return Err(in_flight("write"));
+    };
+    if bufs.iter().all(|b| b.is_empty()) {
+        return Ok(0);
+    }
+    sys::send_vectored(fd.as_raw_fd(), bufs)
 }
 
 /// Receives one datagram into `buf` without waiting, with the address it came from (a
