@@ -135,3 +135,110 @@ fn thread_hooks_run_on_every_thread_the_runtime_starts_and_a_panicking_one_is_co
     });
     assert_eq!(on, (7, Some(1)));
 }
+
+/// `on_thread_park` / `on_thread_unpark`, as tokio's: an idle shard runs the park hook, then
+/// the unpark hook when it wakes, strictly alternating on each thread (shard 0 included while
+/// it serves `block_on`); a task a park hook spawns runs (the shard looks for work after the
+/// hook); a panicking hook is contained.
+#[test]
+fn park_hooks_alternate_on_each_shard_and_work_they_make_is_seen() {
+    use std::collections::HashMap;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+
+    // Per thread: parked now?, parks, unparks; and any out-of-order call.
+    type Log = Mutex<HashMap<String, (bool, usize, usize)>>;
+    let log: Arc<Log> = Arc::default();
+    let disorder = Arc::new(AtomicUsize::new(0));
+    let (l1, d1, l2, d2) = (log.clone(), disorder.clone(), log.clone(), disorder.clone());
+    let name = || std::thread::current().name().unwrap_or("main").to_string();
+    let spawned_from_hook = Arc::new(AtomicBool::new(false));
+    let ran = Arc::new(AtomicBool::new(false));
+    let (spawn_once, r) = (spawned_from_hook.clone(), ran.clone());
+    let rt = Runtime::builder()
+        .shards(2)
+        .thread_name("parking")
+        .on_thread_park(move || {
+            let mut log = l1.lock().unwrap();
+            let entry = log.entry(name()).or_default();
+            if entry.0 {
+                d1.fetch_add(1, SeqCst);
+            }
+            entry.0 = true;
+            entry.1 += 1;
+            drop(log);
+            // Once, from shard 1's park: a local task, which only this shard can run and
+            // whose spawn rings no doorbell.
+            if ringsteal_rt::current_shard() == Some(1) && !spawn_once.swap(true, SeqCst) {
+                let r = r.clone();
+                drop(ringsteal_rt::spawn_local(
+                    async move { r.store(true, SeqCst) },
+                ));
+            }
+        })
+        .on_thread_unpark(move || {
+            let mut log = l2.lock().unwrap();
+            let entry = log.entry(name()).or_default();
+            if !entry.0 {
+                d2.fetch_add(1, SeqCst);
+            }
+            entry.0 = false;
+            entry.2 += 1;
+        })
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // Both shards go idle while these sleep.
+        let other = ringsteal_rt::spawn_with(Placement::Pinned(1), async {
+            for _ in 0..5 {
+                ringsteal_rt::time::sleep(Duration::from_millis(2)).await;
+            }
+        });
+        for _ in 0..5 {
+            ringsteal_rt::time::sleep(Duration::from_millis(2)).await;
+        }
+        other.await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !ran.load(SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the hook's task never ran"
+            );
+            ringsteal_rt::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    drop(rt);
+    assert_eq!(
+        disorder.load(SeqCst),
+        0,
+        "a park or unpark hook out of turn"
+    );
+    let log = log.lock().unwrap();
+    // Shard 0 is this thread.
+    let here = name();
+    for thread in [here.as_str(), "parking-1"] {
+        let (parked, parks, unparks) = log.get(thread).copied().unwrap_or_default();
+        assert!(parks >= 1, "{thread} never parked: {log:?}");
+        assert!(
+            !parked && parks == unparks,
+            "{thread}: {parks} parks, {unparks} unparks"
+        );
+    }
+    assert!(spawned_from_hook.load(SeqCst));
+
+    // A hook that panics: the shards go on.
+    let rt = Runtime::builder()
+        .shards(2)
+        .on_thread_park(|| panic!("a park hook that fails"))
+        .build()
+        .unwrap();
+    let shard = rt.block_on(async {
+        ringsteal_rt::time::sleep(Duration::from_millis(2)).await;
+        ringsteal_rt::spawn_with(Placement::Pinned(1), async {
+            ringsteal_rt::current_shard()
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(shard, Some(1));
+}

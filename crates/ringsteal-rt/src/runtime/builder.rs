@@ -79,6 +79,8 @@ impl Builder {
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
                 on_thread_start: None,
                 on_thread_stop: None,
+                on_thread_park: None,
+                on_thread_unpark: None,
                 thread_stack_size: None,
             },
             shards_set: false,
@@ -250,6 +252,44 @@ impl Builder {
     /// contained.
     pub fn on_thread_stop(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.config.on_thread_stop = Some(ThreadHook(Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` on a shard's thread when it has nothing to run and goes to sleep in the kernel
+    /// (`io_uring_enter` waiting for a completion, a doorbell or the next timer), as tokio's
+    /// `on_thread_park`: to count idle periods, flush a thread-local buffer, mark a profiler's
+    /// idle time. Every shard, shard 0 included while it serves `block_on`; not the blocking
+    /// pool's threads. The shard's last look for work comes after `f` (work `f` makes, or
+    /// that arrives meanwhile, ends the park at once), and a shard that spins
+    /// (`IdleStrategy::SpinThenPark`) and finds work does not park at all. `f` must not
+    /// block; a panic in it is contained.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let parks = Arc::new(AtomicUsize::new(0));
+    /// let counter = parks.clone();
+    /// let rt = ringsteal_rt::Runtime::builder()
+    ///     .shards(1)
+    ///     .on_thread_park(move || {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// rt.block_on(ringsteal_rt::time::sleep(std::time::Duration::from_millis(5)));
+    /// assert!(parks.load(Ordering::SeqCst) >= 1, "the shard slept through the timer");
+    /// ```
+    pub fn on_thread_park(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.config.on_thread_park = Some(ThreadHook(Arc::new(f)));
+        self
+    }
+
+    /// Runs `f` on a shard's thread when the park [`on_thread_park`](Self::on_thread_park)
+    /// announced ends, before it runs anything, as tokio's `on_thread_unpark`. Each park hook is followed by exactly one unpark hook on the same
+    /// thread. A panic in `f` is contained.
+    pub fn on_thread_unpark(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.config.on_thread_unpark = Some(ThreadHook(Arc::new(f)));
         self
     }
 

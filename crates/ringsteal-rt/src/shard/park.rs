@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::main_wake::MainWake;
 use super::Shard;
-use crate::shared::config::IdleStrategy;
+use crate::shared::config::{IdleStrategy, ThreadHook};
 
 impl Shard {
     /// Called when a tick found nothing to do.
@@ -70,7 +70,16 @@ impl Shard {
         self.park(main);
     }
 
+    /// Sleeps (see [`sleep`](Self::sleep)) between the user's park and unpark hooks. The park
+    /// hook runs before the last look for work, so work it makes (a spawn here) is seen.
     fn park(&self, main: Option<&MainWake>) {
+        let config = &self.shared.config;
+        ThreadHook::run(&config.on_thread_park);
+        self.sleep(main);
+        ThreadHook::run(&config.on_thread_unpark);
+    }
+
+    fn sleep(&self, main: Option<&MainWake>) {
         // Doorbells deferred by polls since the last `maintain` must not wait out our sleep.
         self.flush_pending_doorbells();
         let remote = self.remote();

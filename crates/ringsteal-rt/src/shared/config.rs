@@ -96,12 +96,16 @@ pub(crate) struct Config {
     pub(crate) on_thread_start: Option<ThreadHook>,
     /// Run on each thread the runtime starts, last thing before it exits.
     pub(crate) on_thread_stop: Option<ThreadHook>,
+    /// Run on a shard's thread just before it sleeps in the kernel, and just after it wakes.
+    pub(crate) on_thread_park: Option<ThreadHook>,
+    pub(crate) on_thread_unpark: Option<ThreadHook>,
     /// Stack size of each thread the runtime starts; `None`: std's default (2 MiB, or
     /// `RUST_MIN_STACK`).
     pub(crate) thread_stack_size: Option<usize>,
 }
 
-/// A user closure run on the runtime's own threads (`Builder::on_thread_start`/`_stop`).
+/// A user closure run on the runtime's own threads (`Builder::on_thread_start`/`_stop`,
+/// `on_thread_park`/`_unpark`).
 #[derive(Clone)]
 pub(crate) struct ThreadHook(pub(crate) std::sync::Arc<dyn Fn() + Send + Sync>);
 
