@@ -114,16 +114,9 @@ fn bytes_kept_by_a_cancelled_read_are_readable_at_once_and_come_first() {
             let mut read = Box::pin(server.read(Vec::with_capacity(3)));
             assert!(poll_once(&mut read).await.is_none());
             send_outside_the_ring(&client, b"xyz");
-            // Until the kernel's receive has taken the bytes (it runs when the shard next
-            // enters the kernel); then the read is dropped, and its lane keeps them.
-            let deadline = std::time::Instant::now() + OP_GUARD;
-            while bytes_waiting(&server) > 0 {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the receive never ran"
-                );
-                ringsteal_rt::yield_now().await;
-            }
+            // Until the kernel's receive has taken the bytes; then the read is dropped, and
+            // its lane keeps them.
+            until_bytes_taken(&server).await;
             drop(read);
             // Nothing in the socket now: readable answers for the kept bytes alone, once the
             // dropped read's lane is free.
@@ -529,14 +522,7 @@ fn the_vectored_try_forms_move_bytes_exactly_and_respect_the_lanes() {
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::WouldBlock);
             send_outside_the_ring(&client, b"xyz");
-            let deadline = std::time::Instant::now() + OP_GUARD;
-            while bytes_waiting(&server) > 0 {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the receive never ran"
-                );
-                ringsteal_rt::yield_now().await;
-            }
+            until_bytes_taken(&server).await;
             drop(read);
             timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
             let mut empty = [0u8; 0];

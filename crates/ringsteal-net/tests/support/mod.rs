@@ -221,6 +221,19 @@ pub async fn until_bytes_waiting(s: &impl std::os::fd::AsRawFd, n: usize) {
     }
 }
 
+/// Yields until the receive queue of `s` is empty: a read in flight has taken the bytes (it
+/// runs when the shard next enters the kernel).
+pub async fn until_bytes_taken(s: &impl std::os::fd::AsRawFd) {
+    let deadline = std::time::Instant::now() + OP_GUARD;
+    while bytes_waiting(s) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the receive never ran"
+        );
+        ringsteal_rt::yield_now().await;
+    }
+}
+
 /// One way a datagram stream (`recv_stream` of a UDP or Unix datagram socket) receives, and
 /// the payload room it leaves each datagram.
 #[derive(Clone, Copy, Debug)]
