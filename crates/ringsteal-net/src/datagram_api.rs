@@ -102,7 +102,7 @@ macro_rules! datagram_readiness_methods {
             if buf.is_empty() {
                 return Err($crate::kept_datagrams::no_room());
             }
-            if let Some((n, _)) = self.kept.take_into_slice(buf) {
+            if let Some((n, _)) = self.kept.copy_into_slice(false, buf) {
                 return Ok(n);
             }
             ringsteal_rt::io::try_recv_from(&self.fd, buf).map(|(n, _)| n)

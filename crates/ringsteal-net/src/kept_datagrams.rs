@@ -158,10 +158,11 @@ impl KeptDatagrams {
         Some(got)
     }
 
-    /// Takes the oldest kept datagram into `dst` without waiting (`try_recv`'s first step).
-    pub(crate) fn take_into_slice(&self, dst: &mut [u8]) -> Option<(usize, SockAddr)> {
+    /// Takes the oldest kept datagram into `dst` without waiting (`try_recv`'s first step),
+    /// or, if `peek`, copies it and leaves it queued (`try_peek_from`'s).
+    pub(crate) fn copy_into_slice(&self, peek: bool, dst: &mut [u8]) -> Option<(usize, SockAddr)> {
         // SAFETY: a slice is valid for writes of its length.
-        unsafe { self.copy_oldest(false, dst.as_mut_ptr(), dst.len()) }
+        unsafe { self.copy_oldest(peek, dst.as_mut_ptr(), dst.len()) }
     }
 }
 
@@ -295,7 +296,10 @@ mod tests {
             Some(5)
         );
         assert_eq!(buf, b"first");
-        assert_eq!(kept.take_into_slice(&mut [0; 16]).map(|(n, _)| n), Some(6));
+        assert_eq!(
+            kept.copy_into_slice(false, &mut [0; 16]).map(|(n, _)| n),
+            Some(6)
+        );
         assert!(!kept.any());
         for _ in 0..KEPT_LIMIT + 5 {
             kept.keep(b"x", from);

@@ -175,11 +175,65 @@ impl UdpSocket {
         if buf.is_empty() {
             return Err(kept_datagrams::no_room());
         }
-        if let Some((n, from)) = self.kept.take_into_slice(buf) {
+        if let Some((n, from)) = self.kept.copy_into_slice(false, buf) {
             return Ok((n, sockopt::ip(from)?));
         }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
         Ok((n, sockopt::ip(from)?))
+    }
+
+    /// Copies the next datagram into `buf` without waiting and without taking it, with the
+    /// address it came from, as tokio's `try_peek_from`: the next receive gets it again.
+    /// `WouldBlock` if none is queued. A datagram a dropped receive kept comes first, as for
+    /// [`try_recv_from`](Self::try_recv_from).
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.try_send_to(b"hi", rx.local_addr()?)?;
+    ///     rx.readable().await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, from) = rx.try_peek_from(&mut buf)?;
+    ///     assert_eq!((&buf[..n], from), (&b"hi"[..], tx.local_addr()?));
+    ///     assert_eq!(rx.try_recv_from(&mut buf)?.0, 2, "still queued");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if buf.is_empty() {
+            return Err(kept_datagrams::no_room());
+        }
+        if let Some((n, from)) = self.kept.copy_into_slice(true, buf) {
+            return Ok((n, sockopt::ip(from)?));
+        }
+        let (n, from) = ringsteal_rt::io::try_peek_from(&self.fd, buf)?;
+        Ok((n, sockopt::ip(from)?))
+    }
+
+    /// The address the next datagram came from, without waiting and without taking it, as
+    /// tokio's `try_peek_sender`. `WouldBlock` if none is queued.
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.try_send_to(b"who", rx.local_addr()?)?;
+    ///     rx.readable().await?;
+    ///     assert_eq!(rx.try_peek_sender()?, tx.local_addr()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        self.try_peek_from(&mut [0u8; 1]).map(|(_, from)| from)
     }
 
     /// Sends `buf` as one datagram to `target` without waiting, as tokio's `try_send_to`

@@ -63,10 +63,29 @@ fn a_datagram_taken_by_a_dropped_receive_goes_to_the_next_one() {
                 "cut to fit, as the kernel cuts"
             );
             let mut slice = [0; 16];
+            // try_peek_from and try_peek_sender see it and leave it.
+            let (n, from) = rx.try_peek_from(&mut slice).unwrap();
+            assert_eq!((&slice[..n], from), (&b"two"[..], tx_addr), "{config:?}");
+            assert_eq!(rx.try_peek_sender().unwrap(), tx_addr);
             let (n, from) = rx.try_recv_from(&mut slice).unwrap();
             assert_eq!((&slice[..n], from), (&b"two"[..], tx_addr), "{config:?}");
             let err = rx.try_recv_from(&mut slice).unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "taken once");
+            let err = rx.try_peek_from(&mut slice).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::WouldBlock,
+                "nothing left to peek"
+            );
+
+            // From the kernel's queue: a peek leaves the datagram for the receive.
+            tx.send_to(b"queued", rx_addr).unwrap();
+            within(rx.readable()).await.unwrap();
+            let (n, from) = rx.try_peek_from(&mut slice).unwrap();
+            assert_eq!((&slice[..n], from), (&b"queued"[..], tx_addr), "{config:?}");
+            assert_eq!(rx.try_peek_sender().unwrap(), tx_addr);
+            let (n, _) = rx.try_recv_from(&mut slice).unwrap();
+            assert_eq!(&slice[..n], b"queued", "the peek took nothing");
 
             // recv on a socket that is not connected, then recv_from: the sender was
             // recorded with the datagram (there is no peer to ask).

@@ -176,7 +176,7 @@ impl UnixDatagram {
         if buf.is_empty() {
             return Err(kept_datagrams::no_room());
         }
-        if let Some((n, from)) = self.kept.take_into_slice(buf) {
+        if let Some((n, from)) = self.kept.copy_into_slice(false, buf) {
             return Ok((n, SocketAddr::from_raw(from)));
         }
         let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;

@@ -33,28 +33,22 @@ pub(super) fn send(fd: RawFd, src: &[u8]) -> io::Result<usize> {
     result(n)
 }
 
-/// `recvfrom(fd, dst, MSG_DONTWAIT)` filling `from` with the sender's address: the bytes
-/// received (a datagram longer than `dst` is cut to it) or `WouldBlock`.
+/// `recvfrom(fd, dst, MSG_DONTWAIT)` (with `MSG_PEEK` if `peek`: the datagram stays queued)
+/// filling `from` with the sender's address: the bytes received (a datagram longer than
+/// `dst` is cut to it) or `WouldBlock`.
 pub(super) fn recv_from(
     fd: RawFd,
     dst: &mut [MaybeUninit<u8>],
     from: &mut SockAddr,
+    peek: bool,
 ) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | if peek { libc::MSG_PEEK } else { 0 };
     let (addr, len) = from.as_mut_parts();
     // SAFETY: `dst` is valid for writes of its length, and `from`'s storage (`addr`) for
     // writes of the length `len` points at (the whole storage, from `SockAddr::empty`), for
     // the duration of the call, which keeps neither pointer and updates `*len`; the two
     // pointers come from disjoint fields of `from`, which this call borrows exclusively.
-    let n = unsafe {
-        libc::recvfrom(
-            fd,
-            dst.as_mut_ptr().cast(),
-            dst.len(),
-            libc::MSG_DONTWAIT,
-            addr,
-            len,
-        )
-    };
+    let n = unsafe { libc::recvfrom(fd, dst.as_mut_ptr().cast(), dst.len(), flags, addr, len) };
     result(n)
 }
 

@@ -167,7 +167,29 @@ pub fn try_recv_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAd
     // SAFETY: `recvfrom` writes only bytes.
     let dst = unsafe { as_uninit(buf) };
     let mut from = SockAddr::empty();
-    let n = sys::recv_from(fd.as_raw_fd(), dst, &mut from)?;
+    let n = sys::recv_from(fd.as_raw_fd(), dst, &mut from, false)?;
+    Ok((n, from))
+}
+
+/// As [`try_recv_from`], but the datagram stays queued (`MSG_PEEK`): the next receive gets it
+/// again.
+///
+/// ```
+/// use ringsteal_rt::io::{try_peek_from, try_recv_from, try_send_to};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+/// let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+/// try_send_to(&a, b"once", None).unwrap();
+/// let mut buf = [0; 8];
+/// assert_eq!(try_peek_from(&b, &mut buf).unwrap().0, 4);
+/// assert_eq!(try_recv_from(&b, &mut buf).unwrap().0, 4, "still there");
+/// ```
+pub fn try_peek_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAddr)> {
+    // SAFETY: `recvfrom` writes only bytes.
+    let dst = unsafe { as_uninit(buf) };
+    let mut from = SockAddr::empty();
+    let n = sys::recv_from(fd.as_raw_fd(), dst, &mut from, true)?;
     Ok((n, from))
 }
 
