@@ -2,14 +2,16 @@
 //! with owned buffers through the ring as a child's pipes are (`pipe.rs`), for
 //! `tokio::io::{stdin, stdout, stderr}` (ADR-0038).
 //!
-//! Each stream is one process-wide object, made on first use: a duplicate of descriptor 0, 1
-//! or 2 (so dropping a handle never closes the real one) and one lane, shared by every handle.
-//! So a `write_all` to stdout is never interleaved with another task's, whichever handle each
-//! used, and bytes a dropped read of stdin took go to the next read of any handle. Nothing is
-//! buffered: each call is one transfer (or, for `write_all`, as many as it takes).
+//! Each stream is one process-wide object, made on first use: descriptor 0, 1 or 2 itself
+//! (so a later `dup2` onto it, a redirection or a daemon's move to `/dev/null`, is followed,
+//! as std and tokio follow it) and one lane, shared by every handle. So a `write_all` to
+//! stdout is never interleaved with another task's, whichever handle each used, and bytes a
+//! dropped read of stdin took go to the next read of any handle. Nothing is buffered: each
+//! call is one transfer (or, for `write_all`, as many as it takes).
 //!
 //! Owns: the three process-wide streams. May not: close or change the mode of descriptors
-//! 0, 1 and 2 (a standard stream left non-blocking is waited on with a poll, `pipe.rs`).
+//! 0, 1 and 2 (a standard stream left non-blocking is waited on with a poll, `pipe.rs`): the
+//! `SharedFd` of each lives in a static and is never dropped.
 
 use std::future::Future;
 use std::io;
@@ -25,27 +27,22 @@ use crate::pipe::{
     write_in_pipe, writev_in_pipe,
 };
 
-/// One standard stream: its duplicate descriptor (or why there is none) and its lane.
+/// One standard stream: its descriptor and its lane.
 #[derive(Debug)]
 pub(crate) struct StdStream {
-    fd: Result<SharedFd, i32>,
+    fd: SharedFd,
     lane: Lane,
-    /// The descriptor number it duplicates.
+    /// The descriptor number.
     number: RawFd,
 }
 
 impl StdStream {
     fn open(number: RawFd) -> Self {
-        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (or fails); it touches no memory.
-        let dup = unsafe { libc::fcntl(number, libc::F_DUPFD_CLOEXEC, 3) };
-        let fd = if dup < 0 {
-            Err(io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EBADF))
-        } else {
-            // SAFETY: `dup` is a descriptor we just made and nobody else owns.
-            Ok(SharedFd::new(unsafe { OwnedFd::from_raw_fd(dup) }))
-        };
+        // SAFETY: the standard descriptors are the process's for its whole life (std reopens
+        // a closed one on `/dev/null` at startup). The `OwnedFd` never closes it: it lives in
+        // a `SharedFd` kept in a static, which is never dropped, so the last holder never
+        // lets go; the `SharedFd` is never handed out (no `try_unwrap` or `into_owned`).
+        let fd = SharedFd::new(unsafe { OwnedFd::from_raw_fd(number) });
         Self {
             fd,
             lane: Lane::new(),
@@ -53,13 +50,8 @@ impl StdStream {
         }
     }
 
-    /// The descriptor and lane, or the error that the stream could not be opened with (a
-    /// process started with descriptor 1 closed gets `EBADF` from every write).
-    pub(crate) fn parts(&self) -> io::Result<(&SharedFd, &Lane)> {
-        match &self.fd {
-            Ok(fd) => Ok((fd, &self.lane)),
-            Err(errno) => Err(io::Error::from_raw_os_error(*errno)),
-        }
+    fn parts(&self) -> (&SharedFd, &Lane) {
+        (&self.fd, &self.lane)
     }
 }
 
@@ -147,26 +139,20 @@ impl Stdin {
     /// Reads into `buf` (up to its capacity); yields the count (0 at end of input) and the
     /// buffer, its initialised length extended.
     pub async fn read<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        match self.stream.parts() {
-            Ok((fd, lane)) => read_in_pipe(fd, lane, buf).await,
-            Err(e) => (Err(e), buf),
-        }
+        let (fd, lane) = self.stream.parts();
+        read_in_pipe(fd, lane, buf).await
     }
 
     /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if input ends first.
     pub async fn read_exact<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
-        match self.stream.parts() {
-            Ok((fd, lane)) => read_exact_in_pipe(fd, lane, buf).await,
-            Err(e) => (Err(e), buf),
-        }
+        let (fd, lane) = self.stream.parts();
+        read_exact_in_pipe(fd, lane, buf).await
     }
 
     /// Appends everything up to end of input to `buf`; yields the count appended.
     pub async fn read_to_end(&self, buf: Vec<u8>) -> BufResult<usize, Vec<u8>> {
-        match self.stream.parts() {
-            Ok((fd, lane)) => read_to_end(fd, lane, buf).await,
-            Err(e) => (Err(e), buf),
-        }
+        let (fd, lane) = self.stream.parts();
+        read_to_end(fd, lane, buf).await
     }
 }
 
@@ -198,35 +184,27 @@ macro_rules! writer {
         impl $name {
             /// Writes some of `buf`; yields the count written and the buffer.
             pub async fn write<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
-                match self.stream.parts() {
-                    Ok((fd, lane)) => write_in_pipe(fd, lane, buf).await,
-                    Err(e) => (Err(e), buf),
-                }
+                let (fd, lane) = self.stream.parts();
+                write_in_pipe(fd, lane, buf).await
             }
 
             /// Writes every initialised byte of `buf`, none of another task's in between.
             pub async fn write_all<B: IoBuf>(&self, buf: B) -> BufResult<(), B> {
-                match self.stream.parts() {
-                    Ok((fd, lane)) => write_all_in_pipe(fd, lane, buf).await,
-                    Err(e) => (Err(e), buf),
-                }
+                let (fd, lane) = self.stream.parts();
+                write_all_in_pipe(fd, lane, buf).await
             }
 
             /// One vectored write; yields the count written.
             pub async fn writev<B: IoVecBuf>(&self, bufs: B) -> BufResult<usize, B> {
-                match self.stream.parts() {
-                    Ok((fd, lane)) => writev_in_pipe(fd, lane, bufs).await,
-                    Err(e) => (Err(e), bufs),
-                }
+                let (fd, lane) = self.stream.parts();
+                writev_in_pipe(fd, lane, bufs).await
             }
 
             /// Writes every initialised byte of `bufs`, in order, none of another task's in
             /// between.
             pub async fn write_all_vectored<B: IoVecBuf>(&self, bufs: B) -> BufResult<(), B> {
-                match self.stream.parts() {
-                    Ok((fd, lane)) => write_all_vectored_in_pipe(fd, lane, bufs).await,
-                    Err(e) => (Err(e), bufs),
-                }
+                let (fd, lane) = self.stream.parts();
+                write_all_vectored_in_pipe(fd, lane, bufs).await
             }
         }
 
@@ -269,8 +247,8 @@ writer!(Stderr, "stderr");
 
 macro_rules! fd_traits {
     ($($name:ident),*) => {$(
-        /// The standard descriptor number (0, 1 or 2), as std's and tokio's give it; the
-        /// stream's transfers go through a duplicate of it.
+        /// The standard descriptor number (0, 1 or 2), as std's and tokio's give it, which
+        /// the stream's transfers use.
         impl AsRawFd for $name {
             fn as_raw_fd(&self) -> RawFd {
                 self.stream.number

@@ -11,7 +11,9 @@
 //! * two tasks on two shards writing 64 KiB records with `write_all`: no record is interleaved
 //!   with another;
 //! * a reader that went away: writes fail with `BrokenPipe`, the process is not killed;
-//! * stdout redirected to a regular file.
+//! * stdout redirected to a regular file;
+//! * a `dup2` onto descriptor 1 after the first write: later writes follow it, and the old
+//!   pipe reaches its end.
 
 mod common;
 
@@ -30,6 +32,7 @@ const CONFIGS: [usize; 4] = [0, 2, 4, 5];
 type Case = (&'static str, fn(usize));
 const CHILD: &str = "RINGSTEAL_STDIO_CHILD";
 const CONFIG: &str = "RINGSTEAL_STDIO_CONFIG";
+const TARGET: &str = "RINGSTEAL_STDIO_TARGET";
 
 fn main() {
     if let Ok(role) = std::env::var(CHILD) {
@@ -38,7 +41,7 @@ fn main() {
         rt.block_on(child(&role));
         return;
     }
-    let tests: [Case; 5] = [
+    let tests: [Case; 6] = [
         ("a filter reads every line and writes it back", filter),
         ("non-blocking standard streams wait", non_blocking),
         (
@@ -47,6 +50,7 @@ fn main() {
         ),
         ("a reader that went away gives BrokenPipe", broken_pipe),
         ("stdout redirected to a file", to_a_file),
+        ("a dup2 onto stdout is followed", redirected_later),
     ];
     for (name, test) in tests {
         for config in CONFIGS {
@@ -128,6 +132,17 @@ async fn child(role: &str) {
                 let (res, _) = stdout().write_all(format!("line {i}\n").into_bytes()).await;
                 res.unwrap();
             }
+        }
+        "redirect" => {
+            let (res, _) = stdout().write_all(b"first\n".to_vec()).await;
+            res.unwrap();
+            let path = std::env::var(TARGET).unwrap();
+            let file = std::fs::File::create(path).unwrap();
+            // SAFETY: dup2 onto descriptor 1, as a program redirecting its output does.
+            assert_eq!(unsafe { libc::dup2(file.as_raw_fd(), 1) }, 1);
+            drop(file);
+            let (res, _) = stdout().write_all(b"second\n".to_vec()).await;
+            res.unwrap();
         }
         other => panic!("unknown role {other}"),
     }
@@ -268,4 +283,35 @@ fn to_a_file(config: usize) {
         "the file holds {} bytes, not the 1,000 lines",
         text.len()
     );
+}
+
+fn redirected_later(config: usize) {
+    let path = std::env::temp_dir().join(format!(
+        "ringsteal-stdio-dup2-{}-{config}",
+        std::process::id()
+    ));
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, "redirect")
+        .env(CONFIG, config.to_string())
+        .env(TARGET, &path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe ends once the child's descriptor 1 no longer names it.
+    let mut first = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut first)
+        .unwrap();
+    assert_eq!(
+        first, "first\n",
+        "only the write made before the dup2 went to the pipe"
+    );
+    assert_success(child);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "second\n");
+    std::fs::remove_file(&path).unwrap();
 }
