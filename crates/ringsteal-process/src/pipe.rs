@@ -26,6 +26,7 @@ use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
+use std::time::Duration;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{
@@ -173,9 +174,15 @@ async fn write_in_lane<B: IoBuf>(
     .await
 }
 
+/// `EAGAIN`s in a row after which [`when_ready`] also waits on a timer: the poll said ready
+/// and the transfer still would block (a descriptor whose poll answers at once), so the
+/// retries back off (1 ms, doubling to 64 ms) instead of spinning two requests a round.
+const RETRIES_BEFORE_BACKOFF: u32 = 3;
+
 /// Makes the transfer `attempt` (holding the lane, whose guard it gives back), and again
-/// each time it fails with `EAGAIN` once `fd` is ready for `events` (see the module docs). A
-/// failed wait ends it with the wait's error.
+/// each time it fails with `EAGAIN` once `fd` is ready for `events` (see the module docs),
+/// backing off after [`RETRIES_BEFORE_BACKOFF`]. A failed wait ends it with the wait's
+/// error.
 pub(crate) async fn when_ready<B, F, Fut>(
     fd: &SharedFd,
     events: i16,
@@ -187,10 +194,16 @@ where
     F: FnMut(B, LaneGuard) -> Fut,
     Fut: Future<Output = (BufResult<usize, B>, LaneGuard)>,
 {
+    let mut would_block = 0u32;
     loop {
         let ((res, back), back_guard) = attempt(buf, guard).await;
         if !matches!(&res, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
             return ((res, back), back_guard);
+        }
+        would_block += 1;
+        if would_block > RETRIES_BEFORE_BACKOFF {
+            let shift = (would_block - RETRIES_BEFORE_BACKOFF - 1).min(6);
+            ringsteal_rt::time::sleep(Duration::from_millis(1 << shift)).await;
         }
         if let Err(e) = poll_add(fd, events as u32).await {
             return ((Err(e), back), back_guard);
@@ -476,12 +489,13 @@ mod tests {
         rt.block_on(async {
             let lane = Lane::new();
             let attempts = AtomicUsize::new(0);
+            let started = std::time::Instant::now();
             let guard = lane.acquire().await;
             let ((res, buf), guard) =
                 when_ready(&fd, libc::POLLOUT, vec![7u8; 3], guard, |buf, guard| {
                     let n = attempts.fetch_add(1, SeqCst);
                     async move {
-                        let res = if n < 2 {
+                        let res = if n < 6 {
                             Err(io::Error::from(io::ErrorKind::WouldBlock))
                         } else {
                             Ok(buf.len())
@@ -496,7 +510,13 @@ mod tests {
                 [7, 7, 7],
                 "the buffer comes back through every attempt"
             );
-            assert_eq!(attempts.load(SeqCst), 3);
+            // Past the third, the retries waited on a timer too (1, 2 and 4 ms).
+            assert_eq!(attempts.load(SeqCst), 7);
+            assert!(
+                started.elapsed() >= Duration::from_millis(3),
+                "{:?}",
+                started.elapsed()
+            );
             drop(guard);
 
             // Another error ends it at once.
