@@ -72,7 +72,12 @@ impl StreamCore {
     }
 
     pub(crate) fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        let room: usize = bufs.iter().map(|b| b.len()).sum();
+        // The buffers one call fills at most (`IOV_MAX`).
+        let room: usize = bufs
+            .iter()
+            .take(libc::UIO_MAXIOV as usize)
+            .map(|b| b.len())
+            .sum();
         let got = try_read_vectored_in_lane(&self.fd, &self.read, bufs);
         if let Ok(n) = got {
             // As `try_read`: a read was made, and filling every buffer may have left more.

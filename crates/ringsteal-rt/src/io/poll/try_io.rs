@@ -79,7 +79,9 @@ pub fn try_write_in_lane(fd: &SharedFd, write_lane: &Lane, buf: &[u8]) -> io::Re
 }
 
 /// As [`try_read_in_lane`], into several buffers in order (`recvmsg`, `readv`'s socket
-/// form): one non-blocking call fills them as far as the socket has bytes. Bytes an
+/// form): one non-blocking call fills them as far as the socket has bytes (the first
+/// `IOV_MAX`, 1024, of them; `Ok(0)` only at the end of the stream or if those are all
+/// empty). Bytes an
 /// abandoned read kept go into the first non-empty buffer alone (a short read, as a
 /// vectored read may be).
 ///
@@ -105,6 +107,9 @@ pub fn try_read_vectored_in_lane(
     let Some(mut guard) = read_lane.try_acquire() else {
         return Err(in_flight("read"));
     };
+    // One call takes at most `IOV_MAX` buffers: the rest are not part of this read.
+    let len = bufs.len().min(sys::IOV_MAX);
+    let bufs = &mut bufs[..len];
     let Some(first) = bufs.iter_mut().find(|b| !b.is_empty()) else {
         return Ok(0);
     };
@@ -139,6 +144,7 @@ pub fn try_write_vectored_in_lane(
     let Some(_guard) = write_lane.try_acquire() else {
         return Err(in_flight("write"));
     };
+    let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
     if bufs.iter().all(|b| b.is_empty()) {
         return Ok(0);
     }
