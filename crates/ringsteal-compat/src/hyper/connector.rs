@@ -1,19 +1,22 @@
 //! [`HttpConnector`]: hyper-util's legacy `Client` connecting over ringsteal TCP, in place of
 //! hyper-util's `HttpConnector` (which needs tokio's reactor); and hyper-util's `Connection`
-//! for [`Io`], so a connector of your own can yield it.
+//! for [`Io`] and `TokioIo`, so a connector of your own (TLS around this one) can yield
+//! either.
 //!
 //! May not: resolve names on a shard (`TcpStream::connect` resolves hostnames on the
 //! blocking pool) or retry (the `Client` decides).
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use ringsteal_net::TcpStream;
+use ringsteal_net::{lookup_host, TcpStream};
+use ringsteal_rt::time::Instant;
 
 use super::Io;
 
@@ -88,7 +91,9 @@ impl HttpConnector {
     }
 
     /// Fails a connect (the name resolution included) that takes longer than `timeout` with
-    /// `TimedOut`; `None` (the default) waits as long as the kernel does.
+    /// `TimedOut`; `None` (the default) waits as long as the kernel does. A name with
+    /// several addresses gives each attempt an equal share of what is left, as hyper-util's
+    /// does (there is no happy-eyeballs race between address families).
     pub fn set_connect_timeout(&mut self, timeout: Option<Duration>) {
         self.connect_timeout = timeout;
     }
@@ -101,23 +106,91 @@ impl HttpConnector {
 
     async fn connect(self, uri: Uri) -> io::Result<Io<TcpStream>> {
         let (host, port) = destination(&uri, self.enforce_http)?;
-        let connecting = TcpStream::connect((host.as_str(), port));
-        let stream = match self.connect_timeout {
-            None => connecting.await,
-            Some(limit) => ringsteal_rt::time::timeout(limit, connecting)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("connecting to {host}:{port} took longer than {limit:?}"),
-                    ))
-                }),
-        }
-        .map_err(|e| io::Error::new(e.kind(), format!("tcp connect to {host}:{port}: {e}")))?;
+        let shown = match host.contains(':') {
+            true => format!("[{host}]:{port}"),
+            false => format!("{host}:{port}"),
+        };
+        let stream = self
+            .connect_to(&host, port)
+            .await
+            .map_err(|cause| ConnectError::wrap(&shown, cause))?;
         if self.nodelay {
             stream.set_nodelay(true)?;
         }
         Ok(Io::new(stream))
+    }
+
+    /// Resolves `host` (within the timeout), then tries each address in turn, each with an
+    /// equal share of what is left of the timeout, as hyper-util's does: an address that
+    /// drops its packets leaves time for the next.
+    async fn connect_to(&self, host: &str, port: u16) -> io::Result<TcpStream> {
+        let deadline = self.connect_timeout.map(|t| (Instant::now() + t, t));
+        let addrs: Vec<SocketAddr> = within(deadline, lookup_host((host, port))).await?.collect();
+        let mut last = None;
+        for (i, addr) in addrs.iter().enumerate() {
+            let share = deadline.map(|(end, limit)| {
+                let left = end.saturating_duration_since(Instant::now());
+                (Instant::now() + left / (addrs.len() - i) as u32, limit)
+            });
+            match within(share, TcpStream::connect(*addr)).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, "the name resolved to no address")
+        }))
+    }
+}
+
+/// Runs `connecting` until `deadline` (its instant and the whole timeout, for the message).
+async fn within<T>(
+    deadline: Option<(Instant, Duration)>,
+    connecting: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    match deadline {
+        None => connecting.await,
+        Some((end, limit)) => ringsteal_rt::time::timeout_at(end, connecting)
+            .await
+            .unwrap_or_else(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("connecting took longer than the {limit:?} connect timeout"),
+                ))
+            }),
+    }
+}
+
+/// A failed connect: the address it was for, and the error of the last attempt (its
+/// `source`, so `raw_os_error` stays reachable by downcasting).
+#[derive(Debug)]
+struct ConnectError {
+    addr: String,
+    cause: io::Error,
+}
+
+impl ConnectError {
+    fn wrap(addr: &str, cause: io::Error) -> io::Error {
+        let kind = cause.kind();
+        io::Error::new(
+            kind,
+            ConnectError {
+                addr: addr.to_owned(),
+                cause,
+            },
+        )
+    }
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tcp connect to {}: {}", self.addr, self.cause)
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
     }
 }
 
@@ -125,15 +198,17 @@ impl HttpConnector {
 fn destination(uri: &Uri, enforce_http: bool) -> io::Result<(String, u16)> {
     let invalid =
         |what: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{what}: {uri}"));
-    let scheme = uri.scheme_str();
-    if enforce_http && scheme != Some("http") {
+    let scheme = uri
+        .scheme_str()
+        .ok_or_else(|| invalid("the URI has no scheme"))?;
+    if enforce_http && scheme != "http" {
         return Err(invalid("the URI's scheme is not http"));
     }
     let host = uri.host().ok_or_else(|| invalid("the URI has no host"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = uri
         .port_u16()
-        .unwrap_or(if scheme == Some("https") { 443 } else { 80 });
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
     Ok((host.to_owned(), port))
 }
 
@@ -153,6 +228,16 @@ impl tower_service::Service<Uri> for HttpConnector {
 
 /// A plain connection: what hyper-util's pool needs to know of one (nothing is negotiated).
 impl<S> Connection for Io<S> {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+/// A stream wrapped for hyper (a TLS stream over an [`Io`], say), so a TLS connector around
+/// [`HttpConnector`] can yield it to hyper-util's `Client`. Reports a plain connection (a
+/// connector that negotiates HTTP/2 by ALPN says so itself with its own type).
+#[cfg(feature = "tokio-io")]
+impl<T> Connection for super::TokioIo<T> {
     fn connected(&self) -> Connected {
         Connected::new()
     }

@@ -10,8 +10,8 @@
 //! * [`Io`] is [`PollIo`](crate::PollIo): `hyper::rt::Read` and `Write` over a ringsteal
 //!   stream, implemented directly on io_uring readiness.
 //! * `HttpConnector` (feature `hyper-client`) connects hyper-util's legacy `Client` over
-//!   ringsteal TCP, in place of hyper-util's tokio one; [`Io`] is hyper-util's
-//!   `Connection` there, so a connector of your own can yield it too.
+//!   ringsteal TCP, in place of hyper-util's tokio one; [`Io`] and `TokioIo` are
+//!   hyper-util's `Connection` there, so a connector of your own can yield them too.
 //! * `TokioIo` (with the feature `tokio-io` too) gives hyper any stream with tokio's I/O
 //!   traits (a TLS stream: tokio-rustls over a `PollIo`), and tokio's traits to a
 //!   connection hyper upgraded (a WebSocket's), as hyper-util's `TokioIo` does.
