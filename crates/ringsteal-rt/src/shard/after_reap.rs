@@ -1,5 +1,7 @@
 //! [`WokenAfterReap`]: the tasks that yielded until the shard has taken in its completions
-//! (`context::wake_after_reap`), woken by the next `maintain`.
+//! (`context::wake_after_reap`), woken by the next `maintain`: by their wakers, or, for a
+//! task whose yield went through a waker some combinator wraps, the task itself, queued
+//! when its poll ended (`Polling::yielded_through_other_waker`).
 //!
 //! Asked on every tick and every idle check, nearly always empty: the question is one byte
 //! read, not a `RefCell` borrow.
@@ -7,9 +9,12 @@
 use std::cell::{Cell, RefCell};
 use std::task::Waker;
 
+use crate::task::Notified;
+
 #[derive(Default)]
 pub(crate) struct WokenAfterReap {
     wakers: RefCell<Vec<Waker>>,
+    tasks: RefCell<Vec<Notified>>,
     any: Cell<bool>,
 }
 
@@ -19,14 +24,23 @@ impl WokenAfterReap {
         self.any.set(true);
     }
 
+    /// A queued task, to go back to the run queue after the reap.
+    pub(crate) fn push_task(&self, task: Notified) {
+        self.tasks.borrow_mut().push(task);
+        self.any.set(true);
+    }
+
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         !self.any.get()
     }
 
-    /// Takes every waker, in the order they were pushed.
-    pub(crate) fn take(&self) -> Vec<Waker> {
+    /// Takes every waker and every task, each in the order they were pushed.
+    pub(crate) fn take(&self) -> (Vec<Waker>, Vec<Notified>) {
         self.any.set(false);
-        std::mem::take(&mut *self.wakers.borrow_mut())
+        (
+            std::mem::take(&mut *self.wakers.borrow_mut()),
+            std::mem::take(&mut *self.tasks.borrow_mut()),
+        )
     }
 }

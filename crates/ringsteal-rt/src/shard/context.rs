@@ -54,11 +54,16 @@ pub(crate) fn with_shard<R>(f: impl FnOnce(Option<&Shard>) -> R) -> R {
 ///
 /// Only the waker of what the shard is polling is deferred (`polling.rs`): any other, an
 /// executor's nested inside that poll above all, is woken at once, since that executor may
-/// block the shard until it is.
+/// block the shard until it is; the task being polled, if that wake requeues it (a
+/// combinator's waker wakes it), then goes after the reap all the same.
 pub(crate) fn wake_after_reap(waker: &std::task::Waker) {
     with_shard(|shard| match shard {
         Some(shard) if shard.polling.is_polled(waker) => shard.woken_after_reap.push(waker),
-        _ => waker.wake_by_ref(),
+        Some(shard) => {
+            shard.yielded_through_other_waker.set(true);
+            waker.wake_by_ref();
+        }
+        None => waker.wake_by_ref(),
     })
 }
 

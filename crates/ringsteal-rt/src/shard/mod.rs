@@ -83,6 +83,10 @@ pub(crate) struct Shard {
     pub(crate) woken_after_reap: after_reap::WokenAfterReap,
     /// What the shard is polling now: which wakers `woken_after_reap` takes.
     pub(crate) polling: polling::Polling,
+    /// The task being polled yielded for I/O through a waker it does not own (a
+    /// combinator's): that waker was woken at once, and the task, requeued as its poll
+    /// ends, goes after the reap (`push_local`). Cleared after each task poll.
+    pub(crate) yielded_through_other_waker: Cell<bool>,
     /// References on `shared` held for tasks spawned here (see `sched.rs`).
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
@@ -115,6 +119,7 @@ impl Shard {
             pending_doorbells: RefCell::new(Vec::new()),
             woken_after_reap: after_reap::WokenAfterReap::default(),
             polling: polling::Polling::default(),
+            yielded_through_other_waker: Cell::new(false),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
             spread_next: Cell::new(false),
@@ -277,7 +282,23 @@ impl Shard {
     /// Queues a task to run here (started, pinned or woken).
     #[inline]
     pub(crate) fn push_local(&self, task: Notified) {
+        if self.yielded_through_other_waker.get() {
+            return self.push_local_after_yield(task);
+        }
         self.run_queue.borrow_mut().push_back(task);
+    }
+
+    /// [`push_local`](Self::push_local) while the task being polled has yielded for I/O
+    /// through a waker some combinator wraps: that task, requeued as its poll ends, goes
+    /// after the reap, as its own yield would; any other goes to the run queue.
+    #[cold]
+    #[inline(never)]
+    fn push_local_after_yield(&self, task: Notified) {
+        if self.polling.is_task(&task) {
+            self.woken_after_reap.push_task(task);
+        } else {
+            self.run_queue.borrow_mut().push_back(task);
+        }
     }
 
     /// Rings `target`'s doorbell through this shard's ring (MSG_RING), now if the driver is

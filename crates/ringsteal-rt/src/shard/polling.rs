@@ -6,8 +6,10 @@
 //! task) hands over that executor's waker. Deferring it to the shard's next reap would never
 //! wake it: the shard is blocked in that very poll (the deadlock of tokio issue 6996). Only
 //! the waker of what the shard polls is deferred; any other is woken at once. A waker a
-//! combinator wraps (`FuturesUnordered`'s) is woken at once too: its future still yields,
-//! behind what is already runnable rather than behind the shard's completions.
+//! combinator wraps (`FuturesUnordered`'s) is woken at once too, but the shard notes it
+//! (`Shard::yielded_through_other_waker`): the combinator wakes the task, and the task,
+//! requeued as its poll ends, goes after the reap as its own yield would. A nested
+//! executor's future is polled again at once, and its thread never blocks on the reap.
 //!
 //! Owns: the two slots. May not: dereference a task's address (it is only compared), or keep
 //! `block_on`'s waker past the guard that borrows it.
@@ -47,6 +49,12 @@ impl Polling {
             polling: self,
             _waker: PhantomData,
         }
+    }
+
+    /// Whether `task` is the task being polled.
+    #[inline]
+    pub(crate) fn is_task(&self, task: &crate::task::Notified) -> bool {
+        self.task.get() == Some(task.as_ptr())
     }
 
     /// Whether `waker` wakes what the shard is polling: the task being polled, or, between

@@ -47,6 +47,7 @@ impl Shard {
                 // Running the main future: not a shard to hand work over to.
                 self.set_idle(false);
                 let polled = fut.as_mut().poll(&mut cx);
+                self.yielded_through_other_waker.set(false);
                 self.end_of_poll();
                 if let Poll::Ready(v) = polled {
                     return v;
@@ -135,6 +136,9 @@ impl Shard {
         self.polling.start_task(task.as_ptr());
         task.run();
         self.polling.end_task();
+        if self.yielded_through_other_waker.get() {
+            self.yielded_through_other_waker.set(false);
+        }
         self.end_of_poll();
         self.hand_off_if_idle_shard();
     }
@@ -218,8 +222,12 @@ impl Shard {
         }
         // Then the tasks that yielded until now: behind what the completions woke.
         if !self.woken_after_reap.is_empty() {
-            for w in self.woken_after_reap.take() {
+            let (wakers, tasks) = self.woken_after_reap.take();
+            for w in wakers {
                 contain_panic(|| w.wake());
+            }
+            for task in tasks {
+                self.push_local(task);
             }
         }
         // Give the (now empty) buffer back for reuse.

@@ -16,8 +16,9 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, dr
 /// A waker borrowed for one poll, without taking a reference.
 ///
 /// # Safety
-/// The caller must hold a reference to the task for as long as the waker is used (clones take
-/// their own).
+/// The caller must hold a reference to the task for as long as the waker is used to wake,
+/// clone or drop anything (clones take their own). A waker that is only compared
+/// (`will_wake`, which reads its data and vtable pointers, never the task) needs none.
 pub(super) unsafe fn waker_ref(ptr: NonNull<Header>) -> ManuallyDrop<Waker> {
     // SAFETY: the vtable functions uphold the RawWaker contract for a task header pointer;
     // ManuallyDrop keeps the borrowed waker from releasing a reference it never took.
@@ -28,7 +29,8 @@ pub(super) unsafe fn waker_ref(ptr: NonNull<Header>) -> ManuallyDrop<Waker> {
 /// or one a combinator wraps). Only compares: `task` need not be live.
 pub(crate) fn wakes_task(task: NonNull<Header>, waker: &Waker) -> bool {
     // SAFETY: the borrowed waker is only compared (`will_wake` looks at its data pointer and
-    // vtable, never at the task), and dropped without releasing anything.
+    // vtable, never at the task) and `ManuallyDrop` keeps it from releasing anything: the
+    // comparison-only case of `waker_ref`'s contract, which needs no reference.
     unsafe { waker_ref(task) }.will_wake(waker)
 }
 
