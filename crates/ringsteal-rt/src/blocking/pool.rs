@@ -217,7 +217,7 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
     loop {
         if let Some(task) = st.queue.pop_front() {
             drop(st);
-            task.run();
+            task.run_as_current();
             pool.finished_one(&*host);
             st = pool.state.lock();
             continue;

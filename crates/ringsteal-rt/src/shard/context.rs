@@ -67,6 +67,11 @@ pub(crate) fn wake_after_reap(waker: &std::task::Waker) {
     })
 }
 
+/// The id of the task this thread's shard is polling, if any (`task::try_id`).
+pub(crate) fn polled_task_id() -> Option<crate::task::Id> {
+    with_shard(|shard| shard.and_then(|s| s.polling.task_id()))
+}
+
 /// Whether the calling thread runs shard `index` of the runtime `runtime`: `None` on a
 /// thread that runs no shard, `Some(false)` on another shard (of any runtime), or if there is
 /// no runtime. How an op or a stream tells whether the request it left on a ring is on the

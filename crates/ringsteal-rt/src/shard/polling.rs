@@ -1,6 +1,6 @@
 //! [`Polling`]: what the shard is polling right now (a task, or `block_on`'s future), so
 //! [`wake_after_reap`](super::context::wake_after_reap) can tell a yield of that poll from
-//! one made under an executor nested inside it.
+//! one made under an executor nested inside it, and `task::id()` can name the task.
 //!
 //! A future that yields under `futures::executor::block_on` (or any executor run inside a
 //! task) hands over that executor's waker. Deferring it to the shard's next reap would never
@@ -19,22 +19,30 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::task::Waker;
 
-use crate::task::Header;
+use crate::task::{Header, Id};
 
 #[derive(Default)]
 pub(crate) struct Polling {
     /// The task being polled (null between polls).
     task: Cell<Option<NonNull<Header>>>,
+    /// Its id (meaningful while `task` is set), for `task::id()`.
+    id: Cell<Option<Id>>,
     /// `block_on`'s waker while the shard serves a `block_on` (null otherwise).
     main: Cell<Option<NonNull<Waker>>>,
 }
 
 impl Polling {
-    /// Marks `task` as the one being polled until [`end_task`](Self::end_task): two stores
-    /// per poll, with no thread-local lookup.
+    /// Marks `task`, of id `id`, as the one being polled until [`end_task`](Self::end_task):
+    /// three stores per poll, with no thread-local lookup.
     #[inline]
-    pub(crate) fn start_task(&self, task: NonNull<Header>) {
+    pub(crate) fn start_task(&self, task: NonNull<Header>, id: Id) {
         self.task.set(Some(task));
+        self.id.set(Some(id));
+    }
+
+    /// The id of the task being polled, if one is.
+    pub(crate) fn task_id(&self) -> Option<Id> {
+        self.task.get().and(self.id.get())
     }
 
     #[inline]

@@ -133,7 +133,7 @@ impl Shard {
 
     pub(crate) fn run_task(&self, task: Notified) {
         self.counters().polls.incr();
-        self.polling.start_task(task.as_ptr());
+        self.polling.start_task(task.as_ptr(), task.id());
         task.run();
         self.polling.end_task();
         if self.yielded_through_other_waker.get() {

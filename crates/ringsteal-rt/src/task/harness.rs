@@ -53,9 +53,9 @@ pub(super) unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>) {
             // SAFETY: we hold a reference for the whole poll, so the borrowed waker is valid.
             let waker = unsafe { waker_ref(ptr) };
             let mut cx = Context::from_waker(&waker);
-            // The task is current through its poll and, if it ends here, the drop of its
-            // future: `task::id()` works in both, as in tokio.
-            let _current = CurrentId::enter(cell.header.id);
+            // The task is current (`task::id()`) through its poll and, if it ends here, the
+            // drop of its future, as in tokio: the poller marks it so (a shard in its
+            // `Polling`, without a thread-local; the blocking pool with `CurrentId`).
             let res = catch_unwind(AssertUnwindSafe(|| {
                 // SAFETY: RUNNING gives this thread exclusive access to the stage; the future
                 // is never moved out of the heap cell while Running, so pinning is sound.

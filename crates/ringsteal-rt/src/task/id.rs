@@ -1,8 +1,10 @@
 //! [`Id`]: a task's identity, as tokio's `task::Id`; and [`id`] / [`try_id`], the id of the
 //! task being polled.
 //!
-//! Owns: handing out ids and the thread-local "task being polled" slot. May not: keep a task
-//! alive or reach it through its id.
+//! Owns: handing out ids and the thread-local "current task" slot, for tasks polled off a
+//! shard (the blocking pool) and futures dropped outside a poll; a shard marks the task it
+//! polls in its own `Polling`, which `try_id` asks second. May not: keep a task alive or
+//! reach it through its id.
 //!
 //! Ids come from one process-wide counter, taken in blocks of [`BLOCK`] per thread, so a spawn
 //! touches a shared cache line once per [`BLOCK`] spawns, not every time. No two tasks of the
@@ -116,7 +118,11 @@ pub fn id() -> Id {
 /// assert!(inside.unwrap().is_some());
 /// ```
 pub fn try_id() -> Option<Id> {
-    CURRENT.with(|c| Id::from_u64(c.get()))
+    // A task polled by the blocking pool, or one whose future is dropped outside a poll
+    // (`CurrentId`); else the task the thread's shard is polling (its `Polling`).
+    CURRENT
+        .with(|c| Id::from_u64(c.get()))
+        .or_else(crate::shard::context::polled_task_id)
 }
 
 /// Marks `id` as the task being polled on this thread until dropped, then restores what was

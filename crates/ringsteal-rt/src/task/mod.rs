@@ -120,6 +120,19 @@ impl Notified {
         self.0.as_ptr()
     }
 
+    /// The task's id.
+    pub(crate) fn id(&self) -> Id {
+        self.0.header().id
+    }
+
+    /// [`run`](Self::run), marking the task as the current one of this thread for
+    /// `task::id()` meanwhile: for pollers that are not shards (the blocking pool). A shard
+    /// marks the task it polls in its `Polling` instead, which costs no thread-local.
+    pub(crate) fn run_as_current(self) {
+        let _current = id::CurrentId::enter(self.id());
+        self.run();
+    }
+
     /// The task's home shard, or `None` before its first poll.
     pub(crate) fn home(&self) -> Option<usize> {
         self.0.header().home()
