@@ -180,6 +180,47 @@ fn a_chain_of_local_spawns_does_not_starve_spawns_from_outside() {
     });
 }
 
+/// On one shard, two tasks that each run `yield_once` in a loop beside a task completing
+/// NOPs: how many NOPs completed (at least) and during how many yields. The second yielder
+/// keeps the run queue non-empty, so a yield that only requeued its task would be polled
+/// again within the tick, before the shard looks at its ring.
+async fn nops_during_yields<F, Fut>(yield_once: F) -> (u64, u64)
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let (yields, nops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let nopper = ringsteal_rt::spawn({
+        let (stop, nops) = (stop.clone(), nops.clone());
+        async move {
+            while !stop.load(SeqCst) {
+                ringsteal_rt::op::nop().await.unwrap();
+                nops.fetch_add(1, SeqCst);
+            }
+        }
+    });
+    let yielders: Vec<_> = (0..2)
+        .map(|_| {
+            let (stop, yields, yield_once) = (stop.clone(), yields.clone(), yield_once.clone());
+            ringsteal_rt::spawn(async move {
+                while !stop.load(SeqCst) {
+                    yields.fetch_add(1, SeqCst);
+                    yield_once().await;
+                }
+            })
+        })
+        .collect();
+    yield_until(|| yields.load(SeqCst) >= 3_000).await;
+    stop.store(true, SeqCst);
+    let (yielded, done) = (yields.load(SeqCst), nops.load(SeqCst));
+    for y in yielders {
+        y.await.unwrap();
+    }
+    nopper.await.unwrap();
+    (done, yielded)
+}
+
 /// A task that yields in a loop runs again only after its shard has taken in its
 /// completions, as tokio's `yield_now` waits for its driver: the I/O of the shard's other
 /// tasks moves once per yield, not once per tick of 61 polls. (With a yield that only
@@ -187,35 +228,12 @@ fn a_chain_of_local_spawns_does_not_starve_spawns_from_outside() {
 #[test]
 fn each_yield_lets_the_shard_take_in_its_completions_first() {
     with_every_runtime("yield vs io", 1, |config, rt| {
-        rt.block_on(async {
-            let stop = Arc::new(AtomicBool::new(false));
-            let (polls, nops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-            let nopper = ringsteal_rt::spawn({
-                let (stop, nops) = (stop.clone(), nops.clone());
-                async move {
-                    while !stop.load(SeqCst) {
-                        ringsteal_rt::op::nop().await.unwrap();
-                        nops.fetch_add(1, SeqCst);
-                    }
-                }
-            });
-            let hog = spawn_hog(0, &stop, &polls);
-            // A second hog keeps the run queue non-empty, so a requeued yield would be polled
-            // again within the tick.
-            let other_polls = Arc::new(AtomicU64::new(0));
-            let other = spawn_hog(0, &stop, &other_polls);
-            yield_until(|| polls.load(SeqCst) >= 3_000).await;
-            stop.store(true, SeqCst);
-            let (yields, done) = (polls.load(SeqCst), nops.load(SeqCst));
-            hog.await.unwrap();
-            other.await.unwrap();
-            nopper.await.unwrap();
-            // (With SQPOLL a NOP completes when the kernel's thread gets to it.)
-            assert!(
-                done >= yields / 4 || config == Config::SqPoll,
-                "{done} NOPs completed during {yields} yields"
-            );
-        });
+        let (done, yields) = rt.block_on(nops_during_yields(ringsteal_rt::yield_now));
+        // (With SQPOLL a NOP completes when the kernel's thread gets to it.)
+        assert!(
+            done >= yields / 4 || config == Config::SqPoll,
+            "{done} NOPs completed during {yields} yields"
+        );
     });
 }
 
@@ -291,40 +309,10 @@ async fn yield_through_a_wrapped_waker() {
 #[test]
 fn a_yield_through_a_wrapped_waker_also_lets_the_shard_take_in_its_completions() {
     with_every_runtime("wrapped yield vs io", 1, |config, rt| {
-        rt.block_on(async {
-            let stop = Arc::new(AtomicBool::new(false));
-            let (yields, nops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-            let nopper = ringsteal_rt::spawn({
-                let (stop, nops) = (stop.clone(), nops.clone());
-                async move {
-                    while !stop.load(SeqCst) {
-                        ringsteal_rt::op::nop().await.unwrap();
-                        nops.fetch_add(1, SeqCst);
-                    }
-                }
-            });
-            let hogs: Vec<_> = (0..2)
-                .map(|_| {
-                    let (stop, yields) = (stop.clone(), yields.clone());
-                    ringsteal_rt::spawn(async move {
-                        while !stop.load(SeqCst) {
-                            yields.fetch_add(1, SeqCst);
-                            yield_through_a_wrapped_waker().await;
-                        }
-                    })
-                })
-                .collect();
-            yield_until(|| yields.load(SeqCst) >= 3_000).await;
-            stop.store(true, SeqCst);
-            let (yielded, done) = (yields.load(SeqCst), nops.load(SeqCst));
-            for h in hogs {
-                h.await.unwrap();
-            }
-            nopper.await.unwrap();
-            assert!(
-                done >= yielded / 4 || config == Config::SqPoll,
-                "{done} NOPs completed during {yielded} yields"
-            );
-        });
+        let (done, yields) = rt.block_on(nops_during_yields(yield_through_a_wrapped_waker));
+        assert!(
+            done >= yields / 4 || config == Config::SqPoll,
+            "{done} NOPs completed during {yields} yields"
+        );
     });
 }
