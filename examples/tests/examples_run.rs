@@ -672,6 +672,67 @@ fn axum_server_routes_requests_shares_its_state_and_speaks_http2() {
     assert!(rest.contains("stopped by SIGTERM"), "{rest}");
 }
 
+/// axum_server's `/chat`, upgraded by hand: WebSocket clients (tokio-tungstenite over
+/// ringsteal streams, in this process) each get every message anyone sent after they
+/// joined, each sender's in order; a plain GET of `/chat` is refused.
+#[test]
+fn axum_server_upgrades_websockets_and_broadcasts_the_chat_in_order() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let server = Server::start("axum_server", &[]);
+    assert_eq!(Http::connect(server.addr).get("/chat").0.status, 400);
+    let addr = server.addr;
+    let rt = ringsteal::Runtime::builder().shards(2).build().unwrap();
+    rt.block_on(async move {
+        let mut clients = Vec::new();
+        for i in 0..4 {
+            let stream = ringsteal::net::TcpStream::connect(addr).await.unwrap();
+            let io = ringsteal::io::compat::PollIo::new(stream);
+            let url = format!("ws://{addr}/chat");
+            let (mut ws, response) = tokio_tungstenite::client_async(url, io).await.unwrap();
+            assert_eq!(response.status(), 101);
+            // Its own greeting coming back means the server has subscribed it.
+            let hello = format!("hello from {i}");
+            ws.send(Message::text(hello.clone())).await.unwrap();
+            loop {
+                let got = ws.next().await.unwrap().unwrap();
+                if got.to_text().unwrap() == hello {
+                    break;
+                }
+            }
+            clients.push(ws);
+        }
+        // 25 messages from each client, interleaved. Every client gets all 100; each
+        // sender's in the order it sent them (senders on different shards race each other,
+        // as on tokio). Greetings of later clients come first to earlier ones: skipped.
+        for n in 0..100 {
+            let (sender, k) = (n % 4, n / 4);
+            clients[sender]
+                .send(Message::text(format!("message {sender} {k}")))
+                .await
+                .unwrap();
+        }
+        for ws in &mut clients {
+            let mut next = [0; 4];
+            while next.iter().sum::<usize>() < 100 {
+                let text = ws.next().await.unwrap().unwrap().into_text().unwrap();
+                if text.starts_with("hello from") {
+                    continue;
+                }
+                let mut words = text.split(' ').skip(1).map(|w| w.parse::<usize>().unwrap());
+                let (sender, k) = (words.next().unwrap(), words.next().unwrap());
+                assert_eq!(k, next[sender], "{text}: out of order");
+                next[sender] += 1;
+            }
+        }
+        for mut ws in clients {
+            ws.close(None).await.unwrap();
+        }
+    });
+    stops_on_sigint(server);
+}
+
 #[test]
 fn tls_echo_round_trips_text_over_rustls() {
     let out = run(example("tls_echo")).success().stdout;
