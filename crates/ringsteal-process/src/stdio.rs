@@ -129,7 +129,22 @@ pub fn stderr() -> Stderr {
     }
 }
 
-/// The process's standard input: see [`stdin`].
+/// The process's standard input: see [`stdin`]. Handles are `Copy`; every one reads the
+/// same stream.
+///
+/// ```no_run
+/// use ringsteal_process::stdio::{stdin, Stdin};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let input: Stdin = stdin();
+///     let (res, all) = input.read_to_end(Vec::new()).await;
+///     println!("{} bytes on standard input", res?);
+///     # drop(all);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Stdin {
     stream: &'static StdStream,
@@ -175,7 +190,17 @@ impl AsyncReadOwned for Stdin {
 
 macro_rules! writer {
     ($name:ident, $what:literal) => {
-        #[doc = concat!("The process's standard ", $what, ": see [`", $what, "`].")]
+        #[doc = concat!("The process's standard ", $what, ": see [`", $what, "`]. Handles are `Copy`; every one writes the same stream, in turns.")]
+        ///
+        #[doc = concat!(
+            "```\nuse ringsteal_process::stdio::", $what, ";\n\n",
+            "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+            "rt.block_on(async {\n",
+            "    let out = ", $what, "();\n",
+            "    let (res, _) = out.writev(vec![b\"one \".to_vec(), b\"line\\n\".to_vec()]).await;\n",
+            "    res.map(drop)\n",
+            "})\n.unwrap();\n```"
+        )]
         #[derive(Debug, Clone, Copy)]
         pub struct $name {
             stream: &'static StdStream,
