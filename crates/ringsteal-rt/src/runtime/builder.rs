@@ -286,8 +286,9 @@ impl Builder {
     }
 
     /// Runs `f` on a shard's thread when the park [`on_thread_park`](Self::on_thread_park)
-    /// announced ends, before it runs anything, as tokio's `on_thread_unpark`. Each park hook is followed by exactly one unpark hook on the same
-    /// thread. A panic in `f` is contained.
+    /// announced ends, before it runs anything, as tokio's `on_thread_unpark`. Each park hook
+    /// is followed by exactly one unpark hook on the same thread. A panic in `f` is
+    /// contained.
     pub fn on_thread_unpark(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.config.on_thread_unpark = Some(ThreadHook(Arc::new(f)));
         self

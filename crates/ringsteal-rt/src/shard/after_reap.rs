@@ -1,7 +1,7 @@
 //! [`WokenAfterReap`]: the tasks that yielded until the shard has taken in its completions
 //! (`context::wake_after_reap`), woken by the next `maintain`: by their wakers, or, for a
 //! task whose yield went through a waker some combinator wraps, the task itself, queued
-//! when its poll ended (`Polling::yielded_through_other_waker`).
+//! when its poll ended (`Shard::yielded_through_other_waker`).
 //!
 //! Asked on every tick and every idle check, nearly always empty: the question is one byte
 //! read, not a `RefCell` borrow.

@@ -11,8 +11,8 @@
 //! requeued as its poll ends, goes after the reap as its own yield would. A nested
 //! executor's future is polled again at once, and its thread never blocks on the reap.
 //!
-//! Owns: the two slots. May not: dereference a task's address (it is only compared), or keep
-//! `block_on`'s waker past the guard that borrows it.
+//! Owns: the slots (the task, its id, `block_on`'s waker). May not: dereference a task's
+//! address (it is only compared), or keep `block_on`'s waker past the guard that borrows it.
 
 use std::cell::Cell;
 use std::marker::PhantomData;

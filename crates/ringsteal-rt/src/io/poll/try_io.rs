@@ -81,9 +81,8 @@ pub fn try_write_in_lane(fd: &SharedFd, write_lane: &Lane, buf: &[u8]) -> io::Re
 /// As [`try_read_in_lane`], into several buffers in order (`recvmsg`, `readv`'s socket
 /// form): one non-blocking call fills them as far as the socket has bytes (the first
 /// `IOV_MAX`, 1024, of them; `Ok(0)` only at the end of the stream or if those are all
-/// empty). Bytes an
-/// abandoned read kept go into the first non-empty buffer alone (a short read, as a
-/// vectored read may be).
+/// empty). Bytes an abandoned read kept go into the first non-empty buffer alone (a short
+/// read, as a vectored read may be).
 ///
 /// ```
 /// use std::io::IoSliceMut;
