@@ -146,7 +146,7 @@ impl HttpConnector {
 /// Runs `connecting` until `deadline` (its instant and the whole timeout, for the message).
 async fn within<T>(
     deadline: Option<(Instant, Duration)>,
-    connecting: impl std::future::Future<Output = io::Result<T>>,
+    connecting: impl Future<Output = io::Result<T>>,
 ) -> io::Result<T> {
     match deadline {
         None => connecting.await,
@@ -269,5 +269,8 @@ mod tests {
             at("/just/a/path", false).unwrap_err().kind(),
             io::ErrorKind::InvalidInput
         );
+        // No scheme is refused even when any scheme is allowed, as by hyper-util.
+        let no_scheme = at("example.com:80", false).unwrap_err();
+        assert!(no_scheme.to_string().contains("no scheme"), "{no_scheme}");
     }
 }

@@ -1,7 +1,6 @@
 //! tokio's readiness methods on a stream: `ready`, `readable` and `writable` wait (one
 //! one-shot `IORING_OP_POLL_ADD` each), `try_read` and `try_write` (and their `_vectored`
-//! forms) make one non-blocking
-//! system call in the direction's lane or return `WouldBlock`
+//! forms) make one non-blocking system call in the direction's lane or return `WouldBlock`
 //! (`ringsteal_rt::io::try_read_in_lane`).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
