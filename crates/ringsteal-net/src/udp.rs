@@ -172,14 +172,7 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if buf.is_empty() {
-            return Err(kept_datagrams::no_room());
-        }
-        if let Some((n, from)) = self.kept.copy_into_slice(false, buf) {
-            return Ok((n, sockopt::ip(from)?));
-        }
-        let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
-        Ok((n, sockopt::ip(from)?))
+        self.try_receive_from(buf, false)
     }
 
     /// Copies the next datagram into `buf` without waiting and without taking it, with the
@@ -205,13 +198,22 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.try_receive_from(buf, true)
+    }
+
+    /// [`try_recv_from`](Self::try_recv_from), or, if `peek`,
+    /// [`try_peek_from`](Self::try_peek_from): a kept datagram first, then the kernel's.
+    fn try_receive_from(&self, buf: &mut [u8], peek: bool) -> io::Result<(usize, SocketAddr)> {
         if buf.is_empty() {
             return Err(kept_datagrams::no_room());
         }
-        if let Some((n, from)) = self.kept.copy_into_slice(true, buf) {
+        if let Some((n, from)) = self.kept.copy_into_slice(peek, buf) {
             return Ok((n, sockopt::ip(from)?));
         }
-        let (n, from) = ringsteal_rt::io::try_peek_from(&self.fd, buf)?;
+        let (n, from) = match peek {
+            false => ringsteal_rt::io::try_recv_from(&self.fd, buf)?,
+            true => ringsteal_rt::io::try_peek_from(&self.fd, buf)?,
+        };
         Ok((n, sockopt::ip(from)?))
     }
 
