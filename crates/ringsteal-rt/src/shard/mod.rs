@@ -192,23 +192,11 @@ impl Shard {
     /// The rest of [`hand_off_if_idle_shard`](Self::hand_off_if_idle_shard), out of line.
     #[inline(never)]
     fn hand_off_to_idle_shard(&self) {
-        use std::sync::atomic::Ordering::Relaxed;
-        if self.shared.shards.len() < 2 {
-            return;
-        }
         let queued = self.worker.len();
         if queued < 2 {
             return;
         }
-        let n = self.shared.shards.len();
-        let start = self.rng.below(n);
-        let Some(target) = (0..n).map(|i| (start + i) % n).find(|&t| {
-            let r = &self.shared.shards[t];
-            t != self.index
-                && r.driven.load(Relaxed)
-                && r.idle.load(Relaxed)
-                && r.idle.swap(false, Relaxed)
-        }) else {
+        let Some(target) = self.claim_idle_shard() else {
             return;
         };
         let remote = &self.shared.shards[target];
@@ -222,6 +210,31 @@ impl Shard {
             given += 1;
         }
         self.counters().tasks_handed_off.add(given as u64);
+        self.handed_over(target);
+    }
+
+    /// An idle shard (one that ran out of work and has found none since: spinning, parked,
+    /// or woken and not yet running) whose idle flag this call claims, so that each idle
+    /// period receives one hand-over.
+    pub(crate) fn claim_idle_shard(&self) -> Option<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let n = self.shared.shards.len();
+        if n < 2 {
+            return None;
+        }
+        let start = self.rng.below(n);
+        (0..n).map(|i| (start + i) % n).find(|&t| {
+            let r = &self.shared.shards[t];
+            t != self.index
+                && r.driven.load(Relaxed)
+                && r.idle.load(Relaxed)
+                && r.idle.swap(false, Relaxed)
+        })
+    }
+
+    /// Work was pushed into `target`'s stealable queue for it: reserve it and ring the shard.
+    pub(crate) fn handed_over(&self, target: usize) {
+        let remote = &self.shared.shards[target];
         remote.reservation.reserve();
         // Rings only if it sleeps; a spinning or waking shard finds the work by itself.
         self.shared.notify(target);
