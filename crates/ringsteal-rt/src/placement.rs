@@ -30,7 +30,10 @@ pub enum Placement {
     /// (session affinity). Never stolen.
     Sticky(u64),
     /// Run where this task is spawned (from outside the runtime: wherever a shard is free);
-    /// an idle shard may steal it before it starts. The default of [`spawn`](crate::spawn),
+    /// an idle shard may steal it before it starts, and once started it may move to an idle
+    /// shard while it waits to run again (the only placement whose tasks move; turned off
+    /// with [`Builder::move_started_tasks`](crate::Builder::move_started_tasks)). The
+    /// default of [`spawn`](crate::spawn),
     /// except for a spawn right after an accepted connection, which is dealt
     /// [`RoundRobin`](Self::RoundRobin) (see [`spread_next_spawn`](crate::spread_next_spawn)).
     /// Named explicitly in [`spawn_with`](crate::spawn_with), it is always this.

@@ -77,6 +77,7 @@ pub(crate) struct ShardCounters {
     pub(crate) steal_successes: LocalCounter,
     pub(crate) tasks_stolen: LocalCounter,
     pub(crate) tasks_handed_off: LocalCounter,
+    pub(crate) tasks_moved: LocalCounter,
     pub(crate) msg_ring_doorbells: LocalCounter,
     pub(crate) eventfd_wakes: LocalCounter,
     pub(crate) enters: LocalCounter,
@@ -122,6 +123,9 @@ pub struct ShardStats {
     pub tasks_stolen: u64,
     /// Queued, unstarted tasks this shard handed to a sleeping shard as it woke it.
     pub tasks_handed_off: u64,
+    /// Started tasks waiting to run here that this shard moved to an idle shard (only tasks
+    /// spawned `Stealable` move; [`Builder::move_started_tasks`](crate::Builder::move_started_tasks)).
+    pub tasks_moved: u64,
     /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards (ring-less ones,
     /// `IORING_REGISTER_SEND_MSG_RING`, when its runtime uses SQPOLL).
     pub msg_ring_doorbells: u64,
@@ -198,6 +202,7 @@ impl ShardCounters {
             steal_successes: self.steal_successes.get(),
             tasks_stolen: self.tasks_stolen.get(),
             tasks_handed_off: self.tasks_handed_off.get(),
+            tasks_moved: self.tasks_moved.get(),
             msg_ring_doorbells: self.msg_ring_doorbells.get(),
             eventfd_doorbells: self.eventfd_doorbells.get(),
             eventfd_wakes: self.eventfd_wakes.get(),
@@ -273,6 +278,7 @@ impl RuntimeStats {
             t.steal_successes += s.steal_successes;
             t.tasks_stolen += s.tasks_stolen;
             t.tasks_handed_off += s.tasks_handed_off;
+            t.tasks_moved += s.tasks_moved;
             t.msg_ring_doorbells += s.msg_ring_doorbells;
             t.eventfd_doorbells += s.eventfd_doorbells;
             t.eventfd_wakes += s.eventfd_wakes;

@@ -74,6 +74,7 @@ impl Builder {
                 sqpoll: None,
                 sqpoll_refused: false,
                 reservation: crate::shared::reservation::RESERVATION,
+                move_started: true,
                 without_features: Vec::new(),
                 recv_buf_count: DEFAULT_RECV_BUF_COUNT,
                 recv_buf_len: DEFAULT_RECV_BUF_LEN,
@@ -318,6 +319,24 @@ impl Builder {
     /// ```
     pub fn thread_stack_size(mut self, bytes: usize) -> Self {
         self.config.thread_stack_size = Some(bytes);
+        self
+    }
+
+    /// Whether a task spawned [`Stealable`](crate::Placement::Stealable) may move to an idle
+    /// shard after it has started (default true). Set false, every task stays on the shard
+    /// of its first poll, as tasks placed any other way always do.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder()
+    ///     .shards(2)
+    ///     .move_started_tasks(false)
+    ///     .build()
+    ///     .unwrap();
+    /// let shard = rt.block_on(async { ringsteal_rt::spawn(async { ringsteal_rt::current_shard() }).await });
+    /// assert!(shard.unwrap().is_some());
+    /// ```
+    pub fn move_started_tasks(mut self, yes: bool) -> Self {
+        self.config.move_started = yes;
         self
     }
 

@@ -15,7 +15,7 @@ use crate::shard::context;
 use crate::shard::sched::SchedHandle;
 use crate::shard::Shard;
 use crate::shared::Shared;
-use crate::task::{new_task, JoinHandle, Notified, HOME_UNSET};
+use crate::task::{new_task, new_task_with, JoinHandle, Notified, HOME_UNSET};
 use crate::util::mix64;
 
 /// Where a placement sends a task, once resolved against the shard count.
@@ -73,7 +73,7 @@ fn next_driven_in_turn(shared: &Shared) -> usize {
 /// The placement of a spawn that names none ([`spawn`](crate::spawn)): `Stealable`, unless
 /// the spawning task has just accepted a connection ([`spread_next_spawn`](crate::spread_next_spawn)
 /// during this poll, on a runtime of two shards or more): then `RoundRobin`, so that the
-/// connection's task, which never moves once started, is dealt to the shards in turn
+/// connection's task, which never moves once started (only `Stealable` tasks do), is dealt to the shards in turn
 /// (ADR-0009).
 pub(crate) fn default_placement(shared: &Shared) -> Placement {
     context::with_shard_of(shared, |cur| match cur {
@@ -101,7 +101,10 @@ where
             Target::Fixed(s) => s as u32,
             Target::Stealable | Target::Preferred(_) => HOME_UNSET,
         };
-        let (task, join) = new_task(future, SchedHandle::new(shared, cur), home);
+        // A task spawned `Stealable` may move between shards once started too; one placed
+        // anywhere else stays where it starts (`shard/move_started.rs`).
+        let movable = matches!(target, Target::Stealable) && shared.config.move_started;
+        let (task, join) = new_task_with(future, SchedHandle::new(shared, cur), home, movable);
         match (target, cur) {
             (Target::Fixed(s), _) => place_on(shared, cur, s, task),
             (Target::Stealable, Some(shard)) => shard.push_stealable(task),

@@ -23,6 +23,7 @@ pub(crate) mod context;
 mod drain;
 mod inbox;
 pub(crate) mod main_wake;
+mod move_started;
 mod park;
 mod polling;
 mod run;
@@ -59,7 +60,7 @@ pub(crate) use commands::run_here_or_send;
 pub(crate) use inbox::Inbox;
 
 /// Most tasks handed to an idle shard at once; the rest it steals, 32 at a time, as needed.
-const HAND_OFF_MAX: usize = 256;
+pub(super) const HAND_OFF_MAX: usize = 256;
 
 /// The thread-local half of a shard.
 pub(crate) struct Shard {
@@ -176,7 +177,8 @@ impl Shard {
     ///
     /// Waking a shard takes tens of microseconds; by the time it could steal, this shard may
     /// have started every task (one that only submits I/O starts in well under a
-    /// microsecond), and a started task never moves. So the older half of the queue (at most
+    /// microsecond), and a started task moves only while it waits to run again
+    /// (`move_started.rs`). So the older half of the queue (at most
     /// [`HAND_OFF_MAX`]) moves into an idle shard's stealable queue at once, and the shard is
     /// rung if it sleeps. Checked after the poll, when a burst of spawns is complete, and at
     /// most once per idle period of the receiver (its `idle` flag is claimed), so a waking

@@ -75,6 +75,7 @@ impl Shard {
     pub(crate) fn tick(&self) -> bool {
         self.tick.set(self.tick.get().wrapping_add(1));
         self.maintain();
+        self.move_started_if_idle_shard();
         let mut polled = 0;
         while polled < BUDGET {
             // Mostly the run queue (started and woken tasks, FIFO, including those woken

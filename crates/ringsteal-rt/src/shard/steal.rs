@@ -4,7 +4,9 @@
 //! victim's own stealable deque, then the stealable queue others filled for it (neither while
 //! work handed over to it waits for it to wake and start it: `shared/reservation.rs`). Each
 //! steal takes a batch (about half of the victim's queue, at most 32 tasks) into our deque
-//! and runs one. Started tasks never move: they are not in these queues.
+//! and runs one. Started tasks are not in these queues while they sit in their shard's run
+//! queue: a started task moves only when its shard hands it to an idle one
+//! (`move_started.rs`), into that shard's stealable queue.
 
 use super::Shard;
 use crate::task::Notified;

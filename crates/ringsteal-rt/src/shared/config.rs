@@ -88,6 +88,8 @@ pub(crate) struct Config {
     /// Longest time work handed over to an idle shard is kept for it
     /// (`shared/reservation.rs`; only tests change it).
     pub(crate) reservation: Duration,
+    /// A `Stealable` task may move to an idle shard between polls (`shard/move_started.rs`).
+    pub(crate) move_started: bool,
     /// Provided buffers per shard (a power of two) for receive streams.
     pub(crate) recv_buf_count: u16,
     /// Bytes per provided buffer (and per heap buffer of the receive fallback).

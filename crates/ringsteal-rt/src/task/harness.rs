@@ -310,19 +310,21 @@ pub(super) unsafe fn shutdown<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     }
 }
 
-/// A queued reference dropped without running. A task that never started is cancelled here
-/// (its future was never polled, so it may be dropped on any thread: only `Send` futures and
-/// `Send` closures are queued across threads).
+/// A queued reference dropped without running. A task that is in no shard's list of started
+/// tasks is cancelled here: one that never started, or a started one on its way to another
+/// shard (`shard/move_started.rs`). Either may be dropped on any thread: only `Send` futures
+/// and `Send` closures are queued across threads, and only `Send` tasks move.
 ///
 /// # Safety
 /// `ptr` must point at a live `Cell<F, S>` and the caller must own one queued reference.
 pub(super) unsafe fn drop_notified<F: Future, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: forwarded from the caller.
     let cell = unsafe { cell::<F, S>(ptr) };
-    // SAFETY: an unstarted task's links are untouched by anyone but the thread holding it.
-    let started = unsafe { *cell.header.linked.get() };
-    if !started && cell.header.state.transition_to_shutdown() {
-        // SAFETY: we hold RUNNING, the queued reference and (unstarted) the owner reference.
+    // SAFETY: an unlinked task's links are untouched by anyone but the thread holding it
+    // (the queue handed it over with the release and acquire of its push and pop).
+    let listed = unsafe { *cell.header.linked.get() };
+    if !listed && cell.header.state.transition_to_shutdown() {
+        // SAFETY: we hold RUNNING, the queued reference and (unlisted) the owner reference.
         unsafe { cancel_and_complete::<F, S>(ptr, 2) }
     } else {
         // SAFETY: drops the queued reference.

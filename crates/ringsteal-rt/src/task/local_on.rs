@@ -18,7 +18,8 @@ enum State<C, F> {
 // SAFETY: before the first poll only the `Send` closure exists, and that is the only time
 // the task crosses threads (into the target shard's inbox). The `!Send` future is created by
 // the first poll, on the target shard, and is polled and dropped only there: the task is
-// bound to that shard (its home) and started tasks never move. A task that never started is
+// bound to that shard (its home) and only tasks spawned `Stealable` move once started
+// (`Header::movable`, never set for these). A task that never started is
 // dropped with only the closure inside.
 unsafe impl<C: Send, F> Send for LocalOn<C, F> {}
 

@@ -137,6 +137,16 @@ impl Notified {
     pub(crate) fn home(&self) -> Option<usize> {
         self.0.header().home()
     }
+
+    /// The task itself (to unlink it from its shard's list when it moves).
+    pub(crate) fn task_ref(&self) -> TaskRef {
+        self.0
+    }
+
+    /// True if the task may move to another shard between polls.
+    pub(crate) fn is_movable(&self) -> bool {
+        self.0.header().movable
+    }
 }
 
 impl Drop for Notified {
@@ -166,7 +176,22 @@ where
     F: Future + 'static,
     S: Schedule,
 {
-    let ptr = raw::allocate(future, scheduler, home);
+    new_task_with(future, scheduler, home, false)
+}
+
+/// [`new_task`], saying whether the task may move between shards once started
+/// ([`Header::movable`]: only for `Send` futures).
+pub(crate) fn new_task_with<F, S>(
+    future: F,
+    scheduler: S,
+    home: u32,
+    movable: bool,
+) -> (Notified, JoinHandle<F::Output>)
+where
+    F: Future + 'static,
+    S: Schedule,
+{
+    let ptr = raw::allocate(future, scheduler, home, movable);
     // SAFETY: the initial state counts three references: the owner (implicit), this
     // Notified and the JoinHandle.
     unsafe {

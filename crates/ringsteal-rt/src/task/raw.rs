@@ -49,8 +49,8 @@ pub(crate) struct Links {
 }
 
 /// The first field of every task cell. Its fields are in an order that leaves no padding
-/// but after `linked` (48 bytes): a task cell that grows past a size class of the block
-/// cache costs every spawn.
+/// but after `linked` and `movable`, which share it (48 bytes): a task cell that grows past
+/// a size class of the block cache costs every spawn.
 #[repr(C)]
 pub(crate) struct Header {
     pub(crate) state: State,
@@ -59,6 +59,9 @@ pub(crate) struct Header {
     /// Whether the task is in its home shard's list of started tasks (touched only by the
     /// home thread, as `links`).
     pub(crate) linked: UnsafeCell<bool>,
+    /// Whether the task may move to another shard between polls (a `Send` task spawned
+    /// `Stealable`; `shard/move_started.rs`). Set at the spawn, never changed.
+    pub(crate) movable: bool,
     pub(crate) id: Id,
     pub(crate) links: UnsafeCell<Links>,
 }
@@ -116,7 +119,7 @@ pub(crate) unsafe fn free<F: Future, S>(ptr: NonNull<Header>) {
     unsafe { block_cache::deallocate(cell.cast(), Layout::new::<Cell<F, S>>()) };
 }
 
-pub(crate) fn allocate<F, S>(future: F, scheduler: S, home: u32) -> NonNull<Header>
+pub(crate) fn allocate<F, S>(future: F, scheduler: S, home: u32, movable: bool) -> NonNull<Header>
 where
     F: Future + 'static,
     S: Schedule,
@@ -127,6 +130,7 @@ where
             vtable: vtable::<F, S>(),
             home: AtomicU32::new(home),
             linked: UnsafeCell::new(false),
+            movable,
             id: Id::next(),
             links: UnsafeCell::new(Links::default()),
         },
