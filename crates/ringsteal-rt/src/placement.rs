@@ -1,7 +1,9 @@
 //! [`Placement`]: where a spawned task first runs, and whether idle shards may steal it.
 
 /// Where a task runs. Once a task has been polled it stays on the shard that polled it (its
-/// in-flight I/O lives on that shard's ring); placement decides that first shard.
+/// in-flight I/O lives on that shard's ring); placement decides that first shard. The one
+/// exception is [`Stealable`](Self::Stealable): such a task may move to an idle shard while
+/// it waits to run.
 ///
 /// | Placement | First runs on | Stealable before start |
 /// |---|---|---|

@@ -2,11 +2,14 @@
 //! `Stealable` that waits in its shard's run queue while another shard is idle may move
 //! there; a task placed any other way, or any task with moving turned off, never does.
 //!
-//! The scene of every test: sixteen tasks all start on shard 1, one after the other (shard 0
-//! is held in a blocking wait meanwhile, so it can neither steal nor be handed any of them).
+//! The scene of every test: a runtime of three shards; sixteen tasks all start on shard 1,
+//! one after the other (shard 0 is held in a blocking wait meanwhile, so it can neither
+//! steal nor be handed any of them, and shard 2 sleeps: a lone queued spawn wakes no one).
 //! Then they sleep until the same instants, round after round, so each round's timers fire
-//! in one tick of shard 1 and put all sixteen in its run queue at once, while shard 0 sits
-//! idle in `block_on`. Each task notes whether it ever runs on another shard than its first.
+//! in one tick of shard 1 and put all sixteen in its run queue at once, while shard 2 (and
+//! shard 0, in `block_on`) sits idle. Each task notes whether it ever runs on another shard
+//! than its first. Tasks that started on a worker never move to shard 0 (it runs only inside
+//! `block_on`), so with two shards nothing may move at all.
 
 mod common;
 
@@ -63,6 +66,14 @@ async fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
 }
 
 fn scene_with(builder: Builder, placement: Placement, reads: Reads) -> Seen {
+    scene_for(builder, placement, reads, ROUNDS)
+}
+
+/// Rounds of the scenes that expect no move: enough for moves to show if they happened
+/// (a move, when allowed, comes in the first rounds), fewer than `ROUNDS` to keep the time.
+const ROUNDS_WITHOUT_MOVES: u32 = 50;
+
+fn scene_for(builder: Builder, placement: Placement, reads: Reads, rounds: u32) -> Seen {
     let rt = builder.build().expect("runtime");
     let handle = rt.handle();
     let moved = Arc::new(AtomicBool::new(false));
@@ -86,7 +97,7 @@ fn scene_with(builder: Builder, placement: Placement, reads: Reads) -> Seen {
                         assert!(poll_once(&mut read).await.is_pending());
                     }
                     child_signal.add();
-                    for round in 1..=ROUNDS {
+                    for round in 1..=rounds {
                         sleep_until(epoch + ROUND * round).await;
                         if reads != Reads::None {
                             // The read's waker is now this poll's, on whatever shard.
@@ -133,7 +144,7 @@ fn scene_with(builder: Builder, placement: Placement, reads: Reads) -> Seen {
 
 #[test]
 fn started_stealable_tasks_move_to_an_idle_shard() {
-    under_every_config("moving", 2, |config, builder| {
+    under_every_config("moving", 3, |config, builder| {
         let seen = scene(builder, Placement::Stealable);
         assert!(seen.moved, "{config:?}: no task ran on shard 0");
         assert!(seen.tasks_moved >= 1, "{config:?}: stats count no move");
@@ -142,7 +153,7 @@ fn started_stealable_tasks_move_to_an_idle_shard() {
 
 #[test]
 fn a_moved_task_gets_the_completion_of_a_read_it_submitted_before_the_move() {
-    under_every_config("moving reads", 2, |config, builder| {
+    under_every_config("moving reads", 3, |config, builder| {
         let seen = scene_with(builder, Placement::Stealable, Reads::Completed);
         assert!(seen.moved, "{config:?}: no task ran on shard 0");
     });
@@ -153,7 +164,7 @@ fn a_runtime_dropped_with_moved_tasks_holding_reads_in_flight_frees_them_in_orde
     // Under ASan (`scripts/asan.sh`) this is the check that no read's buffer is freed while
     // the kernel may write it: the tasks hold reads on shard 1's ring, some now queued or
     // polled on shard 0, when shutdown cancels them.
-    under_every_config("moving shutdown", 2, |config, builder| {
+    under_every_config("moving shutdown", 3, |config, builder| {
         let seen = scene_with(builder, Placement::Stealable, Reads::Abandoned);
         assert!(seen.moved, "{config:?}: no task ran on shard 0");
     });
@@ -167,8 +178,24 @@ async fn yield_until_moved(moved: &AtomicBool) {
 }
 
 #[test]
+fn tasks_that_started_on_a_worker_never_move_to_shard_0() {
+    // Two shards: shard 0, idle in `block_on` throughout, is the only other one. A task
+    // moved there would wait for the next `block_on` once this one returns.
+    under_every_config("not to shard 0", 2, |config, builder| {
+        let seen = scene_for(
+            builder,
+            Placement::Stealable,
+            Reads::None,
+            ROUNDS_WITHOUT_MOVES,
+        );
+        assert!(!seen.moved, "{config:?}: a task moved to shard 0");
+        assert_eq!(seen.tasks_moved, 0, "{config:?}");
+    });
+}
+
+#[test]
 fn no_task_moves_with_moving_turned_off() {
-    under_every_config("moving off", 2, |config, builder| {
+    under_every_config("moving off", 3, |config, builder| {
         let seen = scene(builder.move_started_tasks(false), Placement::Stealable);
         assert!(!seen.moved, "{config:?}: a task moved");
         assert_eq!(seen.tasks_moved, 0, "{config:?}");
@@ -180,11 +207,10 @@ fn tasks_placed_any_other_way_never_move() {
     let placements = [
         Placement::Pinned(1),
         Placement::StealablePreferred(1),
-        // Keys that land on shard 1 of two.
         Placement::Sticky(sticky_key_for_shard_1()),
     ];
     for placement in placements {
-        under_every_config("placed", 2, move |config, builder| {
+        under_every_config("placed", 3, move |config, builder| {
             let seen = scene(builder, placement);
             assert!(!seen.moved, "{config:?} {placement:?}: a task moved");
             assert_eq!(seen.tasks_moved, 0, "{config:?} {placement:?}");
@@ -192,9 +218,9 @@ fn tasks_placed_any_other_way_never_move() {
     }
 }
 
-/// A `Sticky` key that lands on shard 1 of a two-shard runtime.
+/// A `Sticky` key that lands on shard 1 of a three-shard runtime.
 fn sticky_key_for_shard_1() -> u64 {
-    let rt = Config::ALL[0].runtime(2);
+    let rt = Config::ALL[0].runtime(3);
     rt.block_on(async {
         for key in 0.. {
             if spawn_with(Placement::Sticky(key), async { current_shard() })

@@ -1,5 +1,6 @@
 //! Placement: every `Placement` variant puts a task where design.md's table says, a started
-//! task never changes shard, bad shard numbers are clear errors, local spawns stay local, and
+//! task never changes shard (a `Stealable` one only with moving off: `moving.rs` has the
+//! rest), bad shard numbers are clear errors, local spawns stay local, and
 //! plain threads can spawn with every placement whether or not shard 0 is inside `block_on`.
 
 mod common;

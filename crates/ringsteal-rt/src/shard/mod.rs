@@ -144,8 +144,10 @@ impl Shard {
         &self.remote().counters
     }
 
-    /// First poll of `task` here: it now lives on this shard.
+    /// First poll of `task` here (its very first, or its first since it moved): it now
+    /// lives on this shard.
     pub(crate) fn bind(&self, task: &TaskRef) {
+        task.header().note_first_shard(self.index);
         task.header().set_home(self.index);
         self.owned.push(task);
         self.counters().tasks_alive.set(self.owned.len() as u64);
@@ -198,7 +200,7 @@ impl Shard {
         if queued < 2 {
             return;
         }
-        let Some(target) = self.claim_idle_shard() else {
+        let Some(target) = self.claim_idle_shard(|_| true) else {
             return;
         };
         let remote = &self.shared.shards[target];
@@ -216,9 +218,9 @@ impl Shard {
     }
 
     /// An idle shard (one that ran out of work and has found none since: spinning, parked,
-    /// or woken and not yet running) whose idle flag this call claims, so that each idle
-    /// period receives one hand-over.
-    pub(crate) fn claim_idle_shard(&self) -> Option<usize> {
+    /// or woken and not yet running) that `accept`s, whose idle flag this call claims, so
+    /// that each idle period receives one hand-over.
+    pub(crate) fn claim_idle_shard(&self, accept: impl Fn(usize) -> bool) -> Option<usize> {
         use std::sync::atomic::Ordering::Relaxed;
         let n = self.shared.shards.len();
         if n < 2 {
@@ -230,6 +232,7 @@ impl Shard {
             t != self.index
                 && r.driven.load(Relaxed)
                 && r.idle.load(Relaxed)
+                && accept(t)
                 && r.idle.swap(false, Relaxed)
         })
     }

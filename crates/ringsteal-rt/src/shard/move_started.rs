@@ -9,11 +9,19 @@
 //! for its future, which is `Send` (only `spawn`'s tasks are movable).
 //!
 //! What it does not move: tasks placed anywhere but `Stealable` (pinned, sticky,
-//! round-robin, preferred, local), a task being polled, tasks queued until the next reap
-//! (`woken_after_reap`). Its in-flight operations stay on the ring they were submitted to;
-//! their completions wake it where it is, and what it submits next goes to its new ring.
+//! round-robin, preferred, local), a task being polled, and, to shard 0, a task that first
+//! ran elsewhere: shard 0 runs only inside `block_on`, and a task it holds when `block_on`
+//! returns waits for the next one (the runtime chapter's limitation), so only tasks that
+//! started there already may go back. The target must be idle for a while yet: a shard
+//! parked until one of its own timers, due within [`MOVE_HORIZON`], is about to be busy
+//! (without this, tasks woken by timers at the same instant on both shards would move back
+//! and forth every time). A task's in-flight operations stay on the ring they were
+//! submitted to; their completions wake it where it is, and what it submits next goes to its
+//! new ring.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
 
 use super::{Shard, HAND_OFF_MAX};
 use crate::task::Notified;
@@ -22,6 +30,9 @@ use crate::task::Notified;
 /// tasks that never move (a server's connections, dealt round-robin) is not scanned whole
 /// on every tick.
 const LOOK_AHEAD: usize = 64;
+
+/// A parked shard whose next timer is due sooner than this is not a target.
+const MOVE_HORIZON: Duration = Duration::from_micros(100);
 
 impl Shard {
     /// At the start of a tick: moves waiting started tasks to an idle shard, if there is one
@@ -35,25 +46,38 @@ impl Shard {
 
     #[inline(never)]
     fn move_started_to_idle_shard(&self) {
-        use std::sync::atomic::Ordering::Relaxed;
         let anyone_idle = self
             .shared
             .shards
             .iter()
             .enumerate()
             .any(|(i, r)| i != self.index && r.idle.load(Relaxed));
-        if !anyone_idle {
+        if !anyone_idle || self.shared.is_shutdown() {
             return;
         }
         let mut rq = self.run_queue.borrow_mut();
-        if !rq.iter().take(LOOK_AHEAD).any(Notified::is_movable) {
+        let (mut any, mut any_from_0) = (false, false);
+        for task in rq.iter().take(LOOK_AHEAD).filter(|t| t.is_movable()) {
+            any = true;
+            any_from_0 |= task.started_on_shard_0();
+        }
+        if !any {
             return;
         }
-        let Some(target) = self.claim_idle_shard() else {
+        let busy_from = self
+            .clock_ns()
+            .saturating_add(MOVE_HORIZON.as_nanos() as u64);
+        let Some(target) = self.claim_idle_shard(|t| {
+            (t != 0 || any_from_0)
+                && self.shared.shards[t].parked_until_ns.load(Relaxed) > busy_from
+        }) else {
             return;
         };
-        let give = (rq.len() / 2).min(HAND_OFF_MAX);
-        let moved = take_movable(&mut rq, give, |task| {
+        let may_go =
+            |task: &Notified| task.is_movable() && (target != 0 || task.started_on_shard_0());
+        let movable = rq.iter().filter(|t| may_go(t)).count();
+        let give = movable.div_ceil(2).min(HAND_OFF_MAX);
+        let moved = take_oldest(&mut rq, give, may_go, |task| {
             // Leaves our list (the owner reference stays with the task) and its next poll,
             // wherever that is, links it into that shard's list.
             self.owned.remove(&task.task_ref());
@@ -64,20 +88,52 @@ impl Shard {
         self.counters().tasks_moved.add(moved as u64);
         self.handed_over(target);
     }
+
+    /// Publishes when this shard, about to park with `timeout` (or just awake: `None`), has
+    /// its next timer due (`RemoteShard::parked_until_ns`).
+    pub(crate) fn publish_parked_until(&self, timeout: Option<Duration>) {
+        if self.shared.shards.len() < 2 {
+            return;
+        }
+        let until = timeout.map_or(u64::MAX, |t| {
+            self.clock_ns()
+                .saturating_add(t.as_nanos().min(u64::MAX as u128) as u64)
+        });
+        self.remote().parked_until_ns.store(until, Relaxed);
+    }
+
+    /// The runtime's clock, in nanoseconds since its origin.
+    fn clock_ns(&self) -> u64 {
+        let since = self
+            .shared
+            .clock
+            .now()
+            .saturating_duration_since(self.shared.clock_origin);
+        since.as_nanos().min(u64::MAX as u128) as u64
+    }
 }
 
-/// Takes up to `max` movable tasks out of `queue`, oldest first, passing each to `to`; the
-/// others keep their order. Returns how many were taken.
-fn take_movable(queue: &mut VecDeque<Notified>, max: usize, mut to: impl FnMut(Notified)) -> usize {
+/// Takes up to `max` tasks that `may_go` out of `queue`, oldest first, passing each to `to`;
+/// the others keep their order. Returns how many were taken.
+fn take_oldest(
+    queue: &mut VecDeque<Notified>,
+    max: usize,
+    may_go: impl Fn(&Notified) -> bool,
+    mut to: impl FnMut(Notified),
+) -> usize {
+    let mut passed_over = Vec::new();
     let mut taken = 0;
-    for _ in 0..queue.len() {
+    while taken < max {
         let Some(task) = queue.pop_front() else { break };
-        if taken < max && task.is_movable() {
+        if may_go(&task) {
             to(task);
             taken += 1;
         } else {
-            queue.push_back(task);
+            passed_over.push(task);
         }
+    }
+    for task in passed_over.into_iter().rev() {
+        queue.push_front(task);
     }
     taken
 }

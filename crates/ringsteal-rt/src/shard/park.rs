@@ -105,7 +105,9 @@ impl Shard {
         }
         let counters = self.counters();
         let started = Instant::now();
+        self.publish_parked_until(timeout);
         self.driver.borrow_mut().park(timeout, counters);
+        self.publish_parked_until(None);
         remote.wake_up();
         counters.parks.incr();
         counters.parked_ns.add(started.elapsed().as_nanos() as u64);

@@ -86,6 +86,11 @@ pub(crate) struct RemoteShard {
     /// The shard ran out of work and has not found any since (spinning, parked, or woken and
     /// not yet running anything). A hint for handing work over; never needed for correctness.
     pub(crate) idle: AtomicBool,
+    /// When the shard's next timer is due, in nanoseconds of the runtime's clock since its
+    /// origin, published as it parks (`u64::MAX`: none, or not parked). A shard that is about
+    /// to wake for its own timers is not idle enough to take started tasks
+    /// (`shard/move_started.rs`). A hint, as `idle`.
+    pub(crate) parked_until_ns: AtomicU64,
     /// Work handed over to this shard while it was idle, kept for it for a moment
     /// (`reservation.rs`).
     pub(crate) reservation: Reservation,
@@ -113,6 +118,7 @@ impl RemoteShard {
             // whose completion waits in its ring for the thread that comes to drive it.
             sleeping: SleepFlag::new(true),
             driven: AtomicBool::new(false),
+            parked_until_ns: AtomicU64::new(u64::MAX),
             // A new shard has no work: the first spawns can be handed over to it.
             idle: AtomicBool::new(true),
             reservation: Reservation::lasting(reservation),

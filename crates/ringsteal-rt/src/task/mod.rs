@@ -57,8 +57,9 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// `this` must point at the scheduler of the live task `task`.
     unsafe fn schedule(this: NonNull<Self>, task: Notified);
 
-    /// The current thread is about to poll `task` for the first time: record it as the task's
-    /// home and keep it in the shard's list of started tasks.
+    /// The current thread is about to poll `task` for the first time, or the first time since
+    /// it moved: record it as the task's home and keep it in the shard's list of started
+    /// tasks.
     fn bind(&self, task: &TaskRef);
 
     /// `task` completed on its home thread: forget it.
@@ -146,6 +147,11 @@ impl Notified {
     /// True if the task may move to another shard between polls.
     pub(crate) fn is_movable(&self) -> bool {
         self.0.header().movable
+    }
+
+    /// True if the task's very first poll was on shard 0 (call on the shard that queued it).
+    pub(crate) fn started_on_shard_0(&self) -> bool {
+        self.0.header().started_on_shard_0()
     }
 }
 
