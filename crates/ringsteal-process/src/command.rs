@@ -210,9 +210,9 @@ impl Command {
     /// Spawning itself is a blocking system call (`posix_spawn` or `fork`/`exec` as std
     /// chooses), done on the calling thread, as tokio does: about 0.1 ms one at a time on
     /// the project's VM, several times that with many spawns at once. The shard and every
-    /// task on it wait meanwhile (tasks spawned `Stealable` that wait to run may move to an
-    /// idle shard, others wait), so a loop that spawns many short-lived children should spawn
-    /// on the blocking pool: `ringsteal::spawn_blocking(move || command.spawn()).await`.
+    /// task on it wait meanwhile (a shard moves waiting tasks to an idle one only between
+    /// polls, not while one blocks it), so a loop that spawns many short-lived children
+    /// should spawn on the blocking pool: `ringsteal::spawn_blocking(move || command.spawn()).await`.
     pub fn spawn(&mut self) -> io::Result<Child> {
         if sigpipe::blocked_here() && !self.unblocks_sigpipe {
             // This thread blocks SIGPIPE because it (or the thread that started it) wrote to

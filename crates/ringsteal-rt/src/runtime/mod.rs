@@ -35,10 +35,12 @@ use crate::util::{affinity, drain_queue};
 /// `SINGLE_ISSUER` rule), so `block_on` and the drop happen here. Use
 /// [`handle`](Self::handle) to spawn from anywhere.
 ///
-/// Between `block_on` calls shard 0 does not run: tasks it started wait (like tokio's
-/// current-thread runtime), and so do tasks placed there by name (`Pinned(0)`, a `Sticky`
-/// key that maps to it), while stealable tasks queued on it are taken by other shards and
-/// `RoundRobin` deals to the other shards only.
+/// Between `block_on` calls shard 0 does not run. As `block_on` returns, the `Stealable`
+/// tasks it holds, started or not, move to the other shards and go on running there
+/// (unless [`Builder::move_started_tasks`](crate::Builder::move_started_tasks) is off);
+/// tasks placed there by name (`Pinned(0)`, a `Sticky` key that maps to it), dealt to it,
+/// or local to it wait (like tokio's current-thread runtime), and `RoundRobin` deals to
+/// the other shards only.
 ///
 /// ```
 /// let rt = ringsteal_rt::Runtime::builder().shards(2).build()?;
@@ -262,6 +264,8 @@ impl Drop for LeaveBlockOn<'_> {
         remote.sleeping.mark_asleep();
         // Pairs with the fence a hand-off to this shard issues before it re-reads `driven`.
         std::sync::atomic::fence(SeqCst);
+        // Tasks that may move go on running elsewhere (`shard/move_started.rs`).
+        shard.move_out_leaving_block_on();
         // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
         // would otherwise wait for the next block_on. So would a spawn from a thread outside
         // the runtime: it rang one sleeping shard, and that may have been this one, which is

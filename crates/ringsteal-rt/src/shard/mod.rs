@@ -147,7 +147,6 @@ impl Shard {
     /// First poll of `task` here (its very first, or its first since it moved): it now
     /// lives on this shard.
     pub(crate) fn bind(&self, task: &TaskRef) {
-        task.header().note_first_shard(self.index);
         task.header().set_home(self.index);
         self.owned.push(task);
         self.counters().tasks_alive.set(self.owned.len() as u64);

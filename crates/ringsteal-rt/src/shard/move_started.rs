@@ -9,15 +9,16 @@
 //! for its future, which is `Send` (only `spawn`'s tasks are movable).
 //!
 //! What it does not move: tasks placed anywhere but `Stealable` (pinned, sticky,
-//! round-robin, preferred, local), a task being polled, and, to shard 0, a task that first
-//! ran elsewhere: shard 0 runs only inside `block_on`, and a task it holds when `block_on`
-//! returns waits for the next one (the runtime chapter's limitation), so only tasks that
-//! started there already may go back. The target must be idle for a while yet: a shard
-//! parked until one of its own timers, due within [`MOVE_HORIZON`], is about to be busy
-//! (without this, tasks woken by timers at the same instant on both shards would move back
-//! and forth every time). A task's in-flight operations stay on the ring they were
-//! submitted to; their completions wake it where it is, and what it submits next goes to its
-//! new ring.
+//! round-robin, preferred, local) and a task being polled. The target must be idle for a
+//! while yet: a shard parked until one of its own timers, due within [`MOVE_HORIZON`], is
+//! about to be busy (without this, tasks woken by timers at the same instant on two shards
+//! would move back and forth every time). A task's in-flight operations stay on the ring
+//! they were submitted to; their completions wake it where it is, and what it submits next
+//! goes to its new ring.
+//!
+//! Shard 0 runs only inside `block_on`. As it leaves, it moves every movable task it holds
+//! to the other shards ([`move_out_leaving_block_on`](Shard::move_out_leaving_block_on)),
+//! so that tasks moved to it (or started on it) keep running until the next `block_on`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
@@ -56,28 +57,20 @@ impl Shard {
             return;
         }
         let mut rq = self.run_queue.borrow_mut();
-        let (mut any, mut any_from_0) = (false, false);
-        for task in rq.iter().take(LOOK_AHEAD).filter(|t| t.is_movable()) {
-            any = true;
-            any_from_0 |= task.started_on_shard_0();
-        }
-        if !any {
+        if !rq.iter().take(LOOK_AHEAD).any(Notified::is_movable) {
             return;
         }
         let busy_from = self
             .clock_ns()
             .saturating_add(MOVE_HORIZON.as_nanos() as u64);
-        let Some(target) = self.claim_idle_shard(|t| {
-            (t != 0 || any_from_0)
-                && self.shared.shards[t].parked_until_ns.load(Relaxed) > busy_from
-        }) else {
+        let Some(target) = self
+            .claim_idle_shard(|t| self.shared.shards[t].parked_until_ns.load(Relaxed) > busy_from)
+        else {
             return;
         };
-        let may_go =
-            |task: &Notified| task.is_movable() && (target != 0 || task.started_on_shard_0());
-        let movable = rq.iter().filter(|t| may_go(t)).count();
+        let movable = rq.iter().filter(|t| t.is_movable()).count();
         let give = movable.div_ceil(2).min(HAND_OFF_MAX);
-        let moved = take_oldest(&mut rq, give, may_go, |task| {
+        let moved = take_oldest(&mut rq, give, Notified::is_movable, |task| {
             // Leaves our list (the owner reference stays with the task) and its next poll,
             // wherever that is, links it into that shard's list.
             self.owned.remove(&task.task_ref());
@@ -87,6 +80,45 @@ impl Shard {
         self.counters().tasks_alive.set(self.owned.len() as u64);
         self.counters().tasks_moved.add(moved as u64);
         self.handed_over(target);
+    }
+
+    /// Shard 0 leaving `block_on`: every movable task it holds goes to the other shards,
+    /// where it keeps running (shard 0 runs only inside `block_on`). Those waiting for a wake
+    /// are woken for it (one spurious poll on their new shard, which futures allow); those
+    /// queued here go as they are. A wake another thread is delivering to shard 0 at this
+    /// very moment may still land in its inbox after the move: that task waits for the next
+    /// `block_on`, as every task placed on shard 0 does.
+    pub(crate) fn move_out_leaving_block_on(&self) {
+        let n = self.shared.shards.len();
+        if n < 2 || !self.shared.config.move_started || self.shared.is_shutdown() {
+            return;
+        }
+        let Ok(mut rq) = self.run_queue.try_borrow_mut() else {
+            return; // unwinding from inside a tick: leave everything for the next block_on
+        };
+        // Queued here: this shard is the task's home and the current one.
+        drop(rq);
+        self.owned.for_each(|task| {
+            if task.header().movable {
+                crate::task::wake_by_ref(task);
+            }
+        });
+        rq = self.run_queue.borrow_mut();
+        crate::util::drain_queue(&self.remote().inbox, |t| rq.push_back(t));
+        let mut next = self.rng.below(n - 1) + 1;
+        let mut rung = vec![false; n];
+        let moved = take_oldest(&mut rq, usize::MAX, Notified::is_movable, |task| {
+            self.owned.remove(&task.task_ref());
+            self.shared.shards[next].stealable.push(task);
+            rung[next] = true;
+            next = next % (n - 1) + 1;
+        });
+        drop(rq);
+        self.counters().tasks_alive.set(self.owned.len() as u64);
+        self.counters().tasks_moved.add(moved as u64);
+        for (target, _) in rung.iter().enumerate().filter(|(_, r)| **r) {
+            self.shared.notify(target);
+        }
     }
 
     /// Publishes when this shard, about to park with `timeout` (or just awake: `None`), has

@@ -78,6 +78,18 @@ impl OwnedTasks {
         true
     }
 
+    /// Calls `f` with every task in the list, front to back. `f` must not unlink any.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(TaskRef)) {
+        let mut next = self.head.get();
+        while let Some(ptr) = next {
+            // SAFETY: a linked task is live (the list holds its owner reference).
+            let task = unsafe { TaskRef::from_ptr(ptr) };
+            // SAFETY: its links are touched only by this thread, the list's.
+            next = unsafe { (*task.header().links.get()).next };
+            f(task);
+        }
+    }
+
     /// Unlinks and returns the first task. Its header says `linked = false` afterwards, but the
     /// caller now holds the owner reference the list held.
     pub(crate) fn pop(&self) -> Option<TaskRef> {

@@ -148,11 +148,6 @@ impl Notified {
     pub(crate) fn is_movable(&self) -> bool {
         self.0.header().movable
     }
-
-    /// True if the task's very first poll was on shard 0 (call on the shard that queued it).
-    pub(crate) fn started_on_shard_0(&self) -> bool {
-        self.0.header().started_on_shard_0()
-    }
 }
 
 impl Drop for Notified {
@@ -206,6 +201,14 @@ where
             JoinHandle::from_raw(TaskRef(ptr)),
         )
     }
+}
+
+/// Wakes `task` as its own waker's `wake_by_ref` would. The caller must hold a reference to
+/// it for the call (a shard's list of started tasks holds one).
+pub(crate) fn wake_by_ref(task: TaskRef) {
+    // SAFETY: the caller holds a reference for the duration of the call, which is all a
+    // borrowed waker needs.
+    unsafe { waker::waker_ref(task.0) }.wake_by_ref();
 }
 
 /// Cancels a started task in place during shutdown (on its home thread). The task must have

@@ -49,7 +49,7 @@ pub(crate) struct Links {
 }
 
 /// The first field of every task cell. Its fields are in an order that leaves no padding
-/// but after `linked`, `movable` and `started_on_shard_0`, which share it (48 bytes): a task cell that grows past
+/// but after `linked` and `movable`, which share it (48 bytes): a task cell that grows past
 /// a size class of the block cache costs every spawn.
 #[repr(C)]
 pub(crate) struct Header {
@@ -62,10 +62,6 @@ pub(crate) struct Header {
     /// Whether the task may move to another shard between polls (a `Send` task spawned
     /// `Stealable`; `shard/move_started.rs`). Set at the spawn, never changed.
     pub(crate) movable: bool,
-    /// Whether the task's very first poll was on shard 0, the only shard it may move back to
-    /// (shard 0 runs only inside `block_on`). Touched only by the thread that holds the task,
-    /// as `links`.
-    started_on_shard_0: UnsafeCell<bool>,
     pub(crate) id: Id,
     pub(crate) links: UnsafeCell<Links>,
 }
@@ -81,23 +77,6 @@ impl Header {
 
     pub(crate) fn raw_home(&self) -> u32 {
         self.home.load(Ordering::Relaxed)
-    }
-
-    /// At a bind on `shard`: if this is the task's very first poll, notes whether it is on
-    /// shard 0.
-    pub(crate) fn note_first_shard(&self, shard: usize) {
-        if self.raw_home() == HOME_UNSET {
-            // SAFETY: the binding thread holds RUNNING; nobody else touches the flag.
-            unsafe { *self.started_on_shard_0.get() = shard == 0 };
-        }
-    }
-
-    /// True if the task's very first poll was on shard 0. Called by the thread that holds
-    /// the task (queued on its shard).
-    pub(crate) fn started_on_shard_0(&self) -> bool {
-        // SAFETY: written only at the first poll, which the queue that handed us the task
-        // ordered before this read.
-        unsafe { *self.started_on_shard_0.get() }
     }
 
     /// Sets the home shard. Called before the first poll, by the polling thread; wakers learn
@@ -152,7 +131,6 @@ where
             home: AtomicU32::new(home),
             linked: UnsafeCell::new(false),
             movable,
-            started_on_shard_0: UnsafeCell::new(false),
             id: Id::next(),
             links: UnsafeCell::new(Links::default()),
         },
