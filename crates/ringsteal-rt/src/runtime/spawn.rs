@@ -73,8 +73,8 @@ fn next_driven_in_turn(shared: &Shared) -> usize {
 /// The placement of a spawn that names none ([`spawn`](crate::spawn)): `Stealable`, unless
 /// the spawning task has just accepted a connection ([`spread_next_spawn`](crate::spread_next_spawn)
 /// during this poll, on a runtime of two shards or more): then `RoundRobin`, so that the
-/// connection's task, which never moves once started (only `Stealable` tasks do), is dealt to the shards in turn
-/// (ADR-0009).
+/// connection's task, which never moves once started (only `Stealable` tasks do), is dealt
+/// to the shards in turn (ADR-0009).
 pub(crate) fn default_placement(shared: &Shared) -> Placement {
     context::with_shard_of(shared, |cur| match cur {
         Some(shard) if shared.shards.len() > 1 && shard.take_spread_hint() => Placement::RoundRobin,

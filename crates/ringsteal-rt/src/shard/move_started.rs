@@ -93,23 +93,26 @@ impl Shard {
         if n < 2 || !self.shared.config.move_started || self.shared.is_shutdown() {
             return;
         }
-        let Ok(mut rq) = self.run_queue.try_borrow_mut() else {
+        if self.run_queue.try_borrow_mut().is_err() {
             return; // unwinding from inside a tick: leave everything for the next block_on
-        };
-        // Queued here: this shard is the task's home and the current one.
-        drop(rq);
+        }
+        // Woken here, they queue here: this shard is their home and the current one.
         self.owned.for_each(|task| {
             if task.header().movable {
                 crate::task::wake_by_ref(task);
             }
         });
-        rq = self.run_queue.borrow_mut();
+        let mut rq = self.run_queue.borrow_mut();
         crate::util::drain_queue(&self.remote().inbox, |t| rq.push_back(t));
+        // Dealt to shards 1.. in turn, from a random one.
         let mut next = self.rng.below(n - 1) + 1;
-        let mut rung = vec![false; n];
+        let mut rung = Vec::new();
         let moved = take_oldest(&mut rq, usize::MAX, Notified::is_movable, |task| {
             self.owned.remove(&task.task_ref());
             self.shared.shards[next].stealable.push(task);
+            if rung.is_empty() {
+                rung.resize(n, false);
+            }
             rung[next] = true;
             next = next % (n - 1) + 1;
         });

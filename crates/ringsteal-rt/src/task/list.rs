@@ -4,7 +4,8 @@
 //! Owns: the `links` of each task in the list. Touched only by the shard's own thread (the
 //! type is `!Send`), so no synchronisation is needed; a task is linked at its first poll on
 //! the shard and unlinked when it completes, is shut down, or moves to another shard
-//! (`shard/move_started.rs`; it is linked there at its next poll). The list holds the task's owner reference.
+//! (`shard/move_started.rs`; it is linked there at its next poll). The list holds the task's
+//! owner reference.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
