@@ -92,6 +92,9 @@ pub(crate) struct Shard {
     pub(crate) credits: Cell<usize>,
     /// Set when a stealable task was queued here since the last hand-off check.
     queued_stealable: Cell<bool>,
+    /// How many of the tasks in `owned` may move (`move_started.rs`): with none, a tick does
+    /// not look for an idle shard.
+    movable_alive: Cell<usize>,
     /// Set by [`spread_next_spawn`](crate::spread_next_spawn) during the current poll: the
     /// next spawn with default placement goes round-robin. Cleared after every poll.
     spread_next: Cell<bool>,
@@ -123,6 +126,7 @@ impl Shard {
             yielded_through_other_waker: Cell::new(false),
             credits: Cell::new(0),
             queued_stealable: Cell::new(false),
+            movable_alive: Cell::new(0),
             spread_next: Cell::new(false),
             rng: FastRand::new(
                 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491),
@@ -149,14 +153,27 @@ impl Shard {
     pub(crate) fn bind(&self, task: &TaskRef) {
         task.header().set_home(self.index);
         self.owned.push(task);
+        if task.header().movable {
+            self.movable_alive.set(self.movable_alive.get() + 1);
+        }
         self.counters().tasks_alive.set(self.owned.len() as u64);
     }
 
     /// `task` completed here.
     pub(crate) fn release(&self, task: &TaskRef) {
-        if self.owned.remove(task) {
+        if self.unlist(task) {
             self.counters().tasks_alive.set(self.owned.len() as u64);
         }
+    }
+
+    /// Takes `task` out of this shard's list of started tasks (completed, or moving away);
+    /// true if it was in it.
+    pub(crate) fn unlist(&self, task: &TaskRef) -> bool {
+        let removed = self.owned.remove(task);
+        if removed && task.header().movable {
+            self.movable_alive.set(self.movable_alive.get() - 1);
+        }
+        removed
     }
 
     /// Queues a stealable, not yet started task here. When the queue reaches 2, 4, 8...

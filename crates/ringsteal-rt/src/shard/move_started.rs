@@ -40,7 +40,10 @@ impl Shard {
     /// and two or more tasks wait here.
     #[inline]
     pub(crate) fn move_started_if_idle_shard(&self) {
-        if self.shared.shards.len() > 1 && self.run_queue.borrow().len() >= 2 {
+        if self.movable_alive.get() > 0
+            && self.shared.shards.len() > 1
+            && self.run_queue.borrow().len() >= 2
+        {
             self.move_started_to_idle_shard();
         }
     }
@@ -73,7 +76,7 @@ impl Shard {
         let moved = take_oldest(&mut rq, give, Notified::is_movable, |task| {
             // Leaves our list (the owner reference stays with the task) and its next poll,
             // wherever that is, links it into that shard's list.
-            self.owned.remove(&task.task_ref());
+            self.unlist(&task.task_ref());
             self.shared.shards[target].stealable.push(task);
         });
         drop(rq);
@@ -90,7 +93,7 @@ impl Shard {
     /// `block_on`, as every task placed on shard 0 does.
     pub(crate) fn move_out_leaving_block_on(&self) {
         let n = self.shared.shards.len();
-        if n < 2 || !self.shared.config.move_started || self.shared.is_shutdown() {
+        if n < 2 || self.movable_alive.get() == 0 || self.shared.is_shutdown() {
             return;
         }
         if self.run_queue.try_borrow_mut().is_err() {
@@ -108,7 +111,7 @@ impl Shard {
         let mut next = self.rng.below(n - 1) + 1;
         let mut rung = Vec::new();
         let moved = take_oldest(&mut rq, usize::MAX, Notified::is_movable, |task| {
-            self.owned.remove(&task.task_ref());
+            self.unlist(&task.task_ref());
             self.shared.shards[next].stealable.push(task);
             if rung.is_empty() {
                 rung.resize(n, false);
