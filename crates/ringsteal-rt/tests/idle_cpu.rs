@@ -14,7 +14,7 @@ const LIMIT: Duration = Duration::from_millis(5);
 
 /// The limit under AddressSanitizer (`scripts/asan.sh` sets `RINGSTEAL_UNDER_ASAN`): its
 /// instrumentation alone put an idle second at 1–6 ms here, before and after a change alike
-/// (six alternating runs each of the test at two commits, 2026-11-29), so 5 ms failed at
+/// (five runs each of the test at two commits, 2026-11-29), so 5 ms failed at
 /// random there. Under ASan the test is for memory errors on the idle path, not for CPU.
 const LIMIT_UNDER_ASAN: Duration = Duration::from_millis(20);
 
