@@ -217,6 +217,56 @@ fn stealable_tasks_on_shard_0_keep_running_after_block_on_returns() {
 }
 
 #[test]
+fn a_runtime_dropped_right_after_block_on_hands_nothing_on() {
+    // `block_on_then_drop` (what `#[ringsteal::main]` runs): shard 0 leaves for good, so it
+    // does not wake its movable tasks and move them to other shards only for the shutdown
+    // to cancel them there.
+    under_every_config("leaving for good", 2, |config, builder| {
+        let rt = builder.build().expect("runtime");
+        let handle = rt.handle();
+        let polls: Arc<Vec<AtomicU64>> = Arc::new((0..8).map(|_| AtomicU64::new(0)).collect());
+        let started_on_0 = Arc::new(AtomicU64::new(0));
+        let (polls_in, started_in) = (polls.clone(), started_on_0.clone());
+        let moved_inside = rt.block_on_then_drop(async move {
+            let signal = Signal::new();
+            for i in 0..8 {
+                let (task_signal, polls, started) =
+                    (signal.clone(), polls_in.clone(), started_in.clone());
+                ringsteal_rt::spawn(async move {
+                    if current_shard() == Some(0) {
+                        started.fetch_add(1, SeqCst);
+                    }
+                    task_signal.add();
+                    std::future::poll_fn(|_| {
+                        polls[i].fetch_add(1, SeqCst);
+                        Poll::<()>::Pending
+                    })
+                    .await;
+                });
+                // One at a time, so each starts here on shard 0 (see the test above).
+                signal.wait_for(i as u64 + 1).await;
+            }
+            ringsteal_rt::RuntimeHandle::current()
+                .stats()
+                .total()
+                .tasks_moved
+        });
+        assert!(
+            started_on_0.load(SeqCst) >= 1,
+            "{config:?}: no task started on shard 0, so nothing could have been handed on"
+        );
+        assert_eq!(
+            handle.stats().total().tasks_moved,
+            moved_inside,
+            "{config:?}: tasks moved as block_on returned"
+        );
+        for (i, p) in polls.iter().enumerate() {
+            assert_eq!(p.load(SeqCst), 1, "{config:?}: task {i} was polled again");
+        }
+    });
+}
+
+#[test]
 fn no_task_moves_with_moving_turned_off() {
     under_every_config("moving off", 3, |config, builder| {
         let seen = scene(builder.move_started_tasks(false), Placement::Stealable);

@@ -270,7 +270,8 @@ pub mod __private {
             eprintln!("error: {e}");
             std::process::exit(1)
         });
-        rt.block_on(body(rt.handle()))
+        let main = body(rt.handle());
+        rt.block_on_then_drop(main)
     }
 
     /// `#[ringsteal::test]`: as [`run_main`], but a runtime that cannot be built fails the
@@ -280,7 +281,8 @@ pub mod __private {
         body: impl FnOnce(RuntimeHandle) -> F,
     ) -> F::Output {
         let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
-        rt.block_on(body(rt.handle()))
+        let test = body(rt.handle());
+        rt.block_on_then_drop(test)
     }
 }
 

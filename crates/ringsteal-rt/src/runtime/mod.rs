@@ -176,6 +176,21 @@ impl Runtime {
     /// # Panics
     /// If called from inside a task (a shard cannot block on itself).
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.block_on_leaving(future, Leaving::ForNow)
+    }
+
+    /// [`block_on`](Self::block_on), then drops the runtime: what `#[ringsteal::main]` and
+    /// `#[ringsteal::test]` run. Shard 0 does not hand the tasks it holds to the other shards
+    /// as it leaves (`shard/move_started.rs`), since the shutdown right after would only
+    /// cancel them there, after one more poll each.
+    #[doc(hidden)]
+    pub fn block_on_then_drop<F: Future>(self, future: F) -> F::Output {
+        let out = self.block_on_leaving(future, Leaving::ForGood);
+        drop(self);
+        out
+    }
+
+    fn block_on_leaving<F: Future>(&self, future: F, leaving: Leaving) -> F::Output {
         assert!(
             !context::on_shard(),
             "Runtime::block_on called from inside a ringsteal task: a shard cannot block on itself; \
@@ -196,6 +211,7 @@ impl Runtime {
         let _leave = LeaveBlockOn {
             shared: &self.shared,
             shard,
+            leaving,
         };
         shard.block_on(future)
     }
@@ -240,11 +256,22 @@ impl Runtime {
     }
 }
 
+/// Whether the runtime outlives the `block_on` that is returning.
+#[derive(Clone, Copy, PartialEq)]
+enum Leaving {
+    /// It does: another `block_on` may follow.
+    ForNow,
+    /// It is dropped right after (`Runtime::block_on_then_drop`).
+    ForGood,
+}
+
 /// Leaves `block_on`: submits what the last tick queued, marks shard 0 undriven and asleep,
-/// and wakes an idle shard for the stealable work still queued here.
+/// and (unless the runtime is dropped right after) hands its movable tasks to the other
+/// shards and wakes an idle shard for the stealable work still queued here.
 struct LeaveBlockOn<'a> {
     shared: &'a Shared,
     shard: &'a Shard,
+    leaving: Leaving,
 }
 
 impl Drop for LeaveBlockOn<'_> {
@@ -264,6 +291,9 @@ impl Drop for LeaveBlockOn<'_> {
         remote.sleeping.mark_asleep();
         // Pairs with the fence a hand-off to this shard issues before it re-reads `driven`.
         std::sync::atomic::fence(SeqCst);
+        if self.leaving == Leaving::ForGood {
+            return; // the shutdown cancels what is queued, wherever it is
+        }
         // Tasks that may move go on running elsewhere (`shard/move_started.rs`).
         shard.move_out_leaving_block_on();
         // Queued stealable work (spawned here, or placed here by `StealablePreferred(0)`)
