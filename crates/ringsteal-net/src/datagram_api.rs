@@ -108,6 +108,38 @@ macro_rules! datagram_readiness_methods {
             ringsteal_rt::io::try_recv_from(&self.fd, buf).map(|(n, _)| n)
         }
 
+        /// As [`try_recv`](Self::try_recv), into the next chunk of `buf`, which it then
+        /// advances, as tokio's `try_recv_buf` (feature `bytes`): a `Vec<u8>` or `BytesMut`
+        /// with no room left grows first (by as little as 64 bytes: reserve room for the
+        /// longest datagram you expect, or its tail is discarded).
+        ///
+        #[doc = concat!(
+                    "```
+let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+",
+                    "rt.block_on(async {
+", $pair,
+                    "    a.try_send(b\"one\")?;
+",
+                    "    b.readable().await?;
+",
+                    "    let mut buf = Vec::with_capacity(1500);
+",
+                    "    assert_eq!(b.try_recv_buf(&mut buf)?, 3);
+",
+                    "    assert_eq!(buf, b\"one\");
+",
+                    "    Ok::<(), std::io::Error>(())
+",
+                    "})
+.unwrap();
+```"
+                )]
+        #[cfg(feature = "bytes")]
+        pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+            $crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf).map(|(n, _)| n)
+        }
+
         /// Sends `buf` as one datagram to the connected address without waiting, as
         /// tokio's `try_send`. `WouldBlock` if the send buffer is full. One non-blocking
         /// `sendto(2)`, no ring request.

@@ -164,6 +164,17 @@ impl KeptDatagrams {
         // SAFETY: a slice is valid for writes of its length.
         unsafe { self.copy_oldest(peek, dst.as_mut_ptr(), dst.len()) }
     }
+
+    /// Takes the oldest kept datagram into memory not initialised yet (`try_recv_buf`'s
+    /// first step): on `Some((n, _))` the first `n` bytes of `dst` are.
+    #[cfg(feature = "bytes")]
+    pub(crate) fn take_into_uninit(
+        &self,
+        dst: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Option<(usize, SockAddr)> {
+        // SAFETY: a slice is valid for writes of its length, initialised or not.
+        unsafe { self.copy_oldest(false, dst.as_mut_ptr().cast(), dst.len()) }
+    }
 }
 
 /// Where an abandoned receive's datagram goes: the socket's kept queue, and the count of

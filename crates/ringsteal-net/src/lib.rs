@@ -86,6 +86,8 @@ mod into_std;
 mod kept_accept;
 mod kept_datagrams;
 mod listener_fd;
+#[cfg(feature = "bytes")]
+mod recv_buf;
 mod recv_stream;
 mod resolve;
 mod sockopt;

@@ -310,6 +310,26 @@ macro_rules! stream_read_methods {
         ) -> ::std::io::Result<usize> {
             self.core().try_read_vectored(bufs)
         }
+
+        /// As [`try_read`](Self::try_read), into the next chunk of `buf`, which it then
+        /// advances, as tokio's `try_read_buf` (feature `bytes`): a `Vec<u8>` or `BytesMut`
+        /// with no room left grows first, and nothing is zeroed beforehand.
+        ///
+        /// ```
+        /// let (a, b) = ringsteal_net::UnixStream::pair().unwrap();
+        /// let mut buf = Vec::with_capacity(16);
+        /// let err = b.try_read_buf(&mut buf).unwrap_err();
+        /// assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+        /// a.try_write(b"hello").unwrap();
+        /// assert_eq!(b.try_read_buf(&mut buf).unwrap(), 5);
+        /// a.try_write(b" there").unwrap();
+        /// assert_eq!(b.try_read_buf(&mut buf).unwrap(), 6, "appended");
+        /// assert_eq!(buf, b"hello there");
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub fn try_read_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+            self.core().try_read_buf(buf)
+        }
     };
 }
 

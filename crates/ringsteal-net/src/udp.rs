@@ -175,6 +175,36 @@ impl UdpSocket {
         self.try_receive_from(buf, false)
     }
 
+    /// As [`try_recv_from`](Self::try_recv_from), into the next chunk of `buf`, which it
+    /// then advances, as tokio's `try_recv_buf_from` (feature `bytes`): a `Vec<u8>` or
+    /// `BytesMut` with no room left grows first (by as little as 64 bytes: reserve room for
+    /// the longest datagram you expect, or its tail is discarded).
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.try_send_to(b"hi", rx.local_addr()?)?;
+    ///     rx.readable().await?;
+    ///     let mut buf = bytes::BytesMut::with_capacity(1500);
+    ///     let (n, from) = rx.try_recv_buf_from(&mut buf)?;
+    ///     assert_eq!((n, &buf[..], from), (2, &b"hi"[..], tx.local_addr()?));
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub fn try_recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf)?;
+        Ok((n, sockopt::ip(from)?))
+    }
+
     /// Copies the next datagram into `buf` without waiting and without taking it, with the
     /// address it came from, as tokio's `try_peek_from`: the next receive gets it again.
     /// `WouldBlock` if none is queued. A datagram a dropped receive kept comes first, as for

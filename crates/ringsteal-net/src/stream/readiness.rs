@@ -58,12 +58,34 @@ impl StreamCore {
 
     pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let got = try_read_in_lane(&self.fd, &self.read, buf);
-        if let Ok(n) = got {
-            // A read was made; as after an inline read, a full buffer may have left more.
-            self.hints.read();
-            self.hints.set_bytes_queued(n > 0 && n == buf.len());
-        }
+        self.note_try_read(&got, buf.len());
         got
+    }
+
+    /// As [`try_read`](Self::try_read), into the next chunk of `buf`, which it then advances
+    /// (tokio's `try_read_buf`; a full `Vec` or `BytesMut` grows its chunk first).
+    #[cfg(feature = "bytes")]
+    pub(crate) fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        // SAFETY: `try_read_in_lane_uninit` only writes bytes into the chunk, never reads it,
+        // and never writes uninitialised bytes.
+        let dst = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
+        let room = dst.len();
+        let got = ringsteal_rt::io::try_read_in_lane_uninit(&self.fd, &self.read, dst);
+        if let Ok(n) = got {
+            // SAFETY: the read initialised the first n bytes of the chunk (n <= room).
+            unsafe { buf.advance_mut(n) };
+        }
+        self.note_try_read(&got, room);
+        got
+    }
+
+    /// After a `try_` read into `room` bytes: a read was made, and, as after an inline read,
+    /// filling all of them may have left more.
+    fn note_try_read(&self, got: &io::Result<usize>, room: usize) {
+        if let Ok(n) = *got {
+            self.hints.read();
+            self.hints.set_bytes_queued(n > 0 && n == room);
+        }
     }
 
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
@@ -78,11 +100,7 @@ impl StreamCore {
             .map(|b| b.len())
             .sum();
         let got = try_read_vectored_in_lane(&self.fd, &self.read, bufs);
-        if let Ok(n) = got {
-            // As `try_read`: a read was made, and filling every buffer may have left more.
-            self.hints.read();
-            self.hints.set_bytes_queued(n > 0 && n == room);
-        }
+        self.note_try_read(&got, room);
         got
     }
 

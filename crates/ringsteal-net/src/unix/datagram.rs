@@ -183,6 +183,28 @@ impl UnixDatagram {
         Ok((n, SocketAddr::from_raw(from)))
     }
 
+    /// As [`try_recv_from`](Self::try_recv_from), into the next chunk of `buf`, which it
+    /// then advances, as tokio's `try_recv_buf_from` (feature `bytes`): a `Vec<u8>` or
+    /// `BytesMut` with no room left grows first (by as little as 64 bytes: reserve room for
+    /// the longest datagram you expect, or its tail is discarded).
+    ///
+    /// ```
+    /// let (a, b) = ringsteal_net::UnixDatagram::pair().unwrap();
+    /// a.try_send(b"hi").unwrap();
+    /// let mut buf = Vec::with_capacity(64);
+    /// let (n, from) = b.try_recv_buf_from(&mut buf).unwrap();
+    /// assert_eq!((n, &buf[..]), (2, &b"hi"[..]));
+    /// assert!(from.is_unnamed(), "the peer of a pair has no name");
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub fn try_recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        let (n, from) = crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf)?;
+        Ok((n, SocketAddr::from_raw(from)))
+    }
+
     /// Sends `buf` as one datagram to the socket at `path` without waiting, as tokio's
     /// `try_send_to`. `WouldBlock` if the send buffer is full.
     ///

@@ -36,14 +36,38 @@ use crate::op::{SharedFd, SockAddr};
 /// assert_eq!(&buf[..2], b"hi");
 /// ```
 pub fn try_read_in_lane(fd: &SharedFd, read_lane: &Lane, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: both writers (the kept bytes' copy and `recv`) write only bytes.
+    try_read_in_lane_uninit(fd, read_lane, unsafe { as_uninit(buf) })
+}
+
+/// As [`try_read_in_lane`], into memory that need not be initialised (for example a
+/// `bytes::BufMut`'s `chunk_mut`): on `Ok(n)` the first `n` bytes of `dst` are initialised.
+/// Nothing in `dst` is read.
+///
+/// ```
+/// use std::mem::MaybeUninit;
+/// use ringsteal_rt::io::{try_read_in_lane_uninit, Lane};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let (a, lane) = (SharedFd::new(a.into()), Lane::new());
+/// std::io::Write::write_all(&mut &b, b"hi").unwrap();
+/// let mut buf = [MaybeUninit::<u8>::uninit(); 8];
+/// assert_eq!(try_read_in_lane_uninit(&a, &lane, &mut buf).unwrap(), 2);
+/// // SAFETY: the read initialised the first two bytes.
+/// assert_eq!(unsafe { [buf[0].assume_init(), buf[1].assume_init()] }, *b"hi");
+/// ```
+pub fn try_read_in_lane_uninit(
+    fd: &SharedFd,
+    read_lane: &Lane,
+    dst: &mut [MaybeUninit<u8>],
+) -> io::Result<usize> {
     let Some(mut guard) = read_lane.try_acquire() else {
         return Err(in_flight("read"));
     };
-    if buf.is_empty() {
+    if dst.is_empty() {
         return Ok(0);
     }
-    // SAFETY: both writers below (the kept bytes' copy and `recv`) write only bytes.
-    let dst = unsafe { as_uninit(buf) };
     if guard.has_leftover() {
         return Ok(guard.take_leftover_into(dst));
     }
@@ -170,7 +194,28 @@ pub fn try_write_vectored_in_lane(
 /// ```
 pub fn try_recv_from(fd: &SharedFd, buf: &mut [u8]) -> io::Result<(usize, SockAddr)> {
     // SAFETY: `recvfrom` writes only bytes.
-    let dst = unsafe { as_uninit(buf) };
+    try_recv_from_uninit(fd, unsafe { as_uninit(buf) })
+}
+
+/// As [`try_recv_from`], into memory that need not be initialised (for example a
+/// `bytes::BufMut`'s `chunk_mut`): on `Ok((n, _))` the first `n` bytes of `dst` are
+/// initialised. Nothing in `dst` is read.
+///
+/// ```
+/// use std::mem::MaybeUninit;
+/// use ringsteal_rt::io::{try_recv_from_uninit, try_send_to};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+/// let (a, b) = (SharedFd::new(a.into()), SharedFd::new(b.into()));
+/// try_send_to(&a, b"one", None).unwrap();
+/// let mut buf = [MaybeUninit::<u8>::uninit(); 8];
+/// assert_eq!(try_recv_from_uninit(&b, &mut buf).unwrap().0, 3);
+/// ```
+pub fn try_recv_from_uninit(
+    fd: &SharedFd,
+    dst: &mut [MaybeUninit<u8>],
+) -> io::Result<(usize, SockAddr)> {
     let mut from = SockAddr::empty();
     let n = sys::recv_from(fd.as_raw_fd(), dst, &mut from, false)?;
     Ok((n, from))
