@@ -10,10 +10,7 @@
 mod common;
 mod support;
 
-use std::future::{poll_fn, Future};
 use std::io::ErrorKind;
-use std::pin::pin;
-use std::task::Poll;
 
 use bytes::BytesMut;
 use common::with_every_runtime;
@@ -130,15 +127,6 @@ fn try_read_buf_on_a_unix_stream_and_a_read_half() {
             assert_eq!(&got[..], b"half");
         })
     });
-}
-
-/// Polls `recv` once (its request goes to the kernel), then drops it: with a datagram
-/// already queued, the kernel completes it for a future that is gone, and the socket keeps
-/// the datagram.
-async fn drop_after_first_poll<F: Future>(recv: F) {
-    let mut recv = pin!(recv);
-    let first = poll_fn(|cx| Poll::Ready(recv.as_mut().poll(cx).is_pending())).await;
-    assert!(first, "a receive waits for its completion");
 }
 
 #[test]

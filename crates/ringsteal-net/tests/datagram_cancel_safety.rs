@@ -6,25 +6,16 @@
 
 #[path = "../../ringsteal-rt/tests/common/mod.rs"]
 mod common;
+mod support;
 
-use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use common::with_every_runtime;
 use ringsteal_net::{UdpSocket, UnixDatagram};
-
-/// Polls `recv` once (its request goes to the kernel with the shard's next submission),
-/// then drops it: with a datagram already queued, the kernel completes the request for a
-/// future that is gone.
-async fn drop_after_first_poll<F: Future>(recv: F) {
-    let mut recv = pin!(recv);
-    let first = poll_fn(|cx| Poll::Ready(recv.as_mut().poll(cx).is_pending())).await;
-    assert!(first, "a receive waits for its completion");
-}
+use support::drop_after_first_poll;
 
 /// A hang guard for a receive that should find its datagram.
 async fn within<F: Future>(f: F) -> F::Output {

@@ -131,6 +131,17 @@ pub async fn poll_once<F: std::future::Future + Unpin>(fut: &mut F) -> Option<F:
     .await
 }
 
+/// Polls `recv` once (its request goes to the kernel with the shard's next submission),
+/// then drops it: with a datagram already queued, the kernel completes the request for a
+/// future that is gone, and the socket keeps the datagram for its next receive.
+pub async fn drop_after_first_poll<F: std::future::Future>(recv: F) {
+    let mut recv = std::pin::pin!(recv);
+    let first =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(recv.as_mut().poll(cx).is_pending()))
+            .await;
+    assert!(first, "a receive waits for its completion");
+}
+
 /// Operations completed so far on the current runtime (all shards).
 pub fn ops_completed() -> u64 {
     ringsteal_rt::RuntimeHandle::current()
