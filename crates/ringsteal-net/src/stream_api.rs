@@ -39,6 +39,65 @@ macro_rules! take_error_method {
     };
 }
 
+/// tokio's IP-level options of a socket type `$t` not yet connected or datagram-based
+/// (`TcpSocket`, `UdpSocket`): `set_tos`/`tos` and `bind_device`/`device`. `$make` is doc
+/// example code, inside a function that returns `io::Result<()>`, that makes `socket`.
+macro_rules! ip_socket_options {
+    ($t:ty, $make:expr) => {
+        impl $t {
+            /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits) of the IPv4
+            /// packets it sends, as tokio's `set_tos`.
+            ///
+            #[doc = concat!(
+                "```\nfn main() -> std::io::Result<()> {\n", $make,
+                "    socket.set_tos(0x10)?; // IPTOS_LOWDELAY\n",
+                "    assert_eq!(socket.tos()?, 0x10);\n",
+                "    Ok(())\n}\n```"
+            )]
+            pub fn set_tos(&self, tos: u32) -> ::std::io::Result<()> {
+                $crate::sockopt::set(self, libc::IPPROTO_IP, libc::IP_TOS, tos as libc::c_int)
+            }
+
+            /// `IP_TOS`.
+            pub fn tos(&self) -> ::std::io::Result<u32> {
+                $crate::sockopt::get::<libc::c_int>(self, libc::IPPROTO_IP, libc::IP_TOS)
+                    .map(|v| v as u32)
+            }
+
+            /// Binds the socket to the network interface named `interface`
+            /// (`SO_BINDTODEVICE`), as tokio's `bind_device`: it then receives only packets
+            /// that arrived on that interface and sends through it. `None` (or an empty
+            /// name) removes the binding. Changing an existing binding needs `CAP_NET_RAW`,
+            /// and so did any binding before Linux 5.7.
+            ///
+            /// # Errors
+            /// `ENODEV` (the OS error) for an interface that does not exist;
+            /// `PermissionDenied` without the privilege above.
+            ///
+            #[doc = concat!(
+                "```\nfn main() -> std::io::Result<()> {\n", $make,
+                "    match socket.bind_device(Some(b\"lo\")) {\n",
+                "        Ok(()) => assert_eq!(socket.device()?.as_deref(), Some(&b\"lo\"[..])),\n",
+                "        // An older kernel, and no CAP_NET_RAW.\n",
+                "        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}\n",
+                "        Err(e) => return Err(e),\n",
+                "    }\n",
+                "    assert!(socket.bind_device(Some(b\"no-such-if0\")).is_err());\n",
+                "    Ok(())\n}\n```"
+            )]
+            pub fn bind_device(&self, interface: Option<&[u8]>) -> ::std::io::Result<()> {
+                $crate::sockopt::bind_device(self, interface.unwrap_or(&[]))
+            }
+
+            /// The name of the interface the socket is bound to (`SO_BINDTODEVICE`), `None`
+            /// if it is bound to none, as tokio's `device`.
+            pub fn device(&self) -> ::std::io::Result<Option<Vec<u8>>> {
+                $crate::sockopt::device(self)
+            }
+        }
+    };
+}
+
 /// `local_addr` and `peer_addr` for an owned half `$half`, as tokio's halves have them: those
 /// of the stream it belongs to, as `$addr` (`$from` turns the kernel's address into one).
 macro_rules! half_addrs {

@@ -253,6 +253,39 @@ fn socket_options_read_back_what_was_set() {
 }
 
 #[test]
+fn a_socket_bound_to_the_loopback_interface_with_a_tos_connects_and_carries_bytes() {
+    with_every_runtime("tcp tos and device", 1, |_, rt| {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let socket = TcpSocket::new_v4().unwrap();
+            socket.set_tos(0x10).unwrap();
+            assert_eq!(socket.tos().unwrap(), 0x10);
+            assert_eq!(socket.device().unwrap(), None, "bound to no interface yet");
+            let err = socket.bind_device(Some(b"no-such-if0")).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+            match socket.bind_device(Some(b"lo")) {
+                Ok(()) => {
+                    assert_eq!(socket.device().unwrap().as_deref(), Some(&b"lo"[..]));
+                    socket.bind_device(None).unwrap();
+                    assert_eq!(socket.device().unwrap(), None, "the binding is removed");
+                    socket.bind_device(Some(b"lo")).unwrap();
+                }
+                // A kernel before 5.7 without CAP_NET_RAW: the rest still runs.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+                Err(e) => panic!("bind_device(lo): {e}"),
+            }
+            let client = socket.connect(addr).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            client.write_all(b"through lo".to_vec()).await.0.unwrap();
+            let (res, got) = server.read_exact(vec![0; 10]).await;
+            res.unwrap();
+            assert_eq!(got, b"through lo");
+        })
+    });
+}
+
+#[test]
 fn two_sockets_with_reuseport_share_a_port_and_one_without_is_refused() {
     with_every_runtime("tcp reuseport", 1, |_, rt| {
         rt.block_on(async {

@@ -123,6 +123,18 @@ fn broadcast_multicast_and_ttl_setters_read_back() {
             assert_eq!(s.multicast_ttl_v4().unwrap(), 4);
             s.set_ttl(33).unwrap();
             assert_eq!(s.ttl().unwrap(), 33);
+            s.set_tos(0x08).unwrap();
+            assert_eq!(s.tos().unwrap(), 0x08);
+            assert_eq!(s.device().unwrap(), None);
+            let err = s.bind_device(Some(b"no-such-if0")).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+            // Bound to the loopback interface, it still receives what comes over it (the
+            // datagram below); a kernel before 5.7 without CAP_NET_RAW refuses the binding.
+            match s.bind_device(Some(b"lo")) {
+                Ok(()) => assert_eq!(s.device().unwrap().as_deref(), Some(&b"lo"[..])),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+                Err(e) => panic!("bind_device(lo): {e}"),
+            }
             let group = Ipv4Addr::new(239, 255, 42, 99);
             match s.join_multicast_v4(group, Ipv4Addr::UNSPECIFIED) {
                 // A host without a multicast route refuses to join; that is the host's call.
@@ -137,6 +149,7 @@ fn broadcast_multicast_and_ttl_setters_read_back() {
             // And back: the adopted socket keeps its options and carries datagrams.
             let s = UdpSocket::from_std(std_socket).unwrap();
             assert_eq!(s.ttl().unwrap(), 33);
+            assert_eq!(s.tos().unwrap(), 0x08);
             let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             let port = s.local_addr().unwrap().port();
             peer.send_to(b"to the adopted", ("127.0.0.1", port))

@@ -165,3 +165,7 @@ impl TcpSocket {
 
 impl_as_fd!(TcpSocket, |s| s.fd.as_raw_fd());
 take_error_method!(TcpSocket);
+ip_socket_options!(
+    TcpSocket,
+    "    let socket = ringsteal_net::TcpSocket::new_v4()?;\n"
+);
