@@ -21,7 +21,8 @@ export RUSTDOCFLAGS="-Zsanitizer=address"
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/asan}"
 # ASan's instrumentation costs an idle runtime 1-6 ms of CPU a second here: tests/idle_cpu.rs
-# allows more under it (its limit is for real builds).
+# allows more under it (its limit is for real builds), and the tests' hang guard waits three
+# times as long (tests/common/mod.rs).
 export RINGSTEAL_UNDER_ASAN=1
 # -Zbuild-std instruments the standard library too, so every allocation is tracked.
 cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs -p ringsteal-net -p ringsteal-process -p ringsteal-signal --tests "$@"

@@ -80,13 +80,24 @@ pub fn kernel_has_send_msg_ring() -> bool {
     ringsteal_uring::Features::get().is_ok_and(|f| f.send_msg_ring())
 }
 
+/// How much longer a hang guard waits under AddressSanitizer (`scripts/asan.sh` sets
+/// `RINGSTEAL_UNDER_ASAN`). Its instrumented builds run a body several times slower, and
+/// once, with a build running beside it, the SQPOLL configuration of a 64 MiB transfer test
+/// took over 60 s (it takes about 3 s quiet under ASan).
+const ASAN_HANG_FACTOR: u32 = 3;
+
 /// Runs `body` on its own thread and fails with a clear message if it has not finished
-/// within `limit`. A panic in the body is re-raised here, with its message.
+/// within `limit` (three times that under AddressSanitizer). A panic in the body is re-raised
+/// here, with its message.
 pub fn hang_guard<R, F>(what: &str, limit: Duration, body: F) -> R
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
+    let limit = match std::env::var_os("RINGSTEAL_UNDER_ASAN") {
+        Some(_) => limit * ASAN_HANG_FACTOR,
+        None => limit,
+    };
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name(format!("hang-guarded {what}"))
