@@ -12,8 +12,10 @@ use crate::{signal, SignalKind};
 /// unreported: see [`signal`](crate::signal)): the cue for a graceful shutdown. `Err` if the
 /// listeners could not be set up or cannot wait.
 ///
-/// Once it has completed (and is dropped), nobody listens any more, so a second Ctrl-C
-/// during a slow shutdown terminates the process as usual.
+/// Once it has completed, nobody listens any more (whether or not the finished future is
+/// dropped yet), so a second Ctrl-C during a slow shutdown terminates the process as usual.
+/// To ignore it instead, as a tokio program does (tokio's handler stays for good), keep a
+/// listener alive through the shutdown: `let _keep = signal(SignalKind::interrupt())?;`.
 ///
 /// ```no_run
 /// use std::time::Duration;

@@ -222,7 +222,11 @@ impl Drop for Signal {
 /// listener could not be set up or cannot wait (polled outside a ringsteal runtime).
 ///
 /// Registration happens when `ctrl_c()` is called, not when it is first polled, so a Ctrl-C
-/// in between is not lost. See [`signal`] for what registering changes. In a `select!` loop,
+/// in between is not lost; it ends when the future completes (or is dropped), so the next
+/// Ctrl-C after that terminates the process unless another listener lives (a
+/// [`signal`]`(SignalKind::interrupt())` kept for as long as the program should survive
+/// Ctrl-C: tokio's handler, once installed, stays for good). See [`signal`] for what
+/// registering changes. In a `select!` loop,
 /// make it once before the loop and pin it: a new `ctrl_c()` per round leaves a moment
 /// between rounds with no listener, when a Ctrl-C terminates the process (one that came
 /// while a dropped round's listener lived is not lost: the next one reports it).
