@@ -25,4 +25,6 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/asan}"
 # times as long (tests/common/mod.rs).
 export RINGSTEAL_UNDER_ASAN=1
 # -Zbuild-std instruments the standard library too, so every allocation is tracked.
-cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs -p ringsteal-net -p ringsteal-process -p ringsteal-signal --tests "$@"
+# ringsteal-net's `bytes` feature: its try_read_buf / try_recv_buf write into memory not
+# initialised yet (tests/buf_mut.rs), and it turns on ringsteal-rt's `bytes` impls too.
+cargo +nightly test -Zbuild-std --target "$target" -p ringsteal-rt -p ringsteal-fs -p ringsteal-net -p ringsteal-process -p ringsteal-signal --features ringsteal-net/bytes --tests "$@"
