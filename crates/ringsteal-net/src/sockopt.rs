@@ -58,43 +58,29 @@ pub(crate) fn take_error(fd: &impl AsRawFd) -> io::Result<Option<io::Error>> {
 }
 
 /// `SO_BINDTODEVICE`: binds the socket to the interface named `name`; an empty name removes
-/// the binding.
+/// the binding. `InvalidInput` for a name too long to be an interface's (16 bytes or more).
 pub(crate) fn bind_device(fd: &impl AsRawFd, name: &[u8]) -> io::Result<()> {
-    // SAFETY: the kernel reads name.len() bytes of `name`, a live slice.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_BINDTODEVICE,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    // The kernel reads a NUL-terminated name of at most IFNAMSIZ bytes.
+    let mut padded = [0u8; libc::IFNAMSIZ];
+    match padded.get_mut(..name.len()) {
+        Some(dst) if name.len() < libc::IFNAMSIZ => dst.copy_from_slice(name),
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "an interface name has at most {} bytes, not {}",
+                    libc::IFNAMSIZ - 1,
+                    name.len()
+                ),
+            ))
+        }
     }
+    set(fd, libc::SOL_SOCKET, libc::SO_BINDTODEVICE, padded)
 }
 
 /// `SO_BINDTODEVICE`: the name of the interface the socket is bound to, `None` if none.
 pub(crate) fn device(fd: &impl AsRawFd) -> io::Result<Option<Vec<u8>>> {
-    let mut name = [0u8; libc::IFNAMSIZ];
-    let mut len = name.len() as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into `name` and updates `len`.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_BINDTODEVICE,
-            name.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let name = &name[..(len as usize).min(name.len())];
+    let name: [u8; libc::IFNAMSIZ] = get(fd, libc::SOL_SOCKET, libc::SO_BINDTODEVICE)?;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Ok((end > 0).then(|| name[..end].to_vec()))
 }

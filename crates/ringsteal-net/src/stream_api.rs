@@ -72,7 +72,8 @@ macro_rules! ip_socket_options {
             ///
             /// # Errors
             /// `ENODEV` (the OS error) for an interface that does not exist;
-            /// `PermissionDenied` without the privilege above.
+            /// `PermissionDenied` without the privilege above; `InvalidInput` for a name of
+            /// 16 bytes or more, longer than any interface's.
             ///
             #[doc = concat!(
                 "```\nfn main() -> std::io::Result<()> {\n", $make,

@@ -264,6 +264,8 @@ fn a_socket_bound_to_the_loopback_interface_with_a_tos_connects_and_carries_byte
             assert_eq!(socket.device().unwrap(), None, "bound to no interface yet");
             let err = socket.bind_device(Some(b"no-such-if0")).unwrap_err();
             assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+            let err = socket.bind_device(Some(b"sixteen-bytes-ab")).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
             match socket.bind_device(Some(b"lo")) {
                 Ok(()) => {
                     assert_eq!(socket.device().unwrap().as_deref(), Some(&b"lo"[..]));
