@@ -288,6 +288,37 @@ fn a_socket_bound_to_the_loopback_interface_with_a_tos_connects_and_carries_byte
 }
 
 #[test]
+fn sockets_adopted_from_std_before_connecting_listen_and_connect() {
+    with_every_runtime("tcp from_std_stream", 1, |_, rt| {
+        rt.block_on(async {
+            // Sockets std cannot make itself: created by hand, one of them blocking.
+            let fresh = |flags: i32| {
+                use std::os::fd::FromRawFd;
+                // SAFETY: plain system call; the descriptor is checked before use.
+                let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | flags, 0) };
+                assert!(raw >= 0, "{}", std::io::Error::last_os_error());
+                // SAFETY: a new descriptor nothing else owns.
+                unsafe { std::net::TcpStream::from_raw_fd(raw) }
+            };
+            let socket = TcpSocket::from_std_stream(fresh(libc::SOCK_CLOEXEC));
+            socket.set_reuseaddr(true).unwrap();
+            socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let listener = socket.listen(16).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client =
+                TcpSocket::from_std_stream(fresh(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK));
+            let client = client.connect(addr).await.unwrap();
+            let (server, peer) = listener.accept().await.unwrap();
+            assert_eq!(peer, client.local_addr().unwrap());
+            client.write_all(b"adopted".to_vec()).await.0.unwrap();
+            let (res, got) = server.read_exact(vec![0; 7]).await;
+            res.unwrap();
+            assert_eq!(got, b"adopted");
+        })
+    });
+}
+
+#[test]
 fn two_sockets_with_reuseport_share_a_port_and_one_without_is_refused() {
     with_every_runtime("tcp reuseport", 1, |_, rt| {
         rt.block_on(async {

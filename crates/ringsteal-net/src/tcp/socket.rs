@@ -51,6 +51,33 @@ impl TcpSocket {
         Self::new(libc::AF_INET6)
     }
 
+    /// Adopts a TCP socket made elsewhere (by `socket2`, say, for an option this type has
+    /// no setter for) that is neither connected nor listening yet, as tokio's
+    /// `from_std_stream`: std has no type for such a socket, so it comes as a
+    /// `std::net::TcpStream`. It keeps its options and its blocking mode; the ring does not
+    /// need non-blocking mode.
+    ///
+    /// ```
+    /// use std::os::fd::FromRawFd;
+    /// use ringsteal_net::TcpSocket;
+    ///
+    /// // SAFETY: a plain system call.
+    /// let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    /// assert!(raw >= 0);
+    /// // SAFETY: a new descriptor nothing else owns; the std stream takes it over.
+    /// let std_socket = unsafe { std::net::TcpStream::from_raw_fd(raw) };
+    /// let socket = TcpSocket::from_std_stream(std_socket);
+    /// socket.set_reuseaddr(true).unwrap();
+    /// socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// let listener = socket.listen(16).unwrap();
+    /// assert!(listener.local_addr().unwrap().port() > 0);
+    /// ```
+    pub fn from_std_stream(std_stream: std::net::TcpStream) -> TcpSocket {
+        Self {
+            fd: std_stream.into(),
+        }
+    }
+
     /// A socket of the family of `addr`.
     pub(crate) fn for_addr(addr: SocketAddr) -> io::Result<TcpSocket> {
         if addr.is_ipv4() {
