@@ -26,6 +26,7 @@ mod numbers;
 mod poll;
 mod provided;
 mod read_buf;
+mod readiness_cache;
 #[cfg(test)]
 mod test_util;
 mod traits;
@@ -46,4 +47,5 @@ pub use poll::{
     try_write_vectored_in_lane, PollParts, PollSource, PollStream, Readiness,
 };
 pub use read_buf::AppendBuf;
+pub use readiness_cache::{ReadinessCache, ReadyEvent};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

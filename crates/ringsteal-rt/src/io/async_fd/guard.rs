@@ -7,22 +7,21 @@ use std::fmt;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use super::state::Event;
 use super::AsyncFd;
-use crate::io::Ready;
+use crate::io::{Ready, ReadyEvent};
 
 /// Clears what `event` (a guard's) reported, and forgets it.
-fn clear_all<T: AsRawFd>(async_fd: &AsyncFd<T>, event: &mut Option<Event>) {
+fn clear_all<T: AsRawFd>(async_fd: &AsyncFd<T>, event: &mut Option<ReadyEvent>) {
     if let Some(event) = event.take() {
         async_fd.clear(event);
     }
 }
 
 /// Clears the states of `ready` among those `event` (a guard's) reported.
-fn clear_matching<T: AsRawFd>(async_fd: &AsyncFd<T>, event: &mut Option<Event>, ready: Ready) {
+fn clear_matching<T: AsRawFd>(async_fd: &AsyncFd<T>, event: &mut Option<ReadyEvent>, ready: Ready) {
     if let Some(event) = event.as_mut() {
         let clear = event.ready.intersection(ready);
-        async_fd.clear(Event {
+        async_fd.clear(ReadyEvent {
             tick: event.tick,
             ready: clear,
         });
@@ -34,7 +33,7 @@ fn clear_matching<T: AsRawFd>(async_fd: &AsyncFd<T>, event: &mut Option<Event>, 
 /// caller is told to wait again.
 fn unless_would_block<T: AsRawFd, R>(
     async_fd: &AsyncFd<T>,
-    event: &mut Option<Event>,
+    event: &mut Option<ReadyEvent>,
     result: io::Result<R>,
 ) -> Result<io::Result<R>, TryIoError> {
     match result {
@@ -104,11 +103,11 @@ impl std::error::Error for TryIoError {}
 /// ```
 pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
     async_fd: &'a AsyncFd<T>,
-    event: Option<Event>,
+    event: Option<ReadyEvent>,
 }
 
 impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
-    pub(super) fn new(async_fd: &'a AsyncFd<T>, event: Event) -> Self {
+    pub(super) fn new(async_fd: &'a AsyncFd<T>, event: ReadyEvent) -> Self {
         Self {
             async_fd,
             event: Some(event),
@@ -191,11 +190,11 @@ impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyGuard<'_, T> {
 /// ```
 pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
     async_fd: &'a mut AsyncFd<T>,
-    event: Option<Event>,
+    event: Option<ReadyEvent>,
 }
 
 impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
-    pub(super) fn new(async_fd: &'a mut AsyncFd<T>, event: Event) -> Self {
+    pub(super) fn new(async_fd: &'a mut AsyncFd<T>, event: ReadyEvent) -> Self {
         Self {
             async_fd,
             event: Some(event),

@@ -1,33 +1,25 @@
 //! [`AsyncFd`]: tokio's `AsyncFd`, readiness for a descriptor the program owns and reads or
 //! writes itself (a tun device, an inotify instance, a netlink socket, a serial port).
 //!
-//! Each wait that finds nothing ready in the cache is a one-shot `IORING_OP_POLL_ADD` on
-//! the ring of the shard that polls it (the readiness driver planned for hosts that refuse
-//! io_uring answers the same waits from its epoll set). What a poll reports is cached
-//! (`state.rs`) until a guard clears it after the descriptor said `EAGAIN`, as in tokio's
-//! edge-triggered model; so a descriptor that stays ready costs no poll per call.
+//! The waits go through a [`ReadinessCache`]: each that finds nothing ready in the cache is
+//! a one-shot `IORING_OP_POLL_ADD` on the ring of the shard that polls it, and what a poll
+//! reports is cached until a guard clears it after the descriptor said `EAGAIN`, as in
+//! tokio's edge-triggered model; so a descriptor that stays ready costs no poll per call.
 //!
-//! Owns: the descriptor's owner, its cached readiness, the polls of the `poll_*_ready`
-//! methods. `guard.rs` holds the guards that `try_io` and `clear_ready` go through.
+//! Owns: the descriptor's owner, its readiness cache, the directions it was made for.
+//! `guard.rs` holds the guards that `try_io` and `clear_ready` go through.
 //! May not: read or write the descriptor (the program does, in `try_io`).
 
 mod guard;
-mod state;
 
 pub use guard::{AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
 
 use std::fmt;
-use std::future::poll_fn;
-use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::pin::Pin;
-use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
 
-use self::state::{Event, ReadyState};
-use crate::io::{Interest, Ready};
-use crate::op::{self, Op, PollAddByNumber};
+use crate::io::{Interest, ReadinessCache, ReadyEvent};
 
 /// Readiness for a descriptor you own, as tokio's `AsyncFd`: wait until it is readable or
 /// writable, make the non-blocking system call yourself inside
@@ -71,16 +63,12 @@ use crate::op::{self, Op, PollAddByNumber};
 /// .unwrap();
 /// ```
 pub struct AsyncFd<T: AsRawFd> {
-    /// The polls of `poll_read_ready` and `poll_write_ready`, kept across their calls.
-    /// Declared before `inner`: their cancels are asked for before the descriptor closes.
-    polls: [Mutex<Option<Op<PollAddByNumber>>>; 2],
-    state: ReadyState,
+    /// Declared before `inner`: the cancels of its polls are asked for before the
+    /// descriptor closes.
+    cache: ReadinessCache,
     interest: Interest,
     inner: T,
 }
-
-const READ: usize = 0;
-const WRITE: usize = 1;
 
 impl<T: AsRawFd> AsyncFd<T> {
     /// Wraps `inner` for waits in both directions.
@@ -116,8 +104,7 @@ impl<T: AsRawFd> AsyncFd<T> {
             return Err(io::Error::last_os_error());
         }
         Ok(Self {
-            polls: [Mutex::new(None), Mutex::new(None)],
-            state: ReadyState::default(),
+            cache: ReadinessCache::new(),
             interest,
             inner,
         })
@@ -135,8 +122,8 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// Gives the inner value back, cancelling a wait of the `poll_*_ready` methods first.
     pub fn into_inner(self) -> T {
-        let Self { polls, inner, .. } = self;
-        drop(polls);
+        let Self { cache, inner, .. } = self;
+        drop(cache);
         inner
     }
 
@@ -259,7 +246,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        let event = ready!(self.poll_wait(cx, READ))?;
+        let event = ready!(self.poll_wait(cx, Interest::READABLE))?;
         Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
     }
 
@@ -272,7 +259,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
-        let event = ready!(self.poll_wait(cx, READ))?;
+        let event = ready!(self.poll_wait(cx, Interest::READABLE))?;
         Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
     }
 
@@ -285,7 +272,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        let event = ready!(self.poll_wait(cx, WRITE))?;
+        let event = ready!(self.poll_wait(cx, Interest::WRITABLE))?;
         Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
     }
 
@@ -298,52 +285,23 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
-        let event = ready!(self.poll_wait(cx, WRITE))?;
+        let event = ready!(self.poll_wait(cx, Interest::WRITABLE))?;
         Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
     }
 
     /// Waits with a poll of its own until the cache has something for `interest`.
-    async fn wait(&self, interest: Interest) -> io::Result<Event> {
+    async fn wait(&self, interest: Interest) -> io::Result<ReadyEvent> {
         let interest = self.allowed(interest)?;
-        let mut poll = None;
-        poll_fn(|cx| self.poll_cache_or(cx, interest, &mut poll)).await
+        self.cache.ready(&self.inner, interest).await
     }
 
-    /// Waits with the direction's kept poll (`poll_*_ready`).
-    fn poll_wait(&self, cx: &mut Context<'_>, direction: usize) -> Poll<io::Result<Event>> {
-        let interest = if direction == READ {
-            Interest::READABLE
+    /// Waits with the kept poll of `direction` (`poll_*_ready`).
+    fn poll_wait(&self, cx: &mut Context<'_>, direction: Interest) -> Poll<io::Result<ReadyEvent>> {
+        self.allowed(direction)?;
+        if direction.is_readable() {
+            self.cache.poll_read_ready(cx, &self.inner)
         } else {
-            Interest::WRITABLE
-        };
-        let interest = self.allowed(interest)?;
-        let mut kept = self.polls[direction]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.poll_cache_or(cx, interest, &mut kept)
-    }
-
-    /// What the cache has for `interest`, else the result of `poll` (armed if it is not),
-    /// recorded in the cache, until the cache has something.
-    fn poll_cache_or(
-        &self,
-        cx: &mut Context<'_>,
-        interest: Interest,
-        poll: &mut Option<Op<PollAddByNumber>>,
-    ) -> Poll<io::Result<Event>> {
-        loop {
-            if let Some(event) = self.state.get(interest) {
-                // A poll armed for an earlier call is not needed now: cancel it.
-                *poll = None;
-                return Poll::Ready(Ok(event));
-            }
-            let op = poll.get_or_insert_with(|| {
-                op::poll_add_by_number(self.inner.as_raw_fd(), interest.poll_events())
-            });
-            let revents = ready!(Pin::new(op).poll(cx));
-            *poll = None;
-            self.state
-                .record(Ready::from_poll_events(revents?, interest));
+            self.cache.poll_write_ready(cx, &self.inner)
         }
     }
 
@@ -363,8 +321,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     }
 
     /// Clears what `event` reported (a guard's `clear_ready`).
-    fn clear(&self, event: Event) {
-        self.state.clear(event);
+    fn clear(&self, event: ReadyEvent) {
+        self.cache.clear(event);
     }
 }
 

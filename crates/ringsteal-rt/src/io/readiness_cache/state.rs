@@ -1,8 +1,8 @@
-//! The readiness an [`AsyncFd`](super::AsyncFd) has seen and not yet cleared, and a tick
-//! that counts what was recorded, in one atomic word: tokio's edge-triggered model over
-//! one-shot polls. A wait records what its poll reported; a guard clears what it was given
-//! once the system call said `EAGAIN`, unless something newer was recorded meanwhile (that
-//! readiness may be of after the `EAGAIN`, so it stays).
+//! The readiness a [`ReadinessCache`](super::ReadinessCache) has seen and not yet cleared,
+//! and a tick that counts what was recorded, in one atomic word: tokio's edge-triggered
+//! model over one-shot polls. A wait records what its poll reported; a caller clears what it
+//! was given once the system call said `EAGAIN`, unless something newer was recorded
+//! meanwhile (that readiness may be of after the `EAGAIN`, so it stays).
 //!
 //! May not: wait, or touch the descriptor.
 
@@ -14,11 +14,32 @@ use crate::io::{Interest, Ready};
 const READY_BITS: u32 = 8;
 
 /// What a wait returned: the ready states that answer its interest, and the tick they were
-/// seen at (what [`ReadyState::clear`] compares).
+/// seen at (what a clear compares). Hand it back to
+/// [`ReadinessCache::clear`](super::ReadinessCache::clear) when the system call it allowed
+/// said `WouldBlock`.
+///
+/// ```
+/// use ringsteal_rt::io::{Interest, ReadinessCache, Ready};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     let cache = ReadinessCache::new();
+///     let event = cache.ready(&a, Interest::WRITABLE).await.unwrap();
+///     assert_eq!(event.ready(), Ready::WRITABLE);
+/// });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Event {
-    pub(super) tick: u64,
-    pub(super) ready: Ready,
+pub struct ReadyEvent {
+    pub(crate) tick: u64,
+    pub(crate) ready: Ready,
+}
+
+impl ReadyEvent {
+    /// The ready states it reported.
+    pub fn ready(&self) -> Ready {
+        self.ready
+    }
 }
 
 /// See the module docs.
@@ -27,10 +48,10 @@ pub(super) struct ReadyState(AtomicU64);
 
 impl ReadyState {
     /// What answers `interest` now, if anything does.
-    pub(super) fn get(&self, interest: Interest) -> Option<Event> {
+    pub(super) fn get(&self, interest: Interest) -> Option<ReadyEvent> {
         let word = self.0.load(Ordering::Acquire);
         let ready = unpack_ready(word).intersection(Ready::answering(interest));
-        (!ready.is_empty()).then_some(Event {
+        (!ready.is_empty()).then_some(ReadyEvent {
             tick: word >> READY_BITS,
             ready,
         })
@@ -49,7 +70,7 @@ impl ReadyState {
 
     /// Clears what `event` reported (but the closed states, which are final), unless
     /// something was recorded since.
-    pub(super) fn clear(&self, event: Event) {
+    pub(super) fn clear(&self, event: ReadyEvent) {
         let _ = self
             .0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
