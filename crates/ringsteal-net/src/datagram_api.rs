@@ -2,15 +2,16 @@
 //! once as a macro over the type's `fd` and `kept` fields: `ready`, `readable` and `writable`
 //! wait (one one-shot `IORING_OP_POLL_ADD`, unless a datagram a dropped receive took is kept:
 //! then readable at once), `try_recv` and `try_send` make one non-blocking system call
-//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`) after a kept datagram, if any. The
-//! addressed forms (`try_recv_from`, `try_send_to`) sit with each type: their addresses differ.
+//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`) after a kept datagram, if any, and
+//! `poll_recv_ready`, `poll_send_ready`, `poll_recv` and `poll_send` wait for those with the
+//! socket's readiness cache (`datagram_poll.rs`). The addressed forms (`try_recv_from`,
+//! `poll_send_to`, ...) sit with each type: their addresses differ.
 //!
-//! May not: hold logic beyond the kept datagrams' check; each method forwards to the runtime's
-//! helpers.
+//! May not: hold logic; each method forwards to `datagram_poll.rs` or the runtime's helpers.
 
-/// `readable`, `writable`, `try_recv`, `try_send` for a datagram socket with an `fd:
-/// SharedFd` field and a `kept: Arc<KeptDatagrams>` field (datagrams of dropped receives,
-/// served first). `$pair` is the doc examples' code that makes two connected sockets `a`
+/// `readable`, `writable`, `try_recv`, `try_send` and their `poll_` forms for a datagram
+/// socket with an `fd: SharedFd` field, a `kept: Arc<KeptDatagrams>` field (datagrams of
+/// dropped receives, served first) and a `readiness: ReadinessCache` field. `$pair` is the doc examples' code that makes two connected sockets `a`
 /// and `b` inside an async block returning `io::Result`.
 macro_rules! datagram_readiness_methods {
     ($pair:literal) => {
@@ -99,13 +100,7 @@ macro_rules! datagram_readiness_methods {
                     "})\n.unwrap();\n```"
                 )]
         pub fn try_recv(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
-            if buf.is_empty() {
-                return Err($crate::kept_datagrams::no_room());
-            }
-            if let Some((n, _)) = self.kept.copy_into_slice(false, buf) {
-                return Ok(n);
-            }
-            ringsteal_rt::io::try_recv_from(&self.fd, buf).map(|(n, _)| n)
+            self.datagram_io().try_recv_from(buf, false).map(|(n, _)| n)
         }
 
         /// As [`try_recv`](Self::try_recv), into the next chunk of `buf`, which it then
@@ -137,7 +132,7 @@ let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
                 )]
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
-            $crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf).map(|(n, _)| n)
+            $crate::recv_buf::try_recv_buf(self.datagram_io(), buf).map(|(n, _)| n)
         }
 
         /// Sends `buf` as one datagram to the connected address without waiting, as
@@ -155,7 +150,94 @@ let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
                     "})\n.unwrap();\n```"
                 )]
         pub fn try_send(&self, buf: &[u8]) -> ::std::io::Result<usize> {
-            ringsteal_rt::io::try_send_to(&self.fd, buf, None)
+            self.datagram_io().try_send_to(buf, None)
+        }
+
+        /// Polls until a receive would not wait, as tokio's `poll_recv_ready`: for
+        /// poll-based code that then calls [`try_recv`](Self::try_recv) (whose
+        /// `WouldBlock` makes the next call wait for the kernel). Only the task of the
+        /// latest call is woken, as in tokio (one poll is kept across calls).
+        ///
+        #[doc = concat!(
+                    "```\nuse std::future::poll_fn;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    a.try_send(b\"ready\")?;\n",
+                    "    poll_fn(|cx| b.poll_recv_ready(cx)).await?;\n",
+                    "    let mut buf = [0; 8];\n",
+                    "    assert_eq!(b.try_recv(&mut buf)?, 5);\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn poll_recv_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.datagram_io().poll_recv_ready(cx)
+        }
+
+        /// Polls until a send would not wait, as tokio's `poll_send_ready` (see
+        /// [`poll_recv_ready`](Self::poll_recv_ready)).
+        ///
+        #[doc = concat!(
+                    "```\nuse std::future::poll_fn;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    poll_fn(|cx| a.poll_send_ready(cx)).await?;\n",
+                    "    assert_eq!(a.try_send(b\"room\")?, 4);\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn poll_send_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.datagram_io().poll_send_ready(cx)
+        }
+
+        /// Polls to receive one datagram from the connected address into `buf`, as
+        /// tokio's `poll_recv`, and gives its length (tokio's fills a `ReadBuf`; this one
+        /// takes a slice, as [`try_recv`](Self::try_recv) does). A datagram longer than
+        /// `buf` is cut to it. Only the task of the latest call is woken.
+        ///
+        #[doc = concat!(
+                    "```\nuse std::future::poll_fn;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    let sent = poll_fn(|cx| a.poll_send(cx, b\"polled\")).await?;\n",
+                    "    let mut buf = [0; 8];\n",
+                    "    let n = poll_fn(|cx| b.poll_recv(cx, &mut buf)).await?;\n",
+                    "    assert_eq!((sent, &buf[..n]), (6, &b\"polled\"[..]));\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn poll_recv(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+            buf: &mut [u8],
+        ) -> ::std::task::Poll<::std::io::Result<usize>> {
+            self.datagram_io()
+                .poll_recv_from(cx, buf, false)
+                .map_ok(|(n, _)| n)
+        }
+
+        /// Polls to send `buf` as one datagram to the connected address, as tokio's
+        /// `poll_send` (see [`poll_recv`](Self::poll_recv) for an example).
+        pub fn poll_send(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+            buf: &[u8],
+        ) -> ::std::task::Poll<::std::io::Result<usize>> {
+            self.datagram_io().poll_send_to(cx, buf, None)
+        }
+
+        /// The socket's parts the non-waiting receives and sends go through.
+        fn datagram_io(&self) -> $crate::datagram_poll::DatagramIo<'_> {
+            $crate::datagram_poll::DatagramIo {
+                fd: &self.fd,
+                kept: &self.kept,
+                cache: &self.readiness,
+            }
         }
     };
 }

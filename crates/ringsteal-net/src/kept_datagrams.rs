@@ -76,7 +76,7 @@ impl KeptDatagrams {
         poll_fn(|cx| self.poll_abandoned_ended(cx)).await;
     }
 
-    fn poll_abandoned_ended(&self, cx: &mut Context<'_>) -> Poll<()> {
+    pub(crate) fn poll_abandoned_ended(&self, cx: &mut Context<'_>) -> Poll<()> {
         if self.abandoned.load(Ordering::Acquire) == 0 {
             return Poll::Ready(());
         }

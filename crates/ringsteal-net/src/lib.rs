@@ -78,6 +78,7 @@ mod stream_api;
 #[macro_use]
 mod datagram_api;
 
+mod datagram_poll;
 #[cfg(feature = "stream")]
 mod futures_stream;
 mod incoming;

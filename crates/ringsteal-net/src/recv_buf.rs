@@ -9,16 +9,17 @@ use std::io;
 use std::mem::MaybeUninit;
 
 use bytes::BufMut;
-use ringsteal_rt::op::{SharedFd, SockAddr};
+use ringsteal_rt::io::Interest;
+use ringsteal_rt::op::SockAddr;
 
-use crate::kept_datagrams::{self, KeptDatagrams};
+use crate::datagram_poll::DatagramIo;
+use crate::kept_datagrams;
 
 /// Receives one datagram into `buf`'s next chunk (a full `Vec` or `BytesMut` grows its
 /// chunk first), cut to the chunk's length as a receive cuts a longer datagram, and
 /// advances `buf` past it. Yields its length and sender. `WouldBlock` if none is queued.
 pub(crate) fn try_recv_buf<B: BufMut>(
-    fd: &SharedFd,
-    kept: &KeptDatagrams,
+    socket: DatagramIo<'_>,
     buf: &mut B,
 ) -> io::Result<(usize, SockAddr)> {
     // SAFETY: both writers below (the kept datagram's copy and `recvfrom`) write only bytes
@@ -27,9 +28,11 @@ pub(crate) fn try_recv_buf<B: BufMut>(
     if dst.is_empty() {
         return Err(kept_datagrams::no_room());
     }
-    let got = match kept.take_into_uninit(dst) {
+    let got = match socket.kept.take_into_uninit(dst) {
         Some(got) => got,
-        None => ringsteal_rt::io::try_recv_from_uninit(fd, dst)?,
+        None => socket.cache.clear_on_would_block(Interest::READABLE, || {
+            ringsteal_rt::io::try_recv_from_uninit(socket.fd, dst)
+        })?,
     };
     // SAFETY: the first got.0 bytes of the chunk were just written (got.0 <= its length:
     // both writers cut the datagram to it).

@@ -3,8 +3,10 @@
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::io::ReadinessCache;
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use crate::kept_datagrams::{self, KeptDatagrams};
@@ -46,6 +48,9 @@ use crate::stream::into_owned;
 /// ```
 #[derive(Debug)]
 pub struct UdpSocket {
+    /// Declared before `fd`: the cancels of its polls are asked for before the descriptor
+    /// closes.
+    readiness: ReadinessCache,
     fd: SharedFd,
     kept: Arc<KeptDatagrams>,
 }
@@ -53,6 +58,7 @@ pub struct UdpSocket {
 impl UdpSocket {
     fn from_shared(fd: SharedFd) -> Self {
         Self {
+            readiness: ReadinessCache::new(),
             fd,
             kept: Arc::default(),
         }
@@ -201,7 +207,7 @@ impl UdpSocket {
         &self,
         buf: &mut B,
     ) -> io::Result<(usize, SocketAddr)> {
-        let (n, from) = crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf)?;
+        let (n, from) = crate::recv_buf::try_recv_buf(self.datagram_io(), buf)?;
         Ok((n, sockopt::ip(from)?))
     }
 
@@ -234,16 +240,7 @@ impl UdpSocket {
     /// [`try_recv_from`](Self::try_recv_from), or, if `peek`,
     /// [`try_peek_from`](Self::try_peek_from): a kept datagram first, then the kernel's.
     fn try_receive_from(&self, buf: &mut [u8], peek: bool) -> io::Result<(usize, SocketAddr)> {
-        if buf.is_empty() {
-            return Err(kept_datagrams::no_room());
-        }
-        if let Some((n, from)) = self.kept.copy_into_slice(peek, buf) {
-            return Ok((n, sockopt::ip(from)?));
-        }
-        let (n, from) = match peek {
-            false => ringsteal_rt::io::try_recv_from(&self.fd, buf)?,
-            true => ringsteal_rt::io::try_peek_from(&self.fd, buf)?,
-        };
+        let (n, from) = self.datagram_io().try_recv_from(buf, peek)?;
         Ok((n, sockopt::ip(from)?))
     }
 
@@ -287,7 +284,87 @@ impl UdpSocket {
     /// .unwrap();
     /// ```
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        ringsteal_rt::io::try_send_to(&self.fd, buf, Some(&SockAddr::from_std(&target)))
+        self.datagram_io()
+            .try_send_to(buf, Some(&SockAddr::from_std(&target)))
+    }
+
+    /// Polls to receive one datagram into `buf`, with the address it came from, as tokio's
+    /// `poll_recv_from` (tokio's fills a `ReadBuf`; this one takes a slice and gives the
+    /// length, as [`try_recv_from`](Self::try_recv_from) does). For poll-based code: a DNS
+    /// library's socket trait, say. Only the task of the latest call is woken, as in tokio.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let to = rx.local_addr()?;
+    ///     poll_fn(|cx| tx.poll_send_to(cx, b"query", to)).await?;
+    ///     let mut buf = [0; 512];
+    ///     let (n, from) = poll_fn(|cx| rx.poll_recv_from(cx, &mut buf)).await?;
+    ///     assert_eq!((&buf[..n], from), (&b"query"[..], tx.local_addr()?));
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.poll_receive_from(cx, buf, false)
+    }
+
+    /// As [`poll_recv_from`](Self::poll_recv_from), leaving the datagram queued, as tokio's
+    /// `poll_peek_from`.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.send_to(b"twice".to_vec(), rx.local_addr()?).await.0?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, _) = poll_fn(|cx| rx.poll_peek_from(cx, &mut buf)).await?;
+    ///     assert_eq!(rx.try_recv_from(&mut buf)?.0, n, "still queued");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.poll_receive_from(cx, buf, true)
+    }
+
+    fn poll_receive_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        let (n, from) = ready!(self.datagram_io().poll_recv_from(cx, buf, peek))?;
+        Poll::Ready(Ok((n, sockopt::ip(from)?)))
+    }
+
+    /// Polls to send `buf` as one datagram to `target`, as tokio's `poll_send_to` (see
+    /// [`poll_recv_from`](Self::poll_recv_from) for an example).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: SocketAddr,
+    ) -> Poll<io::Result<usize>> {
+        self.datagram_io()
+            .poll_send_to(cx, buf, Some(&SockAddr::from_std(&target)))
     }
 
     /// The datagrams arriving on this socket as a stream, from one multishot

@@ -4,8 +4,10 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
+use ringsteal_rt::io::ReadinessCache;
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::SocketAddr;
@@ -42,6 +44,9 @@ use crate::stream::into_owned;
 /// ```
 #[derive(Debug)]
 pub struct UnixDatagram {
+    /// Declared before `fd`: the cancels of its polls are asked for before the descriptor
+    /// closes.
+    readiness: ReadinessCache,
     fd: SharedFd,
     kept: Arc<KeptDatagrams>,
 }
@@ -49,6 +54,7 @@ pub struct UnixDatagram {
 impl UnixDatagram {
     fn from_fd(fd: std::os::fd::OwnedFd) -> Self {
         Self {
+            readiness: ReadinessCache::new(),
             fd: SharedFd::new(fd),
             kept: Arc::default(),
         }
@@ -173,14 +179,52 @@ impl UnixDatagram {
     /// assert!(from.is_unnamed(), "the peer of a pair has no name");
     /// ```
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if buf.is_empty() {
-            return Err(kept_datagrams::no_room());
-        }
-        if let Some((n, from)) = self.kept.copy_into_slice(false, buf) {
-            return Ok((n, SocketAddr::from_raw(from)));
-        }
-        let (n, from) = ringsteal_rt::io::try_recv_from(&self.fd, buf)?;
+        let (n, from) = self.datagram_io().try_recv_from(buf, false)?;
         Ok((n, SocketAddr::from_raw(from)))
+    }
+
+    /// Polls to receive one datagram into `buf`, with the sender's address, as tokio's
+    /// `poll_recv_from` (tokio's fills a `ReadBuf`; this one takes a slice and gives the
+    /// length, as [`try_recv_from`](Self::try_recv_from) does). Only the task of the latest
+    /// call is woken, as in tokio.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::UnixDatagram;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let name = format!("\0ringsteal-doc-poll-send-to-{}", std::process::id());
+    ///     let server = UnixDatagram::bind(&name)?;
+    ///     let client = UnixDatagram::unbound()?;
+    ///     poll_fn(|cx| client.poll_send_to(cx, b"hello", &name)).await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, from) = poll_fn(|cx| server.poll_recv_from(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"hello");
+    ///     assert!(from.is_unnamed(), "the client never bound a name");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        let (n, from) = ready!(self.datagram_io().poll_recv_from(cx, buf, false))?;
+        Poll::Ready(Ok((n, SocketAddr::from_raw(from))))
+    }
+
+    /// Polls to send `buf` as one datagram to the socket at `path`, as tokio's
+    /// `poll_send_to` (see [`poll_recv_from`](Self::poll_recv_from) for an example).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        path: impl AsRef<Path>,
+    ) -> Poll<io::Result<usize>> {
+        let to = SockAddr::unix(path)?;
+        self.datagram_io().poll_send_to(cx, buf, Some(&to))
     }
 
     /// As [`try_recv_from`](Self::try_recv_from), into the next chunk of `buf`, which it
@@ -201,7 +245,7 @@ impl UnixDatagram {
         &self,
         buf: &mut B,
     ) -> io::Result<(usize, SocketAddr)> {
-        let (n, from) = crate::recv_buf::try_recv_buf(&self.fd, &self.kept, buf)?;
+        let (n, from) = crate::recv_buf::try_recv_buf(self.datagram_io(), buf)?;
         Ok((n, SocketAddr::from_raw(from)))
     }
 
@@ -219,7 +263,8 @@ impl UnixDatagram {
     /// assert_eq!(server.try_recv(&mut buf).unwrap(), 5);
     /// ```
     pub fn try_send_to(&self, buf: &[u8], path: impl AsRef<Path>) -> io::Result<usize> {
-        ringsteal_rt::io::try_send_to(&self.fd, buf, Some(&SockAddr::unix(path)?))
+        self.datagram_io()
+            .try_send_to(buf, Some(&SockAddr::unix(path)?))
     }
 
     /// The datagrams arriving on this socket as a stream, from one multishot receive (see
