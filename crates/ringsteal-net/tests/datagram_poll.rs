@@ -163,8 +163,17 @@ fn a_would_block_makes_the_next_readiness_poll_wait_for_the_kernel() {
                 .unwrap();
             assert_eq!(b.try_recv(&mut buf).unwrap(), 3);
 
-            // The same for sends: a full queue says WouldBlock, and the next
-            // `poll_send_ready` waits until the receiver takes one.
+            // The same for sends: room is cached, a full queue says WouldBlock, and the
+            // next `poll_send_ready` waits until the receiver takes one.
+            timeout(OP_GUARD, poll_fn(|cx| a.poll_send_ready(cx)))
+                .await
+                .unwrap()
+                .unwrap();
+            let again = poll_fn(|cx| Poll::Ready(a.poll_send_ready(cx))).await;
+            assert!(
+                matches!(again, Poll::Ready(Ok(()))),
+                "{config:?}: room not cached"
+            );
             let mut queued = 0;
             loop {
                 match a.try_send(b"fill") {

@@ -18,6 +18,7 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use ringsteal_net::{lookup_host, TcpStream};
 use ringsteal_rt::time::Instant;
 
+use super::connect_addrs::{self, within};
 use super::Io;
 
 /// Connects hyper-util's legacy `Client` over ringsteal TCP: a `tower_service::Service<Uri>`
@@ -66,6 +67,7 @@ use super::Io;
 pub struct HttpConnector {
     nodelay: bool,
     connect_timeout: Option<Duration>,
+    happy_eyeballs: Option<Duration>,
     enforce_http: bool,
 }
 
@@ -76,11 +78,13 @@ impl Default for HttpConnector {
 }
 
 impl HttpConnector {
-    /// `TCP_NODELAY` on, no connect timeout, `http` URIs only.
+    /// `TCP_NODELAY` on, no connect timeout, a 300 ms happy-eyeballs delay (hyper-util's),
+    /// `http` URIs only.
     pub fn new() -> Self {
         Self {
             nodelay: true,
             connect_timeout: None,
+            happy_eyeballs: Some(Duration::from_millis(300)),
             enforce_http: true,
         }
     }
@@ -92,10 +96,20 @@ impl HttpConnector {
 
     /// Fails a connect (the name resolution included) that takes longer than `timeout` with
     /// `TimedOut`; `None` (the default) waits as long as the kernel does. A name with
-    /// several addresses gives each attempt an equal share of what is left, as hyper-util's
-    /// does (there is no happy-eyeballs race between address families).
+    /// several addresses of a family gives each attempt an equal share of what is left, as
+    /// hyper-util's does.
     pub fn set_connect_timeout(&mut self, timeout: Option<Duration>) {
         self.connect_timeout = timeout;
+    }
+
+    /// How long the addresses of the name's first address family get before those of the
+    /// other family are tried beside them, as hyper-util's `set_happy_eyeballs_timeout`
+    /// (RFC 8305): 300 ms by default. So a host whose IPv6 route drops packets still
+    /// connects over IPv4, after the delay instead of after the kernel's SYN retries. The
+    /// first connection wins and the other attempt is dropped. `None` tries every address
+    /// in turn, whatever its family.
+    pub fn set_happy_eyeballs_timeout(&mut self, delay: Option<Duration>) {
+        self.happy_eyeballs = delay;
     }
 
     /// Whether URIs other than `http` are refused (the default, as hyper-util's). Turn it off
@@ -120,44 +134,13 @@ impl HttpConnector {
         Ok(Io::new(stream))
     }
 
-    /// Resolves `host` (within the timeout), then tries each address in turn, each with an
-    /// equal share of what is left of the timeout, as hyper-util's does: an address that
-    /// drops its packets leaves time for the next.
+    /// Resolves `host` (within the timeout), then connects to one of its addresses
+    /// (`connect_addrs.rs`: in turn, the other address family raced after the
+    /// happy-eyeballs delay).
     async fn connect_to(&self, host: &str, port: u16) -> io::Result<TcpStream> {
         let deadline = self.connect_timeout.map(|t| (Instant::now() + t, t));
         let addrs: Vec<SocketAddr> = within(deadline, lookup_host((host, port))).await?.collect();
-        let mut last = None;
-        for (i, addr) in addrs.iter().enumerate() {
-            let share = deadline.map(|(end, limit)| {
-                let left = end.saturating_duration_since(Instant::now());
-                (Instant::now() + left / (addrs.len() - i) as u32, limit)
-            });
-            match within(share, TcpStream::connect(*addr)).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, "the name resolved to no address")
-        }))
-    }
-}
-
-/// Runs `connecting` until `deadline` (its instant and the whole timeout, for the message).
-async fn within<T>(
-    deadline: Option<(Instant, Duration)>,
-    connecting: impl Future<Output = io::Result<T>>,
-) -> io::Result<T> {
-    match deadline {
-        None => connecting.await,
-        Some((end, limit)) => ringsteal_rt::time::timeout_at(end, connecting)
-            .await
-            .unwrap_or_else(|_| {
-                Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("connecting took longer than the {limit:?} connect timeout"),
-                ))
-            }),
+        connect_addrs::connect(&addrs, self.happy_eyeballs, deadline).await
     }
 }
 

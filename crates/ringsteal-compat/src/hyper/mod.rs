@@ -54,6 +54,8 @@
 //! ```
 
 #[cfg(feature = "hyper-client")]
+mod connect_addrs;
+#[cfg(feature = "hyper-client")]
 mod connector;
 mod executor;
 mod io;
