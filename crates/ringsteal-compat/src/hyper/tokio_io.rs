@@ -92,12 +92,14 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for TokioIo<T> {
         let mut tokio_buf = ReadBuf::uninit(dst);
         ready!(Pin::new(&mut self.get_mut().inner).poll_read(cx, &mut tokio_buf))?;
         // A reader may replace the `ReadBuf` it was lent (safe code can): then its count
-        // says nothing about the cursor's bytes.
+        // says nothing about the cursor's bytes, and the read is an error (not a panic:
+        // the connection fails, the program goes on).
         let filled = tokio_buf.filled();
-        assert!(
-            filled.as_ptr() == start && filled.len() <= room,
-            "the AsyncRead replaced the ReadBuf it was given"
-        );
+        if filled.as_ptr() != start || filled.len() > room {
+            return Poll::Ready(Err(io::Error::other(
+                "the AsyncRead replaced the ReadBuf it was given",
+            )));
+        }
         let n = filled.len();
         // SAFETY: checked just above: the count is of this slice's first bytes, which
         // `ReadBuf` counts as filled only once written (initialised).
@@ -191,5 +193,48 @@ impl<T: hyper::rt::Write + Unpin> AsyncWrite for TokioIo<T> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         hyper::rt::Write::poll_shutdown(Pin::new(&mut self.get_mut().inner), cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that swaps the `ReadBuf` it was lent for one of its own (safe code can).
+    struct Swapper;
+
+    impl AsyncRead for Swapper {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            // Leaked: a `ReadBuf` put in the caller's place must outlive the call. Four
+            // bytes, once, in a test.
+            let own: &'static mut [u8] = Box::leak(vec![7u8; 4].into_boxed_slice());
+            *buf = ReadBuf::new(own);
+            buf.advance(4);
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_reader_that_swaps_the_read_buf_fails_the_read_instead_of_panicking() {
+        let mut io = TokioIo::new(Swapper);
+        let mut storage = [0u8; 16];
+        let mut buf = hyper::rt::ReadBuf::new(&mut storage);
+        let waker = std::task::Waker::from(std::sync::Arc::new(NoWake));
+        let mut cx = Context::from_waker(&waker);
+        match hyper::rt::Read::poll_read(Pin::new(&mut io), &mut cx, buf.unfilled()) {
+            Poll::Ready(Err(e)) => assert!(e.to_string().contains("replaced"), "{e}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+        assert!(buf.filled().is_empty(), "nothing counted as read");
+    }
+
+    struct NoWake;
+
+    impl std::task::Wake for NoWake {
+        fn wake(self: std::sync::Arc<Self>) {}
     }
 }
