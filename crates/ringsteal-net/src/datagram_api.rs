@@ -231,6 +231,82 @@ let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
             self.datagram_io().poll_send_to(cx, buf, None)
         }
 
+        /// Runs `f`, a non-blocking system call of yours on this socket (`sendmsg` with
+        /// segmentation offload, `recvmmsg`, ...; take the descriptor with `as_raw_fd`), as
+        /// tokio's `try_io`: its `WouldBlock` clears the readiness the `poll_*_ready`
+        /// methods cached, so the next one waits for the kernel. `f` is always called
+        /// (tokio's skips it when the cache says not ready; the system call says the same).
+        ///
+        /// `f` reads the kernel, not the datagrams a dropped owned receive kept (see the
+        /// type's docs): while one is kept, a readable `try_io` fails with `Other` instead
+        /// of calling `f` (the readiness methods report the kept datagram, so a loop would
+        /// otherwise never wait); take them with `try_recv` first. Poll-based code that only
+        /// uses the `poll_` and `try_` methods never meets it.
+        ///
+        /// # Errors
+        /// `f`'s, or the kept datagram's `Other`.
+        ///
+        #[doc = concat!(
+                    "```\nuse std::future::poll_fn;\nuse std::os::fd::AsRawFd;\n",
+                    "use ringsteal_rt::io::Interest;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    a.try_send(b\"raw\")?;\n",
+                    "    poll_fn(|cx| b.poll_recv_ready(cx)).await?;\n",
+                    "    let mut buf = [0u8; 8];\n",
+                    "    let n = b.try_io(Interest::READABLE, || {\n",
+                    "        // SAFETY: `buf` is valid for writes of its length.\n",
+                    "        let n = unsafe { libc::recv(b.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };\n",
+                    "        if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }\n",
+                    "    })?;\n",
+                    "    assert_eq!(&buf[..n], b\"raw\");\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub fn try_io<R>(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+            f: impl FnOnce() -> ::std::io::Result<R>,
+        ) -> ::std::io::Result<R> {
+            self.datagram_io().try_io(interest, f)
+        }
+
+        /// Runs `f` each time the socket is ready for `interest` (see
+        /// [`ready`](Self::ready)), until it returns something other than `WouldBlock`, as
+        /// tokio's `async_io`; `f` as for [`try_io`](Self::try_io).
+        ///
+        /// # Errors
+        /// `f`'s, the wait's, or [`try_io`](Self::try_io)'s.
+        ///
+        #[doc = concat!(
+                    "```\nuse std::os::fd::AsRawFd;\nuse ringsteal_rt::io::Interest;\n\n",
+                    "let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();\n",
+                    "rt.block_on(async {\n", $pair,
+                    "    a.send(b\"later\".to_vec()).await.0?;\n",
+                    "    let mut buf = [0u8; 8];\n",
+                    "    let n = b.async_io(Interest::READABLE, || {\n",
+                    "        // SAFETY: `buf` is valid for writes of its length.\n",
+                    "        let n = unsafe { libc::recv(b.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };\n",
+                    "        if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }\n",
+                    "    }).await?;\n",
+                    "    assert_eq!(&buf[..n], b\"later\");\n",
+                    "    Ok::<(), std::io::Error>(())\n",
+                    "})\n.unwrap();\n```"
+                )]
+        pub async fn async_io<R>(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+            mut f: impl FnMut() -> ::std::io::Result<R>,
+        ) -> ::std::io::Result<R> {
+            loop {
+                self.ready(interest).await?;
+                match self.try_io(interest, &mut f) {
+                    Err(e) if e.kind() == ::std::io::ErrorKind::WouldBlock => continue,
+                    done => return done,
+                }
+            }
+        }
+
         /// The socket's parts the non-waiting receives and sends go through.
         fn datagram_io(&self) -> $crate::datagram_poll::DatagramIo<'_> {
             $crate::datagram_poll::DatagramIo {

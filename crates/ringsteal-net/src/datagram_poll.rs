@@ -58,6 +58,21 @@ impl DatagramIo<'_> {
         })
     }
 
+    /// `f`, the caller's own system call, with the cache cleared on its `WouldBlock`
+    /// (`try_io`); refused for reading while a datagram is kept, which `f` cannot see.
+    pub(crate) fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        if interest.is_readable() && self.kept.any() {
+            return Err(io::Error::other(
+                "a datagram a dropped receive kept comes first: take it with try_recv",
+            ));
+        }
+        self.cache.clear_on_would_block(interest, f)
+    }
+
     /// Ready once a receive would not wait: a datagram kept, or the kernel's word.
     pub(crate) fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.kept.poll_abandoned_ended(cx));

@@ -242,3 +242,81 @@ fn a_datagram_a_dropped_receive_kept_comes_first_and_a_refused_send_is_an_error(
         })
     });
 }
+
+/// `recv(2)` on `socket`'s descriptor, non-blocking: a system call of the test's own, as
+/// quinn-udp's `recvmmsg` would be.
+fn raw_recv(socket: &impl std::os::fd::AsRawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of its length; the descriptor is open (borrowed).
+    let n = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+#[test]
+fn try_io_runs_your_system_call_and_its_would_block_makes_the_next_poll_wait() {
+    use ringsteal_rt::io::Interest;
+    with_every_runtime("datagram try_io", 2, |config, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixDatagram::pair().unwrap();
+            let mut buf = [0u8; 16];
+            a.try_send(b"raw").unwrap();
+            timeout(OP_GUARD, poll_fn(|cx| b.poll_recv_ready(cx)))
+                .await
+                .unwrap()
+                .unwrap();
+            let n = b
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
+                .unwrap();
+            assert_eq!(&buf[..n], b"raw", "{config:?}");
+            let err = b
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            // The WouldBlock of the test's own call cleared the cache.
+            let waiting = poll_fn(|cx| Poll::Ready(b.poll_recv_ready(cx))).await;
+            assert!(
+                waiting.is_pending(),
+                "{config:?}: ready with nothing queued"
+            );
+
+            // A datagram a dropped receive kept: try_io cannot see it, so it refuses
+            // (instead of letting a readiness loop spin) until try_recv takes it.
+            a.try_send(b"kept").unwrap();
+            drop_after_first_poll(b.recv(Vec::with_capacity(16))).await;
+            timeout(OP_GUARD, poll_fn(|cx| b.poll_recv_ready(cx)))
+                .await
+                .unwrap()
+                .unwrap();
+            let err = b
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Other, "{config:?}");
+            assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+
+            // async_io waits for the datagram a task on the other shard sends.
+            let sender = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                a.send(b"later".to_vec()).await.0.unwrap();
+                a
+            });
+            let n = timeout(
+                OP_GUARD,
+                b.async_io(Interest::READABLE, || raw_recv(&b, &mut buf)),
+            )
+            .await
+            .expect("async_io never saw the datagram")
+            .unwrap();
+            assert_eq!(&buf[..n], b"later", "{config:?}");
+            timeout(OP_GUARD, sender).await.unwrap().unwrap();
+        })
+    });
+}
