@@ -188,6 +188,64 @@ macro_rules! stream_ready_method {
     };
 }
 
+/// tokio's `try_io` and `async_io`, on the streams (not their halves, as in tokio).
+macro_rules! stream_try_io_methods {
+    () => {
+        /// Runs `f`, a non-blocking system call of yours on this stream (`sendfile`,
+        /// `splice`, a `sendmsg` with control data; take the descriptor with
+        /// `as_raw_fd`), as tokio's `try_io`, holding the stream's lane of each direction
+        /// in `interest` so that it neither overtakes nor splits an owned-buffer read or
+        /// write. `WouldBlock` without calling `f` while such a request holds a lane (as
+        /// `try_read` says); for reading, `Other` while bytes an abandoned read kept are
+        /// waiting (`f` would read past them: take them with `try_read`). `f` is always
+        /// called otherwise (tokio's skips it when its cache says not ready).
+        ///
+        /// # Errors
+        /// `f`'s, or those above.
+        ///
+        /// ```
+        /// use std::os::fd::AsRawFd;
+        /// use ringsteal_rt::io::Interest;
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.writable().await?;
+        ///     let sent = a.try_io(Interest::WRITABLE, || {
+        ///         // SAFETY: the slice is valid for reads of its length.
+        ///         let n = unsafe { libc::send(a.as_raw_fd(), b"own".as_ptr().cast(), 3, libc::MSG_DONTWAIT) };
+        ///         if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }
+        ///     })?;
+        ///     assert_eq!(sent, 3);
+        ///     assert_eq!(b.read_exact(vec![0; 3]).await.1, b"own");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub fn try_io<R>(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+            f: impl FnOnce() -> ::std::io::Result<R>,
+        ) -> ::std::io::Result<R> {
+            self.core.try_io(interest, f)
+        }
+
+        /// Runs `f` each time the stream is ready for `interest` (see
+        /// [`ready`](Self::ready)) until it returns something other than `WouldBlock`, as
+        /// tokio's `async_io`; `f` as for [`try_io`](Self::try_io).
+        ///
+        /// # Errors
+        /// `f`'s, the wait's, or [`try_io`](Self::try_io)'s.
+        pub async fn async_io<R>(
+            &self,
+            interest: ::ringsteal_rt::io::Interest,
+            f: impl FnMut() -> ::std::io::Result<R>,
+        ) -> ::std::io::Result<R> {
+            self.core.async_io(interest, f).await
+        }
+    };
+}
+
 /// Inherent read methods: `read`, `read_exact`, `readv`, `peek`.
 macro_rules! stream_read_methods {
     () => {

@@ -540,3 +540,96 @@ fn the_vectored_try_forms_move_bytes_exactly_and_respect_the_lanes() {
         })
     });
 }
+
+/// `send(2)`/`recv(2)` on `s`'s descriptor, non-blocking: system calls of the test's own.
+fn raw(
+    s: &impl std::os::fd::AsRawFd,
+    send: Option<&[u8]>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    // SAFETY: the slices are valid for their lengths; the descriptor is open (borrowed).
+    let n = unsafe {
+        match send {
+            Some(bytes) => libc::send(
+                s.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                libc::MSG_DONTWAIT,
+            ),
+            None => libc::recv(
+                s.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            ),
+        }
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+#[test]
+fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
+    with_every_runtime("stream try_io", 2, |config, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut buf = [0u8; 16];
+            let err = b
+                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::WouldBlock,
+                "{config:?}: nothing sent"
+            );
+            let sent = a
+                .try_io(Interest::WRITABLE, || raw(&a, Some(b"own"), &mut []))
+                .unwrap();
+            assert_eq!(sent, 3);
+            timeout(OP_GUARD, b.readable()).await.unwrap().unwrap();
+            let n = b
+                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .unwrap();
+            assert_eq!(&buf[..n], b"own", "{config:?}");
+
+            // An owned read in flight holds the read lane: WouldBlock, f not called.
+            let mut read = Box::pin(b.read(Vec::with_capacity(8)));
+            assert!(poll_once(&mut read).await.is_none());
+            let err = b
+                .try_io(Interest::READABLE, || -> std::io::Result<()> {
+                    panic!("called while a read holds the lane")
+                })
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            // Bytes the dropped read kept: try_io refuses, try_read takes them first.
+            send_outside_the_ring(&a, b"kept");
+            until_bytes_taken(&b).await;
+            drop(read);
+            timeout(OP_GUARD, b.readable()).await.unwrap().unwrap();
+            let err = b
+                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Other, "{config:?}");
+            assert_eq!(b.try_read(&mut buf).unwrap(), 4);
+            assert_eq!(&buf[..4], b"kept");
+
+            // async_io waits until the other shard's task writes.
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                a.write_all(b"later".to_vec()).await.0.unwrap();
+                a
+            });
+            let n = timeout(
+                OP_GUARD,
+                b.async_io(Interest::READABLE, || raw(&b, None, &mut buf)),
+            )
+            .await
+            .expect("async_io never saw the bytes")
+            .unwrap();
+            assert_eq!(&buf[..n], b"later", "{config:?}");
+            timeout(OP_GUARD, writer).await.unwrap().unwrap();
+        })
+    });
+}

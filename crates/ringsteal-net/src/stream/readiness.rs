@@ -107,4 +107,51 @@ impl StreamCore {
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         try_write_vectored_in_lane(&self.fd, &self.write, bufs)
     }
+
+    /// Runs `f`, the caller's own non-blocking system call, holding the lanes of the
+    /// directions in `interest` (tokio's `try_io`): `WouldBlock` without calling it while a
+    /// request holds one, as `try_read` does, and `Other` for reading while an abandoned
+    /// read's bytes are kept (`f` would read past them; `try_read` takes them).
+    pub(crate) fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        let in_flight = |what: &str| {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("a {what} of this stream is in flight"),
+            )
+        };
+        let read = match interest.is_readable() {
+            true => Some(self.read.try_acquire().ok_or_else(|| in_flight("read"))?),
+            false => None,
+        };
+        if read.as_ref().is_some_and(|lane| lane.has_leftover()) {
+            return Err(io::Error::other(
+                "bytes an abandoned read kept come first: take them with try_read",
+            ));
+        }
+        let _write = match interest.is_writable() {
+            true => Some(self.write.try_acquire().ok_or_else(|| in_flight("write"))?),
+            false => None,
+        };
+        f()
+    }
+
+    /// [`try_io`](Self::try_io) each time [`ready`](Self::ready) says the stream is, until
+    /// `f` says something other than `WouldBlock` (tokio's `async_io`).
+    pub(crate) async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        loop {
+            self.ready(interest).await?;
+            match self.try_io(interest, &mut f) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                done => return done,
+            }
+        }
+    }
 }

@@ -220,6 +220,7 @@ impl TcpStream {
 
     stream_common_methods!();
     stream_ready_method!();
+    stream_try_io_methods!();
     stream_read_methods!();
     stream_write_methods!();
     stream_zc_methods!();

@@ -113,6 +113,7 @@ impl UnixStream {
 
     stream_common_methods!();
     stream_ready_method!();
+    stream_try_io_methods!();
     stream_read_methods!();
     stream_write_methods!();
 }
