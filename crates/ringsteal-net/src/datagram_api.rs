@@ -16,7 +16,8 @@
 macro_rules! datagram_readiness_methods {
     ($pair:literal) => {
         /// Waits until a datagram is queued (or an error is pending), as tokio's
-        /// `readable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// `readable`: at once while the socket's cached readiness says so, else one
+        /// one-shot `IORING_OP_POLL_ADD` (see [`ready`](Self::ready)). Then
         /// [`try_recv`](Self::try_recv) takes it; it may say `WouldBlock` if another
         /// receiver took the datagram first. Owned-buffer receives wait by themselves; this
         /// is for code written against tokio's readiness API.
@@ -38,7 +39,11 @@ macro_rules! datagram_readiness_methods {
         }
 
         /// Waits until the socket is ready for what `interest` names, as tokio's `ready`,
-        /// and says for what: one one-shot `IORING_OP_POLL_ADD` for both directions.
+        /// and says for what. As tokio's, it answers at once from the readiness the socket
+        /// cached (shared with the `poll_*` methods) until a `try_` call's `WouldBlock`
+        /// clears it; otherwise one one-shot `IORING_OP_POLL_ADD` for both directions asks
+        /// the kernel, and its answer is cached. So a readiness that may be stale says
+        /// ready, and the `try_` call after it says `WouldBlock`: loop, as with tokio.
         ///
         #[doc = concat!(
                     "```\nuse ringsteal_rt::io::Interest;\n\n",
@@ -62,12 +67,13 @@ macro_rules! datagram_readiness_methods {
                     return Ok(::ringsteal_rt::io::Ready::READABLE);
                 }
             }
-            let revents = ringsteal_rt::op::poll_add(&self.fd, interest.poll_events()).await?;
-            Ok(::ringsteal_rt::io::Ready::from_poll_events(revents, interest))
+            let event = self.readiness.ready(&self.fd, interest).await?;
+            Ok(event.ready())
         }
 
         /// Waits until the socket's send buffer has room (or an error is pending), as
-        /// tokio's `writable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// tokio's `writable`: at once while the cached readiness says so, else one
+        /// one-shot `IORING_OP_POLL_ADD` (see [`ready`](Self::ready)). Then
         /// [`try_send`](Self::try_send) sends.
         ///
         #[doc = concat!(
@@ -236,6 +242,13 @@ let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
         /// tokio's `try_io`: its `WouldBlock` clears the readiness the `poll_*_ready`
         /// methods cached, so the next one waits for the kernel. `f` is always called
         /// (tokio's skips it when the cache says not ready; the system call says the same).
+        ///
+        /// Unlike tokio's, the descriptor is in blocking mode (io_uring needs no
+        /// `O_NONBLOCK`): pass `MSG_DONTWAIT` to your call, or make the socket
+        /// non-blocking first (`socket2::SockRef::from(&socket).set_nonblocking(true)`;
+        /// ringsteal's own requests work either way), or `f` blocks the shard's thread.
+        /// Return every error to your caller: a loop that treats any error as `WouldBlock`
+        /// (as some tokio code does) spins while the `Other` below lasts.
         ///
         /// `f` reads the kernel, not the datagrams a dropped owned receive kept (see the
         /// type's docs): while one is kept, a readable `try_io` fails with `Other` instead

@@ -198,7 +198,11 @@ macro_rules! stream_try_io_methods {
         /// write. `WouldBlock` without calling `f` while such a request holds a lane (as
         /// `try_read` says); for reading, `Other` while bytes an abandoned read kept are
         /// waiting (`f` would read past them: take them with `try_read`). `f` is always
-        /// called otherwise (tokio's skips it when its cache says not ready).
+        /// called otherwise (tokio's skips it when its cache says not ready). Unlike
+        /// tokio's, the descriptor is in blocking mode (io_uring needs no `O_NONBLOCK`):
+        /// pass `MSG_DONTWAIT` to your call, or make the stream non-blocking first
+        /// (`socket2::SockRef::from(&stream).set_nonblocking(true)`; ringsteal's own
+        /// requests work either way), or `f` blocks the shard's thread.
         ///
         /// # Errors
         /// `f`'s, or those above.

@@ -320,3 +320,51 @@ fn try_io_runs_your_system_call_and_its_would_block_makes_the_next_poll_wait() {
         })
     });
 }
+
+#[test]
+fn readiness_waits_answer_from_the_cache_without_a_request_each() {
+    with_every_runtime("datagram cached readiness", 1, |config, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixDatagram::pair().unwrap();
+            timeout(OP_GUARD, a.writable()).await.unwrap().unwrap();
+            // A poll-style library asks before every send (quinn does): each answer comes
+            // from the cache, as tokio's, not from a request of its own. (40 datagrams
+            // left unread: fewer than the kernel's writability threshold of a default send
+            // buffer, so the kernel would say writable too.)
+            let before = ops_completed();
+            for i in 0..40u8 {
+                a.writable().await.unwrap();
+                poll_fn(|cx| a.poll_send_ready(cx)).await.unwrap();
+                a.try_send(&[i]).unwrap();
+            }
+            let requests = ops_completed() - before;
+            assert!(
+                requests < 10,
+                "{config:?}: {requests} requests for 80 cached waits"
+            );
+            // Reads too, until a WouldBlock clears what was cached.
+            b.readable().await.unwrap();
+            let before = ops_completed();
+            let mut buf = [0u8; 4];
+            for i in 0..40u8 {
+                b.readable().await.unwrap();
+                assert_eq!(b.try_recv(&mut buf).unwrap(), 1);
+                assert_eq!(buf[0], i);
+            }
+            let requests = ops_completed() - before;
+            assert!(
+                requests < 10,
+                "{config:?}: {requests} requests for 40 cached waits"
+            );
+            assert_eq!(
+                b.try_recv(&mut buf).unwrap_err().kind(),
+                ErrorKind::WouldBlock
+            );
+            let waiting = poll_fn(|cx| Poll::Ready(b.poll_recv_ready(cx))).await;
+            assert!(
+                waiting.is_pending(),
+                "{config:?}: the WouldBlock cleared the cache"
+            );
+        })
+    });
+}
