@@ -84,6 +84,41 @@ fn a_buf_writer_sends_many_small_writes_as_one() {
 }
 
 #[test]
+fn borrowed_slices_and_literals_go_through_a_buf_writer_from_a_spawned_task() {
+    with_every_runtime("buf writer slices", 2, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // What a ported tokio reply writer does: literals and borrowed strings, from a
+            // task on another shard, with no owned buffer of its own.
+            let writer = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut w = BufWriter::with_capacity(64, client);
+                for i in 0..1_000u32 {
+                    let value = format!("value-{i}");
+                    w.write_slice(b"$").await?;
+                    w.write_slice(value.len().to_string().as_bytes()).await?;
+                    w.write_slice(b"\r\n").await?;
+                    w.write_slice(value.as_bytes()).await?;
+                    w.write_slice(b"\r\n").await?;
+                }
+                AsyncWriteOwned::shutdown(&mut w).await
+            });
+            let all = read_to_eof(&server).await;
+            writer.await.unwrap().unwrap();
+            let want: String = (0..1_000u32)
+                .map(|i| {
+                    let value = format!("value-{i}");
+                    format!("${}\r\n{value}\r\n", value.len())
+                })
+                .collect();
+            assert!(
+                all == want.as_bytes(),
+                "{config:?}: bytes lost or reordered"
+            );
+        })
+    });
+}
+
+#[test]
 fn frames_cross_the_wire_whole_even_when_reads_are_dropped() {
     const FRAMES: u64 = 300;
     with_every_runtime("length-delimited frames", 2, |config, rt| {

@@ -121,12 +121,62 @@ impl<W: AsyncWriteOwned> BufWriter<W> {
 
     /// Appends the initialised bytes of `buf`; `OutOfMemory` if the buffer cannot be had.
     fn copy_in<B: IoBuf>(&mut self, buf: &B) -> io::Result<()> {
+        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+        self.copy_slice(bytes)
+    }
+
+    /// Appends `bytes`; `OutOfMemory` if the buffer cannot be had.
+    fn copy_slice(&mut self, bytes: &[u8]) -> io::Result<()> {
         if self.buf.capacity() == 0 {
             self.buf = super::provided::buffer_with_capacity(self.capacity)?;
         }
-        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
         self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl<W: AsyncWriteOwned> BufWriter<W> {
+    /// Writes all of `bytes`, which the caller keeps: they are copied into the buffer,
+    /// which goes out whenever it fills (a slice longer than the buffer goes through it in
+    /// pieces). What tokio code writes as `writer.write_all(b"\r\n").await?` or
+    /// `writer.write_all(line.as_bytes()).await?`: since a `BufWriter` copies anyway, a
+    /// borrowed slice needs no owned buffer of its own (no clone of a `String`, no
+    /// `StaticBuf` for a literal in a spawned task).
+    ///
+    /// Dropped mid-way, it has written part of `bytes`, as tokio's `write_all`.
+    ///
+    /// # Errors
+    /// The inner writer's, from a flush of the full buffer (the bytes it did not take stay
+    /// buffered); `OutOfMemory` if the buffer cannot be had.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{AsyncWriteOwned, BufWriter};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let reply = String::from("value");
+    ///     let task = ringsteal_rt::spawn(async move {
+    ///         let mut w = BufWriter::new(Vec::new());
+    ///         w.write_slice(b"+").await?;
+    ///         w.write_slice(reply.as_bytes()).await?;
+    ///         w.write_slice(b"\r\n").await?;
+    ///         w.flush().await?;
+    ///         Ok::<_, std::io::Error>(w.into_inner())
+    ///     });
+    ///     assert_eq!(task.await.unwrap().unwrap(), b"+value\r\n");
+    /// });
+    /// ```
+    pub async fn write_slice(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            if self.buf.len() >= self.capacity {
+                self.flush_buf().await?;
+            }
+            let room = self.capacity.saturating_sub(self.buf.len()).max(1);
+            let (now, rest) = bytes.split_at(room.min(bytes.len()));
+            self.copy_slice(now)?;
+            bytes = rest;
+        }
         Ok(())
     }
 }
@@ -233,6 +283,36 @@ mod tests {
         fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
             ready(Ok(()))
         }
+    }
+
+    #[test]
+    fn a_borrowed_slice_goes_through_the_buffer_in_pieces_and_in_order() {
+        let mut w = BufWriter::with_capacity(4, Planned::default());
+        block_on(w.write_slice(b"ab")).unwrap();
+        assert!(w.get_ref().taken.is_empty(), "a short slice stays buffered");
+        // Longer than the buffer: the buffer fills and goes out, four bytes at a time.
+        block_on(w.write_slice(b"cdefghij")).unwrap();
+        assert_eq!(w.get_ref().taken, b"abcdefgh");
+        assert_eq!(w.buffer(), b"ij");
+        block_on(w.flush()).unwrap();
+        assert_eq!(w.get_ref().taken, b"abcdefghij");
+        block_on(w.write_slice(b"")).unwrap();
+        assert!(w.buffer().is_empty());
+    }
+
+    #[test]
+    fn a_slice_whose_flush_fails_returns_the_error_and_keeps_what_was_not_taken() {
+        let inner = Planned {
+            plan: [Some(2), None].into(),
+            ..Planned::default()
+        };
+        let mut w = BufWriter::with_capacity(4, inner);
+        let err = block_on(w.write_slice(b"abcdef")).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        assert_eq!(w.get_ref().taken, b"ab");
+        assert_eq!(w.buffer(), b"cd", "the bytes not taken stay buffered");
+        block_on(w.flush()).unwrap();
+        assert_eq!(w.get_ref().taken, b"abcd", "nothing lost, nothing repeated");
     }
 
     #[test]
