@@ -15,10 +15,12 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::net::Shutdown;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::{
-    write_all_vectored_in_lane, AsyncReadOwned, InLane, Lane, LaneGuard, PollParts, SpliceEnd,
+    write_all_vectored_in_lane, AsyncReadOwned, InLane, Lane, LaneGuard, PollParts, ReadinessCache,
+    SpliceEnd,
 };
 use ringsteal_rt::op::{RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
@@ -42,6 +44,10 @@ pub const SEND_ZC_MIN: usize = 64 * 1024;
 /// halves of a split) share all three.
 #[derive(Clone, Debug)]
 pub(crate) struct StreamCore {
+    /// What `ready` saw and no `try_` call has said `WouldBlock` to since (tokio's model),
+    /// shared by the halves. Declared before `fd`: the last handle drops it (asking for the
+    /// cancels of its polls) before its reference to the descriptor.
+    readiness: Arc<ReadinessCache>,
     fd: SharedFd,
     read: Lane,
     write: Lane,
@@ -56,6 +62,7 @@ impl StreamCore {
 
     pub(crate) fn from_shared(fd: SharedFd) -> Self {
         Self {
+            readiness: Arc::default(),
             fd,
             read: Lane::new(),
             write: Lane::new(),

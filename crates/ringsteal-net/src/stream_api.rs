@@ -156,9 +156,10 @@ macro_rules! stream_common_methods {
 macro_rules! stream_ready_method {
     () => {
         /// Waits until the stream is ready for what `interest` names, as tokio's `ready`,
-        /// and says for what (one one-shot `IORING_OP_POLL_ADD`, for both directions at
-        /// once if both are asked for; at once if reads are asked for and an abandoned read
-        /// kept bytes). Then `try_read` and `try_write` (on the stream or its halves) take
+        /// and says for what: at once from the stream's cached readiness, as tokio's, until
+        /// a `try_` call's `WouldBlock` clears it; else one one-shot `IORING_OP_POLL_ADD`,
+        /// for both directions at once if both are asked for, whose answer is cached; at
+        /// once if reads are asked for and an abandoned read kept bytes. Then `try_read` and `try_write` (on the stream or its halves) take
         /// or send what they can; they may still say `WouldBlock`, as tokio's may.
         /// Owned-buffer reads and writes need none of this.
         ///
@@ -364,8 +365,9 @@ macro_rules! stream_read_methods {
         }
 
         /// Waits until a read would not wait, as tokio's `readable`: the socket has bytes,
-        /// the peer ended the stream, or an error is pending (one one-shot
-        /// `IORING_OP_POLL_ADD`; at once if an abandoned read kept bytes). Then
+        /// the peer ended the stream, or an error is pending (at once while the cached
+        /// readiness says so, else one one-shot `IORING_OP_POLL_ADD`: see
+        /// [`ready`](Self::ready); at once if an abandoned read kept bytes). Then
         /// [`try_read`](Self::try_read) takes them. Like tokio's, it may wake when another
         /// reader has taken the bytes meanwhile: `try_read` then says `WouldBlock`.
         ///
@@ -618,7 +620,8 @@ macro_rules! stream_write_methods {
         }
 
         /// Waits until the kernel reports room in the socket's send buffer (or an error),
-        /// as tokio's `writable`: one one-shot `IORING_OP_POLL_ADD`. Then
+        /// as tokio's `writable` (at once while the cached readiness says so, else one
+        /// one-shot `IORING_OP_POLL_ADD`: see [`ready`](Self::ready)). Then
         /// [`try_write`](Self::try_write) sends. Owned-buffer writes
         /// ([`write_all`](Self::write_all)) wait by themselves; this is for code written
         /// against tokio's readiness API.

@@ -633,3 +633,54 @@ fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
         })
     });
 }
+
+#[test]
+fn readable_answers_from_the_cache_until_a_would_block_and_reports_the_end_it_read() {
+    with_every_runtime("stream cached readiness", 1, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            send_outside_the_ring(&client, &[7; 400]);
+            until_bytes_waiting(&server, 400).await;
+            timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+            // tokio's loop, 10 bytes at a time: each readable() answers from the cache,
+            // not with a request of its own.
+            let before = ops_completed();
+            let mut buf = [0u8; 10];
+            for _ in 0..40 {
+                server.readable().await.unwrap();
+                assert_eq!(server.try_read(&mut buf).unwrap(), 10);
+            }
+            let requests = ops_completed() - before;
+            assert!(
+                requests < 10,
+                "{config:?}: {requests} requests for 40 cached waits"
+            );
+            // Drained: the WouldBlock clears the cache, so the next wait asks the kernel.
+            let err = server.try_read(&mut buf).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::WouldBlock);
+            let mut wait = Box::pin(server.readable());
+            assert!(
+                poll_once(&mut wait).await.is_none(),
+                "{config:?}: ready when drained"
+            );
+            drop(wait);
+            // The end of the stream a read returned is reported by the next wait, though
+            // the cache had only "readable", from before the peer closed.
+            send_outside_the_ring(&client, b"last");
+            until_bytes_waiting(&server, 4).await;
+            timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+            drop(client);
+            assert_eq!(server.try_read(&mut buf).unwrap(), 4);
+            let end = loop {
+                timeout(OP_GUARD, server.readable()).await.unwrap().unwrap();
+                match server.try_read(&mut buf) {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                    other => break other,
+                }
+            };
+            assert_eq!(end.unwrap(), 0);
+            let ready = server.ready(Interest::READABLE).await.unwrap();
+            assert!(ready.is_read_closed(), "{config:?}: {ready:?}");
+        })
+    });
+}

@@ -1,7 +1,8 @@
-//! tokio's readiness methods on a stream: `ready`, `readable` and `writable` wait (one
-//! one-shot `IORING_OP_POLL_ADD` each), `try_read` and `try_write` (and their `_vectored`
-//! forms) make one non-blocking system call in the direction's lane or return `WouldBlock`
-//! (`ringsteal_rt::io::try_read_in_lane`).
+//! tokio's readiness methods on a stream: `ready`, `readable` and `writable` wait (at once
+//! while the stream's readiness cache says so, as tokio's; else one one-shot
+//! `IORING_OP_POLL_ADD`, whose answer is cached), `try_read` and `try_write` (and their
+//! `_vectored` forms) make one non-blocking system call in the direction's lane or return
+//! `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`), which clears what was cached.
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
 //! an owned-buffer read or write waiting; it waits for the lane to be free first).
@@ -14,7 +15,6 @@ use ringsteal_rt::io::{
     try_read_in_lane, try_read_vectored_in_lane, try_write_in_lane, try_write_vectored_in_lane,
     Interest, Ready,
 };
-use ringsteal_rt::op;
 
 use super::StreamCore;
 
@@ -42,8 +42,8 @@ impl StreamCore {
         if free.is_readable() && self.read.has_leftover() {
             return Ok(Ready::READABLE);
         }
-        let revents = op::poll_add(&self.fd, free.poll_events()).await?;
-        Ok(Ready::from_poll_events(revents, free))
+        let event = self.readiness.ready(&self.fd, free).await?;
+        Ok(event.ready())
     }
 
     /// Waits until a read would not wait (see [`ready`](Self::ready)).
@@ -57,7 +57,9 @@ impl StreamCore {
     }
 
     pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let got = try_read_in_lane(&self.fd, &self.read, buf);
+        let got = self.readiness.clear_on_would_block(Interest::READABLE, || {
+            try_read_in_lane(&self.fd, &self.read, buf)
+        });
         self.note_try_read(&got, buf.len());
         got
     }
@@ -70,7 +72,9 @@ impl StreamCore {
         // and never writes uninitialised bytes.
         let dst = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
         let room = dst.len();
-        let got = ringsteal_rt::io::try_read_in_lane_uninit(&self.fd, &self.read, dst);
+        let got = self.readiness.clear_on_would_block(Interest::READABLE, || {
+            ringsteal_rt::io::try_read_in_lane_uninit(&self.fd, &self.read, dst)
+        });
         if let Ok(n) = got {
             // SAFETY: the read initialised the first n bytes of the chunk (n <= room).
             unsafe { buf.advance_mut(n) };
@@ -85,11 +89,18 @@ impl StreamCore {
         if let Ok(n) = *got {
             self.hints.read();
             self.hints.set_bytes_queued(n > 0 && n == room);
+            if n == 0 && room > 0 {
+                // The end of the stream, which a cached readiness from before it does not
+                // say: the next wait reports it, as a poll would.
+                self.readiness.record(Ready::READ_CLOSED);
+            }
         }
     }
 
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        try_write_in_lane(&self.fd, &self.write, buf)
+        self.readiness.clear_on_would_block(Interest::WRITABLE, || {
+            try_write_in_lane(&self.fd, &self.write, buf)
+        })
     }
 
     pub(crate) fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
@@ -99,13 +110,17 @@ impl StreamCore {
             .take(libc::UIO_MAXIOV as usize)
             .map(|b| b.len())
             .sum();
-        let got = try_read_vectored_in_lane(&self.fd, &self.read, bufs);
+        let got = self.readiness.clear_on_would_block(Interest::READABLE, || {
+            try_read_vectored_in_lane(&self.fd, &self.read, bufs)
+        });
         self.note_try_read(&got, room);
         got
     }
 
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        try_write_vectored_in_lane(&self.fd, &self.write, bufs)
+        self.readiness.clear_on_would_block(Interest::WRITABLE, || {
+            try_write_vectored_in_lane(&self.fd, &self.write, bufs)
+        })
     }
 
     /// Runs `f`, the caller's own non-blocking system call, holding the lanes of the
@@ -136,7 +151,7 @@ impl StreamCore {
             true => Some(self.write.try_acquire().ok_or_else(|| in_flight("write"))?),
             false => None,
         };
-        f()
+        self.readiness.clear_on_would_block(interest, f)
     }
 
     /// [`try_io`](Self::try_io) each time [`ready`](Self::ready) says the stream is, until

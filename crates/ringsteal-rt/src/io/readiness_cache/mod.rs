@@ -115,6 +115,13 @@ impl ReadinessCache {
         self.state.get(interest)
     }
 
+    /// Adds what a system call learned to the cache (a read that returned the end of the
+    /// stream: `Ready::READ_CLOSED`, which stays), so a wait after it says so at once, as
+    /// a poll would have.
+    pub fn record(&self, ready: Ready) {
+        self.state.record(ready);
+    }
+
     /// Clears what `event` reported (the system call it allowed said `WouldBlock`), unless
     /// the cache recorded something since.
     pub fn clear(&self, event: ReadyEvent) {
