@@ -243,25 +243,6 @@ fn a_datagram_a_dropped_receive_kept_comes_first_and_a_refused_send_is_an_error(
     });
 }
 
-/// `recv(2)` on `socket`'s descriptor, non-blocking: a system call of the test's own, as
-/// quinn-udp's `recvmmsg` would be.
-fn raw_recv(socket: &impl std::os::fd::AsRawFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of its length; the descriptor is open (borrowed).
-    let n = unsafe {
-        libc::recv(
-            socket.as_raw_fd(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            libc::MSG_DONTWAIT,
-        )
-    };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
 #[test]
 fn try_io_runs_your_system_call_and_its_would_block_makes_the_next_poll_wait() {
     use ringsteal_rt::io::Interest;

@@ -541,36 +541,6 @@ fn the_vectored_try_forms_move_bytes_exactly_and_respect_the_lanes() {
     });
 }
 
-/// `send(2)`/`recv(2)` on `s`'s descriptor, non-blocking: system calls of the test's own.
-fn raw(
-    s: &impl std::os::fd::AsRawFd,
-    send: Option<&[u8]>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    // SAFETY: the slices are valid for their lengths; the descriptor is open (borrowed).
-    let n = unsafe {
-        match send {
-            Some(bytes) => libc::send(
-                s.as_raw_fd(),
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                libc::MSG_DONTWAIT,
-            ),
-            None => libc::recv(
-                s.as_raw_fd(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                libc::MSG_DONTWAIT,
-            ),
-        }
-    };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
 #[test]
 fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
     with_every_runtime("stream try_io", 2, |config, rt| {
@@ -578,7 +548,7 @@ fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
             let (a, b) = UnixStream::pair().unwrap();
             let mut buf = [0u8; 16];
             let err = b
-                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
                 .unwrap_err();
             assert_eq!(
                 err.kind(),
@@ -586,12 +556,12 @@ fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
                 "{config:?}: nothing sent"
             );
             let sent = a
-                .try_io(Interest::WRITABLE, || raw(&a, Some(b"own"), &mut []))
+                .try_io(Interest::WRITABLE, || raw_send(&a, b"own"))
                 .unwrap();
             assert_eq!(sent, 3);
             timeout(OP_GUARD, b.readable()).await.unwrap().unwrap();
             let n = b
-                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
                 .unwrap();
             assert_eq!(&buf[..n], b"own", "{config:?}");
 
@@ -610,7 +580,7 @@ fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
             drop(read);
             timeout(OP_GUARD, b.readable()).await.unwrap().unwrap();
             let err = b
-                .try_io(Interest::READABLE, || raw(&b, None, &mut buf))
+                .try_io(Interest::READABLE, || raw_recv(&b, &mut buf))
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Other, "{config:?}");
             assert_eq!(b.try_read(&mut buf).unwrap(), 4);
@@ -623,7 +593,7 @@ fn try_io_runs_your_system_call_in_the_lanes_and_async_io_waits_for_it() {
             });
             let n = timeout(
                 OP_GUARD,
-                b.async_io(Interest::READABLE, || raw(&b, None, &mut buf)),
+                b.async_io(Interest::READABLE, || raw_recv(&b, &mut buf)),
             )
             .await
             .expect("async_io never saw the bytes")

@@ -370,3 +370,40 @@ pub async fn accept_dropped_after_the_kernel_accepted(
     drop(accept);
     client
 }
+
+/// `recv(2)` on `socket`'s descriptor with `MSG_DONTWAIT`: a system call of the test's own,
+/// as a library's `recvmmsg` inside `try_io` would be.
+pub fn raw_recv(socket: &impl std::os::fd::AsRawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of its length; the descriptor is open (borrowed).
+    let n = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// `send(2)` of `bytes` on `socket`'s descriptor with `MSG_DONTWAIT`.
+pub fn raw_send(socket: &impl std::os::fd::AsRawFd, bytes: &[u8]) -> std::io::Result<usize> {
+    // SAFETY: `bytes` is valid for reads of its length; the descriptor is open (borrowed).
+    let n = unsafe {
+        libc::send(
+            socket.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
