@@ -131,6 +131,8 @@ pub(crate) struct Ctx {
     pub(crate) shard: usize,
     pub(crate) shards: usize,
     pub(crate) dir: TempDir,
+    /// The runtime's rings are SQPOLL rings.
+    pub(crate) sqpoll: bool,
 }
 
 /// Runs `body` as a task on each shard of a runtime in each of [`EVERY_MODE`] (on all shards
@@ -169,6 +171,7 @@ where
                             shard,
                             shards: config.shards,
                             dir: TempDir::new(tag),
+                            sqpoll: config.sqpoll,
                         };
                         body(ctx).await
                     })
