@@ -324,6 +324,12 @@ impl File {
     /// awaits when it completes (so do not await `close` in a task that holds an operation on
     /// this file it means to await afterwards: it would wait for itself). Clones of
     /// [`shared_fd`](Self::shared_fd) are waited for too.
+    ///
+    /// When it returns the descriptor is closed. On an SQPOLL ring
+    /// ([`Builder::sqpoll`](ringsteal_rt::Builder::sqpoll)) the open file behind it can outlive it
+    /// for a moment, as the kernel's SQ thread lets go of a request that just completed a
+    /// little after its completion is visible: the last close of a pipe's read end, say, may
+    /// reach the writer (`EPIPE`) that much later.
     pub async fn close(self) -> io::Result<()> {
         let fd = self.fd.into_owned().await;
         op::close(fd).await
