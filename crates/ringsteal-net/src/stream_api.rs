@@ -189,7 +189,8 @@ macro_rules! stream_ready_method {
     };
 }
 
-/// tokio's `try_io` and `async_io`, on the streams (not their halves, as in tokio).
+/// tokio's `try_io`, `async_io`, `poll_read_ready` and `poll_write_ready`, on the streams
+/// (not their halves, as in tokio).
 macro_rules! stream_try_io_methods {
     () => {
         /// Runs `f`, a non-blocking system call of yours on this stream (`sendfile`,
@@ -233,6 +234,50 @@ macro_rules! stream_try_io_methods {
             f: impl FnOnce() -> ::std::io::Result<R>,
         ) -> ::std::io::Result<R> {
             self.core.try_io(interest, f)
+        }
+
+        /// Polls until a read would not wait, as tokio's `poll_read_ready`: no owned-buffer
+        /// request holds the read lane, and bytes a cancelled read kept are waiting or the
+        /// stream's cached readiness says readable (else a one-shot `POLL_ADD`, kept across
+        /// calls: only the task of the latest call is woken, as in tokio). For poll-based
+        /// code that then calls [`try_read`](Self::try_read), whose `WouldBlock` makes the
+        /// next call wait for the kernel.
+        ///
+        /// ```
+        /// use std::future::poll_fn;
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     poll_fn(|cx| a.poll_write_ready(cx)).await?;
+        ///     a.try_write(b"poll")?;
+        ///     poll_fn(|cx| b.poll_read_ready(cx)).await?;
+        ///     let mut buf = [0; 8];
+        ///     assert_eq!(b.try_read(&mut buf)?, 4);
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        ///
+        /// # Errors
+        /// The poll's (a refused opcode, a runtime shutting down under the wait).
+        pub fn poll_read_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.core.poll_read_ready(cx)
+        }
+
+        /// Polls until a write would not wait, as tokio's `poll_write_ready` (see
+        /// [`poll_read_ready`](Self::poll_read_ready)).
+        ///
+        /// # Errors
+        /// As for [`poll_read_ready`](Self::poll_read_ready).
+        pub fn poll_write_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.core.poll_write_ready(cx)
         }
 
         /// Runs `f` each time the stream is ready for `interest` (see

@@ -654,3 +654,64 @@ fn readable_answers_from_the_cache_until_a_would_block_and_reports_the_end_it_re
         })
     });
 }
+
+#[test]
+fn poll_read_ready_and_poll_write_ready_move_a_mebibyte_and_wait_for_the_lanes() {
+    use std::future::poll_fn;
+    use std::task::Poll;
+    with_every_runtime("stream poll ready", 2, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // Poll-based code on both ends, as a hand-written `AsyncRead` over a tokio
+            // stream would be: wait with poll_*_ready, move bytes with try_*.
+            let reader = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let (mut got, mut buf) = (0usize, vec![0u8; 64 * 1024]);
+                loop {
+                    timeout(OP_GUARD, poll_fn(|cx| server.poll_read_ready(cx)))
+                        .await
+                        .expect("poll_read_ready never came")
+                        .unwrap();
+                    match server.try_read(&mut buf) {
+                        Ok(0) => return (server, got),
+                        Ok(n) => {
+                            check_stream(5, got as u64, &buf[..n]);
+                            got += n;
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) => panic!("try_read: {e}"),
+                    }
+                }
+            });
+            let data = stream_bytes(5, 0, LEN);
+            let mut sent = 0;
+            while sent < LEN {
+                timeout(OP_GUARD, poll_fn(|cx| client.poll_write_ready(cx)))
+                    .await
+                    .expect("poll_write_ready never came")
+                    .unwrap();
+                match client.try_write(&data[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("try_write: {e}"),
+                }
+            }
+            client.shutdown(Shutdown::Write).await.unwrap();
+            let (server, got) = timeout(OP_GUARD, reader).await.unwrap().unwrap();
+            assert_eq!(got, LEN, "{config:?}");
+
+            // An owned read in flight holds the read lane: not ready until it completes.
+            let (a, b) = UnixStream::pair().unwrap();
+            let mut read = Box::pin(b.read(Vec::with_capacity(8)));
+            assert!(poll_once(&mut read).await.is_none());
+            send_outside_the_ring(&a, b"mine");
+            let first = poll_fn(|cx| Poll::Ready(b.poll_read_ready(cx))).await;
+            assert!(
+                first.is_pending(),
+                "{config:?}: ready while a read holds the lane"
+            );
+            let (res, got) = timeout(OP_GUARD, read).await.unwrap();
+            assert_eq!((res.unwrap(), &got[..]), (4, &b"mine"[..]));
+            drop(server);
+        })
+    });
+}

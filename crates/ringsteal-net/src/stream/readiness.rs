@@ -9,7 +9,7 @@
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut};
-use std::task::Poll;
+use std::task::{ready, Context, Poll};
 
 use ringsteal_rt::io::{
     try_read_in_lane, try_read_vectored_in_lane, try_write_in_lane, try_write_vectored_in_lane,
@@ -44,6 +44,23 @@ impl StreamCore {
         }
         let event = self.readiness.ready(&self.fd, free).await?;
         Ok(event.ready())
+    }
+
+    /// tokio's `poll_read_ready`: ready once no request holds the read lane and a read
+    /// would not wait (kept bytes, or the cache, else a poll kept across calls: only the
+    /// task of the latest call is woken).
+    pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.read.poll_free(cx, |_| ()));
+        if self.read.has_leftover() {
+            return Poll::Ready(Ok(()));
+        }
+        self.readiness.poll_read_ready(cx, &self.fd).map_ok(drop)
+    }
+
+    /// tokio's `poll_write_ready` (see [`poll_read_ready`](Self::poll_read_ready)).
+    pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.write.poll_free(cx, |_| ()));
+        self.readiness.poll_write_ready(cx, &self.fd).map_ok(drop)
     }
 
     /// Waits until a read would not wait (see [`ready`](Self::ready)).
