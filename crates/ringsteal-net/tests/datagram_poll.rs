@@ -349,3 +349,34 @@ fn readiness_waits_answer_from_the_cache_without_a_request_each() {
         })
     });
 }
+
+#[test]
+fn a_poll_left_armed_on_shard_0_does_not_strand_a_wait_from_another_shard() {
+    // A socket polled once inside `block_on` (shard 0, which runs only there), then waited
+    // on by a task on shard 1 after `block_on` returned: the kept poll armed on shard 0's
+    // ring would complete only when shard 0 ran again. The wait must arm its own poll.
+    with_every_runtime("kept poll from another shard", 2, |config, rt| {
+        let (a, b) = rt.block_on(async {
+            let (a, b) = UnixDatagram::pair().unwrap();
+            let first = poll_fn(|cx| Poll::Ready(b.poll_recv_ready(cx))).await;
+            assert!(first.is_pending(), "nothing sent yet");
+            (a, b)
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = rt.handle().spawn_with(Placement::Pinned(1), async move {
+            let got = poll_fn(|cx| b.poll_recv_ready(cx)).await;
+            tx.send(got.is_ok()).unwrap();
+            b
+        });
+        a.try_send(b"late").unwrap();
+        let woke = rx.recv_timeout(OP_GUARD);
+        assert_eq!(
+            woke,
+            Ok(true),
+            "{config:?}: the wait on shard 1 was stranded"
+        );
+        let b = rt.block_on(waiter).unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+    });
+}

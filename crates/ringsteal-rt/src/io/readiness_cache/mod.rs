@@ -1,5 +1,5 @@
 //! [`ReadinessCache`]: tokio's readiness model for a descriptor shared by `&` (an
-//! [`AsyncFd`](crate::io::AsyncFd), a datagram socket's `poll_*` methods).
+//! [`AsyncFd`](crate::io::AsyncFd), the sockets' readiness waits and `poll_*` methods).
 //!
 //! Each wait that finds nothing ready in the cache is a one-shot `IORING_OP_POLL_ADD` on
 //! the ring of the shard that polls (the readiness driver planned for hosts that refuse
@@ -34,8 +34,9 @@ const WRITE: usize = 1;
 /// `POLL_ADD` on the polling shard's ring) and caches the answer; a caller whose system
 /// call said `WouldBlock` [clears](Self::clear) what it was given.
 ///
-/// What [`AsyncFd`](crate::io::AsyncFd) and the datagram sockets' `poll_*` methods are built
-/// on. Whoever holds one must drop it before the descriptor closes (declare it first): its
+/// What [`AsyncFd`](crate::io::AsyncFd) and the sockets' readiness waits and `poll_*`
+/// methods are built on. A kept poll armed on another shard's ring is replaced by one
+/// armed on the polling shard. Whoever holds one must drop it before the descriptor closes (declare it first): its
 /// kept polls name the descriptor by number, and dropping them asks for their cancel.
 ///
 /// ```
@@ -181,6 +182,13 @@ impl ReadinessCache {
                 // A poll armed for an earlier call is not needed now: cancel it.
                 *poll = None;
                 return Poll::Ready(Ok(event));
+            }
+            // A kept poll armed on another shard's ring (the value moved between tasks, or
+            // out of a `block_on`: shard 0 runs only inside one) would complete only when
+            // that shard ran, if ever: arm one here instead. A poll consumes nothing, and a
+            // new one reports the descriptor's state at once.
+            if poll.as_ref().is_some_and(Op::submitted_elsewhere) {
+                *poll = None;
             }
             let op = poll.get_or_insert_with(|| op::poll_add_by_number(fd, interest.poll_events()));
             let revents = ready!(Pin::new(op).poll(cx));
