@@ -1,13 +1,14 @@
 //! tokio's readiness methods on the datagram sockets (`UdpSocket`, `UnixDatagram`), written
-//! once as a macro over the type's `fd` and `kept` fields: `ready`, `readable` and `writable`
-//! wait (one one-shot `IORING_OP_POLL_ADD`, unless a datagram a dropped receive took is kept:
-//! then readable at once), `try_recv` and `try_send` make one non-blocking system call
-//! (`ringsteal_rt::io::try_recv_from`, `try_send_to`) after a kept datagram, if any, and
-//! `poll_recv_ready`, `poll_send_ready`, `poll_recv` and `poll_send` wait for those with the
-//! socket's readiness cache (`datagram_poll.rs`). The addressed forms (`try_recv_from`,
-//! `poll_send_to`, ...) sit with each type: their addresses differ.
+//! once as a macro over the type's `fd`, `kept` and `readiness` fields: `ready`, `readable`
+//! and `writable` answer from the socket's readiness cache, else wait (one one-shot
+//! `IORING_OP_POLL_ADD`, whose answer is cached; readable at once while a datagram a dropped
+//! receive took is kept); `try_recv`, `try_send` and `try_io` make one non-blocking system
+//! call after a kept datagram, if any, and clear the cache on `WouldBlock`; the `poll_`
+//! forms wait for those the same way (`datagram_poll.rs`). The addressed forms
+//! (`try_recv_from`, `poll_send_to`, ...) sit with each type: their addresses differ.
 //!
-//! May not: hold logic; each method forwards to `datagram_poll.rs` or the runtime's helpers.
+//! May not: hold logic beyond the kept datagrams' check in `ready` and `async_io`'s loop;
+//! the rest forwards to `datagram_poll.rs` or the runtime's helpers.
 
 /// `readable`, `writable`, `try_recv`, `try_send` and their `poll_` forms for a datagram
 /// socket with an `fd: SharedFd` field, a `kept: Arc<KeptDatagrams>` field (datagrams of

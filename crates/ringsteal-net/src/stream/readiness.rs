@@ -2,7 +2,9 @@
 //! while the stream's readiness cache says so, as tokio's; else one one-shot
 //! `IORING_OP_POLL_ADD`, whose answer is cached), `try_read` and `try_write` (and their
 //! `_vectored` forms) make one non-blocking system call in the direction's lane or return
-//! `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`), which clears what was cached.
+//! `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`), which clears what was cached;
+//! `poll_read_ready`/`poll_write_ready` are the poll forms of the waits, and `try_io` runs
+//! the caller's own system call holding the lanes (`async_io` loops on it).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
 //! an owned-buffer read or write waiting; it waits for the lane to be free first).
