@@ -43,6 +43,7 @@ pub use poll::{poll_add, poll_readable, PollAdd, PollReadable};
 pub(crate) use poll::{poll_add_by_number, PollAddByNumber};
 pub use process::*;
 pub use send_zc::{send_zc, SendZc};
+pub(crate) use stream::poll::poll_multishot_by_number;
 pub use stream::*;
 
 use std::fmt;

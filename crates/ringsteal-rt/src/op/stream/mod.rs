@@ -24,7 +24,7 @@
 
 mod accept;
 mod cell;
-mod poll;
+pub(crate) mod poll;
 mod queue;
 mod receiver;
 mod recv;

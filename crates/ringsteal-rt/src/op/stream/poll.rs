@@ -40,13 +40,22 @@ use crate::shard::sched::SchedHandle;
 /// });
 /// ```
 pub fn poll_multishot(fd: &SharedFd, events: u32) -> PollEvents {
-    PollEvents {
-        armed: Multishot::new(),
-        source: Some(PollSource {
-            fd: fd.clone(),
-            events,
-        }),
-    }
+    PollEvents::with_source(PollSource {
+        fd: Watched::Shared(fd.clone()),
+        events,
+    })
+}
+
+/// [`poll_multishot`] on a descriptor the caller owns and names by number (a
+/// [`ReadinessCache`](crate::io::ReadinessCache)'s waits), as
+/// [`poll_add_by_number`](crate::op::poll_add_by_number) is [`poll_add`](crate::op::poll_add):
+/// the caller keeps the number open while the value lives and drops it (which cancels the
+/// request) before closing the descriptor.
+pub(crate) fn poll_multishot_by_number(fd: RawFd, events: u32) -> PollEvents {
+    PollEvents::with_source(PollSource {
+        fd: Watched::Number(fd),
+        events,
+    })
 }
 
 /// The stream of readiness reports of [`poll_multishot`].
@@ -62,6 +71,13 @@ pub struct PollEvents {
 }
 
 impl PollEvents {
+    fn with_source(source: PollSource) -> Self {
+        Self {
+            armed: Multishot::new(),
+            source: Some(source),
+        }
+    }
+
     /// Ready with the union of the readiness reports queued since the last call (at least
     /// one); pending, with `cx` registered, while none is. Arms the poll on the current
     /// shard first if nothing is armed. An error of the request (or a poll off a shard) is
@@ -181,21 +197,44 @@ impl std::fmt::Debug for PollEvents {
 }
 
 struct PollSource {
-    fd: SharedFd,
+    fd: Watched,
     events: u32,
 }
 
-// SAFETY: a poll references no memory; the source holds the descriptor open while armed
-// (it lives in the cell until the last CQE).
+/// The descriptor a poll watches.
+enum Watched {
+    /// Held open by the source until the last CQE.
+    Shared(SharedFd),
+    /// Kept open by the maker ([`poll_multishot_by_number`]).
+    Number(RawFd),
+}
+
+impl PollSource {
+    fn raw_fd(&self) -> RawFd {
+        match &self.fd {
+            Watched::Shared(fd) => fd.as_raw_fd(),
+            Watched::Number(fd) => *fd,
+        }
+    }
+}
+
+// SAFETY: a poll references no memory and has no effect on the file it watches. A shared
+// descriptor is held open by the source, which lives in the cell until the last CQE. One
+// named by number is kept open by its maker until it has dropped the value, which cancels
+// the request (by descriptor and `user_data` together, so a cancel that lands after the
+// number was reused touches no other request); once the kernel has taken the SQE it holds
+// the file itself until the poll ends. If the number is closed before that, the poll fails
+// (`EBADF`) or watches whatever file reused the number until its cancel lands, which does
+// nothing to that file: the reasoning of `PollAddByNumber`.
 unsafe impl Source for PollSource {
     type Item = io::Result<u32>;
 
     fn fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.raw_fd()
     }
 
     fn prepare(&mut self) -> io_uring_sqe {
-        opcode::poll_add(self.fd.as_raw_fd(), self.events, true)
+        opcode::poll_add(self.raw_fd(), self.events, true)
     }
 
     unsafe fn item(&self, res: i32, _flags: u32) -> Self::Item {
