@@ -10,6 +10,7 @@ mod support;
 
 use std::io::ErrorKind;
 use std::net::Shutdown;
+use std::os::fd::AsRawFd;
 
 use common::with_every_runtime;
 use ringsteal_net::{TcpStream, UdpSocket, UnixDatagram, UnixStream};
@@ -277,6 +278,85 @@ fn a_pending_socket_error_makes_ready_say_readable_so_try_recv_returns_it() {
             );
             let err = s.try_recv(&mut [0; 16]).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::ConnectionRefused, "{config:?}");
+        })
+    });
+}
+
+#[test]
+fn an_error_left_in_the_error_queue_is_reported_once_and_then_readable_sleeps() {
+    // With IP_RECVERR, the ICMP reply from a closed port also goes into the socket's error
+    // queue, and the kernel reports POLLERR to every poll until someone reads the queue
+    // (MSG_ERRQUEUE). A caller that does not must see the error once (as tokio's
+    // edge-triggered epoll reports it) and then sleep until the socket changes: a wait
+    // that re-armed a one-shot poll would return at once every time, and the loop below
+    // would go round once per shard tick.
+    with_every_runtime("a lasting error", 1, |config, rt| {
+        rt.block_on(async {
+            let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let peer = closed.local_addr().unwrap();
+            drop(closed);
+            let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let on: libc::c_int = 1;
+            // SAFETY: sets an int option on a socket the test owns; `on` outlives the call.
+            let set = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::IPPROTO_IP,
+                    libc::IP_RECVERR,
+                    (&on as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+            s.connect(peer).await.unwrap();
+            s.send(b"anyone?".to_vec()).await.0.unwrap();
+            // Reported once: the pending error, then WouldBlock with the entry still queued.
+            let ready = timeout(OP_GUARD, s.readable()).await.expect("stalled");
+            ready.unwrap();
+            let err = s.try_recv(&mut [0; 16]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionRefused, "{config:?}");
+            let mut buf = [0; 16];
+            let mut reports = 0;
+            loop {
+                match s.try_recv(&mut buf) {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    other => panic!("{config:?}: {other:?}"),
+                }
+                // The error is still reported to every poll (the queue is not read): the
+                // wait must not end within twenty rounds of the ring (each a no-op request,
+                // so an enter and a reap).
+                let mut readable = Box::pin(s.readable());
+                let mut woke = None;
+                for _ in 0..20 {
+                    woke = poll_once(&mut readable).await;
+                    if woke.is_some() {
+                        break;
+                    }
+                    ringsteal_rt::op::nop().await.unwrap();
+                }
+                match woke {
+                    None => break,
+                    Some(r) => {
+                        r.unwrap();
+                        reports += 1;
+                        // Once more at most: a second poll that sees the error alone
+                        // tells a lasting error from a pending one `recv` would clear.
+                        assert!(
+                            reports < 2,
+                            "{config:?}: readable said ready {reports} times with nothing to read"
+                        );
+                    }
+                }
+            }
+            // Still asleep; data wakes it.
+            let sender = std::net::UdpSocket::bind(peer).unwrap();
+            sender.send_to(b"data", s.local_addr().unwrap()).unwrap();
+            timeout(OP_GUARD, s.readable())
+                .await
+                .expect("stalled")
+                .unwrap();
+            let n = s.try_recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], b"data", "{config:?}");
         })
     });
 }

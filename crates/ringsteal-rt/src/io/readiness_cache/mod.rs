@@ -5,26 +5,29 @@
 //! the ring of the shard that polls (the readiness driver planned for hosts that refuse
 //! io_uring answers the same waits from its epoll set). What a poll reports is cached
 //! (`state.rs`) until a caller clears it after the descriptor said `EAGAIN`, as in tokio's
-//! edge-triggered model; so a descriptor that stays ready costs no poll per call.
+//! edge-triggered model; so a descriptor that stays ready costs no poll per call. While the
+//! descriptor reports an error that may stay (an unread error-queue entry), waits watch for
+//! changes with a multishot poll instead (`wait.rs`), so that they sleep as tokio's do.
 //!
-//! Owns: the cached readiness and the polls of the `poll_*_ready` calls, one kept per
-//! direction across calls.
+//! Owns: the cached readiness, whether the last poll saw a lasting error, and the polls of
+//! the `poll_*_ready` calls, one kept per direction across calls.
 //! May not: read or write the descriptor (the caller does, between a wait and a clear).
 
 mod state;
+mod wait;
 
 pub use state::ReadyEvent;
 
-use std::future::{poll_fn, Future};
+use std::future::poll_fn;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
 
 use self::state::ReadyState;
+use self::wait::{only_an_error, Wait};
 use crate::io::{Interest, Ready};
-use crate::op::{self, Op, PollAddByNumber};
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -36,8 +39,11 @@ const WRITE: usize = 1;
 ///
 /// What [`AsyncFd`](crate::io::AsyncFd) and the sockets' readiness waits and `poll_*`
 /// methods are built on. A kept poll armed on another shard's ring is replaced by one
-/// armed on the polling shard. Whoever holds one must drop it before the descriptor closes (declare it first): its
-/// kept polls name the descriptor by number, and dropping them asks for their cancel.
+/// armed on the polling shard. An error the descriptor keeps reporting (an unread entry in
+/// a socket's error queue) is reported once, as tokio's edge-triggered epoll reports it:
+/// once a caller has cleared it, waits sleep until the descriptor changes. Whoever holds one
+/// must drop it before the descriptor closes (declare it first): its kept polls name the
+/// descriptor by number, and dropping them asks for their cancel.
 ///
 /// ```
 /// use std::future::poll_fn;
@@ -63,9 +69,18 @@ const WRITE: usize = 1;
 #[derive(Debug, Default)]
 pub struct ReadinessCache {
     /// The polls of `poll_read_ready` and `poll_write_ready`, kept across their calls.
-    polls: [Mutex<Option<Op<PollAddByNumber>>>; 2],
+    polls: [Mutex<Option<Wait>>; 2],
     state: ReadyState,
+    /// How many one-shot polls in a row reported an error and nothing else asked for, up
+    /// to [`LASTING`]: from two on (the caller's system call in between said `WouldBlock`,
+    /// so it did not take the error) the error stays, and waits are edge-triggered
+    /// (`wait.rs`) until a report no longer has it. One alone is usually a pending socket
+    /// error that the next `recv` returns and clears.
+    errors_alone: AtomicU8,
 }
+
+/// [`ReadinessCache::errors_alone`] from which the error is taken to stay.
+const LASTING: u8 = 2;
 
 impl ReadinessCache {
     /// An empty cache: the first wait asks the kernel.
@@ -150,6 +165,26 @@ impl ReadinessCache {
         result
     }
 
+    /// Counts the one-shot polls in a row that reported an error alone; an edge-triggered
+    /// wait keeps the count at [`LASTING`] while its reports still have the error.
+    fn note_errors(&self, edge: bool, revents: u32, events: u32) {
+        let count = self.errors_alone.load(Relaxed);
+        let next = if edge {
+            if revents & libc::POLLERR as u32 != 0 {
+                LASTING
+            } else {
+                0
+            }
+        } else if only_an_error(revents, events) {
+            (count + 1).min(LASTING)
+        } else {
+            0
+        };
+        if next != count {
+            self.errors_alone.store(next, Relaxed);
+        }
+    }
+
     /// Waits with the direction's kept poll.
     fn poll_kept(
         &self,
@@ -175,8 +210,9 @@ impl ReadinessCache {
         cx: &mut Context<'_>,
         fd: RawFd,
         interest: Interest,
-        poll: &mut Option<Op<PollAddByNumber>>,
+        poll: &mut Option<Wait>,
     ) -> Poll<io::Result<ReadyEvent>> {
+        let events = interest.poll_events();
         loop {
             if let Some(event) = self.state.get(interest) {
                 // A poll armed for an earlier call is not needed now: cancel it.
@@ -187,14 +223,19 @@ impl ReadinessCache {
             // out of a `block_on`: shard 0 runs only inside one) would complete only when
             // that shard ran, if ever: arm one here instead. A poll consumes nothing, and a
             // new one reports the descriptor's state at once.
-            if poll.as_ref().is_some_and(Op::submitted_elsewhere) {
+            if poll.as_ref().is_some_and(Wait::armed_elsewhere) {
                 *poll = None;
             }
-            let op = poll.get_or_insert_with(|| op::poll_add_by_number(fd, interest.poll_events()));
-            let revents = ready!(Pin::new(op).poll(cx));
+            let wait = poll.get_or_insert_with(|| {
+                Wait::new(fd, events, self.errors_alone.load(Relaxed) >= LASTING)
+            });
+            let edge = wait.is_edge();
+            let revents = ready!(wait.poll(cx, events));
             *poll = None;
+            let revents = revents?;
+            self.note_errors(edge, revents, events);
             self.state
-                .record(Ready::from_poll_events(revents?, interest));
+                .record(Ready::from_poll_events(revents, interest));
         }
     }
 }
