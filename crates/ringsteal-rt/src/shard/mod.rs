@@ -293,6 +293,9 @@ impl Shard {
         use std::sync::atomic::Ordering::Relaxed;
         let flag = &self.remote().idle;
         if flag.load(Relaxed) != idle {
+            if idle && self.shared.shards.len() > 1 {
+                self.remote().idle_since_ns.store(self.real_ns(), Relaxed);
+            }
             flag.store(idle, Relaxed);
         }
         if idle {

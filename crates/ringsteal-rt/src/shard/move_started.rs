@@ -9,10 +9,13 @@
 //! for its future, which is `Send` (only `spawn`'s tasks are movable).
 //!
 //! What it does not move: tasks placed anywhere but `Stealable` (pinned, sticky,
-//! round-robin, preferred, local) and a task being polled. The target must be idle for a
-//! while yet: a shard parked until one of its own timers, due within [`MOVE_HORIZON`], is
-//! about to be busy (without this, tasks woken by timers at the same instant on two shards
-//! would move back and forth every time). A task's in-flight operations stay on the ring
+//! round-robin, preferred, local) and a task being polled. The target must have been idle
+//! for a while ([`MOVE_MIN_IDLE`]): a shard idle only between its own requests (tasks waiting
+//! for a database's replies) would take waiting tasks at every such moment, and their next
+//! wakes would cross back (ADR-0039's amendment). And it must stay idle for a while yet: a
+//! shard parked until one of its own timers, due within [`MOVE_HORIZON`], is about to be
+//! busy (without this, tasks woken by timers at the same instant on two shards would move
+//! back and forth every time). A task's in-flight operations stay on the ring
 //! they were submitted to; their completions wake it where it is, and what it submits next
 //! goes to its new ring.
 //!
@@ -34,6 +37,9 @@ const LOOK_AHEAD: usize = 64;
 
 /// A parked shard whose next timer is due sooner than this is not a target.
 const MOVE_HORIZON: Duration = Duration::from_micros(100);
+
+/// A shard idle for less than this is not a target: it is between bursts of its own work.
+const MOVE_MIN_IDLE: Duration = Duration::from_micros(100);
 
 impl Shard {
     /// At the start of a tick: moves waiting started tasks to an idle shard, if there is one
@@ -66,9 +72,14 @@ impl Shard {
         let busy_from = self
             .clock_ns()
             .saturating_add(MOVE_HORIZON.as_nanos() as u64);
-        let Some(target) = self
-            .claim_idle_shard(|t| self.shared.shards[t].parked_until_ns.load(Relaxed) > busy_from)
-        else {
+        let idle_before = self
+            .real_ns()
+            .saturating_sub(MOVE_MIN_IDLE.as_nanos() as u64);
+        let Some(target) = self.claim_idle_shard(|t| {
+            let r = &self.shared.shards[t];
+            r.parked_until_ns.load(Relaxed) > busy_from
+                && r.idle_since_ns.load(Relaxed) <= idle_before
+        }) else {
             return;
         };
         let movable = rq.iter().filter(|t| t.is_movable()).count();
@@ -141,6 +152,13 @@ impl Shard {
     }
 
     /// The runtime's clock, in nanoseconds since its origin.
+    /// Real time since the runtime's clock origin, in nanoseconds (a paused clock does not
+    /// stop it).
+    pub(crate) fn real_ns(&self) -> u64 {
+        let since = std::time::Instant::now().saturating_duration_since(self.shared.clock_origin);
+        since.as_nanos().min(u64::MAX as u128) as u64
+    }
+
     fn clock_ns(&self) -> u64 {
         let since = self
             .shared

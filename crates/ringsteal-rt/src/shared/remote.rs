@@ -91,6 +91,10 @@ pub(crate) struct RemoteShard {
     /// to wake for its own timers is not idle enough to take started tasks
     /// (`shard/move_started.rs`). A hint, as `idle`.
     pub(crate) parked_until_ns: AtomicU64,
+    /// When the shard last became idle, in nanoseconds of real time since the runtime's
+    /// clock origin (`Shard::real_ns`). A shard idle for only a moment between bursts of
+    /// its own work takes no started tasks (`shard/move_started.rs`). A hint, as `idle`.
+    pub(crate) idle_since_ns: AtomicU64,
     /// Work handed over to this shard while it was idle, kept for it for a moment
     /// (`reservation.rs`).
     pub(crate) reservation: Reservation,
@@ -119,6 +123,7 @@ impl RemoteShard {
             sleeping: SleepFlag::new(true),
             driven: AtomicBool::new(false),
             parked_until_ns: AtomicU64::new(u64::MAX),
+            idle_since_ns: AtomicU64::new(0),
             // A new shard has no work: the first spawns can be handed over to it.
             idle: AtomicBool::new(true),
             reservation: Reservation::lasting(reservation),
