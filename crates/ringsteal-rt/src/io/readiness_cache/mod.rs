@@ -72,10 +72,11 @@ pub struct ReadinessCache {
     polls: [Mutex<Option<Wait>>; 2],
     state: ReadyState,
     /// How many one-shot polls in a row reported an error and nothing else asked for, up
-    /// to [`LASTING`]: from two on (the caller's system call in between said `WouldBlock`,
-    /// so it did not take the error) the error stays, and waits are edge-triggered
-    /// (`wait.rs`) until a report no longer has it. One alone is usually a pending socket
-    /// error that the next `recv` returns and clears.
+    /// to [`LASTING`]: from two on the error is taken to stay (a poll is armed only while
+    /// the cache has nothing, so between two such polls a caller's system call said
+    /// `WouldBlock` without taking the error, or two waiters saw it at once), and waits are
+    /// edge-triggered (`wait.rs`) until a report no longer has it. One alone is usually a
+    /// pending socket error that the next `recv` returns and clears.
     errors_alone: AtomicU8,
 }
 
