@@ -94,7 +94,7 @@ where
 
 fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 
-fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
+pub(super) fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
     if let (Ok(n @ 1..), buf) = out {
         // A count past the buffer is a datagram's whole length (`MSG_TRUNC`): only what the
         // buffer holds was received into it.
@@ -148,6 +148,7 @@ unsafe impl<T: Operation> Operation for InLane<T> {
     type Output = LaneOutput<T::Output>;
     const TIMED_OUT_RESULT: i32 = T::TIMED_OUT_RESULT;
     const ZERO_COPY_SEND: bool = T::ZERO_COPY_SEND;
+    const REPORTS_REQUEST_ENDS: bool = T::REPORTS_REQUEST_ENDS;
 
     fn prepare(&mut self) -> Sqes {
         self.op.prepare()
@@ -157,6 +158,10 @@ unsafe impl<T: Operation> Operation for InLane<T> {
         // The guard stays: a live future may go on writing in the lane after the
         // notification (`write_all_zc`'s next chunk).
         self.op.send_result_posted();
+    }
+
+    fn request_ended(&mut self, index: usize, res: i32) {
+        self.op.request_ended(index, res);
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {

@@ -184,6 +184,26 @@ pub unsafe trait Operation: Send + 'static {
     /// on another thread, reaches the op only once it is complete. A panic here is caught
     /// and ignored. Default: nothing.
     fn send_result_posted(&mut self) {}
+
+    /// True if the runtime should call [`request_ended`](Self::request_ended) as each of
+    /// the op's requests ends. Off by default: the call costs every completion of the op's
+    /// type a look into its data.
+    const REPORTS_REQUEST_ENDS: bool = false;
+
+    /// Called once the last CQE of the op's request `index` (its place in what `prepare`
+    /// returned; a link timeout is not reported) has arrived, with that CQE's `res`, before
+    /// the op completes, if [`REPORTS_REQUEST_ENDS`](Self::REPORTS_REQUEST_ENDS) is set. For
+    /// an op of linked requests to let go early of what only the first request needed (a
+    /// lane's guard: [`WriteThenRead`](crate::io::WriteThenRead) frees its write lane when
+    /// its write has sent everything, not when its read completes). The kernel is done
+    /// with that request, not with the op: buffers of the other request must stay.
+    ///
+    /// Runs on the driver of the op's shard, at most once per request; the op's future
+    /// reaches the op only once it is complete. A panic here is caught and ignored.
+    /// Default: nothing.
+    fn request_ended(&mut self, index: usize, res: i32) {
+        let _ = (index, res);
+    }
 }
 
 enum State<T> {

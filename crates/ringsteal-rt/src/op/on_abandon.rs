@@ -107,6 +107,7 @@ unsafe impl<T: Operation, A: Abandoned<T::Output>> Operation for OnAbandon<T, A>
     type Output = Claimed<T::Output, A>;
     const TIMED_OUT_RESULT: i32 = T::TIMED_OUT_RESULT;
     const ZERO_COPY_SEND: bool = T::ZERO_COPY_SEND;
+    const REPORTS_REQUEST_ENDS: bool = T::REPORTS_REQUEST_ENDS;
 
     fn prepare(&mut self) -> Sqes {
         self.op.prepare()
@@ -114,6 +115,10 @@ unsafe impl<T: Operation, A: Abandoned<T::Output>> Operation for OnAbandon<T, A>
 
     fn send_result_posted(&mut self) {
         self.op.send_result_posted();
+    }
+
+    fn request_ended(&mut self, index: usize, res: i32) {
+        self.op.request_ended(index, res);
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {

@@ -121,7 +121,11 @@ impl<T: Operation> OpCell<T> {
     const VTABLE: &'static OpVTable = &OpVTable {
         free: free::<T>,
         more: keep_in_slot::<T>,
-        end: None,
+        end: if T::REPORTS_REQUEST_ENDS {
+            Some(report_end::<T>)
+        } else {
+            None
+        },
         cancel_fd: no_cancel_fd,
     };
 
@@ -191,6 +195,27 @@ unsafe fn keep_in_slot<T: Operation>(
     let data = unsafe { (*(*op.cast::<OpCell<T>>().as_ptr()).data.get()).as_mut() };
     if let Some(data) = data {
         contain_panic(|| data.send_result_posted());
+    }
+}
+
+/// `OpVTable::end` of an [`OpCell`] whose operation asked to hear of each request's end
+/// ([`Operation::REPORTS_REQUEST_ENDS`]): tells it which of its own requests ended (a link
+/// timeout, at [`TIMEOUT_SLOT`], is not one of them).
+unsafe fn report_end<T: Operation>(op: NonNull<OpHeader>, index: usize, res: i32, _: u32) {
+    // SAFETY: the caller's SQE reference keeps the cell alive.
+    let header = unsafe { op.as_ref() };
+    let own = match (header.has_link_timeout(), index) {
+        (true, TIMEOUT_SLOT) => return,
+        (true, i) if i > TIMEOUT_SLOT => i - 1,
+        (_, i) => i,
+    };
+    // SAFETY: the cell is an `OpCell<T>` (this function is its vtable's). Its data is the
+    // driver's alone until the op completes: this SQE's CQE has not been counted yet
+    // (`complete` runs after this), so `pending` is not 0 and the future cannot have taken
+    // the data; `free` needs every reference gone, this SQE's included.
+    let data = unsafe { (*(*op.cast::<OpCell<T>>().as_ptr()).data.get()).as_mut() };
+    if let Some(data) = data {
+        contain_panic(|| data.request_ended(own, res));
     }
 }
 
