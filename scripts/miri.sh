@@ -9,7 +9,8 @@
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 #   driver::msg_send    the table of raw messages whose MSG_RING has not completed
-#   io::                lanes (leftover bytes, ordering), InLane outputs, framing, provided methods
+#   io::                lanes (leftover bytes, ordering), InLane and WriteThenRead outputs, framing,
+#                       provided methods
 #   buf::               owned buffers, slices, vectored buffers and their advance (no kernel:
 #                       reads are simulated)
 #   op::tests           how an op's SQEs are assembled (flags, links, the link timeout)

@@ -30,6 +30,7 @@ mod readiness_cache;
 #[cfg(test)]
 mod test_util;
 mod traits;
+mod write_then_read;
 
 pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
 pub use bidirectional::{copy_bidirectional, copy_bidirectional_with_sizes};
@@ -49,3 +50,4 @@ pub use poll::{
 pub use read_buf::AppendBuf;
 pub use readiness_cache::{ReadinessCache, ReadyEvent};
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
+pub use write_then_read::{WriteThenRead, WriteThenReadOutput, WriteThenReadParts};

@@ -6,6 +6,7 @@
 use std::io;
 
 use super::traits::{AsyncReadOwned, AsyncWriteOwned};
+use super::write_then_read::WriteThenRead;
 use crate::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf};
 
 /// How much a `read_to_end` grows its buffer by at least, when it is full.
@@ -98,6 +99,26 @@ where
 
 pub(crate) fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "the writer accepted no bytes")
+}
+
+/// `write_all(out)`, then, if it succeeded, `read(buf)`; a failed write leaves the read
+/// unmade ([`WriteThenRead::read_not_made`]).
+pub(crate) async fn write_all_then_read<S, W, R>(
+    s: &mut S,
+    out: W,
+    buf: R,
+) -> (BufResult<(), W>, BufResult<usize, R>)
+where
+    S: AsyncReadOwned + AsyncWriteOwned + ?Sized,
+    W: IoBuf,
+    R: IoBufMut,
+{
+    let (res, out) = s.write_all(out).await;
+    if let Err(e) = res {
+        let skipped = WriteThenRead::<W, R>::read_not_made(&e);
+        return ((Err(e), out), (Err(skipped), buf));
+    }
+    ((Ok(()), out), s.read(buf).await)
 }
 
 pub(crate) async fn write_all_vectored<W, B>(w: &mut W, bufs: B) -> BufResult<(), B>

@@ -191,6 +191,56 @@ pub trait AsyncWriteOwned: Send {
         provided::write_all_vectored(self, bufs)
     }
 
+    /// Writes all of `out`, then reads once into `buf` (from its start, up to its
+    /// capacity): `write_all(out)` followed by `read(buf)`, the step of a request/response
+    /// server that answers and waits for the next request. If the write fails the read is
+    /// not made, and its result is an error of the write's kind.
+    ///
+    /// TCP and Unix streams make the two one pair of linked requests (`SEND` with
+    /// `MSG_WAITALL`, then `RECV`): one submission and one wake-up of the task for both,
+    /// where a write and a read cost two of each. Their write lane is let go as soon as
+    /// everything is sent, as `write_all`'s would be. Dropped before it completes, it is a
+    /// dropped `write_all` and a dropped `read`: some of `out` may have been sent, and bytes
+    /// the read received are kept for the next read. The default makes the two calls.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::AsyncWriteOwned;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     // Anything that reads and writes: here a reader and a writer glued together.
+    ///     struct Both(&'static [u8], Vec<u8>);
+    ///     impl ringsteal_rt::io::AsyncReadOwned for Both {
+    ///         async fn read<B: ringsteal_rt::buf::IoBufMut>(&mut self, buf: B) -> ringsteal_rt::buf::BufResult<usize, B> {
+    ///             self.0.read(buf).await
+    ///         }
+    ///     }
+    ///     impl AsyncWriteOwned for Both {
+    ///         async fn write<B: ringsteal_rt::buf::IoBuf>(&mut self, buf: B) -> ringsteal_rt::buf::BufResult<usize, B> {
+    ///             self.1.write(buf).await
+    ///         }
+    ///         async fn shutdown(&mut self) -> std::io::Result<()> {
+    ///             Ok(())
+    ///         }
+    ///     }
+    ///     let mut io = Both(b"next request", Vec::new());
+    ///     let ((sent, _), (n, next)) = io.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)).await;
+    ///     sent.unwrap();
+    ///     assert_eq!(&next[..n.unwrap()], b"next request");
+    ///     assert_eq!(io.1, b"reply");
+    /// });
+    /// ```
+    fn write_all_then_read<W: IoBuf, R: IoBufMut>(
+        &mut self,
+        out: W,
+        buf: R,
+    ) -> impl Future<Output = (BufResult<(), W>, BufResult<usize, R>)> + Send
+    where
+        Self: AsyncReadOwned,
+    {
+        provided::write_all_then_read(self, out, buf)
+    }
+
     write_numbers!();
 
     /// Writes out anything buffered in user space. Default: nothing to do.
@@ -248,7 +298,10 @@ impl<'a> SpliceEnd<'a> {
 /// method to the pointee, the provided ones included: a type's own `read_exact` or
 /// `write_all` may promise more than the provided loops (a stream's keep a dropped
 /// `read_exact`'s bytes and hold its write lane for the whole call), and a pointer to it
-/// must keep those promises.
+/// must keep those promises. All but `write_all_then_read`, which may only be called where
+/// the pointer reads too, and that does not tell the compiler the pointee reads: through a
+/// pointer it is the provided `write_all` and `read`, which promise what the pair does
+/// (only the pair's single wake-up is lost).
 macro_rules! forward_through {
     ($($ptr:ty),+) => {$(
         impl<T: AsyncReadOwned + ?Sized> AsyncReadOwned for $ptr {
