@@ -751,10 +751,91 @@ macro_rules! impl_async_read {
     };
 }
 
+/// A full stream's `write_all_then_read`: its write and the read after it as one linked
+/// pair where that pays (ADR-0040).
+macro_rules! stream_reply_method {
+    () => {
+        /// Writes all of `out`, then reads once into `buf`: [`write_all`](Self::write_all)
+        /// followed by [`read`](Self::read), the step of a request/response server that
+        /// answers and waits for the next request. If the write fails the read is not made
+        /// (its result is an error of the write's kind).
+        ///
+        /// A reply that would go by ring anyway (the first write after a read, on a stream
+        /// that writes once per read) and a read that would wait go as one pair of linked
+        /// requests: a `SEND` with `MSG_WAITALL`, and a `RECV` the kernel starts once the
+        /// send is done. One submission and one wake-up of the task for both, where the two
+        /// calls cost two of each; the write lane is let go as soon as everything is sent.
+        /// Otherwise (a stream that writes in runs, bytes already queued or left over, the
+        /// read lane busy) it is the two calls. Dropped before it completes, it is a dropped
+        /// `write_all` and a dropped `read`: a prefix of `out` may have been sent, and what
+        /// the read received is kept for the next read.
+        ///
+        /// ```
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (server, client) = ringsteal_net::UnixStream::pair()?;
+        ///     let echo = ringsteal_rt::spawn(async move {
+        ///         let (res, buf) = client.read(Vec::with_capacity(64)).await;
+        ///         res?;
+        ///         client.write_all(buf).await.0?;
+        ///         Ok::<_, std::io::Error>(client)
+        ///     });
+        ///     let ((sent, _), (n, reply)) =
+        ///         server.write_all_then_read(b"ping".to_vec(), Vec::with_capacity(64)).await;
+        ///     sent?;
+        ///     assert_eq!(&reply[..n?], b"ping");
+        ///     echo.await.unwrap()?;
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        pub async fn write_all_then_read<
+            W: ::ringsteal_rt::buf::IoBuf,
+            R: ::ringsteal_rt::buf::IoBufMut,
+        >(
+            &self,
+            out: W,
+            buf: R,
+        ) -> (
+            ::ringsteal_rt::buf::BufResult<(), W>,
+            ::ringsteal_rt::buf::BufResult<usize, R>,
+        ) {
+            self.core().write_all_then_read(out, buf).await
+        }
+    };
+}
+
 /// `AsyncWriteOwned` for `$t`, forwarding to its core; `shutdown` shuts the write side.
+/// With `reads`, `$t` reads too, and its `write_all_then_read` is the core's.
 macro_rules! impl_async_write {
+    ($t:ty, reads) => {
+        impl_async_write!($t, {
+            fn write_all_then_read<
+                W: ::ringsteal_rt::buf::IoBuf,
+                R: ::ringsteal_rt::buf::IoBufMut,
+            >(
+                &mut self,
+                out: W,
+                buf: R,
+            ) -> impl ::std::future::Future<
+                Output = (
+                    ::ringsteal_rt::buf::BufResult<(), W>,
+                    ::ringsteal_rt::buf::BufResult<usize, R>,
+                ),
+            > + Send
+            where
+                Self: ::ringsteal_rt::io::AsyncReadOwned,
+            {
+                self.core().write_all_then_read(out, buf)
+            }
+        });
+    };
     ($t:ty) => {
+        impl_async_write!($t, {});
+    };
+    ($t:ty, { $($extra:tt)* }) => {
         impl ::ringsteal_rt::io::AsyncWriteOwned for $t {
+            $($extra)*
             fn write<B: ::ringsteal_rt::buf::IoBuf>(
                 &mut self,
                 buf: B,

@@ -223,13 +223,14 @@ impl TcpStream {
     stream_try_io_methods!();
     stream_read_methods!();
     stream_write_methods!();
+    stream_reply_method!();
     stream_zc_methods!();
 }
 
 impl_async_read!(TcpStream);
 impl_async_read!(&TcpStream);
-impl_async_write!(TcpStream);
-impl_async_write!(&TcpStream);
+impl_async_write!(TcpStream, reads);
+impl_async_write!(&TcpStream, reads);
 impl_poll_source!(TcpStream, read: true, write: true);
 impl_poll_source!(&TcpStream, read: true, write: true);
 

@@ -116,12 +116,13 @@ impl UnixStream {
     stream_try_io_methods!();
     stream_read_methods!();
     stream_write_methods!();
+    stream_reply_method!();
 }
 
 impl_async_read!(UnixStream);
 impl_async_read!(&UnixStream);
-impl_async_write!(UnixStream);
-impl_async_write!(&UnixStream);
+impl_async_write!(UnixStream, reads);
+impl_async_write!(&UnixStream, reads);
 impl_poll_source!(UnixStream, read: true, write: true);
 impl_poll_source!(&UnixStream, read: true, write: true);
 

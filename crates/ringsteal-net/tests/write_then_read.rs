@@ -1,0 +1,233 @@
+//! `write_all_then_read`: a stream's reply and the read of the next request as one pair of
+//! linked requests (ADR-0040). One op per round trip where the two calls take two; a large
+//! write is sent whole before the read; another task's write does not wait for the read; a
+//! dropped pair keeps what it read; a write that fails leaves the read unmade.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use common::with_every_runtime;
+use ringsteal_net::{TcpStream, UnixStream};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
+use support::*;
+
+/// A std peer on its own thread, connected to a fresh listener; returns the server's end.
+async fn with_std_peer<T: Send + 'static>(
+    peer: impl FnOnce(std::net::TcpStream) -> T + Send + 'static,
+) -> (TcpStream, std::thread::JoinHandle<T>) {
+    let (l, addr) = listener().await;
+    let thread = std::thread::spawn(move || {
+        let s = std::net::TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).unwrap();
+        peer(s)
+    });
+    let (server, _) = l.accept().await.expect("accept");
+    (server, thread)
+}
+
+#[test]
+fn each_reply_and_the_read_after_it_take_one_op() {
+    const ROUNDS: u64 = 20;
+    with_every_runtime("write_all_then_read ops", 1, |_, rt| {
+        rt.block_on(async {
+            let (server, peer) = with_std_peer(|mut s| {
+                let mut got = [0u8; 8];
+                for round in 0..ROUNDS {
+                    s.write_all(&round.to_le_bytes()).unwrap();
+                    s.read_exact(&mut got).unwrap();
+                    assert_eq!(u64::from_le_bytes(got), round * 10, "reply {round}");
+                }
+            })
+            .await;
+            let (res, mut buf) = server.read(Vec::with_capacity(8)).await;
+            assert_eq!(res.unwrap(), 8);
+            let before = ops_completed();
+            for round in 0..ROUNDS {
+                let request = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                assert_eq!(request, round);
+                let reply = (request * 10).to_le_bytes().to_vec();
+                buf.clear();
+                let ((sent, _), (n, next)) = server.write_all_then_read(reply, buf).await;
+                sent.unwrap();
+                buf = next;
+                if round + 1 < ROUNDS {
+                    assert_eq!(n.unwrap(), 8, "round {round}");
+                } else {
+                    assert_eq!(n.unwrap(), 0, "the peer closed");
+                }
+            }
+            // The two calls would have made 40.
+            assert_eq!(ops_completed() - before, ROUNDS);
+            peer.join().unwrap();
+        })
+    });
+}
+
+#[test]
+fn a_write_larger_than_the_socket_buffer_is_sent_whole_before_the_read() {
+    const LEN: usize = 8 << 20;
+    with_every_runtime("write_all_then_read large", 1, |_, rt| {
+        rt.block_on(async {
+            let (server, peer) = with_std_peer(|mut s| {
+                let mut got = vec![0u8; LEN];
+                s.read_exact(&mut got).unwrap();
+                check_stream(7, 0, &got);
+                s.write_all(b"next").unwrap();
+            })
+            .await;
+            let out = stream_bytes(7, 0, LEN);
+            let ((sent, out), (n, next)) = server
+                .write_all_then_read(out, Vec::with_capacity(16))
+                .await;
+            sent.unwrap();
+            assert_eq!(out.len(), LEN, "the buffer comes back");
+            assert_eq!(&next[..n.unwrap()], b"next");
+            peer.join().unwrap();
+        })
+    });
+}
+
+#[test]
+fn another_task_writes_while_the_read_waits() {
+    with_every_runtime(
+        "write_all_then_read lets go of the write lane",
+        2,
+        |_, rt| {
+            rt.block_on(async {
+                let (client, server) = tcp_pair().await;
+                let server = Arc::new(server);
+                let replier = server.clone();
+                let pair = ringsteal_rt::spawn(async move {
+                    replier
+                        .write_all_then_read(b"first ".to_vec(), Vec::with_capacity(16))
+                        .await
+                });
+                // The pair's write arrives; its read then waits for the client.
+                let (res, got) = client.read_exact(vec![0; 6]).await;
+                res.unwrap();
+                assert_eq!(got, b"first ");
+                // A write from another task goes while the pair's read still waits.
+                let (res, _) =
+                    ringsteal_rt::time::timeout(OP_GUARD, server.write_all(b"second".to_vec()))
+                        .await
+                        .expect("the write waited for the pair's read");
+                res.unwrap();
+                let (res, got) = client.read_exact(vec![0; 6]).await;
+                res.unwrap();
+                assert_eq!(got, b"second");
+                assert!(!pair.is_finished(), "nothing was sent for the pair to read");
+                client.write_all(b"request".to_vec()).await.0.unwrap();
+                let ((sent, _), (n, got)) = pair.await.unwrap();
+                sent.unwrap();
+                assert_eq!(&got[..n.unwrap()], b"request");
+            })
+        },
+    );
+}
+
+#[test]
+fn a_dropped_pair_keeps_what_its_read_received() {
+    with_every_runtime("write_all_then_read dropped", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let before = ops_completed();
+            let mut pair =
+                Box::pin(server.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)));
+            assert!(
+                poll_once(&mut pair).await.is_none(),
+                "the pair waits for its read"
+            );
+            let (res, got) = client.read_exact(vec![0; 5]).await;
+            res.unwrap();
+            assert_eq!(got, b"reply");
+            send_outside_the_ring(&client, b"late request");
+            // The client's read was one op; the pair completes as the second.
+            until_ops_completed(before, 2).await;
+            drop(pair);
+            let (res, got) = server.read(Vec::with_capacity(64)).await;
+            assert_eq!(&got[..res.unwrap()], b"late request");
+        })
+    });
+}
+
+#[test]
+fn a_write_to_a_reset_peer_fails_and_the_read_is_not_made() {
+    with_every_runtime("write_all_then_read to a reset peer", 1, |_, rt| {
+        rt.block_on(async {
+            // The peer takes part of a large write, then resets the connection.
+            let (server, peer) = with_std_peer(|mut s| {
+                let mut some = vec![0u8; 64 << 10];
+                s.read_exact(&mut some).unwrap();
+                socket2_linger_zero(&s);
+            })
+            .await;
+            let ((sent, _), (read, _)) = server
+                .write_all_then_read(vec![1u8; 16 << 20], Vec::with_capacity(16))
+                .await;
+            peer.join().unwrap();
+            let e = sent.expect_err("a reset peer took everything");
+            assert!(
+                matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ),
+                "{e}"
+            );
+            let r = read.expect_err("the read was made after a failed write");
+            assert_eq!(r.kind(), e.kind());
+            assert!(r.to_string().contains("not read"), "{r}");
+        })
+    });
+}
+
+/// Closes `s` with `SO_LINGER` 0, which resets the connection.
+fn socket2_linger_zero(s: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a `linger` of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn through_the_traits_and_a_pointer_it_is_still_a_write_then_a_read() {
+    with_every_runtime("write_all_then_read through traits", 1, |_, rt| {
+        rt.block_on(async {
+            let (mut a, b) = UnixStream::pair().unwrap();
+            let echo = ringsteal_rt::spawn(async move {
+                for _ in 0..2 {
+                    let (res, buf) = b.read(Vec::with_capacity(64)).await;
+                    res.unwrap();
+                    b.write_all(buf).await.0.unwrap();
+                }
+            });
+            async fn ask<S: AsyncReadOwned + AsyncWriteOwned>(s: &mut S, what: &[u8]) -> Vec<u8> {
+                let ((sent, _), (n, got)) = s
+                    .write_all_then_read(what.to_vec(), Vec::with_capacity(64))
+                    .await;
+                sent.unwrap();
+                let n = n.unwrap();
+                got[..n].to_vec()
+            }
+            // The stream's own pair, and the provided two calls through `&mut`.
+            assert_eq!(ask(&mut a, b"one").await, b"one");
+            assert_eq!(ask(&mut &mut a, b"two").await, b"two");
+            echo.await.unwrap();
+        })
+    });
+}
