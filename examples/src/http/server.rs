@@ -47,6 +47,9 @@ const GATHER_LIMIT: usize = 64 * 1024;
 /// * **Stopping.** Once `stop` is cancelled, a connection waiting for its next request
 ///   closes at once, and one in the middle of a request answers it with
 ///   `Connection: close`, then closes: the recipe of a graceful shutdown.
+/// * **Replies and the next read.** Without `stop`, the replies and the read of the next
+///   request go as one `write_all_then_read` (one pair of linked requests on a stream);
+///   with it, the replies are sent first, so a stop never cuts one short.
 ///
 /// The handler gets each request by value and returns the response (any future: it may do
 /// I/O). `stream` is anything with the owned-buffer I/O traits: `TcpStream`, `&TcpStream`,
@@ -94,8 +97,11 @@ where
 
 /// As [`serve`], and a connection whose client sends nothing for `idle` (between requests,
 /// or in the middle of one: a client that opens connections and sends a head byte by byte
-/// to hold them, say) is closed. What a server facing the internet wants; the benchmarks
-/// use [`serve`], as the servers they compare it with have no such limit either.
+/// to hold them, say) is closed. The time counts from when the last replies started going
+/// out (they go with the read, as one `write_all_then_read`), so a client that does not
+/// take its replies for that long is closed too. What a server facing the internet wants;
+/// the benchmarks use [`serve`], as the servers they compare it with have no such limit
+/// either.
 ///
 /// ```
 /// use std::time::Duration;
@@ -194,20 +200,35 @@ where
                 send(&mut stream, &mut out).await?;
             }
         }
-        // One write for everything answered since the last read.
-        send(&mut stream, &mut out).await?;
-
-        // Wait for more of the request (or the next one).
+        // One write for everything answered since the last read, and a wait for more of the
+        // request (or the next one). Without a stop to watch, both in one call: a stream
+        // sends and reads with one pair of linked requests (`write_all_then_read`).
         let between_requests = inbuf.is_empty() && body_left == 0;
         let len = inbuf.len();
+        if stop.is_some() {
+            send(&mut stream, &mut out).await?;
+        }
         let spare = inbuf.slice(len..);
         let read = async {
             match stop {
-                // Between requests, a stop closes the connection at once: nothing is lost.
+                // Between requests, a stop closes the connection at once: nothing is lost
+                // (the replies were sent before this wait began).
                 Some(stop) if between_requests => {
                     stop.run_until_cancelled(stream.read(spare)).await
                 }
-                _ => Some(stream.read(spare).await),
+                Some(_) => Some(stream.read(spare).await),
+                None if out.is_empty() => Some(stream.read(spare).await),
+                None => {
+                    let ((sent, mut back), read) = stream
+                        .write_all_then_read(std::mem::take(&mut out), spare)
+                        .await;
+                    back.clear();
+                    out = back;
+                    match sent {
+                        Ok(()) => Some(read),
+                        Err(e) => Some((Err(e), read.1)),
+                    }
+                }
             }
         };
         let read = match idle {
