@@ -162,7 +162,7 @@ fn a_write_to_a_reset_peer_fails_and_the_read_is_not_made() {
             let (server, peer) = with_std_peer(|mut s| {
                 let mut some = vec![0u8; 64 << 10];
                 s.read_exact(&mut some).unwrap();
-                socket2_linger_zero(&s);
+                reset_on_close(&s);
             })
             .await;
             let ((sent, _), (read, _)) = server
@@ -184,8 +184,9 @@ fn a_write_to_a_reset_peer_fails_and_the_read_is_not_made() {
     });
 }
 
-/// Closes `s` with `SO_LINGER` 0, which resets the connection.
-fn socket2_linger_zero(s: &std::net::TcpStream) {
+/// Sets `SO_LINGER` 0 on `s`: its close (when the peer thread drops it) resets the
+/// connection.
+fn reset_on_close(s: &std::net::TcpStream) {
     use std::os::fd::AsRawFd;
     let linger = libc::linger {
         l_onoff: 1,
