@@ -232,3 +232,74 @@ fn through_the_traits_and_a_pointer_it_is_still_a_write_then_a_read() {
         })
     });
 }
+
+#[test]
+fn a_pair_dropped_while_its_read_waits_is_cancelled_and_loses_nothing() {
+    with_every_runtime("write_all_then_read dropped while reading", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut pair =
+                Box::pin(server.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)));
+            assert!(
+                poll_once(&mut pair).await.is_none(),
+                "the pair waits for its read"
+            );
+            let (res, got) = client.read_exact(vec![0; 5]).await;
+            res.unwrap();
+            assert_eq!(got, b"reply");
+            // The send is done and the receive waits in the kernel: dropping cancels it.
+            drop(pair);
+            client.write_all(b"after".to_vec()).await.0.unwrap();
+            let (res, got) =
+                ringsteal_rt::time::timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                    .await
+                    .expect("the read lane was never let go");
+            assert_eq!(&got[..res.unwrap()], b"after");
+            // Both lanes are free: a write goes too.
+            server.write_all(b"ok".to_vec()).await.0.unwrap();
+            let (res, got) = client.read_exact(vec![0; 2]).await;
+            res.unwrap();
+            assert_eq!(got, b"ok");
+        })
+    });
+}
+
+#[test]
+fn a_pair_dropped_while_its_write_waits_lets_go_of_both_lanes() {
+    with_every_runtime("write_all_then_read dropped while writing", 1, |_, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            // Far more than the socket buffers hold, to a client that does not read yet: the
+            // send waits in the kernel, and the receive behind it has not started.
+            let mut pair =
+                Box::pin(server.write_all_then_read(vec![7u8; 32 << 20], Vec::with_capacity(64)));
+            assert!(
+                poll_once(&mut pair).await.is_none(),
+                "the send cannot finish"
+            );
+            drop(pair);
+            // The cancel ends the send (a prefix of it went out) and the receive with it.
+            client.write_all(b"still read".to_vec()).await.0.unwrap();
+            let (res, got) =
+                ringsteal_rt::time::timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                    .await
+                    .expect("the read lane was never let go");
+            assert_eq!(&got[..res.unwrap()], b"still read");
+            // The client now takes what the cancelled send got out, then a last write.
+            let drain = ringsteal_rt::spawn(async move { read_to_eof(&client).await });
+            let write = server.write_all(b"!".to_vec());
+            let (res, _) = ringsteal_rt::time::timeout(OP_GUARD, write)
+                .await
+                .expect("the write lane was never let go");
+            res.unwrap();
+            server.shutdown(std::net::Shutdown::Write).await.unwrap();
+            let got = drain.await.unwrap();
+            let (last, prefix) = got.split_last().expect("the last write arrived");
+            assert_eq!(*last, b'!');
+            assert!(
+                prefix.iter().all(|&b| b == 7),
+                "only a prefix of the cancelled send"
+            );
+        })
+    });
+}
