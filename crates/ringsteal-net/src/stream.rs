@@ -418,8 +418,6 @@ impl AsyncReadOwned for &StreamCore {
     }
 }
 
-/// The descriptor of `fd`, for an `into_std`: itself if nothing else holds it, a duplicate
-/// if a cancelled request still does (it is closed when that request completes).
 /// A `write_all` already under way when [`StreamCore::write_all_by`] takes it over: the
 /// write lane is held, `done` bytes are sent, and the hints were asked whether to offer the
 /// rest inline (`inline`; asking records the write, so it is asked once).
@@ -429,6 +427,8 @@ struct HeldWrite {
     inline: bool,
 }
 
+/// The descriptor of `fd`, for an `into_std`: itself if nothing else holds it, a duplicate
+/// if a cancelled request still does (it is closed when that request completes).
 pub(crate) fn into_owned(fd: SharedFd) -> io::Result<OwnedFd> {
     match fd.try_unwrap() {
         Ok(fd) => Ok(fd),
