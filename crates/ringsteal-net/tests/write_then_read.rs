@@ -7,11 +7,14 @@
 mod common;
 mod support;
 
+use std::future::Future;
 use std::io::{Read, Write};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use common::with_every_runtime;
 use ringsteal_net::{TcpStream, UnixStream};
+use ringsteal_rt::buf::BufResult;
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
 use support::*;
 
@@ -27,6 +30,35 @@ async fn with_std_peer<T: Send + 'static>(
     });
     let (server, _) = l.accept().await.expect("accept");
     (server, thread)
+}
+
+/// What `write_all_then_read` yields.
+type Pair = (BufResult<(), Vec<u8>>, BufResult<usize, Vec<u8>>);
+
+/// A pair on `server` whose reply (`reply`) `client` has read, polled once and not since: its
+/// read is waiting in the kernel.
+async fn pair_waiting_to_read<'a>(
+    client: &TcpStream,
+    server: &'a TcpStream,
+) -> Pin<Box<dyn Future<Output = Pair> + Send + 'a>> {
+    let mut pair = Box::pin(server.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)));
+    assert!(
+        poll_once(&mut pair).await.is_none(),
+        "the pair waits for its read"
+    );
+    let (res, got) = client.read_exact(vec![0; 5]).await;
+    res.unwrap();
+    assert_eq!(got, b"reply");
+    pair
+}
+
+/// One read on `s`, failing if it does not complete in time (a lane never let go).
+async fn read_within_guard(s: &TcpStream) -> Vec<u8> {
+    let (res, got) = ringsteal_rt::time::timeout(OP_GUARD, s.read(Vec::with_capacity(64)))
+        .await
+        .expect("the read lane was never let go");
+    let n = res.unwrap();
+    got[..n].to_vec()
 }
 
 #[test]
@@ -135,21 +167,12 @@ fn a_dropped_pair_keeps_what_its_read_received() {
         rt.block_on(async {
             let (client, server) = tcp_pair().await;
             let before = ops_completed();
-            let mut pair =
-                Box::pin(server.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)));
-            assert!(
-                poll_once(&mut pair).await.is_none(),
-                "the pair waits for its read"
-            );
-            let (res, got) = client.read_exact(vec![0; 5]).await;
-            res.unwrap();
-            assert_eq!(got, b"reply");
+            let pair = pair_waiting_to_read(&client, &server).await;
             send_outside_the_ring(&client, b"late request");
             // The client's read was one op; the pair completes as the second.
             until_ops_completed(before, 2).await;
             drop(pair);
-            let (res, got) = server.read(Vec::with_capacity(64)).await;
-            assert_eq!(&got[..res.unwrap()], b"late request");
+            assert_eq!(read_within_guard(&server).await, b"late request");
         })
     });
 }
@@ -238,23 +261,11 @@ fn a_pair_dropped_while_its_read_waits_is_cancelled_and_loses_nothing() {
     with_every_runtime("write_all_then_read dropped while reading", 1, |_, rt| {
         rt.block_on(async {
             let (client, server) = tcp_pair().await;
-            let mut pair =
-                Box::pin(server.write_all_then_read(b"reply".to_vec(), Vec::with_capacity(64)));
-            assert!(
-                poll_once(&mut pair).await.is_none(),
-                "the pair waits for its read"
-            );
-            let (res, got) = client.read_exact(vec![0; 5]).await;
-            res.unwrap();
-            assert_eq!(got, b"reply");
+            let pair = pair_waiting_to_read(&client, &server).await;
             // The send is done and the receive waits in the kernel: dropping cancels it.
             drop(pair);
             client.write_all(b"after".to_vec()).await.0.unwrap();
-            let (res, got) =
-                ringsteal_rt::time::timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
-                    .await
-                    .expect("the read lane was never let go");
-            assert_eq!(&got[..res.unwrap()], b"after");
+            assert_eq!(read_within_guard(&server).await, b"after");
             // Both lanes are free: a write goes too.
             server.write_all(b"ok".to_vec()).await.0.unwrap();
             let (res, got) = client.read_exact(vec![0; 2]).await;
@@ -280,11 +291,7 @@ fn a_pair_dropped_while_its_write_waits_lets_go_of_both_lanes() {
             drop(pair);
             // The cancel ends the send (a prefix of it went out) and the receive with it.
             client.write_all(b"still read".to_vec()).await.0.unwrap();
-            let (res, got) =
-                ringsteal_rt::time::timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
-                    .await
-                    .expect("the read lane was never let go");
-            assert_eq!(&got[..res.unwrap()], b"still read");
+            assert_eq!(read_within_guard(&server).await, b"still read");
             // The client now takes what the cancelled send got out, then a last write.
             let drain = ringsteal_rt::spawn(async move { read_to_eof(&client).await });
             let write = server.write_all(b"!".to_vec());
