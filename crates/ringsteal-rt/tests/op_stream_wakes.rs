@@ -11,66 +11,13 @@ mod stream_support;
 use std::future::Future;
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
-use common::{under_every_config, yield_until};
+use common::{under_every_config, yield_until, PollsInline};
 use ringsteal_rt::buf::RecvBuf;
 use ringsteal_rt::op::{self, Op, Operation, SharedFd, Sqes};
 use stream_support::tcp_pair;
-
-/// A waker that, when woken, polls a new op at once on the waking thread (as an executor
-/// that runs tasks inline would), records whether it could, and passes the wake on.
-struct PollsInline {
-    /// `Some(Ok)` once a wake could submit, `Some(Err)` if the submission panicked.
-    outcome: Mutex<Option<Result<(), String>>>,
-    /// The waker of the task that waits for the outcome.
-    then: Waker,
-}
-
-impl Wake for PollsInline {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        let submitted = std::panic::catch_unwind(|| {
-            let mut nop = op::nop();
-            // The first poll submits it to this thread's shard's ring.
-            let _ = std::pin::Pin::new(&mut nop).poll(&mut Context::from_waker(&self.then));
-        });
-        let outcome = submitted.map_err(|p| {
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        });
-        self.outcome.lock().unwrap().get_or_insert(outcome);
-        self.then.wake_by_ref();
-    }
-}
-
-impl PollsInline {
-    /// One that passes its wakes on to the current task.
-    async fn for_this_task() -> Arc<Self> {
-        let then = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-        Arc::new(Self {
-            outcome: Mutex::new(None),
-            then,
-        })
-    }
-
-    /// Waits for the next wake (bounded by the hang guard) and checks it could submit.
-    async fn check_next_wake(&self, config: common::Config) {
-        yield_until(|| self.outcome.lock().unwrap().is_some()).await;
-        let outcome = self.outcome.lock().unwrap().take().unwrap();
-        assert_eq!(
-            outcome,
-            Ok(()),
-            "{config:?}: the stalled stream's waker was woken inside the reap"
-        );
-    }
-}
 
 /// A poll of a descriptor nobody writes to, holding a received buffer until its cell is
 /// freed: by the reap of its last completion, once it is cancelled.
@@ -147,7 +94,7 @@ async fn stall(
         }
         ringsteal_rt::yield_now().await;
     }
-    *inline.outcome.lock().unwrap() = None;
+    inline.reset();
 }
 
 #[test]

@@ -451,3 +451,61 @@ pub fn accept_queue_len(addr: std::net::SocketAddr) -> usize {
         })
         .expect("the listener is in /proc/net/tcp")
 }
+
+/// A waker that, when woken, polls a new op at once on the waking thread (as an executor
+/// that runs tasks inline would), records whether it could, and passes the wake on.
+pub struct PollsInline {
+    /// `Some(Ok)` once a wake could submit, `Some(Err)` if the submission panicked.
+    pub outcome: Mutex<Option<Result<(), String>>>,
+    /// The waker of the task that waits for the outcome.
+    then: Waker,
+}
+
+impl Wake for PollsInline {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let submitted = std::panic::catch_unwind(|| {
+            let mut nop = ringsteal_rt::op::nop();
+            // The first poll submits it to this thread's shard's ring.
+            let _ = std::pin::Pin::new(&mut nop).poll(&mut Context::from_waker(&self.then));
+        });
+        let outcome = submitted.map_err(|p| {
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        });
+        self.outcome.lock().unwrap().get_or_insert(outcome);
+        self.then.wake_by_ref();
+    }
+}
+
+impl PollsInline {
+    /// One that passes its wakes on to the current task.
+    pub async fn for_this_task() -> Arc<Self> {
+        let then = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        Arc::new(Self {
+            outcome: Mutex::new(None),
+            then,
+        })
+    }
+
+    /// Waits for the next wake (bounded by the hang guard) and checks it could submit.
+    pub async fn check_next_wake(&self, config: Config) {
+        yield_until(|| self.outcome.lock().unwrap().is_some()).await;
+        let outcome = self.outcome.lock().unwrap().take().unwrap();
+        assert_eq!(
+            outcome,
+            Ok(()),
+            "{config:?}: a waker was woken inside the reap"
+        );
+    }
+
+    /// Forgets the last wake's outcome (before waiting for the next one).
+    pub fn reset(&self) {
+        *self.outcome.lock().unwrap() = None;
+    }
+}
