@@ -11,8 +11,9 @@ use std::future::Future;
 use std::io::{Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
-use common::with_every_runtime;
+use common::{with_every_runtime, PollsInline};
 use ringsteal_net::{TcpStream, UnixStream};
 use ringsteal_rt::buf::BufResult;
 use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
@@ -309,4 +310,49 @@ fn a_pair_dropped_while_its_write_waits_lets_go_of_both_lanes() {
             );
         })
     });
+}
+
+#[test]
+fn a_write_waiting_for_the_lane_is_woken_after_the_reap() {
+    const LEN: usize = 8 << 20;
+    with_every_runtime(
+        "write_all_then_read hands the write lane over",
+        1,
+        |config, rt| {
+            rt.block_on(async {
+                let (client, server) = tcp_pair().await;
+                // A pair whose send waits (more than the socket buffers hold, nobody reading)...
+                let mut pair =
+                    Box::pin(server.write_all_then_read(vec![3u8; LEN], Vec::with_capacity(16)));
+                assert!(
+                    poll_once(&mut pair).await.is_none(),
+                    "the send cannot finish yet"
+                );
+                // ...and a write queued behind it, whose waker polls a new op at once when woken,
+                // as an executor that runs tasks inline would.
+                let inline = PollsInline::for_this_task().await;
+                let mut write = Box::pin(server.write_all(b"after".to_vec()));
+                let waker = Waker::from(inline.clone());
+                let polled = write.as_mut().poll(&mut Context::from_waker(&waker));
+                assert!(polled.is_pending(), "the write waits for the pair's send");
+                let peer = ringsteal_rt::spawn(async move {
+                    let (res, got) = client.read_exact(vec![0; LEN]).await;
+                    res.unwrap();
+                    assert!(got.iter().all(|&b| b == 3));
+                    client.write_all(b"next".to_vec()).await.0.unwrap();
+                    let (res, got) = client.read_exact(vec![0; 5]).await;
+                    res.unwrap();
+                    assert_eq!(got, b"after");
+                });
+                // The send's completion lets the lane go while the driver reaps: the waiting
+                // write's waker must run after the reap, where it can submit.
+                inline.check_next_wake(config).await;
+                write.await.0.unwrap();
+                let ((sent, _), (n, got)) = pair.await;
+                sent.unwrap();
+                assert_eq!(&got[..n.unwrap()], b"next");
+                peer.await.unwrap();
+            })
+        },
+    );
 }

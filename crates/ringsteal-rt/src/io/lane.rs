@@ -234,9 +234,10 @@ impl Shared {
                 }
             }
         }
-        for w in wake {
-            w.wake();
-        }
+        // A guard may be let go while the driver reaps: the write lane of a write-then-read
+        // pair whose send is done (`WriteThenRead`), a dropped read's at its last completion.
+        // Wakers that poll their task inline must not find the ring borrowed then.
+        crate::util::wake_later::wake_all(wake);
     }
 
     /// A queued [`Acquire`] future (`ticket`) is dropped: it gives up its place, or, if the
