@@ -92,7 +92,7 @@ where
     }
 }
 
-fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
+pub(super) fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 
 pub(super) fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
     if let (Ok(n @ 1..), buf) = out {

@@ -17,7 +17,7 @@ use std::io;
 
 use ringsteal_uring::abi::IORING_CQE_F_SOCK_NONEMPTY;
 
-use super::in_lane::keep_read;
+use super::in_lane::{keep_nothing, keep_read};
 use super::lane::LaneGuard;
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 use crate::op::{Op, Operation, RecvOp, SendOp, SharedFd, Sqes};
@@ -143,7 +143,7 @@ unsafe impl<W: IoBuf, R: IoBufMut> Operation for WriteThenRead<W, R> {
             read: Some(self.recv.fail(not_read)),
             write_lane: self.write_lane,
             read_lane: Some(self.read_lane),
-            keep: keep_nothing::<R>,
+            keep: keep_nothing::<BufResult<usize, R>>,
             flags: 0,
         }
     }
@@ -183,8 +183,6 @@ pub struct WriteThenReadOutput<W, R> {
     /// The flags of the read's completion (0 if it never reached the kernel).
     flags: u32,
 }
-
-fn keep_nothing<R>(_: &BufResult<usize, R>, _: &mut LaneGuard) {}
 
 /// The parts of a [`WriteThenReadOutput`].
 ///
