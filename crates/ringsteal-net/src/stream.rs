@@ -283,10 +283,18 @@ impl StreamCore {
         }
         while done < want {
             let rest = buf.slice(done..want);
-            let ((res, slice), g) = if zero_copy {
-                self.send_zc_with(guard, rest).await
+            // The ops are awaited here, not through `write_with`/`send_zc_with`: a future is
+            // copied whole when it is moved into place, and each wrapper kept its arguments
+            // beside its op, doubling this future (520 bytes). The zero-copy op, large and
+            // for large buffers only, is boxed.
+            let ((res, slice), g) = if zero_copy && rest.bytes_init() >= SEND_ZC_MIN {
+                Box::pin(InLane::other(SendZc::new(&self.fd, rest), guard))
+                    .await
+                    .into_parts()
             } else {
-                self.write_with(guard, rest).await
+                InLane::other(SendOp::new(&self.fd, rest, 0), guard)
+                    .await
+                    .into_parts()
             };
             guard = g;
             buf = slice.into_inner();
