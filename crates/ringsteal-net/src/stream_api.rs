@@ -765,8 +765,8 @@ macro_rules! stream_reply_method {
         /// requests: a `SEND` with `MSG_WAITALL`, and a `RECV` the kernel starts once the
         /// send is done. One submission and one wake-up of the task for both, where the two
         /// calls cost two of each; the write lane is let go as soon as everything is sent.
-        /// Otherwise (a stream that writes in runs, bytes already queued or left over, the
-        /// read lane busy) it is the two calls. Dropped before it completes, it is a dropped
+        /// Otherwise (a stream that writes in runs, bytes already queued or left over, either
+        /// lane busy) it is the two calls. Dropped before it completes, it is a dropped
         /// `write_all` and a dropped `read`: a prefix of `out` may have been sent, and what
         /// the read received is kept for the next read.
         ///
@@ -789,18 +789,21 @@ macro_rules! stream_reply_method {
         /// })
         /// .unwrap();
         /// ```
-        pub async fn write_all_then_read<
+        pub fn write_all_then_read<
             W: ::ringsteal_rt::buf::IoBuf,
             R: ::ringsteal_rt::buf::IoBufMut,
         >(
             &self,
             out: W,
             buf: R,
-        ) -> (
-            ::ringsteal_rt::buf::BufResult<(), W>,
-            ::ringsteal_rt::buf::BufResult<usize, R>,
-        ) {
-            self.core().write_all_then_read(out, buf).await
+        ) -> impl ::std::future::Future<
+            Output = (
+                ::ringsteal_rt::buf::BufResult<(), W>,
+                ::ringsteal_rt::buf::BufResult<usize, R>,
+            ),
+        > + Send
+               + '_ {
+            self.core().write_all_then_read(out, buf)
         }
     };
 }
