@@ -209,32 +209,34 @@ where
             send(&mut stream, &mut out).await?;
         }
         let spare = inbuf.slice(len..);
-        let read = async {
-            match stop {
-                // Between requests, a stop closes the connection at once: nothing is lost
-                // (the replies were sent before this wait began).
-                Some(stop) if between_requests => {
-                    stop.run_until_cancelled(stream.read(spare)).await
-                }
-                Some(_) => Some(stream.read(spare).await),
-                None if out.is_empty() => Some(stream.read(spare).await),
-                None => {
-                    let ((sent, mut back), read) = stream
-                        .write_all_then_read(std::mem::take(&mut out), spare)
-                        .await;
+        // Each branch awaits its own future: a future is copied whole when it is moved into
+        // place, so one future for every branch (the stop's is 552 bytes) made the common
+        // one pay for the largest, once per request.
+        let read = match stop {
+            // Between requests, a stop closes the connection at once: nothing is lost (the
+            // replies were sent before this wait began).
+            Some(stop) if between_requests => {
+                within(idle, stop.run_until_cancelled(stream.read(spare)))
+                    .await
+                    .flatten()
+            }
+            Some(_) => within(idle, stream.read(spare)).await,
+            None if out.is_empty() => within(idle, stream.read(spare)).await,
+            None => {
+                let out_now = std::mem::take(&mut out);
+                let step = match idle {
+                    None => Some(stream.write_all_then_read(out_now, spare).await),
+                    Some(_) => within(idle, stream.write_all_then_read(out_now, spare)).await,
+                };
+                step.map(|((sent, mut back), read)| {
                     back.clear();
                     out = back;
                     match sent {
-                        Ok(()) => Some(read),
-                        Err(e) => Some((Err(e), read.1)),
+                        Ok(()) => read,
+                        Err(e) => (Err(e), read.1),
                     }
-                }
+                })
             }
-        };
-        let read = match idle {
-            // Silent for too long: closed, with whatever partial request it sent.
-            Some(idle) => ringsteal::time::timeout(idle, read).await.unwrap_or(None),
-            None => read.await,
         };
         let Some((res, buf)) = read else {
             let _ = stream.shutdown().await;
@@ -257,6 +259,15 @@ async fn send<S: AsyncWriteOwned>(stream: &mut S, out: &mut Vec<u8>) -> io::Resu
     buf.clear();
     *out = buf;
     res
+}
+
+/// `io`'s output, or `None` if it takes longer than `idle` (a client silent for too long:
+/// closed, with whatever partial request it sent).
+async fn within<F: Future>(idle: Option<Duration>, io: F) -> Option<F::Output> {
+    match idle {
+        Some(idle) => ringsteal::time::timeout(idle, io).await.ok(),
+        None => Some(io.await),
+    }
 }
 
 /// Sends the first `len` bytes of `file`. A file that shrank under us is an error: the
