@@ -161,35 +161,36 @@ where
                     break;
                 }
             }
-            let (req, len) = match parse_request(&inbuf) {
-                Ok(Some(parsed)) => parsed,
+            // The request is parsed and handed to the handler in a scope with no `await`
+            // in it, and the response answered in another: what is live across an `await`
+            // is kept in the task's future (memory the connection last touched a request
+            // ago), the rest stays on the stack.
+            let handling = match parse_request(&inbuf) {
+                Ok(Some((req, len))) => {
+                    inbuf.drain(..len);
+                    body_left = req.content_length;
+                    let asked = (req.version, req.keep_alive, req.method == "HEAD");
+                    Some((asked, handler(req)))
+                }
                 Ok(None) => break,
                 Err(e) => {
                     write_error(&mut out, e);
-                    send(&mut stream, &mut out).await?;
-                    close(&mut stream).await;
-                    return Ok(answered);
+                    None
                 }
             };
-            inbuf.drain(..len);
-            body_left = req.content_length;
-            let (version, keep_alive, head_only) =
-                (req.version, req.keep_alive, req.method == "HEAD");
-            let resp = handler(req).await;
+            let Some(((version, keep_alive, head_only), handling)) = handling else {
+                send(&mut stream, &mut out).await?;
+                close(&mut stream).await;
+                return Ok(answered);
+            };
+            let resp = handling.await;
             answered += 1;
             // Asked after the handler ran: a stop that came meanwhile closes after this one.
             let close_after = !keep_alive || stopped();
-            write_head(&mut out, &resp, version, close_after);
-            if !head_only {
-                match resp.body {
-                    Body::Empty => {}
-                    Body::Bytes(bytes) => out.extend_from_slice(&bytes),
-                    Body::Static(bytes) => out.extend_from_slice(bytes),
-                    Body::File { file, len } => {
-                        send(&mut stream, &mut out).await?;
-                        send_file(&mut stream, &file, len).await?;
-                    }
-                }
+            let file = answer(&mut out, resp, version, close_after, head_only);
+            if let Some((file, len)) = file {
+                send(&mut stream, &mut out).await?;
+                send_file(&mut stream, &file, len).await?;
             }
             if close_after {
                 send(&mut stream, &mut out).await?;
@@ -247,6 +248,33 @@ where
             // The client closed its side; a partial request in the buffer dies with it.
             return Ok(answered);
         }
+    }
+}
+
+/// Appends `resp`'s head and body to `out` (no body for `HEAD`); a file body is returned
+/// instead, to be sent after what `out` holds.
+fn answer(
+    out: &mut Vec<u8>,
+    resp: Response,
+    version: Version,
+    close_after: bool,
+    head_only: bool,
+) -> Option<(ringsteal::fs::File, u64)> {
+    write_head(out, &resp, version, close_after);
+    if head_only {
+        return None;
+    }
+    match resp.body {
+        Body::Empty => None,
+        Body::Bytes(bytes) => {
+            out.extend_from_slice(&bytes);
+            None
+        }
+        Body::Static(bytes) => {
+            out.extend_from_slice(bytes);
+            None
+        }
+        Body::File { file, len } => Some((file, len)),
     }
 }
 
