@@ -45,7 +45,6 @@ impl StreamCore {
         WriteAllThenRead {
             core: self,
             state: State::Start { out, buf },
-            rest: Self::write_rest_then_read,
         }
     }
 
@@ -166,19 +165,20 @@ impl StreamCore {
     }
 }
 
-/// The future of [`StreamCore::write_all_then_read`]; `rest` makes the future of its other
-/// paths (`F`, [`StreamCore::write_rest_then_read`]'s).
-struct WriteAllThenRead<'a, W, R, M, F> {
+/// The future of [`StreamCore::write_all_then_read`].
+struct WriteAllThenRead<'a, W, R> {
     core: &'a StreamCore,
-    state: State<W, R, F>,
-    rest: M,
+    state: State<'a, W, R>,
 }
 
 // Nothing in it is pinned: the buffers move freely until the op takes them, and the other
 // paths' future is boxed.
-impl<W, R, M, F> Unpin for WriteAllThenRead<'_, W, R, M, F> {}
+impl<W, R> Unpin for WriteAllThenRead<'_, W, R> {}
 
-enum State<W, R, F> {
+/// The other paths' future ([`StreamCore::write_rest_then_read`]'s).
+type Rest<'a, W, R> = Pin<Box<dyn Future<Output = Results<W, R>> + Send + 'a>>;
+
+enum State<'a, W, R> {
     Start {
         out: W,
         buf: R,
@@ -189,17 +189,11 @@ enum State<W, R, F> {
     },
     /// Boxed: a future moved into place is copied whole, so an unboxed one made every call
     /// pay for this path's size.
-    Rest(Pin<Box<F>>),
+    Rest(Rest<'a, W, R>),
     Done,
 }
 
-impl<'a, W, R, M, F> Future for WriteAllThenRead<'a, W, R, M, F>
-where
-    W: IoBuf,
-    R: IoBufMut,
-    M: Fn(&'a StreamCore, W, Option<HeldWrite>, ReadStep<R>) -> F,
-    F: Future<Output = Results<W, R>>,
-{
+impl<W: IoBuf, R: IoBufMut> Future for WriteAllThenRead<'_, W, R> {
     type Output = Results<W, R>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -220,8 +214,7 @@ where
                             return Poll::Ready(done);
                         }
                         Err((out, held, read)) => {
-                            this.state = State::Rest(Box::pin((this.rest)(
-                                this.core,
+                            this.state = State::Rest(Box::pin(this.core.write_rest_then_read(
                                 out,
                                 Some(held),
                                 read,
@@ -237,12 +230,10 @@ where
                     let want = out.bytes_init();
                     this.state = match this.core.try_pair(out, buf) {
                         Ok(op) => State::Pair { op, want },
-                        Err((out, buf, held)) => State::Rest(Box::pin((this.rest)(
-                            this.core,
-                            out,
-                            held,
-                            ReadStep::ToMake(buf),
-                        ))),
+                        Err((out, buf, held)) => State::Rest(Box::pin(
+                            this.core
+                                .write_rest_then_read(out, held, ReadStep::ToMake(buf)),
+                        )),
                     };
                 }
                 State::Done => panic!("`write_all_then_read` polled after it completed"),
