@@ -12,11 +12,9 @@
 use std::io;
 use std::net::SocketAddr;
 
-use ringsteal_benches::http::app::Requests;
-use ringsteal_examples::http::MAX_HEAD;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
+use crate::http_tokio_connection::connection;
 use crate::peers::tokio_rt;
 
 /// A multi-thread tokio runtime with `threads` workers serving HTTP on a loopback port;
@@ -55,35 +53,5 @@ async fn serve(listener: TcpListener) -> io::Result<()> {
     loop {
         let (stream, _) = listener.accept().await?;
         tokio::spawn(connection(stream));
-    }
-}
-
-async fn connection(mut stream: TcpStream) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut requests = Requests::default();
-    let mut input = Vec::with_capacity(MAX_HEAD);
-    let mut out = Vec::with_capacity(1024);
-    loop {
-        // `read_buf` grows the buffer when it is full; a head over `MAX_HEAD` bytes is
-        // refused by the parser before that matters.
-        if stream.read_buf(&mut input).await? == 0 {
-            return Ok(());
-        }
-        // Every complete request is answered before the next read; `full` says the
-        // responses reached the gather limit with requests left.
-        loop {
-            let handled = requests.handle(&input, &mut out);
-            input.drain(..handled.consumed);
-            if !out.is_empty() {
-                stream.write_all(&out).await?;
-                out.clear();
-            }
-            if handled.close {
-                return stream.shutdown().await;
-            }
-            if !handled.full {
-                break;
-            }
-        }
     }
 }

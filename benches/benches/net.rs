@@ -22,6 +22,7 @@
 mod http_floor;
 mod http_ringsteal;
 mod http_tokio;
+mod http_tokio_connection;
 mod net_clients;
 mod peers;
 

@@ -18,9 +18,10 @@
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 
-use ringsteal_benches::http::app::Requests;
-use ringsteal_examples::http::MAX_HEAD;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+#[path = "../benches/http_tokio_connection.rs"]
+mod http_tokio_connection;
+
+use http_tokio_connection::connection as tokio_conn;
 
 /// The request every connection sends, once per round.
 const REQ: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -48,33 +49,6 @@ fn client(addr: SocketAddr, conns: usize, rounds: usize) {
                 if buf[..got].ends_with(b"Hello, world!\n") {
                     break;
                 }
-            }
-        }
-    }
-}
-
-/// The tokio server's connection, as `benches/http_tokio.rs` writes it.
-async fn tokio_conn(mut stream: tokio::net::TcpStream) -> std::io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut requests = Requests::default();
-    let mut input = Vec::with_capacity(MAX_HEAD);
-    let mut out = Vec::with_capacity(1024);
-    loop {
-        if stream.read_buf(&mut input).await? == 0 {
-            return Ok(());
-        }
-        loop {
-            let handled = requests.handle(&input, &mut out);
-            input.drain(..handled.consumed);
-            if !out.is_empty() {
-                stream.write_all(&out).await?;
-                out.clear();
-            }
-            if handled.close {
-                return stream.shutdown().await;
-            }
-            if !handled.full {
-                break;
             }
         }
     }
