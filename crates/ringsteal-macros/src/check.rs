@@ -100,7 +100,20 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
     let mut passed = 0;
     for p in params {
         match p {
-            FnArg::Typed(_) if passes_parameters => passed += 1,
+            FnArg::Typed(p) if passes_parameters => {
+                // The call the attribute writes names every parameter: one that a `cfg` leaves
+                // out would be passed anyway (a call's arguments take no `cfg`).
+                if let Some(a) = p.attrs.iter().find(|a| a.path().is_ident("cfg")) {
+                    return Err(syn::Error::new(
+                        a.path().span(),
+                        format!(
+                            "{attr} passes every parameter on, so none may be under `cfg`: \
+                             choose the value inside the function instead"
+                        ),
+                    ));
+                }
+                passed += 1
+            }
             FnArg::Receiver(r) if passes_parameters => {
                 return Err(syn::Error::new(
                     r.span(),

@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::format_ident;
 use quote::quote;
-use syn::{parse_quote, FnArg, Ident, ItemFn, Pat, Path, Type};
+use syn::{parse_quote, Attribute, FnArg, Ident, ItemFn, Pat, Path, Type};
 
 use crate::args::{Args, Idle, Kind, Wake};
 use crate::check::{Handle, Params};
@@ -32,7 +32,9 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     let skip = usize::from(matches!(params.handle, Handle::Taken));
     // A plain name keeps its name (rustdoc shows it), any other pattern gets one. (check.rs
     // refuses receivers, so every parameter after the handle is a typed one.)
-    let passed: Vec<(Ident, Type)> = outer
+    // Attributes on a parameter stay on it (another attribute macro may read them: `#[case]`
+    // under `rstest`, a lint's `allow`); check.rs refuses `cfg` there.
+    let passed: Vec<(Vec<Attribute>, Ident, Type)> = outer
         .inputs
         .iter()
         .skip(skip)
@@ -46,16 +48,16 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
                     }
                     _ => format_ident!("__ringsteal_arg{}", i),
                 };
-                Some((name, (*p.ty).clone()))
+                Some((p.attrs.clone(), name, (*p.ty).clone()))
             }
             FnArg::Receiver(_) => None,
         })
         .collect();
     outer.inputs = passed
         .iter()
-        .map(|(name, ty)| -> FnArg { parse_quote!(#name: #ty) })
+        .map(|(attrs, name, ty)| -> FnArg { parse_quote!(#(#attrs)* #name: #ty) })
         .collect();
-    let passed = passed.iter().map(|(name, _)| name);
+    let passed = passed.iter().map(|(_, name, _)| name);
     let call = match params.handle {
         Handle::None => quote!(move |_| #name(#(#passed),*)),
         Handle::Taken => {

@@ -47,7 +47,9 @@ use args::{Args, Kind};
 /// On a function other than `main`, as with tokio's, the function keeps its other
 /// parameters: it becomes a plain function that its caller (a plain `main` that reads the
 /// command line, say) calls with them, and that runs its body on a new runtime. (A first
-/// parameter of type `RuntimeHandle` is still the runtime's, not the caller's.)
+/// parameter of type `RuntimeHandle` is still the runtime's, not the caller's.) Attributes
+/// on those parameters stay on them, for other attribute macros and lints to read; `cfg` is
+/// refused there, since the call passes every parameter.
 ///
 /// ```
 /// #[ringsteal::main(shards = 1)]
@@ -78,8 +80,8 @@ use args::{Args, Kind};
 ///
 /// Misuse is a compile error at the offending token that says what is allowed: a function
 /// that is not `async`, an unknown or repeated argument, a bad value, a generic (or
-/// `where`-bounded) or `unsafe` function, or on `main` (or a test) parameters other than one
-/// `RuntimeHandle`.
+/// `where`-bounded) or `unsafe` function, on `main` (or a test) parameters other than one
+/// `RuntimeHandle`, or a `cfg` on a parameter passed on.
 ///
 /// [`RuntimeHandle`]: https://docs.rs/ringsteal/latest/ringsteal/struct.RuntimeHandle.html
 #[proc_macro_attribute]

@@ -4,6 +4,9 @@
 //! checked by the compile-fail tests of `ringsteal-macros`.)
 
 #![cfg(feature = "macros")]
+// `keeps_parameter_attributes` compiles only if its parameter's `allow` reaches every
+// function the attribute makes.
+#![deny(non_snake_case)]
 
 use std::time::Duration;
 
@@ -115,8 +118,16 @@ async fn with_handle(handle: RuntimeHandle, label: String) -> (String, usize) {
     (label, handle.shards())
 }
 
+/// A parameter's attributes stay on the plain function's parameter (another attribute macro
+/// may read them): with the `allow` dropped there, this file would not compile.
+#[ringsteal::main(shards = 1)]
+async fn keeps_parameter_attributes(#[allow(non_snake_case)] Label: &str) -> usize {
+    Label.len()
+}
+
 #[test]
 fn a_main_attribute_on_another_function_passes_its_parameters() {
+    assert_eq!(keeps_parameter_attributes("four"), 4);
     assert_eq!(
         serve("svc", (2, 3), vec![1]),
         "svc: [1, 5] on a shard: true"
