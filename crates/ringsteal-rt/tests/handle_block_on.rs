@@ -1,10 +1,12 @@
 //! `RuntimeHandle::block_on`: synchronous code (a blocking-pool closure, a plain thread)
-//! runs a future on the runtime and waits for it, as with tokio's `Handle::block_on`; a panic
-//! in the future comes back to the caller, and a call on a shard thread is refused.
+//! runs a future on the runtime and waits for it, as with tokio's `Handle::block_on`; the
+//! future and its output may borrow from the caller; a panic in the future comes back to the
+//! caller, and a call on a shard thread is refused.
 
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::with_every_runtime;
 use ringsteal_rt::RuntimeHandle;
@@ -34,6 +36,30 @@ fn blocking_code_waits_for_a_future_that_does_io_on_the_shards() {
         .join()
         .unwrap();
         assert!(from_thread, "{config:?}: the future ran on a shard");
+    });
+}
+
+#[test]
+fn the_future_and_its_output_may_borrow_from_the_caller() {
+    with_every_runtime("handle block_on borrowing", 2, |config, rt| {
+        let handle = rt.handle();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let words = vec!["ring".to_string(), "steal".to_string()];
+                let mut lengths = Vec::new();
+                // The future reads `words` and pushes into `lengths`, on a shard, with I/O
+                // between; the output is a reference into `words`.
+                let longest: &str = handle.block_on(async {
+                    for w in &words {
+                        ringsteal_rt::op::nop().await.unwrap();
+                        lengths.push(w.len());
+                    }
+                    words.iter().max_by_key(|w| w.len()).unwrap().as_str()
+                });
+                assert_eq!(longest, "steal", "{config:?}");
+                assert_eq!(lengths, [4, 5], "{config:?}");
+            });
+        });
     });
 }
 
@@ -104,8 +130,18 @@ fn a_block_on_whose_task_never_ran_lets_the_runtime_shut_down() {
         rt.block_on(async move {
             drop(ringsteal_rt::spawn_blocking(move || {
                 wait_for_go.recv().unwrap();
-                let waited = catch_unwind(AssertUnwindSafe(|| handle.block_on(async { 1 })));
-                done.send(waited.is_err()).unwrap();
+                // The future holds a borrow of this frame's flag, set when it is dropped: it
+                // must be dropped (the task cancelled) before the call unwinds past the frame.
+                let dropped = AtomicBool::new(false);
+                let guard = SetOnDrop(&dropped);
+                let waited = catch_unwind(AssertUnwindSafe(|| {
+                    handle.block_on(async move {
+                        let _guard = guard;
+                        1
+                    })
+                }));
+                done.send(waited.is_err() && dropped.load(Ordering::Acquire))
+                    .unwrap();
             }));
         });
         let stats = rt.handle();
@@ -114,7 +150,19 @@ fn a_block_on_whose_task_never_ran_lets_the_runtime_shut_down() {
         drop(rt);
         result.recv().unwrap()
     });
-    assert!(panicked, "the task could not have run: its block_on panics");
+    assert!(
+        panicked,
+        "the task could not have run: its block_on panics, after the runtime dropped its future"
+    );
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 const HANG: std::time::Duration = std::time::Duration::from_secs(60);

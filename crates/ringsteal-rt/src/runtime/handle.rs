@@ -103,10 +103,12 @@ impl RuntimeHandle {
     ///
     /// Unlike tokio's, the future runs as a task on the runtime's shards (spawned with
     /// default placement), not on the calling thread, since io_uring requests are made from
-    /// a shard: so it must be `Send + 'static`. A panic in it is resumed here. As for any
-    /// spawn, a runtime of one shard runs the task only while its own thread is inside
-    /// [`Runtime::block_on`](crate::Runtime::block_on) (shard 0 runs only then): call this
-    /// from a `spawn_blocking` closure, or give the runtime a second shard.
+    /// a shard: so it must be `Send`. It may borrow from the caller (this call returns only
+    /// once the task is over, its future dropped: ADR-0042), and so may its output. A panic
+    /// in it is resumed here. As for any spawn, a runtime of one shard runs the task only
+    /// while its own thread is inside [`Runtime::block_on`](crate::Runtime::block_on) (shard
+    /// 0 runs only then): call this from a `spawn_blocking` closure, or give the runtime a
+    /// second shard.
     ///
     /// ```
     /// use ringsteal_rt::{Runtime, RuntimeHandle};
@@ -115,15 +117,17 @@ impl RuntimeHandle {
     /// let n = rt.block_on(async {
     ///     ringsteal_rt::spawn_blocking(|| {
     ///         // Synchronous code on a blocking-pool thread, needing an async result.
+    ///         let words = vec!["io", "uring"];
     ///         RuntimeHandle::current().block_on(async {
     ///             ringsteal_rt::op::nop().await.unwrap();
-    ///             42
+    ///             // Borrows `words`, which outlives the call.
+    ///             words.iter().map(|w| w.len()).sum::<usize>()
     ///         })
     ///     })
     ///     .await
     ///     .unwrap()
     /// });
-    /// assert_eq!(n, 42);
+    /// assert_eq!(n, 7);
     /// ```
     ///
     /// # Panics
@@ -134,8 +138,8 @@ impl RuntimeHandle {
     /// pool, so such a call ends then.
     pub fn block_on<F>(&self, future: F) -> F::Output
     where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        F: Future + Send,
+        F::Output: Send,
     {
         assert!(
             !context::on_shard(),
@@ -143,7 +147,7 @@ impl RuntimeHandle {
              Runtime::block_on): blocking this thread could keep the future from running; \
              .await it instead"
         );
-        match crate::util::park_on(self.spawn(future)) {
+        match super::borrowing_task::run_and_wait(self, future) {
             Ok(out) => out,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => panic!("RuntimeHandle::block_on: the runtime shut down first ({e})"),

@@ -4,6 +4,7 @@
 //! The top of the core (ADR-0016): it builds `shared/` state and `shard/`s and may import
 //! both; neither imports it.
 
+mod borrowing_task;
 mod builder;
 mod handle;
 pub(crate) mod spawn;
