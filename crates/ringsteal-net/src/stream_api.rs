@@ -460,6 +460,42 @@ macro_rules! stream_read_methods {
             self.core().try_read(buf)
         }
 
+        /// Polls for the bytes a read would return next and copies them into `buf`
+        /// without taking them, as tokio's `poll_peek`: the next read returns them again.
+        /// Waits as [`readable`](Self::readable) does (no owned-buffer read in flight, then
+        /// the kernel's readiness, kept across calls: only the task of the latest call is
+        /// woken); bytes a cancelled read kept come first. `Ok(0)`: the end of the stream
+        /// (or an empty `buf`). tokio's takes a `ReadBuf`: pass
+        /// `read_buf.initialize_unfilled()`, and `read_buf.advance(n)` after.
+        ///
+        /// ```
+        /// use std::future::poll_fn;
+        ///
+        /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+        /// rt.block_on(async {
+        ///     let (a, b) = ringsteal_net::UnixStream::pair()?;
+        ///     a.write_all(b"GET /".to_vec()).await.0?;
+        ///     let mut first = [0; 3];
+        ///     let n = poll_fn(|cx| b.poll_peek(cx, &mut first)).await?;
+        ///     assert_eq!(&first[..n], b"GET");
+        ///     let (res, all) = b.read(Vec::with_capacity(8)).await;
+        ///     assert_eq!((res?, &all[..]), (5, &b"GET /"[..]), "peeked bytes are read again");
+        ///     Ok::<(), std::io::Error>(())
+        /// })
+        /// .unwrap();
+        /// ```
+        ///
+        /// # Errors
+        /// The socket's (`recv(2)`), or the wait's (a refused opcode, a runtime shutting
+        /// down under the wait).
+        pub fn poll_peek(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+            buf: &mut [u8],
+        ) -> ::std::task::Poll<::std::io::Result<usize>> {
+            self.core().poll_peek(cx, buf)
+        }
+
         /// As [`try_read`](Self::try_read), into several buffers in order, as tokio's
         /// `try_read_vectored`: one non-blocking `recvmsg(2)`.
         ///

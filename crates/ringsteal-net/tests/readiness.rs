@@ -795,3 +795,72 @@ fn poll_read_ready_and_poll_write_ready_move_a_mebibyte_and_wait_for_the_lanes()
         })
     });
 }
+
+#[test]
+fn poll_peek_waits_for_bytes_leaves_them_for_the_read_and_sees_kept_bytes_and_the_end() {
+    use std::future::poll_fn;
+    use std::task::Poll;
+    with_every_runtime("stream poll_peek", 2, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let mut peeked = [0u8; 4];
+            // Nothing sent: the peek waits (on the ring), then sees the bytes when they come.
+            let first = poll_fn(|cx| Poll::Ready(server.poll_peek(cx, &mut peeked))).await;
+            assert!(first.is_pending(), "{config:?}: a peek with nothing sent");
+            send_outside_the_ring(&client, b"peekaboo");
+            let n = timeout(OP_GUARD, poll_fn(|cx| server.poll_peek(cx, &mut peeked)))
+                .await
+                .expect("poll_peek never came")
+                .unwrap();
+            assert_eq!(&peeked[..n], &b"peek"[..n], "{config:?}");
+            // Peeking again gives the same bytes; the read then takes them all, in order.
+            let again = poll_fn(|cx| server.poll_peek(cx, &mut peeked))
+                .await
+                .unwrap();
+            assert_eq!(&peeked[..again], &b"peek"[..again], "{config:?}");
+            let (res, got) = server.read_exact(vec![0; 8]).await;
+            res.unwrap();
+            assert_eq!(got, b"peekaboo", "{config:?}: the peeks took nothing");
+
+            // Bytes a cancelled read kept come first, and stay kept.
+            let mut read = Box::pin(server.read(Vec::with_capacity(3)));
+            assert!(poll_once(&mut read).await.is_none());
+            send_outside_the_ring(&client, b"xyz");
+            until_bytes_taken(&server).await;
+            drop(read);
+            send_outside_the_ring(&client, b"123");
+            until_bytes_waiting(&server, 3).await;
+            let n = timeout(OP_GUARD, poll_fn(|cx| server.poll_peek(cx, &mut peeked)))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(&peeked[..n], b"xyz", "{config:?}: the kept bytes first");
+            let (res, got) = server.read_exact(vec![0; 6]).await;
+            res.unwrap();
+            assert_eq!(got, b"xyz123", "{config:?}: nothing lost or reordered");
+
+            // On a read half too, from another shard; and the end of the stream is 0.
+            client.write_all(b"half".to_vec()).await.0.unwrap();
+            client.shutdown(Shutdown::Write).await.unwrap();
+            until_bytes_waiting(&server, 4).await;
+            let (read_half, _write_half) = server.into_split();
+            let peeker = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                let mut buf = [0u8; 8];
+                let n = poll_fn(|cx| read_half.poll_peek(cx, &mut buf))
+                    .await
+                    .unwrap();
+                let data = buf[..n].to_vec();
+                let (res, taken) = read_half.read(Vec::with_capacity(8)).await;
+                res.unwrap();
+                let end = poll_fn(|cx| read_half.poll_peek(cx, &mut buf))
+                    .await
+                    .unwrap();
+                (data, taken, end)
+            });
+            let (data, taken, end) = timeout(OP_GUARD, peeker).await.unwrap().unwrap();
+            assert_eq!(data, b"half", "{config:?}");
+            assert_eq!(taken, b"half", "{config:?}");
+            assert_eq!(end, 0, "{config:?}: the end of the stream");
+        })
+    });
+}

@@ -3,7 +3,8 @@
 //! `IORING_OP_POLL_ADD`, whose answer is cached), `try_read` and `try_write` (and their
 //! `_vectored` forms) make one non-blocking system call in the direction's lane or return
 //! `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`), which clears what was cached;
-//! `poll_read_ready`/`poll_write_ready` are the poll forms of the waits, and `try_io` runs
+//! `poll_read_ready`/`poll_write_ready` are the poll forms of the waits (`poll_peek` peeks
+//! after the first), and `try_io` runs
 //! the caller's own system call holding the lanes (`async_io` loops on it).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
@@ -14,8 +15,8 @@ use std::io::{self, IoSlice, IoSliceMut};
 use std::task::{ready, Context, Poll};
 
 use ringsteal_rt::io::{
-    try_read_in_lane, try_read_vectored_in_lane, try_write_in_lane, try_write_vectored_in_lane,
-    Interest, Ready,
+    try_peek_in_lane, try_read_in_lane, try_read_vectored_in_lane, try_write_in_lane,
+    try_write_vectored_in_lane, Interest, Ready,
 };
 
 use super::StreamCore;
@@ -100,6 +101,30 @@ impl StreamCore {
         }
         self.note_try_read(&got, room);
         got
+    }
+
+    /// tokio's `poll_peek`: what a read would return, left for it, once the stream is ready
+    /// (the wait of [`poll_read_ready`](Self::poll_read_ready)).
+    pub(crate) fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.poll_read_ready(cx))?;
+            let got = self.readiness.clear_on_would_block(Interest::READABLE, || {
+                try_peek_in_lane(&self.fd, &self.read, buf)
+            });
+            match got {
+                // Not ready after all: the cache is cleared, so the next round waits.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Ok(0) if !buf.is_empty() => {
+                    self.readiness.record(Ready::READ_CLOSED);
+                    return Poll::Ready(Ok(0));
+                }
+                done => return Poll::Ready(done),
+            }
+        }
     }
 
     /// After a `try_` read into `room` bytes: a read was made, and, as after an inline read,

@@ -675,6 +675,25 @@ impl LaneGuard {
         self.copy_leftover(buf, false)
     }
 
+    /// Copies leftover bytes into `dst` (a borrowed slice, as a poll-based peek gets)
+    /// without consuming them; returns how many (0: no leftover).
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.unread(b"abc");
+    /// let mut dst = [0; 2];
+    /// assert_eq!(guard.peek_leftover_into(&mut dst), 2);
+    /// assert_eq!(&dst, b"ab");
+    /// assert_eq!(guard.take_all_leftover(), b"abc", "all still kept");
+    /// ```
+    pub fn peek_leftover_into(&self, dst: &mut [u8]) -> usize {
+        let st = self.lane.locked.lock();
+        let n = st.pending().len().min(dst.len());
+        dst[..n].copy_from_slice(&st.pending()[..n]);
+        n
+    }
+
     fn copy_leftover<B: IoBufMut>(&mut self, mut buf: B, consume: bool) -> (usize, B) {
         let mut st = self.lane.locked.lock();
         let n = st.pending().len().min(buf.bytes_total());

@@ -43,8 +43,8 @@ pub use in_lane::{InLane, LaneOutput};
 pub use interest::{Interest, Ready};
 pub use lane::{Acquire, AcquireOwned, Lane, LaneGuard, Leftover};
 pub use poll::{
-    try_peek_from, try_read_in_lane, try_read_in_lane_uninit, try_read_vectored_in_lane,
-    try_recv_from, try_recv_from_uninit, try_send_to, try_write_in_lane,
+    try_peek_from, try_peek_in_lane, try_read_in_lane, try_read_in_lane_uninit,
+    try_read_vectored_in_lane, try_recv_from, try_recv_from_uninit, try_send_to, try_write_in_lane,
     try_write_vectored_in_lane, PollParts, PollSource, PollStream, Readiness,
 };
 pub use read_buf::AppendBuf;

@@ -30,8 +30,8 @@ mod try_io;
 
 pub use readiness::Readiness;
 pub use try_io::{
-    try_peek_from, try_read_in_lane, try_read_in_lane_uninit, try_read_vectored_in_lane,
-    try_recv_from, try_recv_from_uninit, try_send_to, try_write_in_lane,
+    try_peek_from, try_peek_in_lane, try_read_in_lane, try_read_in_lane_uninit,
+    try_read_vectored_in_lane, try_recv_from, try_recv_from_uninit, try_send_to, try_write_in_lane,
     try_write_vectored_in_lane,
 };
 

@@ -19,6 +19,22 @@ pub(super) fn recv(fd: RawFd, dst: &mut [MaybeUninit<u8>]) -> io::Result<usize> 
     result(n)
 }
 
+/// `recv(fd, dst, MSG_PEEK | MSG_DONTWAIT)`: the bytes queued, copied and left queued (0: end
+/// of stream), or `WouldBlock`.
+pub(super) fn peek(fd: RawFd, dst: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `dst` is valid for writes of its length for the duration of the call, which
+    // does not keep the pointer; the kernel writes at most `len` bytes.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            dst.as_mut_ptr().cast(),
+            dst.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    result(n)
+}
+
 /// `send(fd, src, MSG_DONTWAIT | MSG_NOSIGNAL)`: the bytes the kernel took, or `WouldBlock`.
 pub(super) fn send(fd: RawFd, src: &[u8]) -> io::Result<usize> {
     // SAFETY: `src` is valid for reads of its length during the call, which keeps no pointer.

@@ -74,6 +74,35 @@ pub fn try_read_in_lane_uninit(
     sys::recv(fd.as_raw_fd(), dst)
 }
 
+/// As [`try_read_in_lane`], but takes nothing: the bytes an abandoned read of the stream
+/// kept first (copied, still kept), else what the socket has queued (`recv(2)` with
+/// `MSG_PEEK`, so the next read gets them again). `WouldBlock` if the socket has nothing
+/// queued or `read_lane` is held by a request.
+///
+/// ```
+/// use ringsteal_rt::io::{try_peek_in_lane, try_read_in_lane, Lane};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let (a, lane) = (SharedFd::new(a.into()), Lane::new());
+/// std::io::Write::write_all(&mut &b, b"hi").unwrap();
+/// let mut buf = [0; 8];
+/// assert_eq!(try_peek_in_lane(&a, &lane, &mut buf).unwrap(), 2);
+/// assert_eq!(try_read_in_lane(&a, &lane, &mut buf).unwrap(), 2, "still there");
+/// ```
+pub fn try_peek_in_lane(fd: &SharedFd, read_lane: &Lane, buf: &mut [u8]) -> io::Result<usize> {
+    let Some(guard) = read_lane.try_acquire() else {
+        return Err(in_flight("read"));
+    };
+    if buf.is_empty() {
+        return Ok(0);
+    }
+    if guard.has_leftover() {
+        return Ok(guard.peek_leftover_into(buf));
+    }
+    sys::peek(fd.as_raw_fd(), buf)
+}
+
 /// Writes from `buf` without waiting: what the socket takes at once (possibly short).
 /// `WouldBlock` if its send buffer is full or `write_lane` is held by a request.
 ///
