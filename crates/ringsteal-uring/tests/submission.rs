@@ -110,3 +110,56 @@ fn a_pending_sqe_can_be_replaced_until_the_kernel_consumes_it() {
     let replaced = unsafe { ring.replace_last_pending(&withdrawn) };
     assert!(!replaced, "consumed");
 }
+
+/// Whatever the pattern of pushes, replacements of the last pending SQE and batches pushed in
+/// two goes, over many wraps of the ring, every SQE reaches the kernel once, as written; on a
+/// ring without the SQ index array (`NO_SQARRAY`) too.
+#[test]
+fn every_sqe_reaches_the_kernel_once_as_written_whatever_the_batches() {
+    let mut rings = vec![("index array", Ring::new(8).expect("io_uring is available"))];
+    match ringsteal_uring::RingBuilder::new(8).no_sqarray().build() {
+        Ok(ring) => rings.push(("NO_SQARRAY", ring)),
+        Err(e) => eprintln!("NO_SQARRAY refused ({e}); the index-array ring alone"),
+    }
+    for (what, mut ring) in rings {
+        let mut next = 0u64;
+        let mut expected = Vec::new();
+        // Batches of every size from 1 to the whole ring, some ending in a replaced SQE, some
+        // submitted in two pushes with the first still pending, over many wraps of the ring.
+        for round in 0..200u64 {
+            let size = 1 + (round % 8) as usize;
+            let first = size / 2;
+            for _ in 0..first {
+                // SAFETY: a NOP references no memory.
+                unsafe { ring.push(&opcode::nop().with_user_data(next)) }.unwrap();
+                expected.push(next);
+                next += 1;
+            }
+            if round % 3 == 0 && first > 0 {
+                // Replace the last pending one: its user data changes, the count does not.
+                let replaced = next + 1_000_000;
+                // SAFETY: as above; nothing enters this ring from elsewhere.
+                assert!(unsafe {
+                    ring.replace_last_pending(&opcode::nop().with_user_data(replaced))
+                });
+                *expected.last_mut().unwrap() = replaced;
+            }
+            for _ in first..size {
+                // SAFETY: as above.
+                unsafe { ring.push(&opcode::nop().with_user_data(next)) }.unwrap();
+                expected.push(next);
+                next += 1;
+            }
+            let mut got: Vec<u64> = common::wait_cqes(&mut ring, size)
+                .iter()
+                .map(|c| c.user_data)
+                .collect();
+            got.sort_unstable();
+            let mut want = std::mem::take(&mut expected);
+            want.sort_unstable();
+            assert_eq!(got, want, "{what}: round {round}");
+        }
+        assert_eq!(ring.sq_dropped(), 0, "{what}: the kernel dropped an SQE");
+        assert!(ring.pop_cqe().is_none(), "{what}: no extra completion");
+    }
+}
