@@ -29,16 +29,19 @@ pub async fn serve(listener: TcpListener, reads: Reads) {
     let mut incoming = listener.incoming();
     while let Some(next) = incoming.next().await {
         match next {
-            Ok(stream) => drop(ringsteal::spawn(async move {
-                let _ = stream.set_nodelay(true);
-                // A connection that fails (reset by the client, say) just ends.
-                let _ = match reads {
-                    Reads::Single => http::serve(stream, &handler, None).await,
-                    Reads::RecvStream => {
-                        http::serve(RecvStreamIo::new(stream), &handler, None).await
-                    }
-                };
-            })),
+            // One spawn per way of reading, so that each task's future is its own size (one
+            // `async` block for both would make every connection's as large as the larger).
+            // A connection that fails (reset by the client, say) just ends.
+            Ok(stream) => drop(match reads {
+                Reads::Single => ringsteal::spawn(async move {
+                    let _ = stream.set_nodelay(true);
+                    let _ = http::serve(stream, &handler, None).await;
+                }),
+                Reads::RecvStream => ringsteal::spawn(async move {
+                    let _ = stream.set_nodelay(true);
+                    let _ = http::serve(RecvStreamIo::new(stream), &handler, None).await;
+                }),
+            }),
             // Out of descriptors, say: the stream itself waits before it retries.
             Err(e) => eprintln!("accept failed: {e}"),
         }
