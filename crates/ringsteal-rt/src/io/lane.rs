@@ -502,7 +502,7 @@ pub struct Leftover<'a> {
 impl Leftover<'_> {
     /// Moves kept bytes into `dst`, as a read would; how many (0: nothing kept).
     pub fn take_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
-        take_into(self.shared, self.st, dst)
+        copy_into(self.shared, self.st, dst, true)
     }
 }
 
@@ -675,23 +675,21 @@ impl LaneGuard {
         self.copy_leftover(buf, false)
     }
 
-    /// Copies leftover bytes into `dst` (a borrowed slice, as a poll-based peek gets)
-    /// without consuming them; returns how many (0: no leftover).
+    /// Copies leftover bytes into `dst` (a borrowed, possibly uninitialised slice, as a
+    /// poll-based peek gets) without consuming them; returns how many (0: no leftover).
     ///
     /// ```
+    /// use std::mem::MaybeUninit;
+    ///
     /// let lane = ringsteal_rt::io::Lane::new();
     /// let mut guard = lane.try_acquire().unwrap();
     /// guard.unread(b"abc");
-    /// let mut dst = [0; 2];
+    /// let mut dst = [MaybeUninit::<u8>::uninit(); 2];
     /// assert_eq!(guard.peek_leftover_into(&mut dst), 2);
-    /// assert_eq!(&dst, b"ab");
     /// assert_eq!(guard.take_all_leftover(), b"abc", "all still kept");
     /// ```
-    pub fn peek_leftover_into(&self, dst: &mut [u8]) -> usize {
-        let st = self.lane.locked.lock();
-        let n = st.pending().len().min(dst.len());
-        dst[..n].copy_from_slice(&st.pending()[..n]);
-        n
+    pub fn peek_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+        copy_into(&self.lane, &mut self.lane.locked.lock(), dst, false)
     }
 
     fn copy_leftover<B: IoBufMut>(&mut self, mut buf: B, consume: bool) -> (usize, B) {
@@ -724,7 +722,7 @@ impl LaneGuard {
     /// assert!(guard.has_leftover(), "one byte is still kept");
     /// ```
     pub fn take_leftover_into(&mut self, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
-        take_into(&self.lane, &mut self.lane.locked.lock(), dst)
+        copy_into(&self.lane, &mut self.lane.locked.lock(), dst, true)
     }
 
     /// Moves leftover bytes into `bufs` in order, as a vectored read would.
@@ -801,7 +799,13 @@ impl LaneGuard {
 }
 
 /// Moves leftover bytes of `st` (the locked part of `shared`) into `dst`; how many.
-fn take_into(shared: &Shared, st: &mut State, dst: &mut [std::mem::MaybeUninit<u8>]) -> usize {
+/// Copies kept bytes into `dst`, taking them if `consume` (a read) or not (a peek).
+fn copy_into(
+    shared: &Shared,
+    st: &mut State,
+    dst: &mut [std::mem::MaybeUninit<u8>],
+    consume: bool,
+) -> usize {
     let n = st.pending().len().min(dst.len());
     if n == 0 {
         return 0;
@@ -811,8 +815,10 @@ fn take_into(shared: &Shared, st: &mut State, dst: &mut [std::mem::MaybeUninit<u
     unsafe {
         std::ptr::copy_nonoverlapping(st.pending().as_ptr(), dst.as_mut_ptr().cast::<u8>(), n)
     };
-    st.consume(n);
-    shared.note_leftover(st);
+    if consume {
+        st.consume(n);
+        shared.note_leftover(st);
+    }
     n
 }
 
@@ -1108,6 +1114,23 @@ mod tests {
         assert_eq!(got, b"hel");
         let (n, rest) = g.take_leftover(Vec::with_capacity(8));
         assert_eq!(&rest[..n], b"lo");
+    }
+
+    #[test]
+    fn a_peek_into_a_borrowed_slice_copies_and_keeps_everything() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        let mut dst = [std::mem::MaybeUninit::<u8>::uninit(); 3];
+        assert_eq!(g.peek_leftover_into(&mut dst), 0, "nothing kept yet");
+        g.unread(b"hello");
+        assert_eq!(g.peek_leftover_into(&mut dst), 3);
+        // SAFETY: the three bytes were just written.
+        let got: Vec<u8> = dst.iter().map(|b| unsafe { b.assume_init() }).collect();
+        assert_eq!(got, b"hel");
+        assert!(g.has_leftover());
+        let (n, all) = g.take_leftover(Vec::with_capacity(8));
+        assert_eq!(&all[..n], b"hello", "the peek took nothing");
+        assert!(!g.has_leftover());
     }
 
     #[test]

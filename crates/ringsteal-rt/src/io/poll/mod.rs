@@ -203,7 +203,7 @@ impl PollStream {
                 match ready {
                     Poll::Pending => Read::Wait,
                     Poll::Ready(Err(e)) => Read::Done(Err(e)),
-                    Poll::Ready(Ok(())) => Read::Done(sys::recv(fd, dst)),
+                    Poll::Ready(Ok(())) => Read::Done(sys::recv(fd, dst, 0)),
                 }
             }));
             match read {

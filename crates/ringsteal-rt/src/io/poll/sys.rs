@@ -11,17 +11,9 @@ use std::os::fd::RawFd;
 
 use crate::op::SockAddr;
 
-/// `recv(fd, dst, MSG_DONTWAIT)`: the bytes received (0: end of stream) or `WouldBlock`.
-pub(super) fn recv(fd: RawFd, dst: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-    // SAFETY: `dst` is valid for writes of its length for the duration of the call, which
-    // does not keep the pointer; the kernel writes at most `len` bytes.
-    let n = unsafe { libc::recv(fd, dst.as_mut_ptr().cast(), dst.len(), libc::MSG_DONTWAIT) };
-    result(n)
-}
-
-/// `recv(fd, dst, MSG_PEEK | MSG_DONTWAIT)`: the bytes queued, copied and left queued (0: end
-/// of stream), or `WouldBlock`.
-pub(super) fn peek(fd: RawFd, dst: &mut [u8]) -> io::Result<usize> {
+/// `recv(fd, dst, MSG_DONTWAIT | flags)`: the bytes received (0: end of stream) or
+/// `WouldBlock`. `flags` is 0, or `MSG_PEEK` to leave them queued.
+pub(super) fn recv(fd: RawFd, dst: &mut [MaybeUninit<u8>], flags: i32) -> io::Result<usize> {
     // SAFETY: `dst` is valid for writes of its length for the duration of the call, which
     // does not keep the pointer; the kernel writes at most `len` bytes.
     let n = unsafe {
@@ -29,7 +21,7 @@ pub(super) fn peek(fd: RawFd, dst: &mut [u8]) -> io::Result<usize> {
             fd,
             dst.as_mut_ptr().cast(),
             dst.len(),
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            libc::MSG_DONTWAIT | flags,
         )
     };
     result(n)

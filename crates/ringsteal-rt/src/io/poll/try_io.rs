@@ -62,6 +62,16 @@ pub fn try_read_in_lane_uninit(
     read_lane: &Lane,
     dst: &mut [MaybeUninit<u8>],
 ) -> io::Result<usize> {
+    try_recv_in_lane(fd, read_lane, dst, false)
+}
+
+/// A read (`peek`: a copy that takes nothing) of the kept bytes, else of the socket.
+fn try_recv_in_lane(
+    fd: &SharedFd,
+    read_lane: &Lane,
+    dst: &mut [MaybeUninit<u8>],
+    peek: bool,
+) -> io::Result<usize> {
     let Some(mut guard) = read_lane.try_acquire() else {
         return Err(in_flight("read"));
     };
@@ -69,9 +79,13 @@ pub fn try_read_in_lane_uninit(
         return Ok(0);
     }
     if guard.has_leftover() {
-        return Ok(guard.take_leftover_into(dst));
+        return Ok(match peek {
+            true => guard.peek_leftover_into(dst),
+            false => guard.take_leftover_into(dst),
+        });
     }
-    sys::recv(fd.as_raw_fd(), dst)
+    let flags = if peek { libc::MSG_PEEK } else { 0 };
+    sys::recv(fd.as_raw_fd(), dst, flags)
 }
 
 /// As [`try_read_in_lane`], but takes nothing: the bytes an abandoned read of the stream
@@ -91,16 +105,8 @@ pub fn try_read_in_lane_uninit(
 /// assert_eq!(try_read_in_lane(&a, &lane, &mut buf).unwrap(), 2, "still there");
 /// ```
 pub fn try_peek_in_lane(fd: &SharedFd, read_lane: &Lane, buf: &mut [u8]) -> io::Result<usize> {
-    let Some(guard) = read_lane.try_acquire() else {
-        return Err(in_flight("read"));
-    };
-    if buf.is_empty() {
-        return Ok(0);
-    }
-    if guard.has_leftover() {
-        return Ok(guard.peek_leftover_into(buf));
-    }
-    sys::peek(fd.as_raw_fd(), buf)
+    // SAFETY: both writers (the kept bytes' copy and `recv`) write only bytes.
+    try_recv_in_lane(fd, read_lane, unsafe { as_uninit(buf) }, true)
 }
 
 /// Writes from `buf` without waiting: what the socket takes at once (possibly short).
