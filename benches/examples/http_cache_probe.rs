@@ -14,6 +14,12 @@
 //!
 //! The server's thread is the main thread for ringsteal (subtract `Shard::idle`, which
 //! spins: a shard parked in `io_uring_enter` would stop valgrind) and the worker for tokio.
+//! How many completions one ringsteal tick handles depends on how valgrind schedules the
+//! spinning shard against the client, and varies between runs (the per-tick work in
+//! `tick`, `reap` and `submit`, and clock reads around the idle loop, moved the thread's
+//! total by 7 % between two runs of the same code); the task's poll
+//! (`ringsteal_rt::task::harness::poll`, inclusive: the request's whole path in the task)
+//! repeats, so compare that between builds.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
