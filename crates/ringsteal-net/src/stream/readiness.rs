@@ -4,8 +4,8 @@
 //! `_vectored` forms) make one non-blocking system call in the direction's lane or return
 //! `WouldBlock` (`ringsteal_rt::io::try_read_in_lane`), which clears what was cached;
 //! `poll_read_ready`/`poll_write_ready` are the poll forms of the waits (`poll_peek` peeks
-//! after the first), and `try_io` runs
-//! the caller's own system call holding the lanes (`async_io` loops on it).
+//! after the first), and `try_io` runs the caller's own system call holding the lanes
+//! (`async_io` loops on it).
 //!
 //! May not: hold a lane across an await (a readiness wait takes no lane, so it never keeps
 //! an owned-buffer read or write waiting; it waits for the lane to be free first).

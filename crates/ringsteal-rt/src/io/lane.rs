@@ -798,8 +798,8 @@ impl LaneGuard {
     }
 }
 
-/// Moves leftover bytes of `st` (the locked part of `shared`) into `dst`; how many.
-/// Copies kept bytes into `dst`, taking them if `consume` (a read) or not (a peek).
+/// Copies the kept bytes of `st` (the locked part of `shared`) into `dst`, taking them if
+/// `consume` (a read) or not (a peek); how many.
 fn copy_into(
     shared: &Shared,
     st: &mut State,
