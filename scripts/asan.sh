@@ -5,6 +5,10 @@
 # detection is on: a leak at exit is a failure too.
 #
 #   bash scripts/asan.sh [extra cargo test args]
+#
+# Run it on its own: it builds from the working tree as it is when its build starts (so
+# edit nothing until it has), and the scheduling tests among its runs are timing-sensitive
+# under ASan's slowdown; beside a full `cargo test` on two vCPUs one of them has failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
