@@ -7,12 +7,20 @@
 //! caller's buffer never leaves the caller, and a reader that keeps the bytes of a dropped
 //! read for its next one (a stream) loses nothing either.
 //!
+//! The read's own buffer is the thread's spare: taken for the read, put back (emptied) once
+//! its bytes are appended, so a loop of `read_buf`s allocates once per thread, not once per
+//! call. A dropped `read_buf` loses the spare with its read (the kernel may still write it);
+//! the next call allocates another. Each thread keeps at most one, of at most
+//! [`READ_BUF_MAX`] bytes.
+//!
 //! May not: depend on any implementation; everything goes through the traits.
 
+use std::cell::Cell;
 use std::io;
 
 use super::provided::buffer_with_capacity;
 use super::traits::AsyncReadOwned;
+use crate::buf::IoBuf;
 
 /// The least one `read_buf` asks for: a full buffer grows by at least this much.
 const READ_BUF_MIN: usize = 4 * 1024;
@@ -62,11 +70,37 @@ where
     B: AppendBuf + ?Sized,
 {
     let want = buf.spare_capacity().clamp(READ_BUF_MIN, READ_BUF_MAX);
-    let (res, got) = r.read(buffer_with_capacity(want)?).await;
-    let n = res?;
+    // A spare larger than `want` reads no more than `want`: the slice bounds the read.
+    let (res, got) = r.read(take_spare(want)?.slice(..want)).await;
+    let got = got.into_inner();
     // No await between the read's end and this: a dropped `read_buf` appended nothing.
-    buf.append_bytes(&got[..n]);
-    Ok(n)
+    let appended = res.inspect(|&n| buf.append_bytes(&got[..n]));
+    put_spare(got);
+    appended
+}
+
+thread_local! {
+    /// The thread's spare read buffer (see the module doc).
+    static SPARE: Cell<Option<Vec<u8>>> = const { Cell::new(None) };
+}
+
+/// The thread's spare, emptied, if it has room for `want` bytes; else a new buffer (a
+/// smaller spare is freed: the one put back after this read replaces it).
+fn take_spare(want: usize) -> io::Result<Vec<u8>> {
+    match SPARE.try_with(Cell::take).ok().flatten() {
+        Some(mut spare) if spare.capacity() >= want => {
+            spare.clear();
+            Ok(spare)
+        }
+        _ => buffer_with_capacity(want),
+    }
+}
+
+/// Keeps `buf` as the thread's spare (on a thread that is exiting, frees it).
+fn put_spare(mut buf: Vec<u8>) {
+    buf.clear();
+    // Moved in whole: if the thread-local is gone, `buf` is dropped with the closure.
+    let _ = SPARE.try_with(move |spare| spare.set(Some(buf)));
 }
 
 #[cfg(test)]
@@ -90,6 +124,38 @@ mod tests {
                 0,
                 "end of the source"
             );
+        });
+    }
+
+    /// The spare's address and capacity, left in place.
+    fn spare() -> Option<(*const u8, usize)> {
+        SPARE.with(|s| {
+            let b = s.take();
+            let seen = b.as_ref().map(|b| (b.as_ptr(), b.capacity()));
+            s.set(b);
+            seen
+        })
+    }
+
+    #[test]
+    fn reads_reuse_the_threads_spare_and_a_larger_read_replaces_it() {
+        crate::io::test_util::block_on(async {
+            let mut src: &[u8] = &[7u8; 100_000];
+            let mut small = Vec::new();
+            assert_eq!(src.read_buf(&mut small).await.unwrap(), READ_BUF_MIN);
+            let (first, cap) = spare().expect("kept after the read");
+            assert_eq!(cap, READ_BUF_MIN);
+            let mut again = Vec::new();
+            assert_eq!(src.read_buf(&mut again).await.unwrap(), READ_BUF_MIN);
+            assert_eq!(spare(), Some((first, cap)), "the same buffer, reused");
+            // A destination with more room reads more, into a larger buffer that stays.
+            let mut large = Vec::with_capacity(READ_BUF_MAX);
+            assert_eq!(src.read_buf(&mut large).await.unwrap(), READ_BUF_MAX);
+            assert_eq!(spare().map(|(_, cap)| cap), Some(READ_BUF_MAX));
+            // ... and bounds a smaller read by what the destination asked for.
+            let mut small_again = Vec::new();
+            assert_eq!(src.read_buf(&mut small_again).await.unwrap(), READ_BUF_MIN);
+            assert!(small.iter().chain(&again).chain(&large).all(|&b| b == 7));
         });
     }
 }

@@ -66,7 +66,9 @@ pub trait AsyncReadOwned: Send {
     /// completes, it leaves `buf` as it was, and a stream (TCP, Unix, their halves) keeps
     /// the bytes of the dropped read for its next read, so nothing is lost. Moving the
     /// frame buffer itself into [`read`](Self::read) instead would lose what it held when
-    /// the read is dropped. The price is a copy of what was read.
+    /// the read is dropped. The price is a copy of what was read; the read's own buffer is
+    /// one the thread keeps for its next `read_buf` (at most 64 KiB per thread), so a loop
+    /// of them allocates it once.
     ///
     /// ```
     /// use ringsteal_rt::io::AsyncReadOwned;
