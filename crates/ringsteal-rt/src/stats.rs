@@ -72,6 +72,9 @@ pub(crate) struct ShardCounters {
     pub(crate) bufs_in_use: SharedGauge,
     _separate_lines: CachePadded<()>,
     pub(crate) polls: LocalCounter,
+    /// The run queue's length at the start of the shard's last tick or poll (beside `polls`:
+    /// both are written on every poll).
+    pub(crate) run_queue_depth: LocalCounter,
     pub(crate) spawned_local: LocalCounter,
     pub(crate) steal_attempts: LocalCounter,
     pub(crate) steal_successes: LocalCounter,
@@ -162,6 +165,13 @@ pub struct ShardStats {
     pub messages_received: u64,
     /// Tasks started on this shard and not yet finished (gauge).
     pub tasks_alive: u64,
+    /// Tasks waiting for this shard to poll them (gauge; tokio's local and per-worker queue
+    /// depths in one): its stealable tasks not yet started, tasks placed or woken here from
+    /// other threads, and its run queue as it was when the shard's current (or last) poll
+    /// began (a shard busy in one long poll shows what waited behind it then, not what was
+    /// woken since). A queue that stays long on one shard while others are idle is work its
+    /// placement keeps there (`Pinned`, `Sticky`, or started tasks that do not move).
+    pub tasks_queued: u64,
     /// Requests that streams of completions (multishot accept and receive) submitted on this
     /// shard after their first: the kernel ended a multishot request (buffers ran out, the
     /// CQ was full, an error) and the stream went on, or, on the single-shot fallbacks, each
@@ -219,6 +229,8 @@ impl ShardCounters {
             timers_fired: self.timers_fired.get(),
             messages_received: self.messages_received.get(),
             tasks_alive: self.tasks_alive.get(),
+            // The queues other threads see are added by `RuntimeHandle::stats`.
+            tasks_queued: self.run_queue_depth.get(),
             stream_rearms: self.stream_rearms.get(),
             spawns_spread: self.spawns_spread.get(),
             enobufs_stalls: self.enobufs_stalls.get(),
@@ -257,6 +269,8 @@ pub struct RuntimeStats {
     pub shards: Vec<ShardStats>,
     /// Stealable tasks spawned from outside the runtime (through the global injector).
     pub spawned_external: u64,
+    /// Of those, the ones no shard has taken yet (gauge, tokio's global queue depth).
+    pub queued_external: u64,
     /// Closures run on the blocking pool.
     pub blocking_spawned: u64,
     /// Blocking-pool threads alive now.
@@ -295,6 +309,7 @@ impl RuntimeStats {
             t.timers_fired += s.timers_fired;
             t.messages_received += s.messages_received;
             t.tasks_alive += s.tasks_alive;
+            t.tasks_queued += s.tasks_queued;
             t.stream_rearms += s.stream_rearms;
             t.spawns_spread += s.spawns_spread;
             t.enobufs_stalls += s.enobufs_stalls;

@@ -312,3 +312,75 @@ fn blocking_pool_counters_count_closures_and_threads() {
         stats.blocking_threads
     );
 }
+
+#[test]
+fn queue_gauges_count_what_waits_for_a_busy_shard_and_fall_to_zero() {
+    with_every_runtime("queue gauges", 2, |config, rt| {
+        let handle = rt.handle();
+        rt.block_on(async move {
+            // Shard 1 is kept inside one poll, then another (its thread waits on a std
+            // channel), so what is placed there waits.
+            let (first, release_first) = blocker_on_shard_1();
+            let (second, release_second) = blocker_on_shard_1();
+            first.started.recv().unwrap();
+            let mut joins: Vec<_> = (0..5)
+                .map(|_| spawn_with(Placement::Pinned(1), async {}))
+                .collect();
+            // Spawned from outside while shard 0 too is inside a poll (this one, joining the
+            // thread): nobody takes them from the global queue yet.
+            let h = handle.clone();
+            let (external, seen) = std::thread::spawn(move || {
+                let external: Vec<_> = (0..3).map(|_| h.spawn(async {})).collect();
+                (external, h.stats())
+            })
+            .join()
+            .unwrap();
+            // The second blocker and the five, in shard 1's inbox.
+            assert_eq!(seen.shards[1].tasks_queued, 6, "{config:?}: {seen:?}");
+            assert_eq!(seen.queued_external, 3, "{config:?}: {seen:?}");
+            assert_eq!(seen.total().tasks_queued, seen.shards[0].tasks_queued + 6);
+            // Now the five wait in shard 1's run queue, behind the second blocker's poll.
+            release_first.send(()).unwrap();
+            second.started.recv().unwrap();
+            let seen = handle.stats();
+            assert_eq!(seen.shards[1].tasks_queued, 5, "{config:?}: {seen:?}");
+            release_second.send(()).unwrap();
+            joins.extend(external);
+            joins.push(first.join);
+            joins.push(second.join);
+            for j in joins {
+                j.await.unwrap();
+            }
+            // Each shard publishes an empty run queue at its next tick; wait for that.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                let stats = handle.stats();
+                if stats.total().tasks_queued == 0 && stats.queued_external == 0 {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: still queued: {stats:?}"
+                );
+                ringsteal_rt::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+    });
+}
+
+/// A task on shard 1 that says when it started, then holds the shard's thread until
+/// released.
+struct Blocker {
+    started: std::sync::mpsc::Receiver<()>,
+    join: ringsteal_rt::JoinHandle<()>,
+}
+
+fn blocker_on_shard_1() -> (Blocker, std::sync::mpsc::Sender<()>) {
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let join = spawn_with(Placement::Pinned(1), async move {
+        started_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+    });
+    (Blocker { started, join }, release)
+}

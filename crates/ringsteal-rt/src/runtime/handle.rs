@@ -293,10 +293,12 @@ impl RuntimeHandle {
                 .map(|s| {
                     let mut stats = s.counters.snapshot();
                     stats.idle = s.idle.load(std::sync::atomic::Ordering::Relaxed);
+                    stats.tasks_queued += s.queued_outside_run_queue() as u64;
                     stats
                 })
                 .collect(),
             spawned_external: self.shared.spawned_external.get(),
+            queued_external: self.shared.injector.len() as u64,
             blocking_spawned: self.shared.blocking.spawned(),
             blocking_threads: self.shared.blocking.threads() as u64,
         }

@@ -75,6 +75,7 @@ impl Shard {
     pub(crate) fn tick(&self) -> bool {
         self.tick.set(self.tick.get().wrapping_add(1));
         self.maintain();
+        self.publish_run_queue_depth();
         self.move_started_if_idle_shard();
         let mut polled = 0;
         while polled < BUDGET {
@@ -93,6 +94,7 @@ impl Shard {
                 local.or_else(|| self.next_unstarted())
             };
             let Some(task) = task else { break };
+            self.publish_run_queue_depth();
             if self.holds_reservation() {
                 self.run_while_reserved(task);
             } else {
@@ -113,6 +115,15 @@ impl Shard {
             || !self.run_queue.borrow().is_empty()
             || !self.woken_after_reap.is_empty()
             || self.driver.borrow().has_completions()
+    }
+
+    /// Publishes how many tasks wait in the run queue now, for stats (`tasks_queued`): at
+    /// the start of each tick and of each poll, so a shard busy in one long poll shows what
+    /// waited behind it when that poll began.
+    #[inline]
+    fn publish_run_queue_depth(&self) {
+        let queued = self.run_queue.borrow().len() as u64;
+        self.counters().run_queue_depth.set(queued);
     }
 
     /// Runs `task` while work handed over to this shard is reserved for it

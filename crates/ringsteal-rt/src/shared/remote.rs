@@ -268,4 +268,10 @@ impl RemoteShard {
             || !self.messages.is_empty()
             || !self.stealable.is_empty()
     }
+
+    /// Tasks waiting for this shard outside its run queue, as any thread sees them: its own
+    /// stealable deque, the stealable tasks placed here, and its inbox (for stats).
+    pub(crate) fn queued_outside_run_queue(&self) -> usize {
+        self.stealer.get().map_or(0, Stealer::len) + self.stealable.len() + self.inbox.len()
+    }
 }
