@@ -87,6 +87,7 @@ mod into_std;
 mod kept_accept;
 mod kept_datagrams;
 mod listener_fd;
+mod polled_accept;
 #[cfg(feature = "bytes")]
 mod recv_buf;
 mod recv_stream;

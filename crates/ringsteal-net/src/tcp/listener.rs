@@ -2,12 +2,15 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::task::{Context, Poll};
 
-use ringsteal_rt::op::SharedFd;
+use ringsteal_rt::op::{SharedFd, SockAddr};
 
 use super::{TcpSocket, TcpStream};
 use crate::incoming::Incoming;
 use crate::listener_fd::{ListenerFd, ListenerHandle};
+use crate::polled_accept::PolledAccept;
 use crate::resolve::{each_addr, ToSocketAddrs};
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
@@ -51,12 +54,15 @@ const DEFAULT_BACKLOG: u32 = 1024;
 #[derive(Debug)]
 pub struct TcpListener {
     fd: ListenerHandle,
+    /// The request `poll_accept` keeps between calls.
+    polled: PolledAccept,
 }
 
 impl TcpListener {
     pub(crate) fn from_fd(fd: SharedFd) -> Self {
         Self {
             fd: ListenerFd::new(fd),
+            polled: PolledAccept::default(),
         }
     }
 
@@ -95,7 +101,47 @@ impl TcpListener {
     /// up only as connections close, and the next accept would fail at once), or use
     /// [`incoming`](Self::incoming), which pauses by itself.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (fd, addr) = self.fd.accept().await?;
+        let (fd, addr) = self.polled.accept(&self.fd).await?;
+        Self::accepted(fd, addr)
+    }
+
+    /// [`accept`](Self::accept) in poll form, as tokio's `poll_accept`: for a `Stream` or an
+    /// accept trait implemented by hand. Only the waker of the last call is woken when a
+    /// connection arrives, so poll it from one task.
+    ///
+    /// An io_uring accept is a request in flight, so between calls the listener keeps the
+    /// request this made, and the next call polls it again. Nothing it accepts is lost: an
+    /// [`accept`](Self::accept) called meanwhile takes that request over (and wakes this
+    /// caller, whose next call makes a new one), and the request, dropped with the
+    /// listener, leaves its connection to an [`Incoming`] made from the listener that is
+    /// still alive, as a dropped `accept` does.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let addr = listener.local_addr()?;
+    ///     let client = ringsteal_rt::spawn(async move { TcpStream::connect(addr).await });
+    ///     let (_stream, peer) = poll_fn(|cx| listener.poll_accept(cx)).await?;
+    ///     assert_eq!(peer, client.await.unwrap()?.local_addr()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`accept`](Self::accept)'s.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        self.polled
+            .poll(&self.fd, cx)
+            .map(|accepted| accepted.and_then(|(fd, addr)| Self::accepted(fd, addr)))
+    }
+
+    /// The stream and peer address of a connection the kernel accepted.
+    fn accepted(fd: OwnedFd, addr: SockAddr) -> io::Result<(TcpStream, SocketAddr)> {
         // The caller's next default spawn, if it comes in this poll, is dealt round-robin.
         ringsteal_rt::spread_next_spawn();
         let stream = TcpStream::from_core(StreamCore::new(fd));
@@ -168,6 +214,7 @@ impl TcpListener {
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         Ok(Self {
             fd: ListenerFd::adopted(SharedFd::new(listener.into())),
+            polled: PolledAccept::default(),
         })
     }
 
@@ -176,7 +223,10 @@ impl TcpListener {
     /// descriptor instead. Connections a dropped accept kept for the next one are closed (a
     /// std listener cannot hand out a connection already accepted).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
+        // The request `poll_accept` left goes first: it holds the descriptor too.
+        let Self { fd, polled } = self;
+        drop(polled);
+        into_owned(ListenerFd::hand_over(fd)).map(Into::into)
     }
 
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`). A clone of it

@@ -1,13 +1,16 @@
 //! [`UnixListener`]: a listening Unix-domain stream socket.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::task::{Context, Poll};
 
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::{SocketAddr, UnixStream};
 use crate::incoming::Incoming;
 use crate::listener_fd::{ListenerFd, ListenerHandle};
+use crate::polled_accept::PolledAccept;
 use crate::sockopt;
 use crate::stream::{into_owned, StreamCore};
 
@@ -42,6 +45,8 @@ const DEFAULT_BACKLOG: u32 = 1024;
 #[derive(Debug)]
 pub struct UnixListener {
     fd: ListenerHandle,
+    /// The request `poll_accept` keeps between calls.
+    polled: PolledAccept,
 }
 
 impl UnixListener {
@@ -57,6 +62,7 @@ impl UnixListener {
         sockopt::listen(&fd, DEFAULT_BACKLOG)?;
         Ok(Self {
             fd: ListenerFd::new(SharedFd::new(fd)),
+            polled: PolledAccept::default(),
         })
     }
 
@@ -70,12 +76,46 @@ impl UnixListener {
     /// (`EMFILE` when out of descriptors: pause before the next, or use
     /// [`incoming`](Self::incoming), which does).
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let (fd, addr) = self.fd.accept().await?;
+        let (fd, addr) = self.polled.accept(&self.fd).await?;
+        Ok(Self::accepted(fd, addr))
+    }
+
+    /// [`accept`](Self::accept) in poll form, as tokio's `poll_accept` (see
+    /// [`TcpListener::poll_accept`](crate::TcpListener::poll_accept): the listener keeps the
+    /// request between calls, and loses nothing it accepts).
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::{UnixListener, UnixStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let name = format!("\0ringsteal-doc-poll-accept-{}", std::process::id());
+    ///     let listener = UnixListener::bind(&name)?;
+    ///     let _client = UnixStream::connect(&name).await?;
+    ///     let (_server, peer) = poll_fn(|cx| listener.poll_accept(cx)).await?;
+    ///     assert!(peer.is_unnamed());
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`accept`](Self::accept)'s.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
+        self.polled
+            .poll(&self.fd, cx)
+            .map_ok(|(fd, addr)| Self::accepted(fd, addr))
+    }
+
+    /// The stream and peer address of a connection the kernel accepted.
+    fn accepted(fd: OwnedFd, addr: SockAddr) -> (UnixStream, SocketAddr) {
+        // The caller's next default spawn, if it comes in this poll, is dealt round-robin.
         ringsteal_rt::spread_next_spawn();
-        Ok((
+        (
             UnixStream::from_core(StreamCore::new(fd)),
             SocketAddr::from_raw(addr),
-        ))
+        )
     }
 
     /// The connections as a stream, from one multishot accept request (see [`Incoming`]:
@@ -115,6 +155,7 @@ impl UnixListener {
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         Ok(Self {
             fd: ListenerFd::adopted(SharedFd::new(listener.into())),
+            polled: PolledAccept::default(),
         })
     }
 
@@ -123,7 +164,10 @@ impl UnixListener {
     /// descriptor instead. Connections a dropped accept kept for the next one are closed (a
     /// std listener cannot hand out a connection already accepted).
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        into_owned(ListenerFd::hand_over(self.fd)).map(Into::into)
+        // The request `poll_accept` left goes first: it holds the descriptor too.
+        let Self { fd, polled } = self;
+        drop(polled);
+        into_owned(ListenerFd::hand_over(fd)).map(Into::into)
     }
 }
 
