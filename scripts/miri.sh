@@ -6,6 +6,7 @@
 #   util::block_cache   per-thread caches of freed task and op cells
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   util::wake_later    wakes collected while the driver is borrowed
+#   busy_clock          a shard's busy time: stretches, the reader's sum
 #   sync::              AtomicWaker and CancellationToken
 #   driver::user_data   the user_data encoding
 #   driver::msg_send    the table of raw messages whose MSG_RING has not completed
@@ -32,4 +33,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue shared::reservation "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox busy_clock util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue shared::reservation "$@"

@@ -33,6 +33,7 @@
 
 mod blocking;
 pub mod buf;
+mod busy_clock;
 mod driver;
 mod error;
 mod features;

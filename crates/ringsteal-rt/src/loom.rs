@@ -43,7 +43,7 @@ pub(crate) mod sync {
     mutex_with_parking_lot_api!(std::sync);
 
     pub(crate) mod atomic {
-        pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize};
+        pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     }
 }
 
@@ -52,6 +52,14 @@ pub(crate) mod sync {
     mutex_with_parking_lot_api!(loom::sync);
 
     pub(crate) mod atomic {
-        pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize};
+        pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     }
+}
+
+/// `spin_loop`: std's, or loom's (which yields, so a model with a spinning thread ends).
+pub(crate) mod hint {
+    #[cfg(loom)]
+    pub(crate) use loom::hint::spin_loop;
+    #[cfg(not(loom))]
+    pub(crate) use std::hint::spin_loop;
 }

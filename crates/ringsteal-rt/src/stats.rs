@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::util::CachePadded;
+use crate::busy_clock::BusyClock;
+use crate::util::{monotonic_ns, CachePadded};
 
 /// A counter bumped only by the thread that owns it (readers may be anywhere).
 #[derive(Debug, Default)]
@@ -88,6 +89,8 @@ pub(crate) struct ShardCounters {
     pub(crate) cq_overflows: LocalCounter,
     pub(crate) parks: LocalCounter,
     pub(crate) parked_ns: LocalCounter,
+    /// How long the shard has been busy (`busy_clock.rs`; the shard's hooks: `shard/busy.rs`).
+    pub(crate) busy: BusyClock,
     pub(crate) ops_in_flight: LocalCounter,
     pub(crate) ops_completed: LocalCounter,
     pub(crate) timers_active: LocalCounter,
@@ -150,6 +153,10 @@ pub struct ShardStats {
     pub parks: u64,
     /// Time spent parked.
     pub parked: Duration,
+    /// Time the shard was driven (a worker from its start, shard 0 inside `block_on`) and
+    /// not parked in the kernel: running tasks, taking in completions, and spinning before
+    /// a park (tokio's busy duration), up to the moment the snapshot was taken.
+    pub busy: Duration,
     /// Operations submitted and not yet completed (gauge).
     pub ops_in_flight: u64,
     /// Operations cancelled with `IORING_OP_ASYNC_CANCEL`: dropped before completion, or
@@ -222,6 +229,7 @@ impl ShardCounters {
             cq_overflows: self.cq_overflows.get(),
             parks: self.parks.get(),
             parked: Duration::from_nanos(self.parked_ns.get()),
+            busy: Duration::from_nanos(self.busy.read(monotonic_ns())),
             ops_in_flight: self.ops_in_flight.get(),
             ops_cancelled: self.ops_cancelled.get(),
             ops_completed: self.ops_completed.get(),
@@ -302,6 +310,7 @@ impl RuntimeStats {
             t.cq_overflows += s.cq_overflows;
             t.parks += s.parks;
             t.parked += s.parked;
+            t.busy += s.busy;
             t.ops_in_flight += s.ops_in_flight;
             t.ops_cancelled += s.ops_cancelled;
             t.ops_completed += s.ops_completed;

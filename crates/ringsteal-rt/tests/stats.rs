@@ -384,3 +384,39 @@ fn blocker_on_shard_1() -> (Blocker, std::sync::mpsc::Sender<()>) {
     });
     (Blocker { started, join }, release)
 }
+
+#[test]
+fn busy_time_grows_while_a_shard_runs_and_not_while_it_is_parked() {
+    const WORK: Duration = Duration::from_millis(60);
+    with_every_runtime("busy time", 2, |config, rt| {
+        let handle = rt.handle();
+        rt.block_on(async move {
+            let before = handle.stats().shards[1].busy;
+            // Shard 1 runs one task that holds its thread for WORK.
+            spawn_with(Placement::Pinned(1), async {
+                let start = std::time::Instant::now();
+                while start.elapsed() < WORK {
+                    std::hint::spin_loop();
+                }
+            })
+            .await
+            .unwrap();
+            // The stretch under way counts up to the snapshot.
+            let ran = handle.stats().shards[1].busy - before;
+            assert!(ran >= WORK, "{config:?}: {ran:?} busy for {WORK:?} of work");
+            // Now shard 1 has nothing to do: it parks, and its busy time stands still
+            // (give or take the moment it takes to park).
+            common::yield_until(|| handle.stats().shards[1].idle).await;
+            let idle_from = handle.stats().shards[1].busy;
+            ringsteal_rt::time::sleep(Duration::from_millis(100)).await;
+            let stats = handle.stats();
+            let grew = stats.shards[1].busy - idle_from;
+            assert!(grew < WORK / 2, "{config:?}: {grew:?} busy while parked");
+            assert!(stats.shards[0].busy > Duration::ZERO, "{config:?}: shard 0");
+            assert_eq!(
+                stats.total().busy,
+                stats.shards[0].busy + stats.shards[1].busy
+            );
+        });
+    });
+}

@@ -206,6 +206,7 @@ impl Runtime {
         let _guard = ShardGuard::enter(shard);
         let remote = shard.remote();
         remote.driven.store(true, SeqCst);
+        shard.busy_from(crate::util::monotonic_ns());
         remote.wake_up();
         // Hands the shard back on the way out, also when the future panics (dropped before
         // `_guard`, so this thread is still shard 0 meanwhile).
@@ -287,6 +288,7 @@ impl Drop for LeaveBlockOn<'_> {
             }
         }
         shard.handle_refused_sends();
+        shard.busy_until(crate::util::monotonic_ns());
         remote.driven.store(false, SeqCst);
         // Outside block_on the shard counts as asleep: wakes ring its doorbell and wait there.
         remote.sleeping.mark_asleep();

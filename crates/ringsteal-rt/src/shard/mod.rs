@@ -18,6 +18,7 @@
 //! running worker threads).
 
 mod after_reap;
+mod busy;
 mod commands;
 pub(crate) mod context;
 mod drain;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::main_wake::MainWake;
 use super::Shard;
 use crate::shared::config::{IdleStrategy, ThreadHook};
+use crate::util::monotonic_ns;
 
 impl Shard {
     /// Called when a tick found nothing to do.
@@ -104,13 +105,16 @@ impl Shard {
             timeout = Some(timeout.map_or(reserved, |t| t.min(reserved)));
         }
         let counters = self.counters();
-        let started = Instant::now();
+        let started = monotonic_ns();
+        self.busy_until(started);
         self.publish_parked_until(timeout);
         self.driver.borrow_mut().park(timeout, counters);
         self.publish_parked_until(None);
         remote.wake_up();
+        let woke = monotonic_ns();
+        self.busy_from(woke);
         counters.parks.incr();
-        counters.parked_ns.add(started.elapsed().as_nanos() as u64);
+        counters.parked_ns.add(woke.saturating_sub(started));
     }
 
     /// The shortest time queued work elsewhere stays reserved for its shard (`None`: none is).

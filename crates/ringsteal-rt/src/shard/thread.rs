@@ -74,6 +74,7 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             .remote()
             .driven
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        shard.busy_from(crate::util::monotonic_ns());
         shard.remote().wake_up();
         // Ready once driven: the runtime's first spawns can be handed over to this shard
         // (a hand-off skips shards nobody drives yet, and tasks that started on shard 0 in
@@ -100,6 +101,7 @@ pub(crate) fn run_worker_thread(index: usize, shared: Arc<Shared>, ready: mpsc::
             }
             restarts += 1;
         }
+        shard.busy_until(crate::util::monotonic_ns());
         let deadline = crate::util::deadline_after(shared.shutdown_timeout());
         shard.shutdown(deadline);
         ThreadHook::run(&shared.config.on_thread_stop);
