@@ -142,6 +142,39 @@ let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
             $crate::recv_buf::try_recv_buf(self.datagram_io(), buf).map(|(n, _)| n)
         }
 
+        /// Receives one datagram from the connected address into the next chunk of `buf`,
+        /// which it then advances, waiting for one, as tokio's `recv_buf` (feature `bytes`;
+        /// room as for [`try_recv_buf`](Self::try_recv_buf)). It waits for readiness and
+        /// receives with one `recvfrom(2)`, so `buf` stays with the caller: cancel-safe, as
+        /// tokio's (dropped, it has taken nothing).
+        ///
+        #[doc = concat!(
+                    "```
+let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+",
+                    "rt.block_on(async {
+", $pair,
+                    "    let mut buf = Vec::with_capacity(1500);
+",
+                    "    let receive = b.recv_buf(&mut buf);
+",
+                    "    a.send(b\"one\".to_vec()).await.0?;
+",
+                    "    assert_eq!(receive.await?, 3);
+",
+                    "    assert_eq!(buf, b\"one\");
+",
+                    "    Ok::<(), std::io::Error>(())
+",
+                    "})
+.unwrap();
+```"
+                )]
+        #[cfg(feature = "bytes")]
+        pub async fn recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+            $crate::recv_buf::until_received(|| self.try_recv_buf(buf), || self.readable()).await
+        }
+
         /// Sends `buf` as one datagram to the connected address without waiting, as
         /// tokio's `try_send`. `WouldBlock` if the send buffer is full. One non-blocking
         /// `sendto(2)`, no ring request.

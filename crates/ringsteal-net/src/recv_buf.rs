@@ -1,10 +1,13 @@
 //! tokio's `try_recv_buf` and `try_recv_buf_from` on the datagram sockets: one datagram,
 //! without waiting, into the next chunk of a `bytes::BufMut`, which then advances past it.
 //! A datagram a dropped receive kept comes first (`kept_datagrams.rs`), as for `try_recv`.
+//! And their waiting forms, tokio's `recv_buf` and `recv_buf_from` ([`until_received`]).
 //!
 //! Owns: the step from a `BufMut`'s chunk (memory not initialised yet) to the receive and
-//! back. May not: wait.
+//! back. May not: wait but for readiness (no owned receive: the caller's buffer never goes
+//! with a request).
 
+use std::future::Future;
 use std::io;
 use std::mem::MaybeUninit;
 
@@ -38,4 +41,23 @@ pub(crate) fn try_recv_buf<B: BufMut>(
     // both writers cut the datagram to it).
     unsafe { buf.advance_mut(got.0) };
     Ok(got)
+}
+
+/// tokio's `recv_buf` shape: `try_recv` (a kept or queued datagram), and while it says
+/// `WouldBlock` (which clears the cached readiness), waits for `readable` and tries again.
+/// Cancel-safe: nothing is taken but by the one `try_recv` that succeeds, which does not
+/// wait.
+pub(crate) async fn until_received<T, R>(
+    mut try_recv: impl FnMut() -> io::Result<T>,
+    readable: impl Fn() -> R,
+) -> io::Result<T>
+where
+    R: Future<Output = io::Result<()>>,
+{
+    loop {
+        match try_recv() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable().await?,
+            done => return done,
+        }
+    }
 }

@@ -211,6 +211,35 @@ impl UdpSocket {
         Ok((n, sockopt::ip(from)?))
     }
 
+    /// As [`try_recv_buf_from`](Self::try_recv_buf_from), waiting for a datagram, as
+    /// tokio's `recv_buf_from` (feature `bytes`): it waits for readiness and receives with
+    /// one `recvfrom(2)`, so `buf` stays with the caller, and a dropped call has taken
+    /// nothing (cancel-safe, as tokio's).
+    ///
+    /// ```
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let mut buf = bytes::BytesMut::with_capacity(1500);
+    ///     let receive = rx.recv_buf_from(&mut buf);
+    ///     tx.send_to(b"hi".to_vec(), rx.local_addr()?).await.0?;
+    ///     let (n, from) = receive.await?;
+    ///     assert_eq!((n, &buf[..], from), (2, &b"hi"[..], tx.local_addr()?));
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub async fn recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        crate::recv_buf::until_received(|| self.try_recv_buf_from(buf), || self.readable()).await
+    }
+
     /// Copies the next datagram into `buf` without waiting and without taking it, with the
     /// address it came from, as tokio's `try_peek_from`: the next receive gets it again.
     /// `WouldBlock` if none is queued. A datagram a dropped receive kept comes first, as for

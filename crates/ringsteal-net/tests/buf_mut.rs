@@ -1,6 +1,6 @@
 //! tokio's `try_read_buf` and `try_recv_buf(_from)` (feature `bytes`): reads and receives
 //! that never wait, into the next chunk of a `bytes::BufMut` (memory not initialised yet),
-//! which then advances. Over real sockets, under every wake mechanism and ring mode: they
+//! which then advances; and the datagram sockets' `recv_buf(_from)`, which wait for one. Over real sockets, under every wake mechanism and ring mode: they
 //! move a stream's bytes exactly across shards, respect the lanes as `try_read` does, take
 //! what a dropped read or receive kept first, and grow a full `Vec` or `BytesMut`.
 //! (`cargo test --workspace` turns the feature on through the examples' dependencies.)
@@ -196,6 +196,80 @@ fn try_recv_buf_takes_whole_datagrams_with_their_senders_a_kept_one_first() {
                 }
             }
             assert_eq!(got, b"fourfive!", "{config:?}");
+        })
+    });
+}
+
+#[test]
+fn recv_buf_waits_for_a_datagram_takes_a_kept_one_first_and_dropped_takes_nothing() {
+    with_every_runtime("recv_buf", 2, |config, rt| {
+        rt.block_on(async {
+            let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (rx_addr, tx_addr) = (rx.local_addr().unwrap(), tx.local_addr().unwrap());
+            let mut buf = BytesMut::with_capacity(1500);
+            // Dropped while it waits, it has taken nothing.
+            drop_after_first_poll(rx.recv_buf_from(&mut buf)).await;
+            assert!(buf.is_empty(), "{config:?}");
+
+            // A datagram a dropped owned receive may have kept (or its cancel left queued)
+            // comes back without waiting for another.
+            tx.send_to(b"kept".to_vec(), rx_addr).await.0.unwrap();
+            drop_after_first_poll(rx.recv_from(Vec::with_capacity(16))).await;
+            let (n, from) = timeout(OP_GUARD, rx.recv_buf_from(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: the kept datagram was not taken"))
+                .unwrap();
+            assert_eq!(
+                (n, &buf[..], from),
+                (4, &b"kept"[..], tx_addr),
+                "{config:?}"
+            );
+
+            // It waits: the datagram is sent from shard 1 once the receive is pending.
+            let (sender, (n, from)) = {
+                let mut receive = std::pin::pin!(rx.recv_buf_from(&mut buf));
+                assert!(poll_once(&mut receive).await.is_none(), "nothing sent yet");
+                let sender = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                    tx.send_to(b"later".to_vec(), rx_addr).await.0.unwrap();
+                    tx
+                });
+                (sender, timeout(OP_GUARD, receive).await.unwrap().unwrap())
+            };
+            assert_eq!((n, from), (5, tx_addr));
+            assert_eq!(&buf[..], b"keptlater", "{config:?}: appended");
+
+            // Connected: recv_buf, into a Vec.
+            let tx = sender.await.unwrap();
+            rx.connect(tx_addr).await.unwrap();
+            tx.send_to(b"peer".to_vec(), rx_addr).await.0.unwrap();
+            let mut vec = Vec::with_capacity(64);
+            let n = timeout(OP_GUARD, rx.recv_buf(&mut vec))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!((n, &vec[..]), (4, &b"peer"[..]), "{config:?}");
+
+            // Unix datagram sockets.
+            let (a, b) = UnixDatagram::pair().unwrap();
+            let mut got = Vec::with_capacity(64);
+            let (n, from) = {
+                let mut receive = std::pin::pin!(b.recv_buf_from(&mut got));
+                assert!(poll_once(&mut receive).await.is_none(), "nothing sent yet");
+                a.send(b"unix".to_vec()).await.0.unwrap();
+                timeout(OP_GUARD, receive).await.unwrap().unwrap()
+            };
+            assert!(from.is_unnamed());
+            assert_eq!((n, &got[..]), (4, &b"unix"[..]), "{config:?}");
+            a.send(b"again".to_vec()).await.0.unwrap();
+            assert_eq!(
+                timeout(OP_GUARD, b.recv_buf(&mut got))
+                    .await
+                    .unwrap()
+                    .unwrap(),
+                5
+            );
+            assert_eq!(got, b"unixagain", "{config:?}");
         })
     });
 }

@@ -249,6 +249,34 @@ impl UnixDatagram {
         Ok((n, SocketAddr::from_raw(from)))
     }
 
+    /// As [`try_recv_buf_from`](Self::try_recv_buf_from), waiting for a datagram, as
+    /// tokio's `recv_buf_from` (feature `bytes`; cancel-safe, as
+    /// [`UdpSocket::recv_buf_from`](crate::UdpSocket::recv_buf_from)).
+    ///
+    /// ```
+    /// use ringsteal_net::UnixDatagram;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (a, b) = UnixDatagram::pair()?;
+    ///     let mut buf = Vec::with_capacity(64);
+    ///     let receive = b.recv_buf_from(&mut buf);
+    ///     a.send(b"hi".to_vec()).await.0?;
+    ///     let (n, from) = receive.await?;
+    ///     assert_eq!((n, &buf[..]), (2, &b"hi"[..]));
+    ///     assert!(from.is_unnamed(), "the peer of a pair has no name");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub async fn recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        crate::recv_buf::until_received(|| self.try_recv_buf_from(buf), || self.readable()).await
+    }
+
     /// Sends `buf` as one datagram to the socket at `path` without waiting, as tokio's
     /// `try_send_to`. `WouldBlock` if the send buffer is full.
     ///
