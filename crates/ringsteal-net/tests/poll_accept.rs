@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use common::{accept_queue_len, with_every_runtime, yield_until};
-use ringsteal_net::{TcpStream, UnixListener, UnixStream};
+use ringsteal_net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use ringsteal_rt::Placement;
 use support::*;
 
@@ -31,6 +31,15 @@ impl Wake for Counting {
 fn counting() -> (Arc<Counting>, Waker) {
     let count = Arc::new(Counting::default());
     (count.clone(), Waker::from(count))
+}
+
+/// Polls `listener.poll_accept` once with a counting waker, which must leave it pending
+/// (nobody connected); the count says how often that waker was woken since.
+fn poll_accept_pending(listener: &TcpListener) -> Arc<Counting> {
+    let (count, waker) = counting();
+    let poll = listener.poll_accept(&mut Context::from_waker(&waker));
+    assert!(poll.is_pending(), "nobody connected yet");
+    count
 }
 
 #[test]
@@ -80,9 +89,7 @@ fn an_accept_takes_over_the_request_a_poll_accept_left_and_wakes_its_caller() {
         rt.block_on(async move {
             let (listener, addr) = listener().await;
             // The connection arrives while only the poll's request waits for one.
-            let (count, waker) = counting();
-            let poll = listener.poll_accept(&mut Context::from_waker(&waker));
-            assert!(poll.is_pending(), "nobody connected yet");
+            let _woken = poll_accept_pending(&listener);
             let first = std::net::TcpStream::connect(addr).unwrap();
             yield_until(|| accept_queue_len(addr) == 0).await;
             let (_, peer) = ringsteal_rt::time::timeout(OP_GUARD, listener.accept())
@@ -92,13 +99,7 @@ fn an_accept_takes_over_the_request_a_poll_accept_left_and_wakes_its_caller() {
             assert_eq!(peer, first.local_addr().unwrap(), "{config:?}");
 
             // The accept comes first: taking the request over wakes the poll's caller.
-            let (count, waker) = {
-                drop(count);
-                counting()
-            };
-            assert!(listener
-                .poll_accept(&mut Context::from_waker(&waker))
-                .is_pending());
+            let count = poll_accept_pending(&listener);
             let mut accept = std::pin::pin!(listener.accept());
             let polled = poll_fn(|cx| Poll::Ready(accept.as_mut().poll(cx))).await;
             assert!(polled.is_pending(), "{config:?}");
@@ -129,10 +130,7 @@ fn a_connection_a_poll_accept_took_goes_to_an_incoming_when_the_listener_is_drop
     with_every_runtime("poll_accept then drop", 1, |config, rt| {
         rt.block_on(async move {
             let (listener, addr) = listener().await;
-            let (_count, waker) = counting();
-            assert!(listener
-                .poll_accept(&mut Context::from_waker(&waker))
-                .is_pending());
+            let _woken = poll_accept_pending(&listener);
             let mut client = std::net::TcpStream::connect(addr).unwrap();
             client.write_all(b"x").unwrap();
             // The kernel accepted it for the poll's request, which nobody polls again.
@@ -161,10 +159,7 @@ fn a_listener_with_a_poll_accept_in_flight_goes_into_std_still_listening() {
     with_every_runtime("poll_accept then into_std", 1, |config, rt| {
         rt.block_on(async move {
             let (listener, addr) = listener().await;
-            let (_count, waker) = counting();
-            assert!(listener
-                .poll_accept(&mut Context::from_waker(&waker))
-                .is_pending());
+            let _woken = poll_accept_pending(&listener);
             let std_listener = listener.into_std().unwrap();
             // The request was cancelled as it went; a client now queues for the std one.
             let client = std::net::TcpStream::connect(addr).unwrap();
