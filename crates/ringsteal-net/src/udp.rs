@@ -374,6 +374,63 @@ impl UdpSocket {
         self.poll_receive_from(cx, buf, true)
     }
 
+    /// Polls for the address the next datagram came from, without taking it, as tokio's
+    /// `poll_peek_sender` (the poll form of [`peek_sender`](Self::peek_sender)).
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let rx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let tx = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     tx.send_to(b"who".to_vec(), rx.local_addr()?).await.0?;
+    ///     let from = poll_fn(|cx| rx.poll_peek_sender(cx)).await?;
+    ///     assert_eq!(from, tx.local_addr()?);
+    ///     assert_eq!(rx.try_recv_from(&mut [0; 8])?, (3, from), "still queued");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        self.poll_receive_from(cx, &mut [0u8; 1], true)
+            .map_ok(|(_, from)| from)
+    }
+
+    /// Polls to copy the next datagram from the connected address into `buf` without
+    /// taking it, as tokio's `poll_peek` (tokio's fills a `ReadBuf`; this one takes a slice
+    /// and gives the length, as [`poll_recv`](Self::poll_recv) does).
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use ringsteal_net::UdpSocket;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.connect(b.local_addr()?).await?;
+    ///     b.connect(a.local_addr()?).await?;
+    ///     a.send(b"look".to_vec()).await.0?;
+    ///     let mut buf = [0; 8];
+    ///     let n = poll_fn(|cx| b.poll_peek(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"look");
+    ///     assert_eq!(b.try_peek(&mut buf)?, 4, "still queued");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.poll_receive_from(cx, buf, true).map_ok(|(n, _)| n)
+    }
+
+    /// Copies the next datagram from the connected address into `buf` without waiting and
+    /// without taking it, as tokio's `try_peek`. `WouldBlock` if none is queued.
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_receive_from(buf, true).map(|(n, _)| n)
+    }
+
     fn poll_receive_from(
         &self,
         cx: &mut Context<'_>,

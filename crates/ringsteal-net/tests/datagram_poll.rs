@@ -1,5 +1,6 @@
 //! tokio's `poll_*` methods on the datagram sockets (`poll_recv_ready`, `poll_send_ready`,
-//! `poll_recv`, `poll_send`, `poll_recv_from`, `poll_send_to`, `poll_peek_from`): what
+//! `poll_recv`, `poll_send`, `poll_recv_from`, `poll_send_to`, `poll_peek_from`,
+//! `poll_peek_sender`, `poll_peek`): what
 //! poll-based code (a DNS library's socket trait, a QUIC endpoint) is written against.
 //! Over real sockets, under every wake mechanism and ring mode: datagrams arrive whole and
 //! in order across shards, a sender whose queue is full waits for room and loses nothing, a
@@ -96,9 +97,11 @@ fn udp_poll_recv_from_and_poll_send_to_answer_each_other_across_shards() {
             let echo = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
                 let mut buf = [0u8; 128];
                 for _ in 0..ROUNDS {
+                    let sender = poll_fn(|cx| server.poll_peek_sender(cx)).await.unwrap();
                     let (n, from) = poll_fn(|cx| server.poll_peek_from(cx, &mut buf))
                         .await
                         .unwrap();
+                    assert_eq!(sender, from, "the sender peeked first");
                     let (m, again) = poll_fn(|cx| server.poll_recv_from(cx, &mut buf))
                         .await
                         .unwrap();
@@ -378,5 +381,39 @@ fn a_poll_left_armed_on_shard_0_does_not_strand_a_wait_from_another_shard() {
         let b = rt.block_on(waiter).unwrap();
         let mut buf = [0u8; 8];
         assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+    });
+}
+
+#[test]
+fn udp_poll_peek_and_try_peek_leave_the_connected_peers_datagram_queued() {
+    with_every_runtime("udp poll_peek", 2, |config, rt| {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            a.connect(b.local_addr().unwrap()).await.unwrap();
+            b.connect(a.local_addr().unwrap()).await.unwrap();
+            let mut buf = [0u8; 16];
+            assert_eq!(
+                b.try_peek(&mut buf).unwrap_err().kind(),
+                ErrorKind::WouldBlock,
+                "{config:?}"
+            );
+            // Sent from shard 1 while the peek waits.
+            let sender = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+                a.send(b"first".to_vec()).await.0.unwrap();
+                a.send(b"second".to_vec()).await.0.unwrap();
+            });
+            let n = timeout(OP_GUARD, poll_fn(|cx| b.poll_peek(cx, &mut buf)))
+                .await
+                .expect("the datagram never came")
+                .unwrap();
+            assert_eq!(&buf[..n], b"first", "{config:?}");
+            assert_eq!(b.try_peek(&mut buf).unwrap(), 5, "still queued");
+            timeout(OP_GUARD, sender).await.unwrap().unwrap();
+            for want in [&b"first"[..], b"second"] {
+                let n = poll_fn(|cx| b.poll_recv(cx, &mut buf)).await.unwrap();
+                assert_eq!(&buf[..n], want, "{config:?}: in order, none lost");
+            }
+        })
     });
 }
