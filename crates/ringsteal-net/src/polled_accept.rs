@@ -9,6 +9,8 @@
 //! `Incoming` that outlives the listener. It takes connections kept by dropped accepts
 //! first, as `accept()` does.
 //!
+//! Why so, and not readiness as tokio's: ADR-0043.
+//!
 //! Owns: the request between calls (a field of the listener, not of the handle an
 //! `Incoming` shares, so that it goes with the listener). May not: hold a connection once
 //! its result was returned.
