@@ -461,12 +461,21 @@ fn drive_http(addr: SocketAddr, duration: Duration) -> std::io::Result<Load> {
 fn counters(handle: &RuntimeHandle) {
     let stats = handle.stats();
     println!(
-        "   {:>5} {:>9} {:>7} {:>7} {:>9} {:>8} {:>9} {:>9} {:>10}",
-        "shard", "polls", "steals", "stolen", "doorbells", "enters", "sqes", "parks", "parked"
+        "   {:>5} {:>9} {:>7} {:>7} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10}",
+        "shard",
+        "polls",
+        "steals",
+        "stolen",
+        "doorbells",
+        "enters",
+        "sqes",
+        "parks",
+        "parked",
+        "busy"
     );
     for (i, s) in stats.shards.iter().enumerate() {
         println!(
-            "   {:>5} {:>9} {:>7} {:>7} {:>9} {:>8} {:>9} {:>9} {:>10.1?}",
+            "   {:>5} {:>9} {:>7} {:>7} {:>9} {:>8} {:>9} {:>9} {:>10.1?} {:>10.1?}",
             i,
             s.polls,
             s.steal_successes,
@@ -475,7 +484,8 @@ fn counters(handle: &RuntimeHandle) {
             s.enters,
             s.sqes_submitted,
             s.parks,
-            s.parked
+            s.parked,
+            s.busy
         );
     }
     println!(
