@@ -40,27 +40,68 @@ macro_rules! take_error_method {
 }
 
 /// tokio's IP-level options of a socket type `$t` not yet connected or datagram-based
-/// (`TcpSocket`, `UdpSocket`): `set_tos`/`tos` and `bind_device`/`device`. `$make` is doc
-/// example code, inside a function that returns `io::Result<()>`, that makes `socket`.
+/// (`TcpSocket`, `UdpSocket`): `set_tos_v4`/`tos_v4` (and their older names `set_tos`/`tos`),
+/// `set_tclass_v6`/`tclass_v6` and `bind_device`/`device`. `$make` is doc example code,
+/// inside a function that returns `io::Result<()>`, that makes an IPv4 `socket`; `$make_v6`
+/// the same for an IPv6 one.
 macro_rules! ip_socket_options {
-    ($t:ty, $make:expr) => {
+    ($t:ty, $make:expr, $make_v6:expr) => {
         impl $t {
             /// Sets `IP_TOS`, the type-of-service byte (DSCP and ECN bits) of the IPv4
-            /// packets it sends, as tokio's `set_tos`.
+            /// packets it sends, as tokio's `set_tos_v4`.
             ///
             #[doc = concat!(
                 "```\nfn main() -> std::io::Result<()> {\n", $make,
-                "    socket.set_tos(0x10)?; // IPTOS_LOWDELAY\n",
-                "    assert_eq!(socket.tos()?, 0x10);\n",
+                "    socket.set_tos_v4(0x10)?; // IPTOS_LOWDELAY\n",
+                "    assert_eq!(socket.tos_v4()?, 0x10);\n",
                 "    Ok(())\n}\n```"
             )]
-            pub fn set_tos(&self, tos: u32) -> ::std::io::Result<()> {
+            pub fn set_tos_v4(&self, tos: u32) -> ::std::io::Result<()> {
                 $crate::sockopt::set(self, libc::IPPROTO_IP, libc::IP_TOS, tos as libc::c_int)
             }
 
-            /// `IP_TOS`.
-            pub fn tos(&self) -> ::std::io::Result<u32> {
+            /// `IP_TOS`, as tokio's `tos_v4`.
+            pub fn tos_v4(&self) -> ::std::io::Result<u32> {
                 $crate::sockopt::get::<libc::c_int>(self, libc::IPPROTO_IP, libc::IP_TOS)
+                    .map(|v| v as u32)
+            }
+
+            /// [`set_tos_v4`](Self::set_tos_v4) under its older name, which tokio 1.54
+            /// deprecated for the newer one (code written against either compiles).
+            pub fn set_tos(&self, tos: u32) -> ::std::io::Result<()> {
+                self.set_tos_v4(tos)
+            }
+
+            /// [`tos_v4`](Self::tos_v4) under its older name (see [`set_tos`](Self::set_tos)).
+            pub fn tos(&self) -> ::std::io::Result<u32> {
+                self.tos_v4()
+            }
+
+            /// Sets `IPV6_TCLASS`, the traffic class (DSCP and ECN bits) of the IPv6 packets
+            /// it sends, as tokio's `set_tclass_v6`.
+            ///
+            /// # Errors
+            /// The kernel's: on an IPv4 socket, `ENOPROTOOPT` (tokio's says only that it
+            /// "may not have any effect" there).
+            ///
+            #[doc = concat!(
+                "```\nfn main() -> std::io::Result<()> {\n", $make_v6,
+                "    socket.set_tclass_v6(0x28)?; // DSCP AF11\n",
+                "    assert_eq!(socket.tclass_v6()?, 0x28);\n",
+                "    Ok(())\n}\n```"
+            )]
+            pub fn set_tclass_v6(&self, tclass: u32) -> ::std::io::Result<()> {
+                $crate::sockopt::set(
+                    self,
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_TCLASS,
+                    tclass as libc::c_int,
+                )
+            }
+
+            /// `IPV6_TCLASS`, as tokio's `tclass_v6`.
+            pub fn tclass_v6(&self) -> ::std::io::Result<u32> {
+                $crate::sockopt::get::<libc::c_int>(self, libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
                     .map(|v| v as u32)
             }
 

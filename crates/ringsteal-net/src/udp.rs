@@ -647,5 +647,6 @@ impl_as_fd!(UdpSocket, |s| s.fd.as_raw_fd());
 take_error_method!(UdpSocket);
 ip_socket_options!(
     UdpSocket,
-    "    let rt = ringsteal_rt::Runtime::builder().shards(1).build()?;\n    let socket = rt.block_on(ringsteal_net::UdpSocket::bind(\"127.0.0.1:0\"))?;\n"
+    "    let rt = ringsteal_rt::Runtime::builder().shards(1).build()?;\n    let socket = rt.block_on(ringsteal_net::UdpSocket::bind(\"127.0.0.1:0\"))?;\n",
+    "    let rt = ringsteal_rt::Runtime::builder().shards(1).build()?;\n    let Ok(socket) = rt.block_on(ringsteal_net::UdpSocket::bind(\"[::1]:0\")) else {\n        return Ok(()); // a host without IPv6\n    };\n"
 );

@@ -107,6 +107,67 @@ fn bind_and_connect_take_every_address_form() {
 }
 
 #[test]
+fn a_zero_linger_resets_the_connection_and_quickack_reads_back() {
+    with_every_runtime("tcp zero linger", 2, |_, rt| {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            // Set on the socket before it connects, it holds for the stream.
+            let socket = TcpSocket::new_v4().unwrap();
+            socket.set_zero_linger().unwrap();
+            assert_eq!(socket.linger().unwrap(), Some(Duration::ZERO));
+            let client = socket.connect(addr).await.unwrap();
+            assert_eq!(client.linger().unwrap(), Some(Duration::ZERO));
+            let (server, _) = listener.accept().await.unwrap();
+            client.set_quickack(true).unwrap();
+            assert!(client.quickack().unwrap());
+            client.set_quickack(false).unwrap();
+            assert!(!client.quickack().unwrap());
+            // Unsent bytes go with the reset: the server reads the reset, never an end of
+            // stream, from a client dropped on another shard.
+            ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {
+                client.write_all(b"gone".to_vec()).await.0.unwrap();
+                drop(client);
+            })
+            .await
+            .unwrap();
+            let mut buf = vec![0u8; 16];
+            let err = loop {
+                let (res, b) = server.read(buf).await;
+                buf = b;
+                match res {
+                    Ok(0) => panic!("an end of stream, not a reset"),
+                    Ok(_) => buf.clear(), // bytes the kernel delivered before the reset
+                    Err(e) => break e,
+                }
+            };
+            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
+            // The stream's own setter, on the accepted side of another connection.
+            let client = TcpStream::connect(addr).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            server.set_zero_linger().unwrap();
+            drop(server);
+            let (res, _) = client.read(vec![0u8; 16]).await;
+            assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
+        })
+    });
+}
+
+#[test]
+fn an_ipv6_socket_sets_its_traffic_class() {
+    let Ok(socket) = TcpSocket::new_v6() else {
+        eprintln!("no IPv6 on this kernel: skipped");
+        return;
+    };
+    socket.set_tclass_v6(0x28).unwrap();
+    assert_eq!(socket.tclass_v6().unwrap(), 0x28);
+    // And an IPv4 socket has none: the kernel's error, not a silent no-op.
+    let v4 = TcpSocket::new_v4().unwrap();
+    let err = v4.set_tclass_v6(0x28).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOPROTOOPT), "{err}");
+}
+
+#[test]
 fn ipv6_loopback_works_where_the_host_has_it() {
     if std::net::TcpListener::bind("[::1]:0").is_err() {
         eprintln!("no IPv6 loopback on this host: skipped");
@@ -259,8 +320,13 @@ fn a_socket_bound_to_the_loopback_interface_with_a_tos_connects_and_carries_byte
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let socket = TcpSocket::new_v4().unwrap();
-            socket.set_tos(0x10).unwrap();
-            assert_eq!(socket.tos().unwrap(), 0x10);
+            socket.set_tos_v4(0x10).unwrap();
+            assert_eq!(socket.tos_v4().unwrap(), 0x10);
+            assert_eq!(
+                socket.tos().unwrap(),
+                0x10,
+                "the older name reads the same option"
+            );
             assert_eq!(socket.device().unwrap(), None, "bound to no interface yet");
             let err = socket.bind_device(Some(b"no-such-if0")).unwrap_err();
             assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");

@@ -123,8 +123,14 @@ fn broadcast_multicast_and_ttl_setters_read_back() {
             assert_eq!(s.multicast_ttl_v4().unwrap(), 4);
             s.set_ttl(33).unwrap();
             assert_eq!(s.ttl().unwrap(), 33);
-            s.set_tos(0x08).unwrap();
-            assert_eq!(s.tos().unwrap(), 0x08);
+            s.set_tos_v4(0x08).unwrap();
+            assert_eq!(s.tos_v4().unwrap(), 0x08);
+            s.set_tos(0x10).unwrap(); // the older name
+            assert_eq!(s.tos_v4().unwrap(), 0x10);
+            s.set_tos_v4(0x08).unwrap();
+            // An IPv4 socket has no IPv6 traffic class: the kernel says so.
+            let err = s.set_tclass_v6(0x28).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::ENOPROTOOPT), "{err}");
             assert_eq!(s.device().unwrap(), None);
             let err = s.bind_device(Some(b"no-such-if0")).unwrap_err();
             assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");

@@ -150,6 +150,18 @@ impl TcpSocket {
         sockopt::set_linger(self, linger)
     }
 
+    /// Sets `SO_LINGER` to zero, as tokio's `set_zero_linger`: closing the connection made
+    /// from this socket resets it (see [`TcpStream::set_zero_linger`]).
+    ///
+    /// ```
+    /// let socket = ringsteal_net::TcpSocket::new_v4().unwrap();
+    /// socket.set_zero_linger().unwrap();
+    /// assert_eq!(socket.linger().unwrap(), Some(std::time::Duration::ZERO));
+    /// ```
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        sockopt::set_linger(self, Some(Duration::ZERO))
+    }
+
     /// `SO_LINGER`.
     pub fn linger(&self) -> io::Result<Option<Duration>> {
         sockopt::linger(self)
@@ -194,5 +206,6 @@ impl_as_fd!(TcpSocket, |s| s.fd.as_raw_fd());
 take_error_method!(TcpSocket);
 ip_socket_options!(
     TcpSocket,
-    "    let socket = ringsteal_net::TcpSocket::new_v4()?;\n"
+    "    let socket = ringsteal_net::TcpSocket::new_v4()?;\n",
+    "    let Ok(socket) = ringsteal_net::TcpSocket::new_v6() else {\n        return Ok(()); // a kernel without IPv6\n    };\n"
 );

@@ -185,9 +185,63 @@ impl TcpStream {
         sockopt::set_linger(self, linger)
     }
 
+    /// Sets `SO_LINGER` to zero, as tokio's `set_zero_linger`: closing the socket then
+    /// resets the connection (the peer reads `ConnectionReset`, not an end of stream),
+    /// drops what the kernel has not sent yet and leaves no `TIME_WAIT` behind. A zero
+    /// linger never blocks the closing thread; the same as `set_linger(Some(Duration::ZERO))`.
+    ///
+    /// ```
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let client = TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (server, _) = listener.accept().await?;
+    ///     server.set_zero_linger()?;
+    ///     assert_eq!(server.linger()?, Some(std::time::Duration::ZERO));
+    ///     drop(server); // a reset, not a FIN
+    ///     let (res, _) = client.read(vec![0u8; 16]).await;
+    ///     assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        sockopt::set_linger(self, Some(Duration::ZERO))
+    }
+
     /// `SO_LINGER`.
     pub fn linger(&self) -> io::Result<Option<Duration>> {
         sockopt::linger(self)
+    }
+
+    /// Sets `TCP_QUICKACK`, as tokio's `set_quickack`: `true` sends acknowledgements at once
+    /// instead of delaying them. The kernel clears it again on its own (it is a mode the
+    /// stack leaves, not a lasting option), so a service that wants it sets it after reads.
+    ///
+    /// ```
+    /// use ringsteal_net::{TcpListener, TcpStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let stream = TcpStream::connect(listener.local_addr()?).await?;
+    ///     stream.set_quickack(true)?;
+    ///     assert!(stream.quickack()?);
+    ///     stream.set_quickack(false)?;
+    ///     assert!(!stream.quickack()?);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        sockopt::set_flag(self, libc::IPPROTO_TCP, libc::TCP_QUICKACK, quickack)
+    }
+
+    /// `TCP_QUICKACK`, as tokio's `quickack`.
+    pub fn quickack(&self) -> io::Result<bool> {
+        sockopt::flag(self, libc::IPPROTO_TCP, libc::TCP_QUICKACK)
     }
 
     /// Sets `SO_KEEPALIVE`.
