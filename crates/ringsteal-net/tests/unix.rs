@@ -88,6 +88,50 @@ fn abstract_names_need_no_file_and_are_exclusive() {
 }
 
 #[test]
+fn addresses_built_from_std_bind_and_connect() {
+    with_every_runtime("unix bind_addr", 1, |_, rt| {
+        rt.block_on(async {
+            // A pathname and an abstract name, each made as tokio code makes them.
+            let (path, dir) = temp_socket_path();
+            let name = format!("ringsteal-test-addr-{}-{}", std::process::id(), unique());
+            let addrs = [
+                std::os::unix::net::SocketAddr::from_pathname(&path).unwrap(),
+                std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap(),
+            ];
+            for std_addr in addrs {
+                let addr = ringsteal_net::unix::SocketAddr::from(std_addr);
+                let listener = UnixListener::bind_addr(&addr).unwrap();
+                assert_eq!(listener.local_addr().unwrap(), addr);
+                let err = UnixListener::bind_addr(&addr).unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::AddrInUse, "{addr:?}");
+                let client = UnixStream::connect_addr(&addr).await.unwrap();
+                let (server, _) = listener.accept().await.unwrap();
+                client.write_all(b"by address".to_vec()).await.0.unwrap();
+                let (res, buf) = server.read_exact(vec![0; 10]).await;
+                res.unwrap();
+                assert_eq!(buf, b"by address");
+            }
+            assert!(path.exists(), "the pathname listener made its file");
+            // An unnamed address names nothing to bind or connect to.
+            let (a, _b) = UnixStream::pair().unwrap();
+            let unnamed = a.local_addr().unwrap();
+            assert!(unnamed.is_unnamed());
+            let err = UnixListener::bind_addr(&unnamed).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput);
+            let err = UnixStream::connect_addr(&unnamed).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput);
+            // Nothing listens there any more once the listeners are gone.
+            let gone = ringsteal_net::unix::SocketAddr::from(
+                std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap(),
+            );
+            let err = UnixStream::connect_addr(&gone).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
 fn bad_paths_fail_with_clear_errors() {
     with_every_runtime("unix bad paths", 1, |_, rt| {
         rt.block_on(async {

@@ -30,6 +30,10 @@ impl SocketAddr {
         Self(addr)
     }
 
+    pub(crate) fn raw(&self) -> SockAddr {
+        self.0
+    }
+
     /// The path, for an address in the file system.
     pub fn as_pathname(&self) -> Option<&Path> {
         self.0.as_unix_path()
@@ -44,6 +48,29 @@ impl SocketAddr {
     /// an empty address, not even a family.)
     pub fn is_unnamed(&self) -> bool {
         self.as_pathname().is_none() && self.as_abstract_name().is_none()
+    }
+}
+
+/// std's address of a Unix-domain socket, as tokio's `From`: what tokio code builds with
+/// `std::os::unix::net::SocketAddr::from_pathname` or (Linux) `from_abstract_name` and hands
+/// to [`UnixListener::bind_addr`](crate::UnixListener::bind_addr) or
+/// [`UnixStream::connect_addr`](crate::UnixStream::connect_addr).
+///
+/// ```
+/// use std::os::linux::net::SocketAddrExt;
+///
+/// let std_addr = std::os::unix::net::SocketAddr::from_abstract_name(b"ringsteal-doc").unwrap();
+/// let addr = ringsteal_net::unix::SocketAddr::from(std_addr);
+/// assert_eq!(addr.as_abstract_name(), Some(&b"ringsteal-doc"[..]));
+/// ```
+impl From<std::os::unix::net::SocketAddr> for SocketAddr {
+    fn from(addr: std::os::unix::net::SocketAddr) -> Self {
+        use std::os::linux::net::SocketAddrExt;
+        let raw = SockAddr::unix_reported(addr.as_pathname(), addr.as_abstract_name())
+            // std's address was a `sockaddr_un` the kernel or `from_pathname` /
+            // `from_abstract_name` made, so it fits one, and its path holds no NUL.
+            .expect("an address std holds fits a sockaddr_un");
+        Self(raw)
     }
 }
 

@@ -56,9 +56,30 @@ impl UnixListener {
     /// `AddrInUse` if the path exists (remove a stale socket file first) or the abstract
     /// name is taken; `InvalidInput` for a path too long for a socket address.
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        let addr = SockAddr::unix(path)?;
+        Self::bind_raw(&SockAddr::unix(path)?)
+    }
+
+    /// Binds to `addr` and listens, as tokio's `bind_addr`: an address built from std's
+    /// (`SocketAddr::from`, as in
+    /// [`UnixStream::connect_addr`](crate::UnixStream::connect_addr)'s example), or one a
+    /// socket reported.
+    ///
+    /// # Errors
+    /// As [`bind`](Self::bind)'s; `InvalidInput` for an unnamed address (which would ask
+    /// the kernel for a name of its choosing: bind to `""` for that).
+    pub fn bind_addr(addr: &SocketAddr) -> io::Result<UnixListener> {
+        if addr.is_unnamed() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an unnamed Unix address cannot be bound to",
+            ));
+        }
+        Self::bind_raw(&addr.raw())
+    }
+
+    fn bind_raw(addr: &SockAddr) -> io::Result<UnixListener> {
         let fd = op::socket_now(libc::AF_UNIX, libc::SOCK_STREAM, 0)?;
-        sockopt::bind(&fd, &addr)?;
+        sockopt::bind(&fd, addr)?;
         sockopt::listen(&fd, DEFAULT_BACKLOG)?;
         Ok(Self {
             fd: ListenerFd::new(SharedFd::new(fd)),

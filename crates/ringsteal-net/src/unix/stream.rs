@@ -72,7 +72,44 @@ impl UnixStream {
     /// Connects to the socket at `path` (a leading NUL byte names an abstract socket), with
     /// `IORING_OP_SOCKET` and `IORING_OP_CONNECT`.
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let addr = SockAddr::unix(path)?;
+        Self::connect_raw(SockAddr::unix(path)?).await
+    }
+
+    /// Connects to the socket at `addr`, as tokio's `connect_addr`: an address built from
+    /// std's (`SocketAddr::from`), or one a socket reported.
+    ///
+    /// ```
+    /// use std::os::linux::net::SocketAddrExt;
+    /// use ringsteal_net::{unix::SocketAddr, UnixListener, UnixStream};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let name = format!("ringsteal-doc-connect-addr-{}", std::process::id());
+    ///     let addr = SocketAddr::from(std::os::unix::net::SocketAddr::from_abstract_name(&name)?);
+    ///     let listener = UnixListener::bind_addr(&addr)?;
+    ///     let client = UnixStream::connect_addr(&listener.local_addr()?).await?;
+    ///     let (server, _) = listener.accept().await?;
+    ///     client.write_all(b"hi".to_vec()).await.0?;
+    ///     let (n, buf) = server.read(Vec::with_capacity(2)).await;
+    ///     assert_eq!(&buf[..n?], b"hi");
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect)'s; `InvalidInput` for an unnamed address.
+    pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
+        if addr.is_unnamed() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an unnamed Unix address cannot be connected to",
+            ));
+        }
+        Self::connect_raw(addr.raw()).await
+    }
+
+    async fn connect_raw(addr: SockAddr) -> io::Result<UnixStream> {
         let fd = SharedFd::new(op::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0).await?);
         op::connect(&fd, addr).await?;
         Ok(Self::from_core(StreamCore::from_shared(fd)))

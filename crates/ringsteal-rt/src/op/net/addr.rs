@@ -14,6 +14,8 @@ use std::path::Path;
 
 /// Offset of `sun_path` in `sockaddr_un`.
 const SUN_PATH_OFFSET: usize = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+/// The bytes `sun_path` holds (108 on Linux).
+const SUN_PATH_LEN: usize = std::mem::size_of::<libc::sockaddr_un>() - SUN_PATH_OFFSET;
 
 /// A socket address as the kernel sees it: a `sockaddr_storage` and its length. Lives inside
 /// an operation (see [`connect`](super::connect), [`accept`](super::accept)), so the kernel
@@ -102,6 +104,32 @@ impl SockAddr {
                 // name for the whole network namespace.
                 Self::unix_raw(bytes, usize::from(!bytes.is_empty()))
             }
+        }
+    }
+
+    /// A Unix address the kernel reported (std's `SocketAddr`, for one): a pathname, an
+    /// abstract name (`abstract_name`, without its leading NUL) or, with neither, unnamed.
+    /// Unlike [`unix`](Self::unix) it keeps a path that fills `sun_path` whole (108 bytes
+    /// and no terminating NUL), which Linux binds and reports and `unix` refuses as input.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a path or name longer than `sun_path` (no address the kernel
+    /// reports is), or a path with a NUL byte in it.
+    pub fn unix_reported(path: Option<&Path>, abstract_name: Option<&[u8]>) -> io::Result<Self> {
+        match (path, abstract_name) {
+            (Some(path), _) => {
+                let bytes = path.as_os_str().as_bytes();
+                if bytes.len() == SUN_PATH_LEN && !bytes.contains(&0) {
+                    Self::unix_raw(bytes, 0)
+                } else if bytes.is_empty() {
+                    Err(invalid("an empty path names no Unix socket"))
+                } else {
+                    Self::unix(path)
+                }
+            }
+            (None, Some(name)) => Self::unix_abstract(name),
+            // The family alone, as the kernel reports an unnamed socket.
+            (None, None) => Self::unix(""),
         }
     }
 
@@ -353,6 +381,33 @@ mod tests {
         assert!(SockAddr::unix("x".repeat(107)).is_ok());
         assert_eq!(
             SockAddr::unix("a\0b").unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn a_reported_unix_address_keeps_what_the_kernel_reports() {
+        let full = "x".repeat(108);
+        let a = SockAddr::unix_reported(Some(Path::new(&full)), None).unwrap();
+        assert_eq!(
+            a.len() as usize,
+            SUN_PATH_OFFSET + 108,
+            "no terminator counted"
+        );
+        assert_eq!(a.as_unix_path(), Some(Path::new(&full)));
+        let short = SockAddr::unix_reported(Some(Path::new("/tmp/s")), None).unwrap();
+        assert_eq!(short, SockAddr::unix("/tmp/s").unwrap());
+        let named = SockAddr::unix_reported(None, Some(b"abc")).unwrap();
+        assert_eq!(named, SockAddr::unix_abstract(b"abc").unwrap());
+        assert!(SockAddr::unix_reported(None, None).unwrap().is_unnamed());
+        let kind = |r: io::Result<SockAddr>| r.unwrap_err().kind();
+        let too_long = "x".repeat(109);
+        assert_eq!(
+            kind(SockAddr::unix_reported(Some(Path::new(&too_long)), None)),
+            io::ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(SockAddr::unix_reported(Some(Path::new("")), None)),
             io::ErrorKind::InvalidInput
         );
     }
