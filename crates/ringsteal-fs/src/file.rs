@@ -311,6 +311,46 @@ impl File {
         set.await?
     }
 
+    /// Sets the file's last access and modification times (std's `FileTimes`: those it
+    /// names; `futimens`, on the blocking pool: there is no opcode), as std's and tokio's
+    /// `File::set_times`.
+    ///
+    /// ```
+    /// use std::fs::FileTimes;
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-ftimes-{}", std::process::id()));
+    ///     let file = ringsteal_fs::File::create(&path).await?;
+    ///     let then = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    ///     file.set_times(FileTimes::new().set_accessed(then).set_modified(then)).await?;
+    ///     let meta = file.metadata().await?;
+    ///     assert_eq!((meta.accessed()?, meta.modified()?), (then, then));
+    ///     ringsteal_fs::remove_file(&path).await
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn set_times(&self, times: std::fs::FileTimes) -> io::Result<()> {
+        let fd = self.fd.clone();
+        crate::blocking::spawn_blocking(move || {
+            use std::os::fd::FromRawFd;
+            // SAFETY: `fd` (a clone) keeps the descriptor open for the call, and the
+            // `ManuallyDrop` keeps this borrowed `std::fs::File` from closing it.
+            let file =
+                std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd.as_raw_fd()) });
+            file.set_times(times)
+        })?
+        .await?
+    }
+
+    /// Sets the file's modification time, as std's and tokio's `File::set_modified`
+    /// (see [`set_times`](Self::set_times)).
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(std::fs::FileTimes::new().set_modified(time))
+            .await
+    }
+
     /// The file's metadata (`statx`).
     pub async fn metadata(&self) -> io::Result<Metadata> {
         op::statx_fd(&self.fd).await.map(Metadata::from_statx)

@@ -35,6 +35,7 @@ mod chunked_read;
 mod copy;
 mod cstr;
 mod cursor;
+mod dir_builder;
 mod dir_listing;
 mod fifo;
 mod file;
@@ -48,6 +49,7 @@ mod read_dir;
 mod seek;
 
 pub use copy::copy;
+pub use dir_builder::DirBuilder;
 pub use file::File;
 pub use metadata::{FileType, Metadata};
 pub use open_options::OpenOptions;

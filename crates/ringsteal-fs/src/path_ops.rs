@@ -91,7 +91,11 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// missing parent is fine if it is a directory, and otherwise fails with the `mkdir` error
 /// (so an existing file gives `AlreadyExists`, as in std).
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref();
+    create_dir_all_with_mode(path.as_ref(), 0o777).await
+}
+
+/// [`create_dir_all`], each directory it creates made with `mode` (before the umask).
+pub(crate) async fn create_dir_all_with_mode(path: &Path, mode: u32) -> io::Result<()> {
     if path.as_os_str().is_empty() {
         return Ok(());
     }
@@ -99,7 +103,7 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let mut missing: Vec<&Path> = Vec::new();
     let mut cur = path;
     loop {
-        match op::mkdirat(cstr(cur)?, 0o777).await {
+        match op::mkdirat(cstr(cur)?, mode).await {
             Ok(()) => break,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 missing.push(cur);
@@ -119,7 +123,7 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
         }
     }
     for p in missing.into_iter().rev() {
-        if let Err(e) = op::mkdirat(cstr(p)?, 0o777).await {
+        if let Err(e) = op::mkdirat(cstr(p)?, mode).await {
             if !is_dir(p).await {
                 return Err(e);
             }

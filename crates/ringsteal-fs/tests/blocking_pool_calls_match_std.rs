@@ -1,5 +1,6 @@
 //! The calls with no io_uring opcode, run on the blocking pool (`set_permissions`,
-//! `File::set_permissions`, `read_link`, `remove_dir_all`), side by side with std: the same
+//! `File::set_permissions`, `File::set_times`, `read_link`, `remove_dir_all`), side by side
+//! with std: the same
 //! results and the same errors. On each shard of every runtime configuration.
 
 mod common;
@@ -35,6 +36,40 @@ fn permissions_links_and_tree_removal_match_std() {
             ringsteal_fs::set_permissions(&missing, Permissions::from_mode(0o600)).await,
             std::fs::set_permissions(&missing, Permissions::from_mode(0o600)),
             "set_permissions of a missing file",
+        );
+
+        // Times, set through the open file as std sets them on a twin.
+        let twin = ctx.dir.join("twin");
+        std::fs::write(&twin, b"x").unwrap();
+        let then = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(1_234_567_890, 5);
+        let earlier = then - std::time::Duration::from_secs(86_400);
+        let times = std::fs::FileTimes::new()
+            .set_accessed(earlier)
+            .set_modified(then);
+        opened.set_times(times).await.unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&twin)
+            .unwrap()
+            .set_times(times)
+            .unwrap();
+        let (ours, std) = (
+            std::fs::metadata(&file).unwrap(),
+            std::fs::metadata(&twin).unwrap(),
+        );
+        assert_eq!(ours.modified().unwrap(), then);
+        assert_eq!(ours.accessed().unwrap(), earlier);
+        assert_eq!(
+            (ours.modified().unwrap(), ours.accessed().unwrap()),
+            (std.modified().unwrap(), std.accessed().unwrap())
+        );
+        // Only the modification time: the access time stays.
+        let later = then + std::time::Duration::from_secs(86_400);
+        opened.set_modified(later).await.unwrap();
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(
+            (meta.modified().unwrap(), meta.accessed().unwrap()),
+            (later, earlier)
         );
 
         let link = ctx.dir.join("l");

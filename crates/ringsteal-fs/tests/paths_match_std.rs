@@ -119,6 +119,45 @@ fn create_dir_and_create_dir_all_build_the_trees_std_builds() {
 }
 
 #[test]
+fn dir_builder_builds_the_trees_std_builds_with_its_modes() {
+    use std::os::unix::fs::DirBuilderExt;
+    on_every_shard("dir builder", |ctx| async move {
+        let (ours, std) = twins(&ctx);
+        // (path, recursive, mode): modes the umask leaves alone (it takes at most 0o077
+        // away from these, the same on both sides), a directory that exists, a missing parent.
+        let steps = [
+            ("p", false, 0o700),
+            ("p", false, 0o700),
+            ("p/q/r", false, 0o750),
+            ("p/q/r", true, 0o750),
+            ("p/q/r", true, 0o711),
+            ("s/t/u/", true, 0o755),
+            ("p/file/x", true, 0o755),
+        ];
+        for (i, (rel, recursive, mode)) in steps.into_iter().enumerate() {
+            if i == 6 {
+                for root in [&ours, &std] {
+                    std::fs::write(root.join("p/file"), b"f").unwrap();
+                }
+            }
+            assert_same_result(
+                ringsteal_fs::DirBuilder::new()
+                    .recursive(recursive)
+                    .mode(mode)
+                    .create(ours.join(rel))
+                    .await,
+                std::fs::DirBuilder::new()
+                    .recursive(recursive)
+                    .mode(mode)
+                    .create(std.join(rel)),
+                &format!("DirBuilder recursive({recursive}) mode({mode:o}) create({rel})"),
+            );
+        }
+        assert_same_trees(&ours, &std, "dir builder");
+    });
+}
+
+#[test]
 fn remove_file_and_remove_dir_remove_what_std_removes() {
     on_every_shard("remove", |ctx| async move {
         let (ours, std) = twins(&ctx);
