@@ -180,6 +180,18 @@ impl Command {
         self
     }
 
+    /// Whether dropping the child sends it `SIGKILL` (see
+    /// [`kill_on_drop`](Self::kill_on_drop)), as tokio's `get_kill_on_drop`.
+    ///
+    /// ```
+    /// let mut cmd = ringsteal_process::Command::new("true");
+    /// assert!(!cmd.get_kill_on_drop());
+    /// assert!(cmd.kill_on_drop(true).get_kill_on_drop());
+    /// ```
+    pub fn get_kill_on_drop(&self) -> bool {
+        self.kill_on_drop
+    }
+
     /// The program.
     pub fn get_program(&self) -> &OsStr {
         self.std.get_program()

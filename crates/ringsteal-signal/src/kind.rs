@@ -78,6 +78,12 @@ impl SignalKind {
         Self(libc::SIGALRM)
     }
 
+    /// `SIGIO`: I/O is possible on a descriptor set up for signal-driven I/O (`O_ASYNC`), as
+    /// tokio's `SignalKind::io`.
+    pub const fn io() -> Self {
+        Self(libc::SIGIO)
+    }
+
     /// The signal's name (`"SIGINT"`), if it is one of the named kinds.
     pub fn name(&self) -> Option<&'static str> {
         Some(match self.0 {
@@ -91,6 +97,7 @@ impl SignalKind {
             libc::SIGPIPE => "SIGPIPE",
             libc::SIGWINCH => "SIGWINCH",
             libc::SIGALRM => "SIGALRM",
+            libc::SIGIO => "SIGIO",
             _ => return None,
         })
     }

@@ -21,6 +21,7 @@ fn every_named_kind_and_a_realtime_number_is_received() {
         SignalKind::pipe(),
         SignalKind::window_change(),
         SignalKind::alarm(),
+        SignalKind::io(),
         SignalKind::from_raw(libc::SIGRTMIN() + 3),
     ];
     with_each_wake("every kind", 2, move |wake, rt| {
