@@ -163,6 +163,24 @@ pub mod time {
     pub use ringsteal_rt::time::*;
 }
 
+/// The runtime and its builder, where tokio keeps them (`tokio::runtime::{Builder,
+/// Runtime}`); the same items as at the crate's top level. The builder also answers to
+/// tokio's names (`new_multi_thread`, `worker_threads`, `enable_all`, ...: ADR-0044).
+///
+/// ```
+/// use ringsteal::runtime::{Builder, Runtime};
+///
+/// let rt: Runtime = Builder::new_current_thread().enable_all().build()?;
+/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub mod runtime {
+    pub use ringsteal_rt::{
+        BuildError, Builder, EnterGuard, IdleStrategy, Runtime, RuntimeHandle, RuntimeStats,
+        ShardStats, WakeMechanism,
+    };
+}
+
 /// Cancellation tokens.
 pub mod sync {
     pub use ringsteal_rt::sync::*;

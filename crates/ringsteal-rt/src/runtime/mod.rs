@@ -8,6 +8,7 @@ mod borrowing_task;
 mod builder;
 mod handle;
 pub(crate) mod spawn;
+mod tokio_names;
 
 pub use crate::shared::config::{IdleStrategy, WakeMechanism};
 pub use builder::Builder;
