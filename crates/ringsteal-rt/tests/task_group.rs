@@ -199,6 +199,54 @@ fn try_join_next_takes_only_finished_tasks_and_shutdown_ends_every_one() {
     });
 }
 
+#[test]
+fn detached_tasks_run_on_and_the_group_goes_on_with_new_ones() {
+    with_every_runtime("detach_all", 2, |_, rt| {
+        rt.block_on(async {
+            let gate = CancellationToken::new();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let mut group = TaskGroup::new();
+            for i in 0..6u32 {
+                let (gate, tx) = (gate.clone(), tx.clone());
+                group.spawn_with(Placement::Pinned((i % 2) as usize), async move {
+                    gate.cancelled().await;
+                    tx.send(i).unwrap();
+                    i
+                });
+            }
+            // One that has likely finished, not joined yet: it goes with the rest.
+            group.spawn(async { 100 });
+            ringsteal_rt::yield_now().await;
+            assert_eq!(group.len(), 7);
+            group.detach_all();
+            assert!(group.is_empty());
+            assert!(group.try_join_next().is_none());
+            // New tasks join as before; the detached ones never come out.
+            group.spawn(async { 7 });
+            assert_eq!(group.join_next().await.unwrap().unwrap(), 7);
+            assert!(group.join_next().await.is_none());
+            // Dropping the group aborts nothing of what it detached.
+            drop(group);
+            gate.cancel();
+            drop(tx);
+            let mut ran: Vec<u32> = timeout(Duration::from_secs(20), async {
+                let mut ran = Vec::new();
+                while ran.len() < 6 {
+                    match rx.try_recv() {
+                        Ok(i) => ran.push(i),
+                        Err(_) => ringsteal_rt::yield_now().await,
+                    }
+                }
+                ran
+            })
+            .await
+            .expect("the detached tasks ran");
+            ran.sort_unstable();
+            assert_eq!(ran, (0..6).collect::<Vec<_>>());
+        });
+    });
+}
+
 ringsteal_rt::task_local! {
     static REQUEST: u64;
 }
@@ -236,6 +284,10 @@ fn a_task_local_value_follows_its_task_across_awaits_and_children_do_not_inherit
                 REQUEST.try_with(|_| ()).is_err(),
                 "no value outside the scopes"
             );
+            assert!(REQUEST.try_get().is_err());
+            REQUEST
+                .scope(5, async { assert_eq!(REQUEST.try_get().unwrap(), 5) })
+                .await;
         });
     });
 }

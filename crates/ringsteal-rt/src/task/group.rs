@@ -336,6 +336,35 @@ impl<T: Send + 'static> TaskGroup<T> {
         None
     }
 
+    /// Takes every task out of the group without aborting it, as tokio's
+    /// `JoinSet::detach_all`: they run on, nobody joins them, and the group is empty (a
+    /// result that was waiting to be joined goes too). They still see the group's
+    /// [`token`](Self::token), if they were given it.
+    ///
+    /// ```
+    /// use ringsteal_rt::task::TaskGroup;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (tx, rx) = std::sync::mpsc::channel();
+    ///     let mut group = TaskGroup::new();
+    ///     group.spawn(async move { tx.send("still ran").unwrap() });
+    ///     group.detach_all();
+    ///     assert!(group.is_empty() && group.join_next().await.is_none());
+    ///     drop(group); // no abort: the task is no longer the group's
+    ///     ringsteal_rt::yield_now().await;
+    ///     assert_eq!(rx.recv().unwrap(), "still ran");
+    /// });
+    /// ```
+    pub fn detach_all(&mut self) {
+        // Dropping a handle detaches its task. Announcements still on their way name ids
+        // no longer held, which `first_ready` drops.
+        self.handles.clear();
+        self.announced.clear();
+        self.inserted.clear();
+        self.joined.clear();
+    }
+
     /// Lets the tasks run on after the group is dropped.
     pub fn detach(mut self) {
         self.detached = true;

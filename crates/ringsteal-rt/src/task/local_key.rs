@@ -136,6 +136,24 @@ impl<T: 'static> LocalKey<T> {
         self.with(T::clone)
     }
 
+    /// A copy of the value of the current scope, or [`AccessError`] outside any scope, as
+    /// tokio's `try_get`.
+    ///
+    /// ```
+    /// ringsteal_rt::task_local! {
+    ///     static USER: u32;
+    /// }
+    ///
+    /// assert!(USER.try_get().is_err());
+    /// USER.sync_scope(7, || assert_eq!(USER.try_get().unwrap(), 7));
+    /// ```
+    pub fn try_get(&'static self) -> Result<T, AccessError>
+    where
+        T: Clone,
+    {
+        self.try_with(T::clone)
+    }
+
     /// Swaps `value` into the slot for the duration of `f`, and back afterwards (also when
     /// `f` panics), so that it ends up where it was and the slot holds what it held.
     fn enter<R>(&'static self, value: &mut Option<T>, f: impl FnOnce() -> R) -> R {
