@@ -37,6 +37,61 @@ fn blocking_closures_run_on_threads_named_after_the_runtime() {
     }
 }
 
+#[test]
+fn a_thread_name_fn_names_shards_and_blocking_threads_and_a_bad_name_falls_back() {
+    // Names in the order asked for: a good one, a panic, one with a NUL byte, then good ones.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    quiet_intentional_panics();
+    let rt = Config::MsgRing
+        .builder(3)
+        .thread_name("fallback")
+        .thread_name_fn(move || match counter.fetch_add(1, SeqCst) {
+            1 => panic!("{INTENTIONAL}: a thread_name_fn that panics"),
+            2 => "bad\0name".to_string(),
+            n => format!("named-{n}"),
+        })
+        .build()
+        .unwrap();
+    assert_eq!(asked.load(SeqCst), 2, "one call per shard thread, at build");
+    let (shard_names, blocking) = rt.block_on(async {
+        let mut shards = Vec::new();
+        for shard in 1..3 {
+            let name = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(shard), async {
+                thread_name()
+            });
+            shards.push(name.await.unwrap());
+        }
+        // Two at once, so that two threads are made.
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let names: Vec<_> = (0..2)
+            .map(|_| {
+                let gate = gate.clone();
+                ringsteal_rt::spawn_blocking(move || {
+                    gate.wait();
+                    thread_name()
+                })
+            })
+            .collect();
+        let mut blocking = BTreeSet::new();
+        for name in names {
+            blocking.insert(name.await.unwrap());
+        }
+        (shards, blocking)
+    });
+    assert_eq!(
+        shard_names,
+        ["named-0", "fallback-2"],
+        "shard 2's name panicked"
+    );
+    let want: BTreeSet<String> = ["fallback-blocking-1", "named-3"].map(String::from).into();
+    assert_eq!(
+        blocking, want,
+        "the first blocking thread's name had a NUL byte"
+    );
+    assert_eq!(asked.load(SeqCst), 4);
+}
+
 /// The pool state a batch of closures saw.
 #[derive(Default)]
 struct Gauge {

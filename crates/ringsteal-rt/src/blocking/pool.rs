@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::shared::config::{Config, ThreadHook};
+use crate::shared::config::{Config, ThreadHook, ThreadNameFn};
 use crate::task::Notified;
 use crate::util::affinity::CpuMask;
 use crate::util::sigmask::SignalMask;
@@ -50,6 +50,8 @@ pub(crate) struct BlockingPool {
     max: usize,
     keep_alive: Duration,
     name: String,
+    /// `Builder::thread_name_fn`, which names threads instead of `name` when set.
+    name_fn: Option<ThreadNameFn>,
     spawned: AtomicU64,
     alive: AtomicUsize,
     /// Closures queued or running: a paused clock does not auto-advance past them.
@@ -86,6 +88,7 @@ impl BlockingPool {
             max: config.blocking_threads,
             keep_alive: config.blocking_keep_alive,
             name: format!("{}-blocking", config.thread_name),
+            name_fn: config.thread_name_fn.clone(),
             spawned: AtomicU64::new(0),
             alive: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
@@ -135,7 +138,7 @@ impl BlockingPool {
             st.threads += 1;
             st.next_id += 1;
             let id = st.next_id;
-            let name = format!("{}-{}", self.name, id);
+            let name = ThreadNameFn::name(&self.name_fn, || format!("{}-{}", self.name, id));
             let host = host.clone();
             match crate::util::thread_builder(name, self.stack_size).spawn(move || worker(host, id))
             {

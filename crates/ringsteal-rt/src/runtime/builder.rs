@@ -10,7 +10,7 @@ use crate::error::BuildError;
 use crate::features::{Feature, KernelFeatures};
 use crate::shard::thread::{create_shard, run_worker_thread, Ready};
 use crate::shard::Shard;
-use crate::shared::config::{Config, IdleStrategy, ThreadHook, WakeMechanism};
+use crate::shared::config::{Config, IdleStrategy, ThreadHook, ThreadNameFn, WakeMechanism};
 use crate::shared::remote::Doorbell;
 
 use crate::shared::{Shared, WakePlan};
@@ -83,6 +83,7 @@ impl Builder {
                 on_thread_park: None,
                 on_thread_unpark: None,
                 thread_stack_size: None,
+                thread_name_fn: None,
             },
             shards_set: false,
         }
@@ -244,6 +245,35 @@ impl Builder {
     /// ```
     pub fn on_thread_start(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.config.on_thread_start = Some(ThreadHook(Arc::new(f)));
+        self
+    }
+
+    /// Names each thread the runtime starts (shards 1 and up, blocking threads) with what
+    /// `f` returns, called once per thread as it is made, as tokio's `thread_name_fn`.
+    /// Shard 0 is the caller's thread and keeps its name. A name `f` cannot give (it
+    /// panics, contained, or returns one with a NUL byte) falls back to
+    /// [`thread_name`](Self::thread_name)'s numbered one. For a blocking thread `f` runs
+    /// while the blocking pool is locked, as tokio's does: it must not start blocking work
+    /// itself.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// static NEXT: AtomicUsize = AtomicUsize::new(0);
+    /// let rt = ringsteal_rt::Runtime::builder()
+    ///     .shards(2)
+    ///     .thread_name_fn(|| format!("pool-{}", NEXT.fetch_add(1, Ordering::SeqCst)))
+    ///     .build()
+    ///     .unwrap();
+    /// let name = rt.block_on(async {
+    ///     ringsteal_rt::spawn_blocking(|| std::thread::current().name().map(String::from))
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(name.as_deref(), Some("pool-1"), "shard 1 took pool-0");
+    /// ```
+    pub fn thread_name_fn(mut self, f: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        self.config.thread_name_fn = Some(ThreadNameFn(Arc::new(f)));
         self
     }
 
@@ -496,7 +526,9 @@ impl Builder {
         let (tx, rx) = mpsc::channel::<Ready>();
         for index in 1..shared.config.shards {
             let (s, tx) = (shared.clone(), tx.clone());
-            let name = format!("{}-{index}", shared.config.thread_name);
+            let name = ThreadNameFn::name(&shared.config.thread_name_fn, || {
+                format!("{}-{index}", shared.config.thread_name)
+            });
             match thread_builder(name, shared.config.thread_stack_size)
                 .spawn(move || run_worker_thread(index, s, tx))
             {

@@ -104,6 +104,36 @@ pub(crate) struct Config {
     /// Stack size of each thread the runtime starts; `None`: std's default (2 MiB, or
     /// `RUST_MIN_STACK`).
     pub(crate) thread_stack_size: Option<usize>,
+    /// Names each thread the runtime starts (`Builder::thread_name_fn`); `None`: the
+    /// numbered names from `thread_name`.
+    pub(crate) thread_name_fn: Option<ThreadNameFn>,
+}
+
+/// The user's function naming the runtime's threads (`Builder::thread_name_fn`).
+#[derive(Clone)]
+pub(crate) struct ThreadNameFn(pub(crate) std::sync::Arc<dyn Fn() -> String + Send + Sync>);
+
+impl ThreadNameFn {
+    /// The name for the next thread: what `name_fn` returns, or `default()` without one,
+    /// when it panics (contained), or when its name holds a NUL byte (which no thread name
+    /// may: std's spawn would panic).
+    pub(crate) fn name(name_fn: &Option<ThreadNameFn>, default: impl FnOnce() -> String) -> String {
+        let Some(ThreadNameFn(f)) = name_fn else {
+            return default();
+        };
+        let mut named = None;
+        crate::util::contain_panic(|| named = Some(f()));
+        match named {
+            Some(name) if !name.contains('\0') => name,
+            _ => default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ThreadNameFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ThreadNameFn")
+    }
 }
 
 /// A user closure run on the runtime's own threads (`Builder::on_thread_start`/`_stop`,
