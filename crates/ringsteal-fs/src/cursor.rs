@@ -145,13 +145,22 @@ impl File {
     /// moves the kernel's position back over them, so the write goes where the next read
     /// would have read. If the position cannot be moved, the bytes stay and the error is the
     /// write's.
-    pub(crate) async fn give_back_read_ahead(&self, _write: &LaneGuard) -> io::Result<()> {
-        let cursor = self.cursor();
-        if !cursor.seekable {
+    pub(crate) async fn give_back_read_ahead(&self, write: &LaneGuard) -> io::Result<()> {
+        if !self.cursor().seekable {
             return Ok(());
         }
-        let mut read = cursor.read.acquire().await;
-        if !read.has_leftover() {
+        let read = self.cursor().read.acquire().await;
+        self.give_back_read_ahead_now(write, read)
+    }
+
+    /// [`give_back_read_ahead`](Self::give_back_read_ahead) with the read lane already
+    /// held (`read`).
+    pub(crate) fn give_back_read_ahead_now(
+        &self,
+        _write: &LaneGuard,
+        mut read: LaneGuard,
+    ) -> io::Result<()> {
+        if !self.cursor().seekable || !read.has_leftover() {
             return Ok(());
         }
         let kept = read.take_all_leftover();

@@ -139,6 +139,50 @@ impl File {
         Ok(self.fd.into_owned().await.into())
     }
 
+    /// The file as a std `File` now, if nothing is using it (tokio's `try_into_std`): no
+    /// operation in flight on it and no read or write of the I/O traits under way; otherwise
+    /// the file back, unchanged. Bytes an abandoned read kept are given back first, as by
+    /// [`into_std`](Self::into_std).
+    ///
+    /// ```
+    /// use ringsteal_fs::File;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let file = File::open("/dev/null").await?;
+    ///     let read = file.read_at(Vec::with_capacity(8), 0); // holds the descriptor
+    ///     let file = file.try_into_std().expect_err("a read holds it");
+    ///     assert_eq!(read.await.0?, 0);
+    ///     let std_file = file.try_into_std().expect("nothing holds it now");
+    ///     assert_eq!(std_file.metadata()?.len(), 0);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn try_into_std(self) -> Result<std::fs::File, Self> {
+        if self.fd.holders() != 1 {
+            return Err(self);
+        }
+        if let Some(cursor) = self.cursor.get() {
+            let (Some(write), Some(read)) = (cursor.write.try_acquire(), cursor.read.try_acquire())
+            else {
+                return Err(self);
+            };
+            if self.give_back_read_ahead_now(&write, read).is_err() {
+                return Err(self);
+            }
+        }
+        match self.fd.try_unwrap() {
+            Ok(fd) => Ok(fd.into()),
+            // A holder that let go an instant ago is still leaving: try again later. What
+            // was given back is read again from the file, so nothing is lost.
+            Err(fd) => Err(File {
+                fd,
+                cursor: self.cursor,
+            }),
+        }
+    }
+
     /// The shared descriptor, for the low-level op API (`ringsteal_rt::op`).
     pub fn shared_fd(&self) -> &SharedFd {
         &self.fd

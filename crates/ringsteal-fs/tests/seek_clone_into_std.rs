@@ -2,7 +2,8 @@
 //! same moves over the same bytes give the same positions and reads; a relative seek after an
 //! abandoned read counts from the reader's position (as tokio's `File` does with its
 //! read-ahead); a pipe refuses to seek as std says; a clone shares the position; a std file
-//! taken back reads on from the reader's position.
+//! taken back reads on from the reader's position, and `try_into_std` refuses while the file
+//! is in use.
 //!
 //! Every test runs on each shard of a one-shard and a two-shard runtime.
 
@@ -174,6 +175,28 @@ fn a_std_file_taken_back_reads_on_from_the_readers_position() {
         res.unwrap();
         abandon_a_read_that_keeps_its_bytes(&f).await;
         let mut s = f.into_std().await.unwrap();
+        let mut rest = String::new();
+        s.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "23456789");
+    });
+}
+
+#[test]
+fn try_into_std_refuses_while_in_use_and_then_reads_on_from_the_readers_position() {
+    on_every_shard("try-into-std", |ctx| async move {
+        let path = ctx.dir.join("f");
+        std::fs::write(&path, TEN).unwrap();
+        let mut f = File::open(&path).await.unwrap();
+        let (res, _) = f.read_exact(Vec::with_capacity(2)).await;
+        res.unwrap();
+        abandon_a_read_that_keeps_its_bytes(&f).await;
+        // An operation made on it holds the descriptor: the file comes back, unchanged.
+        let pending = f.read_at(Vec::with_capacity(1), 9);
+        let f = f.try_into_std().expect_err("an operation holds it");
+        let (res, last) = pending.await;
+        assert_eq!((res.unwrap(), &last[..]), (1, &b"9"[..]));
+        // Alone again, it converts, giving back the bytes the abandoned read kept.
+        let mut s = f.try_into_std().expect("nothing holds it");
         let mut rest = String::new();
         s.read_to_string(&mut rest).unwrap();
         assert_eq!(rest, "23456789");
