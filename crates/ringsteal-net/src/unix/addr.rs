@@ -66,10 +66,12 @@ impl SocketAddr {
 impl From<std::os::unix::net::SocketAddr> for SocketAddr {
     fn from(addr: std::os::unix::net::SocketAddr) -> Self {
         use std::os::linux::net::SocketAddrExt;
+        // std's address was a `sockaddr_un` the kernel or `from_pathname` /
+        // `from_abstract_name` made, so its path or name fits `sun_path`, and std reports an
+        // empty path as the abstract name "". Were one refused all the same, it becomes
+        // unnamed, which binding and connecting refuse with `InvalidInput`.
         let raw = SockAddr::unix_reported(addr.as_pathname(), addr.as_abstract_name())
-            // std's address was a `sockaddr_un` the kernel or `from_pathname` /
-            // `from_abstract_name` made, so it fits one, and its path holds no NUL.
-            .expect("an address std holds fits a sockaddr_un");
+            .unwrap_or_else(|_| SockAddr::unix_unnamed());
         Self(raw)
     }
 }

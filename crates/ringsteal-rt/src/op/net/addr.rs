@@ -110,27 +110,35 @@ impl SockAddr {
     /// A Unix address the kernel reported (std's `SocketAddr`, for one): a pathname, an
     /// abstract name (`abstract_name`, without its leading NUL) or, with neither, unnamed.
     /// Unlike [`unix`](Self::unix) it keeps a path that fills `sun_path` whole (108 bytes
-    /// and no terminating NUL), which Linux binds and reports and `unix` refuses as input.
+    /// and no terminating NUL), which Linux binds and reports and `unix` refuses as input,
+    /// and a path ends at its first NUL byte, as the kernel reads one.
     ///
     /// # Errors
     /// `InvalidInput` for a path or name longer than `sun_path` (no address the kernel
-    /// reports is), or a path with a NUL byte in it.
+    /// reports is), or an empty path.
     pub fn unix_reported(path: Option<&Path>, abstract_name: Option<&[u8]>) -> io::Result<Self> {
         match (path, abstract_name) {
             (Some(path), _) => {
                 let bytes = path.as_os_str().as_bytes();
-                if bytes.len() == SUN_PATH_LEN && !bytes.contains(&0) {
-                    Self::unix_raw(bytes, 0)
-                } else if bytes.is_empty() {
-                    Err(invalid("an empty path names no Unix socket"))
-                } else {
-                    Self::unix(path)
+                let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+                match bytes.len() {
+                    0 => Err(invalid("an empty path names no Unix socket")),
+                    SUN_PATH_LEN => Self::unix_raw(bytes, 0),
+                    _ => Self::unix_raw(bytes, 1),
                 }
             }
             (None, Some(name)) => Self::unix_abstract(name),
-            // The family alone, as the kernel reports an unnamed socket.
-            (None, None) => Self::unix(""),
+            (None, None) => Ok(Self::unix_unnamed()),
         }
+    }
+
+    /// An unnamed Unix address: the family alone, as the kernel reports an unbound socket
+    /// (and as `unix("")` makes).
+    pub fn unix_unnamed() -> Self {
+        let mut out = Self::empty();
+        out.storage.ss_family = libc::AF_UNIX as libc::sa_family_t;
+        out.len = SUN_PATH_OFFSET as libc::socklen_t;
+        out
     }
 
     /// An abstract Unix-domain address (Linux): `name` without the leading NUL.
@@ -400,6 +408,7 @@ mod tests {
         let named = SockAddr::unix_reported(None, Some(b"abc")).unwrap();
         assert_eq!(named, SockAddr::unix_abstract(b"abc").unwrap());
         assert!(SockAddr::unix_reported(None, None).unwrap().is_unnamed());
+        assert_eq!(SockAddr::unix_unnamed(), SockAddr::unix("").unwrap());
         let kind = |r: io::Result<SockAddr>| r.unwrap_err().kind();
         let too_long = "x".repeat(109);
         assert_eq!(
@@ -410,6 +419,8 @@ mod tests {
             kind(SockAddr::unix_reported(Some(Path::new("")), None)),
             io::ErrorKind::InvalidInput
         );
+        let nul = SockAddr::unix_reported(Some(Path::new("/tmp/s\0junk")), None).unwrap();
+        assert_eq!(nul, short, "a path ends at its NUL");
     }
 
     #[test]
