@@ -1,6 +1,7 @@
 //! The attribute's arguments: `shards = N`, `idle = "..."`, `wake = "..."`, `crate = path` and,
-//! on tests, `start_paused = true`. Parsing only; every error points at the offending token and
-//! says what is allowed.
+//! on tests, `start_paused = true`; and tokio's `worker_threads = N` (`shards`) and
+//! `flavor = "current_thread"` (one shard) or `"multi_thread"` (ADR-0044). Parsing only; every
+//! error points at the offending token and says what is allowed.
 //!
 //! May not: look at the function the attribute is on (see `check.rs`) or emit code (`expand.rs`).
 
@@ -25,8 +26,8 @@ impl Kind {
 
     fn allowed(self) -> &'static str {
         match self {
-            Kind::Main => "`shards`, `idle`, `wake` and `crate`",
-            Kind::Test => "`shards`, `idle`, `wake`, `start_paused` and `crate`",
+            Kind::Main => "`shards`, `idle`, `wake` and `crate` (and tokio's `worker_threads` and `flavor`)",
+            Kind::Test => "`shards`, `idle`, `wake`, `start_paused` and `crate` (and tokio's `worker_threads` and `flavor`)",
         }
     }
 }
@@ -45,6 +46,15 @@ pub(crate) enum Wake {
     EventFd,
 }
 
+/// tokio's runtime flavors, as a port writes them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// One shard: the thread that runs the function.
+    CurrentThread,
+    /// The default: one shard per available CPU, or `worker_threads`.
+    MultiThread,
+}
+
 /// The spin budget of a bare `idle = "spin"`, as `Builder::idle`'s documentation suggests.
 pub(crate) const DEFAULT_SPIN_NANOS: u64 = 50_000;
 
@@ -56,6 +66,10 @@ pub(crate) struct Args {
     pub(crate) wake: Option<Wake>,
     pub(crate) krate: Option<Path>,
     pub(crate) start_paused: Option<(bool, Span)>,
+    /// tokio's `flavor`, resolved into `shards` by [`validate`](Self::validate).
+    flavor: Option<(Flavor, Span)>,
+    /// The name the shard count was given under (`shards` or tokio's `worker_threads`).
+    shards_name: &'static str,
 }
 
 impl Args {
@@ -67,6 +81,8 @@ impl Args {
             wake: None,
             krate: None,
             start_paused: None,
+            flavor: None,
+            shards_name: "shards",
         }
     }
 
@@ -85,21 +101,46 @@ impl Args {
             ))
         };
         match name.as_str() {
-            "shards" => {
+            // tokio's `worker_threads` is the same count: ringsteal's threads are its shards
+            // (the function's thread being shard 0).
+            "shards" | "worker_threads" => {
                 if self.shards.is_some() {
+                    if self.shards_name != name {
+                        return Err(meta.error(
+                            "`worker_threads` is tokio's name for `shards`: give one of them",
+                        ));
+                    }
                     return Err(duplicate());
                 }
-                let lit: LitInt = value(&meta, SHARDS_HELP)?;
+                let help = format!("`{name}` takes a whole number, e.g. `{name} = 2`");
+                let lit: LitInt = value(&meta, &help)?;
                 let n: usize = lit
                     .base10_parse()
-                    .map_err(|_| syn::Error::new(lit.span(), SHARDS_HELP))?;
+                    .map_err(|_| syn::Error::new(lit.span(), &help))?;
                 if n == 0 || n > 4096 {
                     return Err(syn::Error::new(
                         lit.span(),
-                        "`shards` must be between 1 and 4096 (leave it out for one shard per available CPU)",
+                        format!("`{name}` must be between 1 and 4096 (leave it out for one shard per available CPU)"),
                     ));
                 }
                 self.shards = Some((n, lit.span()));
+                self.shards_name = if name == "shards" {
+                    "shards"
+                } else {
+                    "worker_threads"
+                };
+            }
+            "flavor" => {
+                if self.flavor.is_some() {
+                    return Err(duplicate());
+                }
+                let lit: LitStr = value(&meta, FLAVOR_HELP)?;
+                let flavor = match lit.value().as_str() {
+                    "current_thread" => Flavor::CurrentThread,
+                    "multi_thread" => Flavor::MultiThread,
+                    _ => return Err(syn::Error::new(lit.span(), FLAVOR_HELP)),
+                };
+                self.flavor = Some((flavor, lit.span()));
             }
             "idle" => {
                 if self.idle.is_some() {
@@ -153,15 +194,6 @@ impl Args {
             "start_paused" => return Err(meta.error(
                 "`start_paused` is for #[ringsteal::test] only: a program's clock is never paused",
             )),
-            // tokio's arguments, which a port brings along: say what they are here.
-            "flavor" => return Err(meta.error(
-                "ringsteal has no runtime flavors: every runtime is a set of shards; for tokio's \
-                 `current_thread` write `shards = 1`, for `multi_thread` leave it out (one shard \
-                 per available CPU) or write `shards = N`",
-            )),
-            "worker_threads" => return Err(meta.error(
-                "ringsteal's threads are its shards: write `shards = N` for tokio's `worker_threads = N`",
-            )),
             _ => {
                 return Err(meta.error(format!(
                     "unknown argument `{name}`; {} takes {}",
@@ -173,8 +205,30 @@ impl Args {
         Ok(())
     }
 
-    /// Checks that hold across arguments.
-    pub(crate) fn validate(&self) -> syn::Result<()> {
+    /// Checks that hold across arguments, and resolves tokio's `flavor` into `shards`.
+    pub(crate) fn validate(&mut self) -> syn::Result<()> {
+        match (self.flavor, self.shards) {
+            (Some((Flavor::CurrentThread, _)), Some((n, span))) if n > 1 => {
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`flavor = \"current_thread\"` is one shard: leave `{}` out, or use \
+                         `flavor = \"multi_thread\"`",
+                        self.shards_name
+                    ),
+                ));
+            }
+            (Some((Flavor::CurrentThread, span)), None) => self.shards = Some((1, span)),
+            (Some((Flavor::MultiThread, span)), _)
+                if matches!(self.start_paused, Some((true, _))) =>
+            {
+                return Err(syn::Error::new(
+                    span,
+                    "a paused clock needs a single shard: use `flavor = \"current_thread\"` with `start_paused = true`, as tokio does",
+                ));
+            }
+            _ => {}
+        }
         if let (Some((true, _)), Some((n, span))) = (self.start_paused, self.shards) {
             if n > 1 {
                 return Err(syn::Error::new(
@@ -187,7 +241,8 @@ impl Args {
     }
 }
 
-const SHARDS_HELP: &str = "`shards` takes a whole number, e.g. `shards = 2`";
+const FLAVOR_HELP: &str = "`flavor` takes tokio's \"current_thread\" (one shard) or \
+     \"multi_thread\" (one shard per available CPU, or `worker_threads`/`shards`)";
 const IDLE_HELP: &str = "`idle` takes \"park\", \"spin\" (a 50us budget) or \"spin(BUDGET)\" \
      with a budget such as 200us, 2ms or 500ns";
 const WAKE_HELP: &str = "`wake` takes \"auto\", \"msg_ring\" or \"eventfd\"";

@@ -71,6 +71,12 @@ use args::{Args, Kind};
 /// | `idle = "..."` | `"park"`, `"spin"` (a 50 µs budget), `"spin(BUDGET)"` with `BUDGET` like `200us`, `2ms`, `500ns`, `1s` | `"park"` | `idle(IdleStrategy::Park)` or `idle(IdleStrategy::SpinThenPark(BUDGET))` |
 /// | `wake = "..."` | `"auto"`, `"msg_ring"`, `"eventfd"` | `"auto"` | `wake(WakeMechanism::Auto / MsgRing / EventFd)` |
 /// | `crate = path` | the path of the `ringsteal` crate, for crates that re-export it (`crate = my_lib::ringsteal`; a string `"my_lib::ringsteal"` works too) | `::ringsteal` | |
+/// | `worker_threads = N` | tokio's name for `shards = N` (give one of the two) | | `shards(N)` |
+/// | `flavor = "..."` | tokio's `"current_thread"` (one shard, the function's thread) or `"multi_thread"` (the default) | `"multi_thread"` | `shards(1)` for `"current_thread"` |
+///
+/// A port's `#[tokio::main(flavor = "multi_thread", worker_threads = 4)]` or
+/// `#[tokio::test(flavor = "current_thread")]` keeps its arguments (ADR-0044); `"current_thread"`
+/// with more than one shard is a compile error, as in tokio.
 ///
 /// The thread that runs `main` is shard 0; the others are threads the runtime starts. If the
 /// runtime cannot be built (io_uring refused, a bad setting), the program prints the error,

@@ -33,6 +33,24 @@ async fn shards_sets_the_shard_count(handle: RuntimeHandle) {
     assert_eq!(on_two.await.unwrap(), Some(2));
 }
 
+// tokio's arguments, as a port brings them.
+#[ringsteal::test(flavor = "multi_thread", worker_threads = 3)]
+async fn tokio_worker_threads_sets_the_shard_count(handle: RuntimeHandle) {
+    assert_eq!(handle.shards(), 3);
+}
+
+#[ringsteal::test(flavor = "current_thread")]
+async fn tokio_current_thread_is_one_shard(handle: RuntimeHandle) {
+    assert_eq!(handle.shards(), 1);
+}
+
+#[ringsteal::test(flavor = "current_thread", start_paused = true)]
+async fn tokio_current_thread_with_a_paused_clock() {
+    let start = ringsteal::time::Instant::now();
+    ringsteal::time::sleep(std::time::Duration::from_secs(3600)).await;
+    assert!(start.elapsed() >= std::time::Duration::from_secs(3600));
+}
+
 #[ringsteal::test(shards = 2, wake = "eventfd")]
 async fn wake_eventfd_rings_only_eventfds(handle: RuntimeHandle) {
     // A wake of a sleeping shard 1 from shard 0: with MSG_RING it would count a msg_ring
