@@ -1070,6 +1070,15 @@ macro_rules! stream_halves {
                 &self.core
             }
 
+            /// Joins the halves back into a stream, as [`OwnedReadHalf::reunite`] does
+            /// (tokio has it on both halves).
+            ///
+            /// # Errors
+            /// [`ReuniteError`] (holding both halves) if they are from different streams.
+            pub fn reunite(self, other: OwnedReadHalf) -> Result<$stream, ReuniteError> {
+                other.reunite(self)
+            }
+
             /// Drops the half without shutting down the write side.
             pub fn forget(mut self) {
                 self.shutdown_on_drop = false;
@@ -1124,6 +1133,8 @@ macro_rules! stream_halves {
 
         impl_as_fd!(OwnedReadHalf, |h| h.core.fd().as_raw_fd());
         impl_as_fd!(OwnedWriteHalf, |h| h.core.fd().as_raw_fd());
+        impl_as_fd!(ReadHalf<'_>, |h| h.core.fd().as_raw_fd());
+        impl_as_fd!(WriteHalf<'_>, |h| h.core.fd().as_raw_fd());
 
         /// The stream the half belongs to, as tokio's halves give it: for its socket
         /// options and addresses (its `&self` reads and writes work too, sharing the half's

@@ -514,7 +514,10 @@ fn halves_reunite_only_with_their_own_stream() {
             let (b_rd, b_wr) = b.into_split();
             let err = a_rd.reunite(b_wr).unwrap_err();
             let (a_rd, b_wr) = (err.0, err.1);
-            let a = a_rd.reunite(a_wr).unwrap();
+            // From the write half too, as tokio has it.
+            let err = a_wr.reunite(b_rd).unwrap_err();
+            let (b_rd, a_wr) = (err.0, err.1);
+            let a = a_wr.reunite(a_rd).unwrap();
             let b = b_rd.reunite(b_wr).unwrap();
             // Reuniting did not shut anything down.
             a.write_all(b"still open".to_vec()).await.0.unwrap();
@@ -697,6 +700,11 @@ fn every_half_gives_its_stream_by_as_ref() {
                 stream.set_nodelay(true).unwrap();
                 assert!(r.as_ref().nodelay().unwrap());
                 assert_eq!(r.as_ref().peer_addr().unwrap(), peer);
+                // The borrowed halves' own addresses, as tokio's.
+                assert_eq!(r.peer_addr().unwrap(), peer);
+                assert_eq!(w.peer_addr().unwrap(), peer);
+                assert_eq!(w.local_addr().unwrap(), r.as_ref().local_addr().unwrap());
+                assert_eq!(r.local_addr().unwrap(), w.local_addr().unwrap());
             }
             let (rd, wr) = client.into_split();
             wr.as_ref().set_nodelay(false).unwrap();

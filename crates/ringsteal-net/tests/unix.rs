@@ -132,6 +132,32 @@ fn addresses_built_from_std_bind_and_connect() {
 }
 
 #[test]
+fn a_datagram_socket_shut_down_ends_a_waiting_receive_and_refuses_sends() {
+    with_every_runtime("unix datagram shutdown", 1, |_, rt| {
+        rt.block_on(async {
+            let (a, b) = UnixDatagram::pair().unwrap();
+            // A receive polled once waits: nothing is queued.
+            let mut waiting = std::pin::pin!(a.recv(Vec::with_capacity(16)));
+            let first = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(waiting.as_mut(), cx).is_pending())
+            })
+            .await;
+            assert!(first, "nothing was queued");
+            a.shutdown(std::net::Shutdown::Read).unwrap();
+            let (res, _) = timeout(OP_GUARD, waiting).await.expect("the receive ended");
+            assert_eq!(res.unwrap(), 0, "an ended receive reads nothing");
+            let (res, _) = a.recv(Vec::with_capacity(16)).await;
+            assert_eq!(res.unwrap(), 0, "and so does a later one");
+            // The sending side: a send fails, as tokio's does.
+            a.shutdown(std::net::Shutdown::Write).unwrap();
+            let (res, _) = a.send(b"late".to_vec()).await;
+            assert_eq!(res.unwrap_err().kind(), ErrorKind::BrokenPipe);
+            drop(b);
+        })
+    });
+}
+
+#[test]
 fn bad_paths_fail_with_clear_errors() {
     with_every_runtime("unix bad paths", 1, |_, rt| {
         rt.block_on(async {
@@ -198,6 +224,11 @@ fn a_stream_pair_is_connected_and_unnamed() {
             let (a, b) = UnixStream::pair().unwrap();
             assert!(a.local_addr().unwrap().is_unnamed());
             assert!(b.peer_addr().unwrap().is_unnamed());
+            {
+                let (r, w) = a.split();
+                assert!(r.local_addr().unwrap().is_unnamed());
+                assert!(w.peer_addr().unwrap().is_unnamed());
+            }
             let (b_rd, b_wr) = b.into_split();
             // Echo from shard 1.
             let echo = ringsteal_rt::spawn_with(ringsteal_rt::Placement::Pinned(1), async move {

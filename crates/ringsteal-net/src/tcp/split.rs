@@ -48,3 +48,5 @@ impl WriteHalf<'_> {
 
 half_addrs!(OwnedReadHalf, std::net::SocketAddr, sockopt::ip);
 half_addrs!(OwnedWriteHalf, std::net::SocketAddr, sockopt::ip);
+half_addrs!(ReadHalf<'_>, std::net::SocketAddr, sockopt::ip);
+half_addrs!(WriteHalf<'_>, std::net::SocketAddr, sockopt::ip);

@@ -317,6 +317,28 @@ impl UnixDatagram {
         op::recvmsg_multishot(&self.fd)
     }
 
+    /// Shuts down the receiving side, the sending side or both (`shutdown(2)`), as tokio's
+    /// `UnixDatagram::shutdown`: a receive then returns `Ok(0)` at once, one already
+    /// waiting included, and a send fails with `BrokenPipe`.
+    ///
+    /// ```
+    /// use std::net::Shutdown;
+    /// use ringsteal_net::UnixDatagram;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let (a, _b) = UnixDatagram::pair()?;
+    ///     a.shutdown(Shutdown::Write)?;
+    ///     let (res, _) = a.send(b"late".to_vec()).await;
+    ///     assert_eq!(res.unwrap_err().kind(), std::io::ErrorKind::BrokenPipe);
+    ///     Ok::<(), std::io::Error>(())
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn shutdown(&self, how: std::net::Shutdown) -> io::Result<()> {
+        sockopt::shutdown(self, how)
+    }
+
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         sockopt::local(self).map(SocketAddr::from_raw)

@@ -32,3 +32,5 @@ rt.block_on(async {
 
 half_addrs!(OwnedReadHalf, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
 half_addrs!(OwnedWriteHalf, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
+half_addrs!(ReadHalf<'_>, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
+half_addrs!(WriteHalf<'_>, SocketAddr, |a| Ok(SocketAddr::from_raw(a)));
