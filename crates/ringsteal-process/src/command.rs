@@ -180,6 +180,20 @@ impl Command {
         self
     }
 
+    /// The std command inside, as tokio's `into_std`. What ringsteal adds at spawn goes:
+    /// `kill_on_drop` (std's children are never killed on drop) and the unblocking of
+    /// `SIGPIPE` in the child of a thread that blocked it.
+    ///
+    /// ```
+    /// let mut cmd = ringsteal_process::Command::new("echo");
+    /// cmd.arg("hi");
+    /// let std_cmd = cmd.into_std();
+    /// assert_eq!(std_cmd.get_args().collect::<Vec<_>>(), ["hi"]);
+    /// ```
+    pub fn into_std(self) -> std::process::Command {
+        self.std
+    }
+
     /// Whether dropping the child sends it `SIGKILL` (see
     /// [`kill_on_drop`](Self::kill_on_drop)), as tokio's `get_kill_on_drop`.
     ///

@@ -247,6 +247,45 @@ fn detached_tasks_run_on_and_the_group_goes_on_with_new_ones() {
     });
 }
 
+#[test]
+fn local_and_blocking_tasks_join_through_the_group() {
+    with_every_runtime("group local and blocking", 2, |_, rt| {
+        rt.block_on(async {
+            let mut group = TaskGroup::new();
+            let gate = CancellationToken::new();
+            for i in 0..4u32 {
+                // `!Send` state, on this shard.
+                let local = std::rc::Rc::new(i);
+                let gate = gate.clone();
+                group.spawn_local(async move {
+                    gate.cancelled().await;
+                    *local
+                });
+                group.spawn_blocking(move || 10 + i);
+            }
+            // The blocking ones finish first; each comes out once, announced.
+            let mut blocking: Vec<u32> = Vec::new();
+            for _ in 0..4 {
+                blocking.push(group.join_next().await.unwrap().unwrap());
+            }
+            blocking.sort_unstable();
+            assert_eq!(blocking, [10, 11, 12, 13]);
+            gate.cancel();
+            let mut local: Vec<u32> = group
+                .join_all()
+                .await
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
+            local.sort_unstable();
+            assert_eq!(local, [0, 1, 2, 3]);
+            // An aborted local task reports its abort.
+            group.spawn_local(std::future::pending::<u32>()).abort();
+            assert!(group.join_next().await.unwrap().unwrap_err().is_cancelled());
+        });
+    });
+}
+
 ringsteal_rt::task_local! {
     static REQUEST: u64;
 }

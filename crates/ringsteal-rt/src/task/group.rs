@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::group_finished::{announcing, Finished};
+use super::group_finished::{announcing, announcing_fn, Finished};
 use crate::error::SpawnError;
 use crate::placement::Placement;
 use crate::runtime::RuntimeHandle;
@@ -114,6 +114,56 @@ impl<T: Send + 'static> TaskGroup<T> {
         let (id, future) = self.announced_future(future);
         let handle = RuntimeHandle::current().spawn_with(placement, future);
         self.keep(id, handle)
+    }
+
+    /// Spawns a `!Send` future into the group, on the current shard, as tokio's
+    /// `JoinSet::spawn_local` (see [`crate::spawn_local`]).
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    /// use ringsteal_rt::task::TaskGroup;
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut group = TaskGroup::new();
+    ///     let shared = Rc::new(20);
+    ///     let s = shared.clone();
+    ///     group.spawn_local(async move { *s + 1 });
+    ///     group.spawn_blocking(|| 21);
+    ///     let mut sum = 0;
+    ///     while let Some(res) = group.join_next().await {
+    ///         sum += res.unwrap();
+    ///     }
+    ///     assert_eq!(sum, 42);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Off a shard (outside a task or `block_on`).
+    pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        let id = self.next_id;
+        self.next_id += 1;
+        let future = announcing(future, id, self.finished.clone());
+        self.keep(id, crate::spawn_local(future))
+    }
+
+    /// Runs a blocking closure on the runtime's blocking pool as one of the group's tasks,
+    /// as tokio's `JoinSet::spawn_blocking` (see [`crate::spawn_blocking`]). Aborting it
+    /// keeps it from starting; once it runs, it runs to the end.
+    ///
+    /// # Panics
+    /// Outside a ringsteal runtime.
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let id = self.next_id;
+        self.next_id += 1;
+        let f = announcing_fn(f, id, self.finished.clone());
+        self.keep(id, RuntimeHandle::current().spawn_blocking(f))
     }
 
     /// Keeps `handle` under the group's `id` and returns an abort handle for it.

@@ -67,6 +67,20 @@ pub(super) fn announcing<F: Future>(
     }
 }
 
+/// [`announcing`] for a blocking closure: it announces `id` when it returns, panics, or
+/// is dropped without running (the pool shut down first).
+pub(super) fn announcing_fn<R>(
+    f: impl FnOnce() -> R,
+    id: u64,
+    finished: Arc<Finished>,
+) -> impl FnOnce() -> R {
+    let guard = Announce { id, finished };
+    move || {
+        let _guard = guard;
+        f()
+    }
+}
+
 struct Announce {
     id: u64,
     finished: Arc<Finished>,

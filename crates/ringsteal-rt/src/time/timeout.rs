@@ -125,6 +125,11 @@ impl<F> Timeout<F> {
         &self.future
     }
 
+    /// The wrapped future, mutably (as tokio's `get_mut`).
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.future
+    }
+
     /// The wrapped future, consuming the timeout (and removing its timer).
     pub fn into_inner(self) -> F {
         self.future
