@@ -165,15 +165,21 @@ fn a_clone_shares_the_position_and_outlives_the_original() {
     });
 }
 
+/// A file of [`TEN`] whose reader took two bytes, and whose abandoned read kept more.
+async fn two_read_and_more_kept(ctx: &Ctx) -> File {
+    let path = ctx.dir.join("f");
+    std::fs::write(&path, TEN).unwrap();
+    let mut f = File::open(&path).await.unwrap();
+    let (res, _) = f.read_exact(Vec::with_capacity(2)).await;
+    res.unwrap();
+    abandon_a_read_that_keeps_its_bytes(&f).await;
+    f
+}
+
 #[test]
 fn a_std_file_taken_back_reads_on_from_the_readers_position() {
     on_every_shard("into-std", |ctx| async move {
-        let path = ctx.dir.join("f");
-        std::fs::write(&path, TEN).unwrap();
-        let mut f = File::open(&path).await.unwrap();
-        let (res, _) = f.read_exact(Vec::with_capacity(2)).await;
-        res.unwrap();
-        abandon_a_read_that_keeps_its_bytes(&f).await;
+        let f = two_read_and_more_kept(&ctx).await;
         let mut s = f.into_std().await.unwrap();
         let mut rest = String::new();
         s.read_to_string(&mut rest).unwrap();
@@ -184,12 +190,7 @@ fn a_std_file_taken_back_reads_on_from_the_readers_position() {
 #[test]
 fn try_into_std_refuses_while_in_use_and_then_reads_on_from_the_readers_position() {
     on_every_shard("try-into-std", |ctx| async move {
-        let path = ctx.dir.join("f");
-        std::fs::write(&path, TEN).unwrap();
-        let mut f = File::open(&path).await.unwrap();
-        let (res, _) = f.read_exact(Vec::with_capacity(2)).await;
-        res.unwrap();
-        abandon_a_read_that_keeps_its_bytes(&f).await;
+        let f = two_read_and_more_kept(&ctx).await;
         // An operation made on it holds the descriptor: the file comes back, unchanged.
         let pending = f.read_at(Vec::with_capacity(1), 9);
         let f = f.try_into_std().expect_err("an operation holds it");
