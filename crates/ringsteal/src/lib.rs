@@ -163,15 +163,17 @@ pub mod time {
     pub use ringsteal_rt::time::*;
 }
 
-/// The runtime and its builder, where tokio keeps them (`tokio::runtime::{Builder,
-/// Runtime}`); the same items as at the crate's top level. The builder also answers to
-/// tokio's names (`new_multi_thread`, `worker_threads`, `enable_all`, ...: ADR-0044).
+/// The runtime and its builder, where tokio keeps them (`tokio::runtime::{Builder, Handle,
+/// Runtime}`); the same items as at the crate's top level, with [`RuntimeHandle`] also
+/// under tokio's name `Handle`. The builder also answers to tokio's names
+/// (`new_multi_thread`, `worker_threads`, `enable_all`, ...: ADR-0044).
 ///
 /// ```
-/// use ringsteal::runtime::{Builder, Runtime};
+/// use ringsteal::runtime::{Builder, Handle, Runtime};
 ///
 /// let rt: Runtime = Builder::new_current_thread().enable_all().build()?;
-/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// let two = rt.block_on(async { Handle::current().spawn(async { 1 + 1 }).await });
+/// assert_eq!(two.unwrap(), 2);
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub mod runtime {
@@ -179,6 +181,10 @@ pub mod runtime {
         BuildError, Builder, EnterGuard, IdleStrategy, Runtime, RuntimeHandle, RuntimeStats,
         ShardStats, WakeMechanism,
     };
+
+    /// tokio's name for [`RuntimeHandle`] (`tokio::runtime::Handle`): the same type.
+    /// `try_current` returns an `Option` where tokio's returns a `Result`.
+    pub type Handle = RuntimeHandle;
 }
 
 /// Cancellation tokens.
