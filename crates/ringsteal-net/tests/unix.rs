@@ -132,6 +132,85 @@ fn addresses_built_from_std_bind_and_connect() {
 }
 
 #[test]
+fn addresses_convert_back_to_std_and_std_binds_them() {
+    with_every_runtime("unix addr to std", 1, |_, rt| {
+        rt.block_on(async {
+            let (path, dir) = temp_socket_path();
+            let name = format!("ringsteal-test-back-{}-{}", std::process::id(), unique());
+            let path_listener = UnixListener::bind(&path).unwrap();
+            let name_listener = UnixListener::bind(format!("\0{name}")).unwrap();
+            // The kernel's reports of our listeners, as std's addresses.
+            let from_path =
+                std::os::unix::net::SocketAddr::from(path_listener.local_addr().unwrap());
+            assert_eq!(from_path.as_pathname(), Some(path.as_path()));
+            let from_name =
+                std::os::unix::net::SocketAddr::from(name_listener.local_addr().unwrap());
+            assert_eq!(from_name.as_abstract_name(), Some(name.as_bytes()));
+            // std connects to them: the same sockets.
+            for (std_addr, listener) in [(&from_path, &path_listener), (&from_name, &name_listener)]
+            {
+                let mut client = std::os::unix::net::UnixStream::connect_addr(std_addr).unwrap();
+                std::io::Write::write_all(&mut client, b"std").unwrap();
+                let (server, _) = listener.accept().await.unwrap();
+                let (res, buf) = server.read_exact(vec![0; 3]).await;
+                res.unwrap();
+                assert_eq!(buf, b"std");
+            }
+            // Unnamed stays unnamed.
+            let (a, _b) = UnixStream::pair().unwrap();
+            let unnamed = std::os::unix::net::SocketAddr::from(a.local_addr().unwrap());
+            assert!(unnamed.is_unnamed());
+            std::fs::remove_dir_all(dir).unwrap();
+        })
+    });
+}
+
+#[test]
+fn a_path_of_all_108_bytes_converts_to_unnamed_without_a_panic() {
+    // std can neither make nor bind such an address; another program can, with the bytes
+    // of `sun_path` all used and no NUL after them, and the kernel then reports it.
+    let dir = std::env::temp_dir().join(format!("rs108-{}-{}", std::process::id(), unique()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prefix = dir.to_str().unwrap().len() + 1;
+    assert!(
+        prefix < 100,
+        "the temporary directory leaves room for a name"
+    );
+    let path = dir.join("p".repeat(108 - prefix));
+    let bytes = path.as_os_str().as_encoded_bytes();
+    assert_eq!(bytes.len(), 108);
+    // SAFETY: plain system calls on a descriptor this test owns; the address is a
+    // `sockaddr_un` of the length given, which outlives the call.
+    let fd = unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
+            *dst = *src as libc::c_char;
+        }
+        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        let bound = libc::bind(fd, (&addr as *const libc::sockaddr_un).cast(), len);
+        assert_eq!(bound, 0, "{}", std::io::Error::last_os_error());
+        assert_eq!(libc::listen(fd, 1), 0);
+        <std::os::unix::net::UnixListener as std::os::fd::FromRawFd>::from_raw_fd(fd)
+    };
+    let rt = Runtime::builder().shards(1).build().unwrap();
+    rt.block_on(async {
+        let listener = UnixListener::from_std(fd).unwrap();
+        let ours = listener.local_addr().unwrap();
+        assert_eq!(
+            ours.as_pathname(),
+            Some(path.as_path()),
+            "the kernel reports it whole"
+        );
+        let std_addr = std::os::unix::net::SocketAddr::from(ours);
+        assert!(std_addr.is_unnamed(), "{std_addr:?}");
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_datagram_socket_shut_down_ends_a_waiting_receive_and_refuses_sends() {
     with_every_runtime("unix datagram shutdown", 1, |_, rt| {
         rt.block_on(async {

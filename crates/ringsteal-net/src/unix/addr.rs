@@ -76,6 +76,38 @@ impl From<std::os::unix::net::SocketAddr> for SocketAddr {
     }
 }
 
+/// The same address as std's, as tokio's `From`: for std's
+/// `UnixListener::bind_addr`/`UnixStream::connect_addr`, or code that matches on
+/// `as_pathname()`.
+///
+/// One address does not carry over: a path of the whole 108 bytes of `sun_path`, with no
+/// NUL after it, which another program may bind and the kernel then reports, but std can
+/// neither make nor bind (`from_pathname` refuses it). It becomes unnamed; the conversion
+/// never panics.
+///
+/// ```
+/// use std::os::linux::net::SocketAddrExt;
+///
+/// let ours = ringsteal_net::unix::SocketAddr::from(
+///     std::os::unix::net::SocketAddr::from_abstract_name(b"ringsteal-doc-back").unwrap(),
+/// );
+/// let std_addr = std::os::unix::net::SocketAddr::from(ours);
+/// assert_eq!(std_addr.as_abstract_name(), Some(&b"ringsteal-doc-back"[..]));
+/// ```
+impl From<SocketAddr> for std::os::unix::net::SocketAddr {
+    fn from(addr: SocketAddr) -> Self {
+        use std::os::linux::net::SocketAddrExt;
+        let made = match (addr.as_pathname(), addr.as_abstract_name()) {
+            (Some(path), _) => Self::from_pathname(path),
+            (None, Some(name)) => Self::from_abstract_name(name),
+            (None, None) => Err(std::io::ErrorKind::InvalidInput.into()),
+        };
+        // An empty path is std's unnamed address (`is_unnamed`), which it always makes.
+        made.or_else(|_| Self::from_pathname(""))
+            .expect("std makes the unnamed address from an empty path")
+    }
+}
+
 impl fmt::Debug for SocketAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_unnamed() {
