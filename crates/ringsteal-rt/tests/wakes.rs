@@ -400,3 +400,58 @@ fn a_spawn_from_a_plain_thread_runs_when_the_block_on_it_woke_returns_at_once() 
         }
     });
 }
+
+/// A thread-local whose destructor, as the thread exits, asks for the runtime, tries to
+/// spawn and enters one: after the thread's record of entered runtimes is gone.
+struct AsksAtExit {
+    handle: RuntimeHandle,
+    answers: std::sync::mpsc::Sender<(bool, bool, bool)>,
+}
+
+impl Drop for AsksAtExit {
+    fn drop(&mut self) {
+        let current = RuntimeHandle::try_current().is_some();
+        let spawned = ringsteal_rt::try_spawn_with(Placement::Stealable, async {}).is_ok();
+        let entered = {
+            let _guard = self.handle.enter();
+            RuntimeHandle::try_current().is_some()
+        };
+        let _ = self.answers.send((current, spawned, entered));
+    }
+}
+
+thread_local! {
+    static ASKS_AT_EXIT: std::cell::RefCell<Option<AsksAtExit>> = const { std::cell::RefCell::new(None) };
+}
+
+#[test]
+fn a_thread_local_destructor_asking_for_the_runtime_gets_none_not_a_panic() {
+    // Destructors run in the reverse order of the thread-locals' first use: the runtime's
+    // record of entered runtimes, first used after `ASKS_AT_EXIT`, is gone before its
+    // destructor runs. A panic there would abort the whole test binary.
+    let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = rt.handle();
+    std::thread::spawn(move || {
+        ASKS_AT_EXIT.with(|slot| {
+            *slot.borrow_mut() = Some(AsksAtExit {
+                handle: handle.clone(),
+                answers: tx,
+            })
+        });
+        let guard = handle.enter();
+        assert!(RuntimeHandle::try_current().is_some());
+        drop(guard);
+    })
+    .join()
+    .expect("the thread exited without a panic");
+    let answers = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the destructor ran and answered");
+    assert_eq!(
+        answers,
+        (false, false, false),
+        "no runtime is current, nothing spawns and entering enters nothing, once the \
+         thread's record is gone"
+    );
+}

@@ -57,7 +57,10 @@ impl RuntimeHandle {
         )
     }
 
-    /// The runtime of the current thread, if any.
+    /// The runtime of the current thread, if any. `None` too in a thread-local's destructor
+    /// that runs after the thread's record of entered runtimes is gone, as the thread exits
+    /// (where tokio's says `is_thread_local_destroyed`): never a panic, which there would
+    /// abort the process.
     pub fn try_current() -> Option<Self> {
         context::current_shared().map(Self::from_shared)
     }
@@ -66,7 +69,9 @@ impl RuntimeHandle {
     /// [`current`](Self::current) and the free `spawn` and `spawn_blocking` functions work
     /// here. Guards nest (the innermost runtime entered is current); one dropped out of order
     /// takes only its own runtime off the thread. The guard stays on its thread (it is not
-    /// `Send`).
+    /// `Send`). In a thread-local's destructor as the thread exits, once the thread's record
+    /// of entered runtimes is gone, the guard enters nothing (spawns then fail as off a
+    /// runtime) rather than panic.
     ///
     /// Inside a task of another runtime too (as tokio's `Handle::enter`): spawns go to this
     /// runtime while the guard lives, but the task's own I/O and timers stay on the ring of

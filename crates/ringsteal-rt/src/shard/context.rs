@@ -32,9 +32,15 @@ thread_local! {
     static NEXT_GUARD: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The innermost runtime entered on this thread.
+/// The innermost runtime entered on this thread; none once the thread's record of them is
+/// gone (asked from another thread-local's destructor as the thread exits: `spawn` or
+/// `RuntimeHandle::try_current` in a `Drop` must get "no runtime" there, not a panic, which
+/// in a thread-local's destructor aborts the process).
 fn entered() -> Option<Arc<Shared>> {
-    ENTERED.with(|e| e.borrow().last().map(|(_, shared)| shared.clone()))
+    ENTERED
+        .try_with(|e| e.borrow().last().map(|(_, shared)| shared.clone()))
+        .ok()
+        .flatten()
 }
 
 /// Runs `f` with the shard this thread runs, if any.
@@ -148,7 +154,7 @@ impl Drop for ShardGuard {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.prev));
         SHARD_FIRST_GUARD.with(|f| f.set(self.prev_first_guard));
-        ENTERED.with(|e| note_entered_over_shard(&e.borrow()));
+        let _ = ENTERED.try_with(|e| note_entered_over_shard(&e.borrow()));
     }
 }
 
@@ -190,7 +196,10 @@ pub(crate) struct EnterGuard {
 impl EnterGuard {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         let id = NEXT_GUARD.with(|n| n.replace(n.get().wrapping_add(1)));
-        ENTERED.with(|e| {
+        // Once the thread's record is gone (a thread-local's destructor as the thread exits)
+        // the guard enters nothing: what it would make possible fails as it does off a
+        // runtime (`try_spawn`'s `NotOnShard`), rather than the destructor aborting.
+        let _ = ENTERED.try_with(|e| {
             let mut stack = e.borrow_mut();
             stack.push((id, shared));
             note_entered_over_shard(&stack);
@@ -206,7 +215,8 @@ impl Drop for EnterGuard {
     fn drop(&mut self) {
         // Taken out before it is dropped: a runtime's last reference may go with it, and
         // its drop must not find the stack borrowed.
-        let gone = ENTERED.with(|e| {
+        // (Nothing to take out once the record is gone: it dropped its runtimes with it.)
+        let gone = ENTERED.try_with(|e| {
             let mut stack = e.borrow_mut();
             let at = stack.iter().rposition(|(id, _)| *id == self.id)?;
             let gone = stack.remove(at);
