@@ -90,18 +90,28 @@ impl<T: 'static> LocalKey<T> {
     ///     USER.with(|user| assert_eq!(user, "ada"));
     /// }));
     /// ```
+    ///
+    /// The inner future is dropped inside the scope too, as tokio's: a `Drop` in it that
+    /// reads the key (a request id in a guard's log line) finds the value when the scope is
+    /// cut short (a timeout, an abort, a `select!` that drops the losing branch).
+    ///
+    /// # Panics
+    /// Polled inside [`with`](Self::with) of the same key (the value is borrowed there).
     pub fn scope<F: Future>(&'static self, value: T, future: F) -> TaskLocalFuture<T, F> {
         TaskLocalFuture {
             key: self,
             value: Some(value),
-            future,
+            future: Some(future),
         }
     }
 
     /// Runs `f` with `value` for this key, synchronously.
+    ///
+    /// # Panics
+    /// Called inside [`with`](Self::with) of the same key (the value is borrowed there).
     pub fn sync_scope<R>(&'static self, value: T, f: impl FnOnce() -> R) -> R {
         let mut value = Some(value);
-        self.enter(&mut value, f)
+        self.enter(&mut value, Borrowed::Panic, f)
     }
 
     /// Calls `f` with the value of the current scope.
@@ -156,29 +166,69 @@ impl<T: 'static> LocalKey<T> {
 
     /// Swaps `value` into the slot for the duration of `f`, and back afterwards (also when
     /// `f` panics), so that it ends up where it was and the slot holds what it held.
-    fn enter<R>(&'static self, value: &mut Option<T>, f: impl FnOnce() -> R) -> R {
+    ///
+    /// Where the value cannot go in, `f` runs without it (reads in it fail as outside any
+    /// scope): once this thread's slot is gone (in another thread-local's destructor as the
+    /// thread exits, where a panic would abort the process), and, with
+    /// [`Borrowed::RunWithout`], while the slot is borrowed by `with`.
+    fn enter<R>(
+        &'static self,
+        value: &mut Option<T>,
+        borrowed: Borrowed,
+        f: impl FnOnce() -> R,
+    ) -> R {
         struct Restore<'a, T: 'static> {
             key: &'static LocalKey<T>,
             value: &'a mut Option<T>,
         }
         impl<T: 'static> Drop for Restore<'_, T> {
             fn drop(&mut self) {
-                self.key.swap(self.value);
+                // It went in, so it comes out: the slot is not borrowed by a `with` that
+                // began inside `f` (that one ended with `f`), and is still there.
+                let _ = self.key.swap(self.value);
             }
         }
-        self.swap(value);
+        match self.swap(value) {
+            Swapped::Done => {}
+            Swapped::Borrowed if borrowed == Borrowed::Panic => {
+                panic!("a task-local scope began or ended inside `with` of the same key")
+            }
+            Swapped::Borrowed | Swapped::Gone => return f(),
+        }
         let _restore = Restore { key: self, value };
         f()
     }
 
-    fn swap(&'static self, value: &mut Option<T>) {
-        self.slot.with(|slot| {
-            let mut slot = slot.try_borrow_mut().unwrap_or_else(|_| {
-                panic!("a task-local scope began or ended inside `with` of the same key")
-            });
-            std::mem::swap(&mut *slot, value);
-        });
+    /// Swaps `value` with the slot's content, if the slot is there and free.
+    fn swap(&'static self, value: &mut Option<T>) -> Swapped {
+        self.slot
+            .try_with(|slot| match slot.try_borrow_mut() {
+                Ok(mut slot) => {
+                    std::mem::swap(&mut *slot, value);
+                    Swapped::Done
+                }
+                Err(_) => Swapped::Borrowed,
+            })
+            .unwrap_or(Swapped::Gone)
     }
+}
+
+/// What [`LocalKey::enter`] does when the slot is borrowed by `with`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Borrowed {
+    /// Panic: a scope entered inside `with` of its own key is a mistake in the program.
+    Panic,
+    /// Run without the value: the drop of a scope's future must not panic.
+    RunWithout,
+}
+
+/// What [`LocalKey::swap`] did.
+enum Swapped {
+    Done,
+    /// The slot is borrowed by `with`.
+    Borrowed,
+    /// The thread's slot has been destroyed (thread exit).
+    Gone,
 }
 
 impl<T: 'static> fmt::Debug for LocalKey<T> {
@@ -203,20 +253,40 @@ pub struct TaskLocalFuture<T: 'static, F> {
     key: &'static LocalKey<T>,
     /// The scope's value while the future is not being polled (the slot holds it meanwhile).
     value: Option<T>,
-    future: F,
+    /// The inner future: `Some` until this future is dropped (its `Drop` drops it in the
+    /// scope, in place).
+    future: Option<F>,
 }
 
 impl<T: 'static, F: Future> Future for TaskLocalFuture<T, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is pinned structurally: this is the only place that reaches it,
-        // always through the pin, and nothing moves it out (no method hands it out, and
-        // there is no `Drop` impl). `key` and `value` are not pinned: moving them is fine.
+        // SAFETY: `future` is pinned structurally: `poll` reaches it only through the pin,
+        // nothing moves it out (no method hands it out), and `Drop` drops it in place
+        // (`Option::take` would move it; setting the option to `None` does not). `key` and
+        // `value` are not pinned: moving them is fine.
         let this = unsafe { self.get_unchecked_mut() };
+        let Self { key, value, future } = this;
+        let Some(future) = future.as_mut() else {
+            unreachable!("the inner future is only gone once this future is dropped")
+        };
         // SAFETY: as above.
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        this.key.enter(&mut this.value, || future.poll(cx))
+        let future = unsafe { Pin::new_unchecked(future) };
+        key.enter(value, Borrowed::Panic, || future.poll(cx))
+    }
+}
+
+impl<T: 'static, F> Drop for TaskLocalFuture<T, F> {
+    fn drop(&mut self) {
+        if !std::mem::needs_drop::<F>() || self.future.is_none() {
+            return;
+        }
+        let Self { key, value, future } = self;
+        // In place (the pin's drop guarantee), inside the scope; without the value only
+        // where it cannot go in (the slot borrowed or gone), never with a panic. Were the
+        // inner drop to panic, the field drop that follows finds `None`.
+        key.enter(value, Borrowed::RunWithout, || *future = None);
     }
 }
 
@@ -308,5 +378,98 @@ mod tests {
     #[should_panic(expected = "outside any scope")]
     fn with_outside_a_scope_panics_with_a_clear_message() {
         NUMBER.with(|_| ());
+    }
+
+    /// Records, when dropped, what the key read then.
+    struct ReadsOnDrop(std::sync::mpsc::Sender<Option<u32>>);
+
+    impl Drop for ReadsOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.send(NUMBER.try_get().ok());
+        }
+    }
+
+    #[test]
+    fn a_scope_cut_short_drops_its_future_inside_the_scope() {
+        let waker = Waker::from(Arc::new(Noop));
+        let mut cx = Context::from_waker(&waker);
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Polled once (the guard lives in the future's state), then dropped: a timeout or
+        // an abort does this.
+        let guard = ReadsOnDrop(tx.clone());
+        let mut scoped = Box::pin(NUMBER.scope(7, async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }));
+        assert!(scoped.as_mut().poll(&mut cx).is_pending());
+        drop(scoped);
+        assert_eq!(
+            rx.try_recv(),
+            Ok(Some(7)),
+            "the drop read the scope's value"
+        );
+        // Never polled: the guard is a captured variable, dropped in the scope as well.
+        let guard = ReadsOnDrop(tx.clone());
+        drop(NUMBER.scope(8, async move { drop(guard) }));
+        assert_eq!(rx.try_recv(), Ok(Some(8)));
+        // And an outer scope is what the key holds again afterwards.
+        NUMBER.sync_scope(1, || {
+            let guard = ReadsOnDrop(tx);
+            drop(NUMBER.scope(9, async move { drop(guard) }));
+            assert_eq!(NUMBER.get(), 1);
+        });
+        assert_eq!(rx.try_recv(), Ok(Some(9)));
+        assert!(NUMBER.try_get().is_err(), "no scope left behind");
+    }
+
+    #[test]
+    fn a_scope_dropped_inside_with_of_its_key_drops_its_future_without_a_panic() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        NUMBER.sync_scope(1, || {
+            let guard = ReadsOnDrop(tx);
+            let scoped = NUMBER.scope(2, async move { drop(guard) });
+            // The slot is borrowed by `with`: the inner future is dropped outside the
+            // scope (it reads the outer value), and nothing panics.
+            NUMBER.with(move |_| drop(scoped));
+        });
+        assert_eq!(rx.try_recv(), Ok(Some(1)));
+    }
+
+    /// A thread-local whose destructor enters a scope of `NAME` as the thread exits. (Its
+    /// slot holds a `String`, so it has a destructor: the slot of a key whose value needs
+    /// no drop, `NUMBER`'s, is never destroyed.)
+    struct ScopesAtExit(std::sync::mpsc::Sender<(Option<String>, Option<String>)>);
+
+    impl Drop for ScopesAtExit {
+        fn drop(&mut self) {
+            let in_sync = NAME.sync_scope("sync".into(), || NAME.try_get().ok());
+            let waker = Waker::from(Arc::new(Noop));
+            let mut cx = Context::from_waker(&waker);
+            let polled = match pin!(NAME.scope("polled".into(), async { NAME.try_get().ok() }))
+                .poll(&mut cx)
+            {
+                Poll::Ready(v) => v,
+                Poll::Pending => unreachable!("the future is ready at once"),
+            };
+            let _ = self.0.send((in_sync, polled));
+        }
+    }
+
+    thread_local! {
+        static AT_EXIT: std::cell::RefCell<Option<ScopesAtExit>> = const { std::cell::RefCell::new(None) };
+    }
+
+    #[test]
+    fn a_scope_entered_after_the_slot_is_gone_runs_without_the_value_not_an_abort() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // `AT_EXIT` is used first, the key's slot after: destructors run in the reverse
+            // order, so the slot is gone when `ScopesAtExit` enters its scopes.
+            AT_EXIT.with(|slot| *slot.borrow_mut() = Some(ScopesAtExit(tx)));
+            NAME.sync_scope("live".into(), || assert_eq!(NAME.get(), "live"));
+        })
+        .join()
+        .expect("the thread exited without a panic");
+        assert_eq!(rx.recv(), Ok((None, None)), "read as outside any scope");
     }
 }
