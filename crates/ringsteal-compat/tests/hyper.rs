@@ -535,6 +535,16 @@ mod legacy_client {
             let (is_connect, source) = cause(err);
             assert!(is_connect);
             assert!(source.contains("took longer than"), "{source}");
+
+            // A timeout with no end on the clock is none: the refusal, not a panic.
+            let mut patient = HttpConnector::new();
+            patient.set_connect_timeout(Some(Duration::MAX));
+            let err = client(patient)
+                .get(format!("http://{addr}/").parse().unwrap())
+                .await
+                .unwrap_err();
+            let (is_connect, source) = cause(err);
+            assert!(is_connect && source.contains("refused"), "{source}");
         });
     }
 }

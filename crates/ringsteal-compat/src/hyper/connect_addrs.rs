@@ -99,8 +99,10 @@ async fn in_turn(addrs: &[SocketAddr], deadline: Deadline) -> io::Result<TcpStre
     let mut last = None;
     for (i, addr) in addrs.iter().enumerate() {
         let share = deadline.map(|(end, limit)| {
-            let left = end.saturating_duration_since(Instant::now());
-            (Instant::now() + left / (addrs.len() - i) as u32, limit)
+            // One reading of the clock: the share then ends by `end`, never past it.
+            let now = Instant::now();
+            let left = end.saturating_duration_since(now);
+            (now + left / (addrs.len() - i) as u32, limit)
         });
         match within(share, TcpStream::connect(*addr)).await {
             Ok(stream) => return Ok(stream),

@@ -97,7 +97,8 @@ impl HttpConnector {
     /// Fails a connect (the name resolution included) that takes longer than `timeout` with
     /// `TimedOut`; `None` (the default) waits as long as the kernel does. A name with
     /// several addresses of a family gives each attempt an equal share of what is left, as
-    /// hyper-util's does.
+    /// hyper-util's does. A timeout too long to have an end on the clock (`Duration::MAX`)
+    /// is none.
     pub fn set_connect_timeout(&mut self, timeout: Option<Duration>) {
         self.connect_timeout = timeout;
     }
@@ -138,7 +139,11 @@ impl HttpConnector {
     /// (`connect_addrs.rs`: in turn, the other address family raced after the
     /// happy-eyeballs delay).
     async fn connect_to(&self, host: &str, port: u16) -> io::Result<TcpStream> {
-        let deadline = self.connect_timeout.map(|t| (Instant::now() + t, t));
+        // A timeout too long for the clock to hold its end (`Duration::MAX`) never ends:
+        // no deadline, rather than a panic on every connect.
+        let deadline = self
+            .connect_timeout
+            .and_then(|t| Some((Instant::now().checked_add(t)?, t)));
         let addrs: Vec<SocketAddr> = within(deadline, lookup_host((host, port))).await?.collect();
         connect_addrs::connect(&addrs, self.happy_eyeballs, deadline).await
     }
