@@ -363,9 +363,13 @@ impl Shard {
 
     /// Leaving `block_on`: reaps what the ring has completed, so that doorbells and messages
     /// the last poll sent and the kernel refused (a MSG_RING usually completes at its
-    /// submission) reach their targets now, not at the next `block_on`. The rest of what was
-    /// reaped waits in `reaped` for the next tick. Does nothing if the driver or `reaped` is
-    /// borrowed up the stack (a panic unwinding out of a tick).
+    /// submission) reach their targets now, not at the next `block_on`, and the wakers of
+    /// the completions reaped are woken now too: a request the last poll cancelled (a
+    /// dropped read) lets go of its stream's lane here, and the task on another shard
+    /// waiting for that lane must not wait for the next `block_on`. (Tasks of this shard
+    /// that they wake queue here, and go to the other shards with the rest as it leaves.)
+    /// Raw messages reaped wait in `reaped` for the next tick. Does nothing if the driver
+    /// or `reaped` is borrowed up the stack (a panic unwinding out of a tick).
     pub(crate) fn handle_refused_sends(&self) {
         let Ok(mut reaped) = self.reaped.try_borrow_mut() else {
             return;
@@ -381,6 +385,12 @@ impl Shard {
         }
         if !reaped.failed_messages.is_empty() {
             self.requeue_failed_messages(&mut reaped.failed_messages);
+        }
+        let wakers = std::mem::take(&mut reaped.wakers);
+        drop(reaped);
+        for w in wakers {
+            // A user waker that panics must not lose the other wakes (as in `maintain`).
+            crate::util::contain_panic(|| w.wake());
         }
     }
 

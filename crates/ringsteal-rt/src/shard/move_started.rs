@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use super::{Shard, HAND_OFF_MAX};
 use crate::task::Notified;
+use crate::util::contain_panic;
 
 /// Waiting tasks looked at for a movable one before an idle shard is claimed: a run queue of
 /// tasks that never move (a server's connections, dealt round-robin) is not scanned whole
@@ -109,6 +110,19 @@ impl Shard {
         }
         if self.run_queue.try_borrow_mut().is_err() {
             return; // unwinding from inside a tick: leave everything for the next block_on
+        }
+        // Tasks that yielded (through a waker a combinator wraps) wait for the reap of a
+        // tick that will not come before the next block_on: queue them, and wake the
+        // wakers that wait with them, so that they move with the rest. (A task already
+        // notified ignores the wake below.)
+        if !self.woken_after_reap.is_empty() {
+            let (wakers, tasks) = self.woken_after_reap.take();
+            for w in wakers {
+                contain_panic(|| w.wake());
+            }
+            for task in tasks {
+                self.push_local(task);
+            }
         }
         // Woken here, they queue here: this shard is their home and the current one.
         self.owned.for_each(|task| {
