@@ -74,7 +74,8 @@ pub fn close(fd: OwnedFd) -> Op<Close> {
 
 /// The operation of [`close`]. The descriptor is closed whatever happens: by the kernel once
 /// the request ran, whatever it answered (so it is never closed twice), or with `close(2)` if
-/// the request never ran (not submitted, or cancelled first).
+/// the request never ran (not submitted, or cancelled first) or the kernel refused it (an
+/// io_uring instance's descriptor, which `IORING_OP_CLOSE` will not close).
 ///
 /// ```
 /// use ringsteal_rt::op;
@@ -116,6 +117,13 @@ unsafe impl Operation for Close {
                  was closed with close(2) instead",
             ));
         }
+        if res == -libc::EBADF && self.fd.as_ref().is_some_and(is_io_uring) {
+            // `IORING_OP_CLOSE` refuses an io_uring instance's descriptor with `EBADF` and
+            // leaves it in the table (the kernel's only `EBADF` for a descriptor that is
+            // open, as one we own is): close(2) takes it.
+            drop(self.fd.take());
+            return Ok(());
+        }
         // The kernel ran the close and took the descriptor out of the table, whatever it
         // answered (ETIMEDOUT from a network file system included): closing it again could
         // close a descriptor that reuses the number.
@@ -129,6 +137,14 @@ unsafe impl Operation for Close {
     }
     /// A close its link timeout cancelled never ran; only `-ECANCELED` says so for sure.
     const TIMED_OUT_RESULT: i32 = -libc::ECANCELED;
+}
+
+/// True if `fd` is an io_uring instance (what `/proc` names it): asked only after the kernel
+/// refused to close it with `EBADF`, to tell that refusal (the descriptor still there) from a
+/// file whose own flush failed with `EBADF` (the descriptor gone, its number free for reuse).
+fn is_io_uring(fd: &OwnedFd) -> bool {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .is_ok_and(|target| target.as_os_str() == "anon_inode:[io_uring]")
 }
 
 #[cfg(test)]
@@ -208,6 +224,34 @@ mod tests {
         assert!(is_open(raw), "closed twice");
         // SAFETY: the descriptor is still open (the kernel did not really close it here) and
         // owned by nobody now.
+        drop(unsafe { OwnedFd::from_raw_fd(raw.0) });
+    }
+
+    #[test]
+    fn an_io_uring_descriptor_the_kernel_refuses_to_close_is_closed_with_close_2() {
+        let ring = ringsteal_uring::Ring::new(2).unwrap();
+        // SAFETY: a duplicate of the ring's descriptor, owned by this test from here on.
+        let fd = unsafe { OwnedFd::from_raw_fd(libc::dup(ring.fd())) };
+        assert!(fd.as_raw_fd() >= 0);
+        let raw = (fd.as_raw_fd(), inode(fd.as_raw_fd()).unwrap());
+        let rt = crate::Runtime::builder().shards(1).build().unwrap();
+        // Through the ring for real: the kernel answers `EBADF` and keeps the descriptor.
+        rt.block_on(close(fd)).expect("closed with close(2)");
+        assert!(!is_open(raw), "the io_uring descriptor leaked");
+        // A plain socket that failed with `EBADF` (as a flush could) is the kernel's.
+        let (fd, raw) = new_fd();
+        let mut close = Close { fd: Some(fd) };
+        let _ = close.prepare();
+        assert_eq!(
+            close
+                .complete(&[(-libc::EBADF, 0)])
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::EBADF)
+        );
+        assert!(is_open(raw), "closed twice");
+        // SAFETY: the descriptor is still open (the kernel did not close it here) and owned
+        // by nobody now.
         drop(unsafe { OwnedFd::from_raw_fd(raw.0) });
     }
 
