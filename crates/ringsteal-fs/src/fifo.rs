@@ -17,6 +17,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use crate::blocking::spawn_blocking;
 use crate::cstr::cstr;
@@ -46,22 +47,113 @@ pub(crate) fn reader_opened_early(fd: &OwnedFd, flags: i32) -> io::Result<bool> 
 }
 
 /// `open(2)` on the blocking pool: it waits as std's does (for a FIFO's other end).
+///
+/// Dropped while that `open(2)` waits, it lets the blocking thread go: it opens the FIFO's
+/// other end itself, without waiting, and keeps it open until that `open(2)` has returned
+/// (both ends are then closed). Without this a cancelled open (a `timeout` around
+/// `File::open`) would hold a blocking thread until some other process opened the FIFO,
+/// hold up the runtime's shutdown as long, and that process would meet an end nobody
+/// reads or writes (its writes failing with `EPIPE`).
 pub(crate) async fn open_blocking(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let path: CString = cstr(path)?;
+    let wait = Arc::new(Mutex::new(Wait::default()));
+    let mut release = ReleaseOnDrop {
+        wait: wait.clone(),
+        path: path.clone(),
+        flags,
+        armed: true,
+    };
     let opened = spawn_blocking(move || {
+        {
+            let mut w = lock(&wait);
+            if w.cancelled {
+                return Err(io::Error::from(io::ErrorKind::Interrupted));
+            }
+            w.started = true;
+        }
         // SAFETY: `path` is a NUL-terminated string that lives across the call.
         let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the descriptor is new and owned by nothing else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        let result = if fd < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            // SAFETY: the descriptor is new and owned by nothing else.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        };
+        let other_end = {
+            let mut w = lock(&wait);
+            w.finished = true;
+            w.other_end.take()
+        };
+        drop(other_end);
+        result
     })?;
-    opened.await.map_err(io::Error::other)?
+    let result = opened.await.map_err(io::Error::other)?;
+    release.armed = false;
+    result
 }
 
 /// Waits until the FIFO at `path` has a writer (a second read-only open, on the blocking
-/// pool, returns once one came; the caller keeps its own end open meanwhile).
-pub(crate) async fn wait_for_writer(path: &Path) -> io::Result<()> {
+/// pool, returns once one came). `reader` is the caller's own read end, kept open meanwhile
+/// (borrowed, so that it outlives the wait: dropped, the wait opens a writer to let its
+/// thread go, which needs a reader there).
+pub(crate) async fn wait_for_writer(path: &Path, reader: &OwnedFd) -> io::Result<()> {
+    let _reader = reader;
     open_blocking(path, libc::O_RDONLY, 0).await.map(drop)
+}
+
+/// What a blocking FIFO open and its future share.
+#[derive(Default)]
+struct Wait {
+    /// The future was dropped: the open must not start, or must be let go.
+    cancelled: bool,
+    /// The blocking thread is at (or in) its `open(2)`.
+    started: bool,
+    /// Its `open(2)` returned.
+    finished: bool,
+    /// The other end the dropped future opened, closed once the `open(2)` returned.
+    other_end: Option<OwnedFd>,
+}
+
+fn lock(wait: &Mutex<Wait>) -> std::sync::MutexGuard<'_, Wait> {
+    wait.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Lets a waiting `open(2)` go when [`open_blocking`]'s future is dropped before it returned.
+struct ReleaseOnDrop {
+    wait: Arc<Mutex<Wait>>,
+    path: CString,
+    flags: i32,
+    armed: bool,
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut w = lock(&self.wait);
+        w.cancelled = true;
+        if !w.started || w.finished {
+            return; // it will not start, or has nothing left to wait for
+        }
+        // The other end, without waiting: a read end always opens; a write end opens since
+        // a reader is there (the waiting open itself, or the caller's end it borrows).
+        let other = match self.flags & libc::O_ACCMODE {
+            libc::O_WRONLY => libc::O_RDONLY,
+            _ => libc::O_WRONLY,
+        };
+        // SAFETY: `path` is a NUL-terminated string that lives across the call; O_NONBLOCK
+        // makes the open of a FIFO return at once.
+        let fd = unsafe {
+            libc::open(
+                self.path.as_ptr(),
+                other | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the descriptor is new and owned by nothing else.
+            w.other_end = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+    }
 }

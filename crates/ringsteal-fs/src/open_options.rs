@@ -167,7 +167,7 @@ impl OpenOptions {
             Err(e) => return Err(e),
         };
         if fifo::reader_opened_early(&fd, flags)? {
-            fifo::wait_for_writer(path).await?;
+            fifo::wait_for_writer(path, &fd).await?;
         }
         Ok(File::from_owned(fd))
     }
