@@ -139,6 +139,8 @@ pub(crate) struct ShardGuard {
 
 impl ShardGuard {
     pub(crate) fn enter(shard: &Shard) -> Self {
+        // A shard allocates task and op cells: blocks freed here are worth keeping.
+        crate::util::block_cache::keep_freed_blocks();
         let prev = CURRENT.with(|c| c.replace(shard as *const Shard));
         let first = NEXT_GUARD.with(Cell::get);
         let prev_first_guard = SHARD_FIRST_GUARD.with(|f| f.replace(first));

@@ -3,9 +3,13 @@
 //! Every spawn allocates a task cell and every I/O an op cell; both are freed soon after, often
 //! by the same shard. Keeping freed blocks in a per-thread free list per size class turns that
 //! churn into two pointer moves, avoids contention in the global allocator between shards, and
-//! keeps the pages warm. A block may be freed on any thread (it joins that thread's cache);
-//! each class keeps at most [`CACHE_BYTES`] worth, the rest goes back to the global allocator,
-//! as does everything a thread caches when it exits.
+//! keeps the pages warm. A block may be freed on any thread; it joins that thread's cache if
+//! the thread keeps freed blocks ([`keep_freed_blocks`]: shard threads, which allocate
+//! cells), else goes back to the global allocator. A blocking-pool thread that drops the
+//! last reference to a detached `spawn_blocking` task's cell never allocates one, so a cache
+//! there would only grow (up to its bound, on each of hundreds of threads). Each class keeps
+//! at most [`CACHE_BYTES`] worth, the rest goes back to the global allocator, as does
+//! everything a thread caches when it exits.
 
 use std::alloc::{alloc, dealloc as global_dealloc, handle_alloc_error, Layout};
 use std::cell::RefCell;
@@ -21,6 +25,8 @@ const CACHE_BYTES: usize = 512 * 1024;
 
 struct Cache {
     free: [Vec<NonNull<u8>>; CLASSES.len()],
+    /// Blocks freed on this thread are kept ([`keep_freed_blocks`]).
+    keeps: bool,
 }
 
 impl Drop for Cache {
@@ -36,7 +42,13 @@ impl Drop for Cache {
 }
 
 thread_local! {
-    static CACHE: RefCell<Cache> = const { RefCell::new(Cache { free: [const { Vec::new() }; CLASSES.len()] }) };
+    static CACHE: RefCell<Cache> = const { RefCell::new(Cache { free: [const { Vec::new() }; CLASSES.len()], keeps: false }) };
+}
+
+/// From now on, blocks freed on this thread join its cache (a thread that allocates cells:
+/// a shard's). Elsewhere they go back to the global allocator.
+pub(crate) fn keep_freed_blocks() {
+    let _ = CACHE.try_with(|c| c.borrow_mut().keeps = true);
 }
 
 /// The class serving `layout`. Inlined and written as a plain loop over a constant table,
@@ -102,8 +114,9 @@ pub(crate) unsafe fn deallocate(ptr: NonNull<u8>, layout: Layout) {
     let kept = CACHE
         .try_with(|c| {
             let mut c = c.borrow_mut();
+            let keeps = c.keeps;
             let list = &mut c.free[class];
-            if list.len() < cap {
+            if keeps && list.len() < cap {
                 list.push(ptr);
                 true
             } else {
@@ -130,8 +143,14 @@ unsafe fn deallocate_global(ptr: NonNull<u8>, layout: Layout) {
 mod tests {
     use super::*;
 
+    /// Blocks of `class` in this thread's cache.
+    fn cached(class: usize) -> usize {
+        CACHE.with(|c| c.borrow().free[class].len())
+    }
+
     #[test]
     fn freed_blocks_are_reused_by_the_same_class_and_large_ones_bypass_the_cache() {
+        keep_freed_blocks();
         let small = Layout::from_size_align(100, 8).unwrap();
         let a = allocate(small);
         // SAFETY: from allocate(small).
@@ -167,6 +186,7 @@ mod tests {
         let block = Block(allocate(l));
         let addr = block.0.as_ptr() as usize;
         std::thread::spawn(move || {
+            keep_freed_blocks();
             let p = block.into_inner();
             // SAFETY: from allocate(l) on the parent thread.
             unsafe { deallocate(p, l) };
@@ -174,6 +194,31 @@ mod tests {
             assert_eq!(q.as_ptr() as usize, addr);
             // SAFETY: from allocate(l).
             unsafe { deallocate(q, l) };
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_thread_that_does_not_keep_freed_blocks_gives_them_back() {
+        let l = Layout::from_size_align(200, 8).unwrap();
+        let class = class_of(l).unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..3 {
+                let p = allocate(l);
+                // SAFETY: from allocate(l).
+                unsafe { deallocate(p, l) };
+            }
+            assert_eq!(
+                cached(class),
+                0,
+                "a thread that allocates no cells kept blocks"
+            );
+            keep_freed_blocks();
+            let p = allocate(l);
+            // SAFETY: from allocate(l).
+            unsafe { deallocate(p, l) };
+            assert_eq!(cached(class), 1);
         })
         .join()
         .unwrap();
