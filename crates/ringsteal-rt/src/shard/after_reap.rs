@@ -9,7 +9,9 @@
 use std::cell::{Cell, RefCell};
 use std::task::Waker;
 
+use super::Shard;
 use crate::task::Notified;
+use crate::util::contain_panic;
 
 #[derive(Default)]
 pub(crate) struct WokenAfterReap {
@@ -42,5 +44,20 @@ impl WokenAfterReap {
             std::mem::take(&mut *self.wakers.borrow_mut()),
             std::mem::take(&mut *self.tasks.borrow_mut()),
         )
+    }
+}
+
+impl Shard {
+    /// Wakes the wakers that waited for the reap and queues the tasks that did (each wake
+    /// under `contain_panic`: one that panics must not lose the others). The caller checked
+    /// [`WokenAfterReap::is_empty`].
+    pub(crate) fn release_woken_after_reap(&self) {
+        let (wakers, tasks) = self.woken_after_reap.take();
+        for w in wakers {
+            contain_panic(|| w.wake());
+        }
+        for task in tasks {
+            self.push_local(task);
+        }
     }
 }

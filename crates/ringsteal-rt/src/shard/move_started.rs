@@ -29,7 +29,6 @@ use std::time::Duration;
 
 use super::{Shard, HAND_OFF_MAX};
 use crate::task::Notified;
-use crate::util::contain_panic;
 
 /// Waiting tasks looked at for a movable one before an idle shard is claimed: a run queue of
 /// tasks that never move (a server's connections, dealt round-robin) is not scanned whole
@@ -116,13 +115,7 @@ impl Shard {
         // wakers that wait with them, so that they move with the rest. (A task already
         // notified ignores the wake below.)
         if !self.woken_after_reap.is_empty() {
-            let (wakers, tasks) = self.woken_after_reap.take();
-            for w in wakers {
-                contain_panic(|| w.wake());
-            }
-            for task in tasks {
-                self.push_local(task);
-            }
+            self.release_woken_after_reap();
         }
         // Woken here, they queue here: this shard is their home and the current one.
         self.owned.for_each(|task| {

@@ -234,13 +234,7 @@ impl Shard {
         }
         // Then the tasks that yielded until now: behind what the completions woke.
         if !self.woken_after_reap.is_empty() {
-            let (wakers, tasks) = self.woken_after_reap.take();
-            for w in wakers {
-                contain_panic(|| w.wake());
-            }
-            for task in tasks {
-                self.push_local(task);
-            }
+            self.release_woken_after_reap();
         }
         // Give the (now empty) buffer back for reuse.
         let mut reaped = self.reaped.borrow_mut();
