@@ -185,6 +185,15 @@ pub unsafe trait Operation: Send + 'static {
     /// and ignored. Default: nothing.
     fn send_result_posted(&mut self) {}
 
+    /// The opcode this op needs that a supported kernel may lack (`IORING_OP_*`), for the
+    /// ops that have a fallback elsewhere (`ftruncate`, `waitid`, `socket`): where the
+    /// runtime may not use it (an older kernel, or taken away by
+    /// [`Builder::without_feature`](crate::Builder::without_feature)), the op fails at its
+    /// first poll with `ErrorKind::Unsupported` naming the opcode, rather than the kernel's
+    /// bare `EINVAL`. `None` (the default) checks nothing: every other opcode is older
+    /// than the oldest kernel the runtime supports.
+    const REQUIRES: Option<u8> = None;
+
     /// True if the runtime should call [`request_ended`](Self::request_ended) as each of
     /// the op's requests ends. Off by default: the call costs every completion of the op's
     /// type a look into its data.
@@ -376,6 +385,15 @@ impl<T: Operation> Op<T> {
                     "ringsteal I/O must be polled on a ringsteal shard (inside a task or Runtime::block_on)",
                 )));
             };
+            if let Some(opcode) = T::REQUIRES {
+                if !shard
+                    .shared
+                    .features
+                    .supports(crate::Feature::Opcode(opcode))
+                {
+                    return Err(data.fail(unsupported(opcode)));
+                }
+            }
             let cell = OpCell::allocate(data, shard.index);
             // SAFETY: the cell is fresh and only ours; the data now sits at its final address.
             let prepared = unsafe {
@@ -822,4 +840,17 @@ mod late_cancel_tests {
             "a cancel queued after the sweep kept the op, its data and its descriptor alive"
         );
     }
+}
+
+/// The error of an op whose opcode ([`Operation::REQUIRES`]) this runtime may not use.
+#[cold]
+fn unsupported(opcode: u8) -> io::Error {
+    let name = ringsteal_uring::abi::opcode_name(opcode).unwrap_or("?");
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "io_uring opcode {opcode} (IORING_OP_{name}) is not available: this kernel lacks it \
+             or Builder::without_feature took it away"
+        ),
+    )
 }

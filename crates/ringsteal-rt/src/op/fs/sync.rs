@@ -128,7 +128,7 @@ pub fn ftruncate_available() -> bool {
 }
 
 /// `ftruncate(fd, len)` (`IORING_OP_FTRUNCATE`, Linux 6.9; probe before use:
-/// [`ftruncate_available`]).
+/// [`ftruncate_available`]). Without it the op fails with `ErrorKind::Unsupported`.
 pub fn ftruncate(fd: &SharedFd, len: u64) -> Op<Ftruncate> {
     Op::new(Ftruncate {
         fd: fd.clone(),
@@ -168,6 +168,7 @@ pub struct Ftruncate {
 
 // SAFETY: references no memory.
 unsafe impl Operation for Ftruncate {
+    const REQUIRES: Option<u8> = Some(ringsteal_uring::abi::IORING_OP_FTRUNCATE);
     type Output = io::Result<()>;
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::ftruncate(self.fd.as_raw_fd(), self.len))

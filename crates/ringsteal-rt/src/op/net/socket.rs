@@ -40,7 +40,9 @@ pub fn socket_now(domain: i32, ty: i32, protocol: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The operation behind [`socket`].
+/// The operation behind [`socket`]: `IORING_OP_SOCKET` (Linux 5.19), which fails with
+/// `ErrorKind::Unsupported` where the runtime may not use it ([`socket`] then makes the
+/// socket with `socket(2)`).
 ///
 /// ```
 /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
@@ -70,6 +72,7 @@ impl Socket {
 
 // SAFETY: references no memory.
 unsafe impl Operation for Socket {
+    const REQUIRES: Option<u8> = Some(ringsteal_uring::abi::IORING_OP_SOCKET);
     type Output = io::Result<OwnedFd>;
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::socket(self.domain, self.ty, self.protocol))

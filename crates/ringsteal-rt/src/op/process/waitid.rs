@@ -65,7 +65,9 @@ pub fn wait_exit_pidfd(pidfd: &SharedFd) -> Op<WaitId> {
 }
 
 /// The operation of [`waitid_pidfd`] and [`wait_exit_pidfd`]: yields the child's exit
-/// status. `ringsteal_process::Child::wait` is built on it.
+/// status, or fails with `ErrorKind::Unsupported` where the runtime may not use
+/// `IORING_OP_WAITID` (Linux 6.7). `ringsteal_process::Child::wait` is built on it (and
+/// polls the pidfd instead where it is missing).
 ///
 /// ```
 /// use std::os::fd::{FromRawFd, OwnedFd};
@@ -119,6 +121,7 @@ impl std::fmt::Debug for WaitId {
 // SAFETY: the SQE points at `self.info`, which the op owns; the pidfd stays open (the op holds
 // a clone) until the CQE. WAITID posts exactly one CQE.
 unsafe impl Operation for WaitId {
+    const REQUIRES: Option<u8> = Some(ringsteal_uring::abi::IORING_OP_WAITID);
     type Output = io::Result<ExitStatus>;
 
     fn prepare(&mut self) -> Sqes {
