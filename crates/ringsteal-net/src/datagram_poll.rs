@@ -43,6 +43,7 @@ impl DatagramIo<'_> {
         if let Some(got) = self.kept.copy_into_slice(peek, buf) {
             return Ok(got);
         }
+        self.kept.none_in_flight()?;
         self.cache
             .clear_on_would_block(Interest::READABLE, || match peek {
                 false => ringsteal_rt::io::try_recv_from(self.fd, buf),
@@ -65,10 +66,13 @@ impl DatagramIo<'_> {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        if interest.is_readable() && self.kept.any() {
-            return Err(io::Error::other(
-                "a datagram a dropped receive kept comes first: take it with try_recv",
-            ));
+        if interest.is_readable() {
+            if self.kept.any() {
+                return Err(io::Error::other(
+                    "a datagram a dropped receive kept comes first: take it with try_recv",
+                ));
+            }
+            self.kept.none_in_flight()?;
         }
         self.cache.clear_on_would_block(interest, f)
     }

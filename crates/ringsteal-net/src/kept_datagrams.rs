@@ -15,9 +15,13 @@
 //! (its cancel lands within a tick): a new receive waits for those first, then looks at
 //! the kept datagrams, and only then asks the kernel. Otherwise a `select!` loop's next
 //! receive would be in the kernel already when the dropped one's datagram is kept, and
-//! would wait for another datagram with that one stuck in the queue. A receive already
-//! waiting in the kernel (another task's) does not take a datagram kept after it started;
-//! the next receive does.
+//! would wait for another datagram with that one stuck in the queue. The receives that do
+//! not wait (`try_recv`, `try_recv_buf`, `try_io`) say `WouldBlock` meanwhile, rather than
+//! take a later datagram from the kernel ahead of it. A receive already waiting in the
+//! kernel (another task's) does not take a datagram kept after it started; the next
+//! receive does. A kept datagram is what the dropped receive's buffer held: a longer one
+//! was cut to that buffer by the kernel (tokio's dropped receive, which took nothing, loses
+//! nothing of it).
 //!
 //! Owns: the kept datagrams and the receives that fill them.
 //! May not: hold the socket's descriptor (a dropped socket closes at once).
@@ -74,6 +78,19 @@ impl KeptDatagrams {
     /// is kept by then): the first step of every receive and readiness wait.
     pub(crate) async fn abandoned_ended(&self) {
         poll_fn(|cx| self.poll_abandoned_ended(cx)).await;
+    }
+
+    /// `WouldBlock` while a dropped receive's request is in flight: the datagram it may
+    /// hold came before any the kernel still has, so a receive that does not wait must not
+    /// take one of those first (the waiting forms wait for it, as `readable` does).
+    pub(crate) fn none_in_flight(&self) -> io::Result<()> {
+        match self.abandoned.load(Ordering::Acquire) {
+            0 => Ok(()),
+            _ => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "a dropped receive's datagram comes first: wait until the socket is readable",
+            )),
+        }
     }
 
     pub(crate) fn poll_abandoned_ended(&self, cx: &mut Context<'_>) -> Poll<()> {

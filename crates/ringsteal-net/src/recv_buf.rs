@@ -33,9 +33,12 @@ pub(crate) fn try_recv_buf<B: BufMut>(
     }
     let got = match socket.kept.take_into_uninit(dst) {
         Some(got) => got,
-        None => socket.cache.clear_on_would_block(Interest::READABLE, || {
-            ringsteal_rt::io::try_recv_from_uninit(socket.fd, dst)
-        })?,
+        None => {
+            socket.kept.none_in_flight()?;
+            socket.cache.clear_on_would_block(Interest::READABLE, || {
+                ringsteal_rt::io::try_recv_from_uninit(socket.fd, dst)
+            })?
+        }
     };
     // SAFETY: the first got.0 bytes of the chunk were just written (got.0 <= its length:
     // both writers cut the datagram to it).

@@ -187,3 +187,46 @@ fn a_receive_into_a_buffer_with_no_room_is_refused_and_takes_nothing() {
         })
     });
 }
+
+/// A receive polled once (its request armed), then the peer sends two datagrams, then the
+/// receive is dropped: its request may still be in flight (it ends at the shard's next
+/// reap on some ring modes), holding the first. A `try_recv` then must not take the second
+/// from the kernel first: it says `WouldBlock` until the first is kept, and the datagrams
+/// come out in order (before, the second came first on COOP and SQPOLL rings; a review
+/// found it).
+#[test]
+fn a_try_recv_never_overtakes_a_dropped_receives_datagram() {
+    with_every_runtime("try_recv after a dropped receive", 1, |config, rt| {
+        rt.block_on(async {
+            for round in 0..5 {
+                let (a, b) = UnixDatagram::pair().unwrap();
+                let mut recv = Box::pin(b.recv(Vec::with_capacity(16)));
+                std::future::poll_fn(|cx| {
+                    assert!(recv.as_mut().poll(cx).is_pending(), "nothing sent yet");
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                // Submitted and armed by the shard's next tick.
+                ringsteal_rt::yield_now().await;
+                a.try_send(b"first").unwrap();
+                a.try_send(b"second").unwrap();
+                drop(recv);
+                let mut got = Vec::new();
+                // At once, then each time the socket says it is readable.
+                let mut first_try = true;
+                while got.len() < 2 {
+                    if !std::mem::take(&mut first_try) {
+                        within(b.readable()).await.unwrap();
+                    }
+                    let mut buf = [0u8; 16];
+                    match b.try_recv(&mut buf) {
+                        Ok(n) => got.push(buf[..n].to_vec()),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) => panic!("{config:?}: {e}"),
+                    }
+                }
+                assert_eq!(got, [&b"first"[..], b"second"], "{config:?} round {round}");
+            }
+        })
+    });
+}
