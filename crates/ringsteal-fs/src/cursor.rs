@@ -149,8 +149,8 @@ impl File {
         if !self.cursor().seekable {
             return Ok(());
         }
-        let read = self.cursor().read.acquire().await;
-        self.give_back_read_ahead_now(write, read)
+        let mut read = self.cursor().read.acquire().await;
+        self.give_back_read_ahead_now(write, &mut read)
     }
 
     /// [`give_back_read_ahead`](Self::give_back_read_ahead) with the read lane already
@@ -158,7 +158,7 @@ impl File {
     pub(crate) fn give_back_read_ahead_now(
         &self,
         _write: &LaneGuard,
-        mut read: LaneGuard,
+        read: &mut LaneGuard,
     ) -> io::Result<()> {
         if !self.cursor().seekable || !read.has_leftover() {
             return Ok(());

@@ -164,11 +164,12 @@ impl File {
             return Err(self);
         }
         if let Some(cursor) = self.cursor.get() {
-            let (Some(write), Some(read)) = (cursor.write.try_acquire(), cursor.read.try_acquire())
+            let (Some(write), Some(mut read)) =
+                (cursor.write.try_acquire(), cursor.read.try_acquire())
             else {
                 return Err(self);
             };
-            if self.give_back_read_ahead_now(&write, read).is_err() {
+            if self.give_back_read_ahead_now(&write, &mut read).is_err() {
                 return Err(self);
             }
         }
@@ -285,13 +286,17 @@ impl File {
         op::writev_at(&self.fd, bufs, pos)
     }
 
-    /// Flushes data and metadata to storage (`fsync`).
+    /// Flushes data and metadata to storage (`fsync`), after the write at the position in
+    /// flight (a dropped `write` finishing), as tokio's waits for its own.
     pub async fn sync_all(&self) -> io::Result<()> {
+        let _write = self.cursor().write.acquire().await;
         op::fsync(&self.fd, false).await
     }
 
-    /// Flushes data (and the metadata needed to read it) to storage (`fdatasync`).
+    /// Flushes data (and the metadata needed to read it) to storage (`fdatasync`), after
+    /// the write at the position in flight, as [`sync_all`](Self::sync_all).
     pub async fn sync_data(&self) -> io::Result<()> {
+        let _write = self.cursor().write.acquire().await;
         op::fsync(&self.fd, true).await
     }
 
@@ -305,7 +310,24 @@ impl File {
     /// where the runtime's feature set has it
     /// ([`Feature::Ftruncate`](ringsteal_rt::Feature::Ftruncate)), `ftruncate(2)` on the
     /// blocking pool otherwise.
+    ///
+    /// As tokio's, it first waits for the reads and writes at the position in flight and
+    /// gives back the bytes a dropped read kept (the position moves back over them), so the
+    /// next read reads the file as `set_len` left it, not bytes cut off by it. The position
+    /// itself stays where it is (past the end after a shrink, as in std).
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        // No cursor yet: nothing was read or written at the position.
+        let Some(cursor) = self.cursor.get() else {
+            return self.truncate(size).await;
+        };
+        let write = cursor.write.acquire().await;
+        let mut read = cursor.read.acquire().await;
+        self.give_back_read_ahead_now(&write, &mut read)?;
+        self.truncate(size).await
+    }
+
+    /// `set_len`'s truncation, the cursor's lanes held by the caller.
+    async fn truncate(&self, size: u64) -> io::Result<()> {
         // Asked of the runtime whose ring takes the op, which inside another runtime's
         // `enter()` is not the current one.
         if op::ftruncate_available() {

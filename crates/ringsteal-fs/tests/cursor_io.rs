@@ -248,3 +248,32 @@ fn a_read_exact_dropped_half_way_gives_every_byte_it_took_to_the_next_read() {
         assert_eq!(String::from_utf8_lossy(&got), "abcdef");
     });
 }
+
+/// `set_len` after a read that was dropped once it had read: the bytes it kept are given
+/// back first, as tokio's `set_len` discards its read-ahead, so the next read sees the file
+/// as `set_len` left it (before, it returned the kept bytes, cut off from the file; a review
+/// found it).
+#[test]
+fn set_len_gives_back_what_a_dropped_read_kept() {
+    on_every_shard("cursor-set-len", |ctx| async move {
+        let path = ctx.dir.join("f");
+        std::fs::write(&path, b"abcdefgh").unwrap();
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .await
+            .unwrap();
+        poll_once_and_drop((&f).read(Vec::with_capacity(4)));
+        let lane = f.splice_source().unwrap().lane().clone();
+        drop(lane.acquire().await);
+        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        f.set_len(2).await.unwrap();
+        assert!(!lane.has_leftover(), "the kept bytes are given back");
+        // The position was moved back over them: the next read starts at 0 and finds what
+        // set_len left.
+        let (res, got) = (&f).read(Vec::with_capacity(8)).await;
+        assert_eq!(&got[..res.unwrap()], b"ab");
+        assert_eq!(std::fs::read(&path).unwrap(), b"ab");
+    });
+}
