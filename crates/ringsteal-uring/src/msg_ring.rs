@@ -13,8 +13,9 @@ use crate::sys;
 
 /// Posts a CQE with `res` and `user_data` into the ring `target_fd`, without a ring of our own.
 ///
-/// Fails with `EINVAL` on kernels before 6.13 (probe first) and `EBADFD`/`EBADF` if the target
-/// is not a live ring.
+/// Fails on kernels before 6.13 (probe first): with `EINVAL`, or `EBADF` on kernels that
+/// check the descriptor before the opcode (6.2 and older); and with `EBADFD`/`EBADF` if the
+/// target is not a live ring.
 ///
 /// ```
 /// use ringsteal_uring::{send_msg_ring, Features, Ring};

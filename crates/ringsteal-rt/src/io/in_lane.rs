@@ -223,13 +223,21 @@ pub struct LaneOutput<O> {
 
 impl<O> LaneOutput<O> {
     /// True if the kernel said the socket still had bytes queued after this receive
-    /// (`IORING_CQE_F_SOCK_NONEMPTY`; TCP and Unix streams set it, a family that never does
-    /// reads as never having more): the next read will find data without waiting.
+    /// (`IORING_CQE_F_SOCK_NONEMPTY`, Linux 5.19; TCP and Unix streams set it, a family that
+    /// never does, or an older kernel, reads as never having more): the next read will find
+    /// data without waiting.
     ///
     /// ```
     /// use ringsteal_rt::io::{InLane, Lane};
     /// use ringsteal_rt::op::{self, SharedFd};
     ///
+    /// // The flag came with Linux 5.19, as `IORING_OP_SOCKET` did.
+    /// if !ringsteal_uring::Features::get()
+    ///     .unwrap()
+    ///     .opcode_supported(ringsteal_uring::abi::IORING_OP_SOCKET)
+    /// {
+    ///     return;
+    /// }
     /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
     /// rt.block_on(async {
     ///     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
