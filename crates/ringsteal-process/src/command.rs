@@ -253,8 +253,21 @@ impl Command {
         // child here (ADR-0012).
         let pidfd = match pidfd::open(pid) {
             Ok(fd) => SharedFd::new(fd),
+            // Gone already: reaped by someone else, so `pid` may name another process by
+            // now. Never signal or wait for it by pid.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                return Err(pidfd::reaped_elsewhere())
+            }
+            // Reaped by the kernel the moment it exits: the same, if it has.
+            Err(e) if pidfd::children_reaped_by_kernel() => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{e} (the child may still run: {})", pidfd::REAPED_ELSEWHERE),
+                ))
+            }
             Err(e) => {
-                // A child we cannot track must not run on unsupervised.
+                // A child we cannot track must not run on unsupervised. Nothing reaps our
+                // children but us, so `pid` still names this one (ADR-0012).
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(e);

@@ -23,6 +23,32 @@ pub(crate) fn open(pid: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Why a child can be gone before its pidfd is opened.
+pub(crate) const REAPED_ELSEWHERE: &str = "children are reaped by someone else: SIGCHLD is \
+     ignored (SIG_IGN or SA_NOCLDWAIT, maybe inherited from the parent process) or another \
+     thread reaps with waitpid(-1); ringsteal must reap its own children";
+
+/// The error of a spawn whose child was reaped before it could be tracked: it ran (and
+/// exited), but its status is lost.
+pub(crate) fn reaped_elsewhere() -> io::Error {
+    io::Error::other(format!(
+        "the child ran and exited, and was reaped before ringsteal could track it: {REAPED_ELSEWHERE}"
+    ))
+}
+
+/// True if the kernel reaps this process's children itself as they exit (`SIGCHLD`
+/// ignored, or `SA_NOCLDWAIT`): a child's pid may then be reused at any moment.
+pub(crate) fn children_reaped_by_kernel() -> bool {
+    // SAFETY: all-zero is a valid `sigaction`; with a null new action, sigaction only
+    // writes the current one into `old`.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::sigaction(libc::SIGCHLD, std::ptr::null(), &mut old) } != 0 {
+        return false;
+    }
+    old.sa_sigaction == libc::SIG_IGN || old.sa_flags & libc::SA_NOCLDWAIT != 0
+}
+
 /// Sends `signal` to the process `pidfd` names. Unlike `kill(pid)`, this can never reach
 /// another process that reused the pid after the child was reaped: the kernel answers
 /// `ESRCH` instead.
