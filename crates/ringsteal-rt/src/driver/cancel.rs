@@ -109,14 +109,20 @@ impl Driver {
         // SAFETY: the caller's reference keeps the cell alive.
         let header = unsafe { op.as_ref() };
         let target = pointer(op.as_ptr() as *const (), TAG_OP + sqe as u64);
-        // SAFETY: as above.
-        let fd = unsafe { OpHeader::cancel_fd(op) };
+        let fd = match self.cancel_by_fd {
+            // SAFETY: as above.
+            true => unsafe { OpHeader::cancel_fd(op) },
+            false => None,
+        };
         let cancels = 1 + u16::from(fd.is_some());
         header.set_cancel_state(aiming(header.cancel_state(), Some(sqe), cancels));
         if let Some(fd) = fd {
             // A multishot request: also look for it by its descriptor (see `cancel_by_fd`).
             header.add_ref();
-            self.push_cancel_sqe(cancel_by_fd(fd, target, op), counters);
+            let flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_USERDATA;
+            #[cfg(test)]
+            let flags = flags | self.by_fd_extra_flags;
+            self.push_cancel_sqe(cancel_by_fd(fd, target, op, flags), counters);
         }
         let cancel =
             opcode::cancel(target, 0).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
@@ -152,6 +158,13 @@ impl Driver {
         res: i32,
         counters: &ShardCounters,
     ) {
+        if tag == TAG_CANCEL && res == -libc::EINVAL {
+            // Only the by-descriptor cancel can be refused so (a by-`user_data` one has no
+            // key to refuse): this kernel lacks `IORING_ASYNC_CANCEL_USERDATA`. Sent again,
+            // it would be refused every time, and on kernels without `SUBMIT_ALL` (before
+            // 5.18) its refusal ends the submission of the SQEs queued after it.
+            self.cancel_by_fd = false;
+        }
         // SAFETY: the reaped CQE's reference keeps the cell alive.
         let header = unsafe { op.as_ref() };
         let mut state = header.cancel_state();
@@ -226,13 +239,13 @@ impl Driver {
 /// receive has been seen to miss it (`-ENOENT`) while a by-descriptor one found it (liburing
 /// issue 1375), and a descriptor alone would also cancel other requests on the same socket (a
 /// send of the other half). Kernels without the `USERDATA` key answer `-EINVAL`, and the plain
-/// cancel does the work. Whichever finds the request first cancels it; the other finds nothing.
-fn cancel_by_fd(fd: RawFd, target: u64, op: NonNull<OpHeader>) -> io_uring_sqe {
-    let mut sqe = opcode::cancel(
-        target,
-        IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_USERDATA,
-    )
-    .with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
+/// cancel does the work; the driver then stops sending this one. Whichever finds the request
+/// first cancels it; the other finds nothing.
+///
+/// `flags` are `IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_USERDATA` (tests add one).
+fn cancel_by_fd(fd: RawFd, target: u64, op: NonNull<OpHeader>, flags: u32) -> io_uring_sqe {
+    let mut sqe =
+        opcode::cancel(target, flags).with_user_data(pointer(op.as_ptr() as *const (), TAG_CANCEL));
     sqe.fd = fd;
     sqe
 }

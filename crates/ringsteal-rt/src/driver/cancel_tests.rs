@@ -150,3 +150,40 @@ fn a_stream_request_one_cancel_of_the_pair_finds_is_cancelled_without_a_retry() 
     unsafe { release(op) };
     assert_eq!(frees.load(SeqCst), 1);
 }
+
+/// A kernel that refuses the by-descriptor cancel's key (`EINVAL`, before 6.6; here made so
+/// with an unknown flag): the pair still cancels (its by-`user_data` half lands), and from
+/// then on the driver sends only that half, rather than a cancel the kernel refuses every
+/// time (which, before 5.18, also ends the submission of what is queued after it).
+#[test]
+fn a_refused_by_descriptor_cancel_is_not_sent_again() {
+    let c = ShardCounters::default();
+    let mut d = driver();
+    d.by_fd_extra_flags = 1 << 31;
+    let (rx, _tx) = socket_pair();
+    for round in 0..2 {
+        let (op, frees) = fd_cell(rx.as_raw_fd());
+        let poll = opcode::poll_add(rx.as_raw_fd(), libc::POLLIN as u32, false)
+            .with_user_data(pointer(op.as_ptr() as *const (), TAG_OP));
+        // SAFETY: a poll references no memory; the cell outlives its CQE (its reference).
+        unsafe { d.push_op(std::slice::from_ref(&poll), &c) }.unwrap();
+        d.submit(&c).unwrap();
+        // SAFETY: the cell is live: we hold its first reference.
+        let header = unsafe { op.as_ref() };
+        header.add_ref();
+        d.push_cancel(op, &c);
+        let expected = if round == 0 { 2 } else { 1 };
+        assert_eq!(
+            d.in_flight,
+            1 + expected,
+            "round {round}: the poll and {expected} cancels"
+        );
+        let cqes = run_until_quiet(&mut d, 3, &c);
+        assert_eq!(cqes, 1 + expected, "round {round}: no retry");
+        assert!(header.is_complete());
+        assert_eq!(header.results()[0].0, -libc::ECANCELED, "round {round}");
+        // SAFETY: our reference, the last.
+        unsafe { release(op) };
+        assert_eq!(frees.load(SeqCst), 1, "round {round}");
+    }
+}

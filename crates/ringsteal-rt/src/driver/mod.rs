@@ -99,6 +99,14 @@ pub(crate) struct Driver {
     /// Shutdown may cancel with `IORING_ASYNC_CANCEL_ANY | ALL` (see
     /// [`cancel_all`](Self::cancel_all)).
     cancel_any: bool,
+    /// A stream's request is also looked for by descriptor (`cancel.rs`, `cancel_by_fd`):
+    /// until the kernel refuses that cancel's key (`EINVAL`, before 6.6), after which only
+    /// the by-`user_data` cancel is sent.
+    cancel_by_fd: bool,
+    /// Tests: flags added to every by-descriptor cancel (an unknown one makes the kernel
+    /// refuse it, as one without the `USERDATA` key does).
+    #[cfg(test)]
+    pub(crate) by_fd_extra_flags: u32,
     /// Shutting down: everything was cancelled, and the eventfd read is no longer re-armed.
     draining: bool,
     /// The last reap entered the kernel because `IORING_SQ_TASKRUN` was set, found no
@@ -130,6 +138,9 @@ impl Driver {
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
             undispatched: 0..0,
             cancel_any: true,
+            cancel_by_fd: true,
+            #[cfg(test)]
+            by_fd_extra_flags: 0,
             draining: false,
             taskrun_stale: false,
             backlog: Backlog::default(),
