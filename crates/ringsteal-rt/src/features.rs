@@ -8,8 +8,8 @@
 //! a capability (each user picks its own fallback).
 
 use ringsteal_uring::abi::{
-    IORING_OP_FTRUNCATE, IORING_OP_MSG_RING, IORING_OP_SEND_ZC, IORING_OP_SOCKET, IORING_OP_WAITID,
-    IORING_SETUP_SQPOLL,
+    opcode_name, IORING_OP_ACCEPT, IORING_OP_FTRUNCATE, IORING_OP_MSG_RING, IORING_OP_RECV,
+    IORING_OP_SEND_ZC, IORING_OP_SOCKET, IORING_OP_WAITID, IORING_SETUP_SQPOLL,
 };
 use ringsteal_uring::{Features, SetupError};
 
@@ -81,6 +81,29 @@ impl Feature {
         }
     }
 
+    /// Why a builder may not take this feature away, if it may not: an opcode the runtime
+    /// has no fallback for (only the named features' opcodes have one), so taking it away
+    /// would change nothing or break everything rather than test a fallback.
+    pub(crate) fn refusal(self) -> Option<String> {
+        let Feature::Opcode(op) = self.key() else {
+            return None;
+        };
+        let with_fallback = [
+            IORING_OP_FTRUNCATE,
+            IORING_OP_SOCKET,
+            IORING_OP_SEND_ZC,
+            IORING_OP_WAITID,
+            IORING_OP_MSG_RING,
+        ];
+        (!with_fallback.contains(&op)).then(|| {
+            format!(
+                "without_feature(Feature::Opcode({op})): ringsteal has no fallback for \
+                 IORING_OP_{} to test; only the named features' opcodes have one",
+                opcode_name(op).unwrap_or("?")
+            )
+        })
+    }
+
     /// One key per capability, so that narrowing `Ftruncate` also narrows
     /// `Opcode(IORING_OP_FTRUNCATE)`.
     fn key(self) -> Feature {
@@ -127,7 +150,19 @@ impl KernelFeatures {
     /// True if this runtime may use `feature`: the kernel has it and the builder did not
     /// take it away.
     pub fn supports(&self, feature: Feature) -> bool {
-        !self.hidden.contains(&feature.key()) && self.probed_has(feature)
+        !self.hidden.contains(&feature.key()) && self.probed_has(feature) && self.needs_met(feature)
+    }
+
+    /// What a feature is built on is there too: multishot accept needs `ACCEPT`, multishot
+    /// receives need `RECV` and provided-buffer rings (taken away, they take it away).
+    fn needs_met(&self, feature: Feature) -> bool {
+        match feature {
+            Feature::MultishotAccept => self.supports_opcode(IORING_OP_ACCEPT),
+            Feature::MultishotRecv => {
+                self.supports_opcode(IORING_OP_RECV) && self.supports(Feature::ProvidedBufferRing)
+            }
+            _ => true,
+        }
     }
 
     /// True if this runtime may use the opcode `opcode` (`ringsteal_uring::abi::IORING_OP_*`).
@@ -179,5 +214,22 @@ mod tests {
         );
         let by_opcode = KernelFeatures::probe(&[Feature::Opcode(IORING_OP_MSG_RING)]).unwrap();
         assert!(!by_opcode.supports(Feature::MsgRing));
+    }
+
+    #[test]
+    fn a_feature_goes_with_what_it_is_built_on() {
+        let no_rings = KernelFeatures::probe(&[Feature::ProvidedBufferRing]).unwrap();
+        assert!(!no_rings.supports(Feature::MultishotRecv));
+        let no_accept = KernelFeatures::probe(&[Feature::Opcode(IORING_OP_ACCEPT)]).unwrap();
+        assert!(!no_accept.supports(Feature::MultishotAccept));
+    }
+
+    #[test]
+    fn only_opcodes_with_a_fallback_may_be_taken_away() {
+        assert!(Feature::Ftruncate.refusal().is_none());
+        assert!(Feature::Opcode(IORING_OP_SOCKET).refusal().is_none());
+        assert!(Feature::MultishotRecv.refusal().is_none());
+        let refused = Feature::Opcode(IORING_OP_ACCEPT).refusal().unwrap();
+        assert!(refused.contains("IORING_OP_ACCEPT"), "{refused}");
     }
 }

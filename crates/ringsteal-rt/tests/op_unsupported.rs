@@ -80,3 +80,23 @@ fn waitid_without_its_opcode_is_unsupported() {
     });
     child.wait().unwrap();
 }
+
+#[test]
+fn taking_away_an_opcode_without_a_fallback_is_refused_at_build() {
+    let built = Runtime::builder()
+        .shards(1)
+        .without_feature(Feature::Opcode(ringsteal_uring::abi::IORING_OP_ACCEPT))
+        .build();
+    let Err(err) = built else {
+        panic!("built, with nothing to test without ACCEPT");
+    };
+    assert!(matches!(err, ringsteal_rt::BuildError::Config(_)), "{err}");
+    assert!(err.to_string().contains("IORING_OP_ACCEPT"), "{err}");
+    // A named feature's opcode, by number, is its feature: allowed.
+    let rt = Runtime::builder()
+        .shards(1)
+        .without_feature(Feature::Opcode(ringsteal_uring::abi::IORING_OP_FTRUNCATE))
+        .build()
+        .unwrap();
+    assert!(!rt.features().supports(Feature::Ftruncate));
+}

@@ -441,6 +441,8 @@ impl Builder {
     /// eventfd writes (and `WakeMechanism::MsgRing` fail to build); `Feature::SendMsgRing`
     /// makes threads without a ring write eventfds; `Feature::Sqpoll` makes
     /// [`sqpoll`](Self::sqpoll) fall back without trying. May be called several times.
+    /// `Feature::Opcode(n)` of an opcode with no fallback (one no named feature stands for)
+    /// makes [`build`](Self::build) fail with `BuildError::Config`: there is nothing to test.
     #[doc(hidden)]
     pub fn without_feature(mut self, feature: Feature) -> Self {
         self.config.without_features.push(feature);
@@ -464,6 +466,9 @@ impl Builder {
                 "shards must be between 1 and 4096, got {}",
                 config.shards
             )));
+        }
+        if let Some(why) = config.without_features.iter().find_map(|f| f.refusal()) {
+            return Err(BuildError::Config(why));
         }
         if config.thread_name.contains('\0') {
             return Err(BuildError::Config(format!(
