@@ -57,6 +57,17 @@ fn poll_once<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
     fut.poll(&mut Context::from_waker(&Waker::from(Arc::new(Ignore))))
 }
 
+/// A read of up to `len` bytes at `f`'s position polled once and dropped, once it has
+/// read: returns the read lane, which keeps what it read.
+async fn drop_a_read_that_keeps(f: &File, len: usize) -> ringsteal_rt::io::Lane {
+    let mut reader = f;
+    poll_once_and_drop(reader.read(Vec::with_capacity(len)));
+    let lane = f.splice_source().unwrap().lane().clone();
+    drop(lane.acquire().await);
+    assert!(lane.has_leftover(), "the abandoned read kept nothing");
+    lane
+}
+
 /// Polls `fut` once, then drops it: a `select!` or `timeout` loser.
 fn poll_once_and_drop<F: Future>(fut: F) {
     let _ = poll_once(pin!(fut));
@@ -143,10 +154,7 @@ fn a_write_to_a_fifo_neither_waits_for_its_reads_nor_drops_what_they_kept() {
         // An abandoned read's bytes stay for the next read, after a write as before it.
         let (res, _) = (&f).write_all(b"abc".to_vec()).await;
         res.unwrap();
-        poll_once_and_drop((&f).read(Vec::with_capacity(8)));
-        let lane = f.splice_source().unwrap().lane().clone();
-        drop(lane.acquire().await);
-        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        drop_a_read_that_keeps(&f, 8).await;
         let (res, _) = (&f).write_all(b"de".to_vec()).await;
         res.unwrap();
         let (res, got) = (&f).read_exact(Vec::with_capacity(5)).await;
@@ -169,10 +177,7 @@ fn a_write_to_an_eventfd_neither_waits_for_its_reads_nor_drops_what_they_kept() 
         let f = File::from_std(std::fs::File::from(owned));
 
         // An abandoned read takes the counter (5) and keeps it.
-        poll_once_and_drop((&f).read(Vec::with_capacity(8)));
-        let lane = f.splice_source().unwrap().lane().clone();
-        drop(lane.acquire().await);
-        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        drop_a_read_that_keeps(&f, 8).await;
         let (res, _) = (&f).write_all(1u64.to_ne_bytes().to_vec()).await;
         res.unwrap();
         let (res, got) = (&f).read(Vec::with_capacity(8)).await;
@@ -264,10 +269,7 @@ fn set_len_gives_back_what_a_dropped_read_kept() {
             .open(&path)
             .await
             .unwrap();
-        poll_once_and_drop((&f).read(Vec::with_capacity(4)));
-        let lane = f.splice_source().unwrap().lane().clone();
-        drop(lane.acquire().await);
-        assert!(lane.has_leftover(), "the abandoned read kept nothing");
+        let lane = drop_a_read_that_keeps(&f, 4).await;
         f.set_len(2).await.unwrap();
         assert!(!lane.has_leftover(), "the kept bytes are given back");
         // The position was moved back over them: the next read starts at 0 and finds what

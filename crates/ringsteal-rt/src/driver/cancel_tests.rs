@@ -67,6 +67,16 @@ fn socket_pair() -> (OwnedFd, OwnedFd) {
     (rx.into(), tx.into())
 }
 
+/// Arms a poll of the idle socket `rx` under the cell's `user_data` (a real request for the
+/// cancels to find), and submits it.
+fn arm_poll(d: &mut Driver, rx: &OwnedFd, op: NonNull<OpHeader>, c: &ShardCounters) {
+    let poll = opcode::poll_add(rx.as_raw_fd(), libc::POLLIN as u32, false)
+        .with_user_data(pointer(op.as_ptr() as *const (), TAG_OP));
+    // SAFETY: a poll references no memory; the cell outlives its CQE (its reference).
+    unsafe { d.push_op(std::slice::from_ref(&poll), c) }.unwrap();
+    d.submit(c).unwrap();
+}
+
 /// Submits and reaps until nothing is in flight; returns the CQEs reaped. Never more than
 /// `limit` in flight at once.
 fn run_until_quiet(d: &mut Driver, limit: usize, c: &ShardCounters) -> usize {
@@ -131,11 +141,7 @@ fn a_stream_request_one_cancel_of_the_pair_finds_is_cancelled_without_a_retry() 
     let mut d = driver();
     let (rx, _tx) = socket_pair();
     let (op, frees) = fd_cell(rx.as_raw_fd());
-    let poll = opcode::poll_add(rx.as_raw_fd(), libc::POLLIN as u32, false)
-        .with_user_data(pointer(op.as_ptr() as *const (), TAG_OP));
-    // SAFETY: a poll references no memory; the cell outlives its CQE (its reference).
-    unsafe { d.push_op(std::slice::from_ref(&poll), &c) }.unwrap();
-    d.submit(&c).unwrap();
+    arm_poll(&mut d, &rx, op, &c);
     // SAFETY: the cell is live: we hold its first reference.
     let header = unsafe { op.as_ref() };
     assert!(!header.is_complete(), "the socket is idle");
@@ -163,11 +169,7 @@ fn a_refused_by_descriptor_cancel_is_not_sent_again() {
     let (rx, _tx) = socket_pair();
     for round in 0..2 {
         let (op, frees) = fd_cell(rx.as_raw_fd());
-        let poll = opcode::poll_add(rx.as_raw_fd(), libc::POLLIN as u32, false)
-            .with_user_data(pointer(op.as_ptr() as *const (), TAG_OP));
-        // SAFETY: a poll references no memory; the cell outlives its CQE (its reference).
-        unsafe { d.push_op(std::slice::from_ref(&poll), &c) }.unwrap();
-        d.submit(&c).unwrap();
+        arm_poll(&mut d, &rx, op, &c);
         // SAFETY: the cell is live: we hold its first reference.
         let header = unsafe { op.as_ref() };
         header.add_ref();
