@@ -93,11 +93,10 @@ pub(crate) async fn open_blocking(path: &Path, flags: i32, mode: u32) -> io::Res
 }
 
 /// Waits until the FIFO at `path` has a writer (a second read-only open, on the blocking
-/// pool, returns once one came). `reader` is the caller's own read end, kept open meanwhile
-/// (borrowed, so that it outlives the wait: dropped, the wait opens a writer to let its
-/// thread go, which needs a reader there).
-pub(crate) async fn wait_for_writer(path: &Path, reader: &OwnedFd) -> io::Result<()> {
-    let _reader = reader;
+/// pool, returns once one came). `_reader` is the caller's own read end, kept open
+/// meanwhile (borrowed, so that it outlives the wait: dropped, the wait opens a writer to
+/// let its thread go, which needs a reader there).
+pub(crate) async fn wait_for_writer(path: &Path, _reader: &OwnedFd) -> io::Result<()> {
     open_blocking(path, libc::O_RDONLY, 0).await.map(drop)
 }
 
