@@ -5,7 +5,7 @@
 //! May not: parse the attribute's arguments (`args.rs`) or emit code (`expand.rs`).
 
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, Type};
+use syn::{FnArg, GenericParam, ItemFn, Type, WherePredicate};
 
 use crate::args::Kind;
 
@@ -19,8 +19,6 @@ pub(crate) enum Handle {
 /// parameters its callers pass (a `#[ringsteal::main]` function not named `main` only).
 pub(crate) struct Params {
     pub(crate) handle: Handle,
-    /// How many parameters after the handle the plain function takes and passes on.
-    pub(crate) passed: usize,
 }
 
 /// Checks `f` for `kind`; returns what its parameters are.
@@ -45,25 +43,46 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
             format!("{attr} cannot be used on an `unsafe fn`: nothing calls it in an unsafe block"),
         ));
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        // The first parameter, or else the `where` (a clause alone has no `<>` to point at).
-        let first = sig.generics.params.first().map(Spanned::span);
-        let clause = sig
-            .generics
-            .where_clause
-            .as_ref()
-            .map(|w| w.where_token.span);
-        return Err(syn::Error::new(
-            first.or(clause).unwrap_or_else(|| sig.generics.span()),
-            if kind == Kind::Main && sig.ident != "main" {
-                format!("{attr} cannot be used on a generic function: make the types concrete")
-            } else {
-                format!(
-                    "{attr} cannot be used on a generic function: it has no caller to choose \
-                     the types"
-                )
-            },
-        ));
+    // A function whose caller passes parameters may borrow through them: its lifetime
+    // parameters (and `where` clauses between lifetimes) are its own to have. Types and
+    // constants need a caller to choose them, and `main` or a test has none.
+    let passes_parameters = kind == Kind::Main && sig.ident != "main";
+    let refused = sig
+        .generics
+        .params
+        .iter()
+        .find(|p| !(passes_parameters && matches!(p, GenericParam::Lifetime(_))));
+    let refused_clause = sig.generics.where_clause.as_ref().filter(|w| {
+        !(passes_parameters
+            && w.predicates
+                .iter()
+                .all(|p| matches!(p, WherePredicate::Lifetime(_))))
+    });
+    if refused.is_some() || refused_clause.is_some() {
+        // The first parameter refused, or else the `where` (a clause alone has no `<>` to
+        // point at).
+        let at = refused
+            .map(Spanned::span)
+            .or(refused_clause.map(|w| w.where_token.span))
+            .unwrap_or_else(|| sig.generics.span());
+        let message =
+            match refused {
+                Some(GenericParam::Lifetime(_)) => {
+                    format!(
+                "{attr} cannot be used on a function with lifetime parameters: {} takes no \
+                 parameter to borrow from",
+                if kind == Kind::Main { "`main`" } else { "a test" }
+            )
+                }
+                _ if passes_parameters => {
+                    format!("{attr} cannot be used on a generic function: make the types concrete")
+                }
+                _ => format!(
+                    "{attr} cannot be used on a generic function: it has no caller to choose the \
+                 types"
+                ),
+            };
+        return Err(syn::Error::new(at, message));
     }
     if let Some(v) = &sig.variadic {
         return Err(syn::Error::new(
@@ -96,24 +115,10 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
     };
     // A function other than `main` under `#[ringsteal::main]` is called by the program (a
     // plain `main` that dispatches to it, as with tokio's): its parameters are passed on.
-    let passes_parameters = kind == Kind::Main && sig.ident != "main";
     let mut passed = 0;
     for p in params {
         match p {
-            FnArg::Typed(p) if passes_parameters => {
-                // The call the attribute writes names every parameter: one that a `cfg` leaves
-                // out would be passed anyway (a call's arguments take no `cfg`).
-                if let Some(a) = p.attrs.iter().find(|a| a.path().is_ident("cfg")) {
-                    return Err(syn::Error::new(
-                        a.path().span(),
-                        format!(
-                            "{attr} passes every parameter on, so none may be under `cfg`: \
-                             choose the value inside the function instead"
-                        ),
-                    ));
-                }
-                passed += 1
-            }
+            FnArg::Typed(_) if passes_parameters => passed += 1,
             FnArg::Receiver(r) if passes_parameters => {
                 return Err(syn::Error::new(
                     r.span(),
@@ -131,13 +136,13 @@ pub(crate) fn check(kind: Kind, f: &ItemFn) -> syn::Result<Params> {
             }
         }
     }
-    Ok(Params { handle, passed })
+    Ok(Params { handle })
 }
 
 /// True for `RuntimeHandle` and any path ending in it (`ringsteal::RuntimeHandle`). The
 /// generated call passes a real `RuntimeHandle`, so an alias naming another type still fails,
 /// as a type error.
-fn is_runtime_handle(ty: &Type) -> bool {
+pub(crate) fn is_runtime_handle(ty: &Type) -> bool {
     match ty {
         Type::Path(p) if p.qself.is_none() => p
             .path

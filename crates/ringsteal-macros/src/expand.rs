@@ -1,12 +1,17 @@
-//! The code the attributes emit: the `async fn` becomes an inner function of a plain one that
-//! builds the runtime from the arguments and runs it with `block_on`.
+//! The code the attributes emit: the `async fn` becomes a plain function (the same name,
+//! parameters and return type) that builds the runtime from the arguments and runs the body,
+//! as an `async move` block, with `block_on`.
+//!
+//! An async block rather than an inner `async fn` (as tokio's attributes do): the body stays
+//! inside the function it was written in, so `Self` in an associated function, the
+//! function's lifetime parameters and its parameters' patterns all mean what they meant,
+//! and no call names the function (a parameter of the same name cannot shadow it).
 //!
 //! May not: decide what is allowed (`args.rs`, `check.rs`).
 
 use proc_macro2::TokenStream;
-use quote::format_ident;
 use quote::quote;
-use syn::{parse_quote, Attribute, FnArg, Ident, ItemFn, Pat, Path, Type};
+use syn::{parse_quote, FnArg, ItemFn, Path};
 
 use crate::args::{Args, Idle, Kind, Wake};
 use crate::check::{Handle, Params};
@@ -24,46 +29,26 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         sig,
         block,
     } = f;
-    let name = sig.ident.clone();
-    let inner = sig.clone();
     let mut outer = sig;
     outer.asyncness = None;
-    // The parameters callers pass, renamed (the inner function keeps their patterns).
-    let skip = usize::from(matches!(params.handle, Handle::Taken));
-    // A plain name keeps its name (rustdoc shows it), any other pattern gets one. (check.rs
-    // refuses receivers, so every parameter after the handle is a typed one.)
-    // Attributes on a parameter stay on it (another attribute macro may read them: `#[case]`
-    // under `rstest`, a lint's `allow`); check.rs refuses `cfg` there.
-    let passed: Vec<(Vec<Attribute>, Ident, Type)> = outer
-        .inputs
-        .iter()
-        .skip(skip)
-        .take(params.passed)
-        .enumerate()
-        .filter_map(|(i, arg)| match arg {
-            FnArg::Typed(p) => {
-                let name = match &*p.pat {
-                    Pat::Ident(id) if id.by_ref.is_none() && id.subpat.is_none() => {
-                        id.ident.clone()
-                    }
-                    _ => format_ident!("__ringsteal_arg{}", i),
-                };
-                Some((p.attrs.clone(), name, (*p.ty).clone()))
+    // The runtime's handle, if taken, is not the caller's to pass: it comes out of the
+    // signature and is bound, with its pattern and attributes, inside the body.
+    let take_handle = match params.handle {
+        Handle::None => quote!(),
+        Handle::Taken => match outer.inputs.iter().next() {
+            Some(FnArg::Typed(p)) => {
+                let (attrs, pat, ty) = (&p.attrs, &p.pat, &p.ty);
+                let bind = quote!(#(#attrs)* let #pat: #ty = __ringsteal_handle;);
+                outer.inputs = outer.inputs.into_iter().skip(1).collect();
+                bind
             }
-            FnArg::Receiver(_) => None,
-        })
-        .collect();
-    outer.inputs = passed
-        .iter()
-        .map(|(attrs, name, ty)| -> FnArg { parse_quote!(#(#attrs)* #name: #ty) })
-        .collect();
-    let passed = passed.iter().map(|(_, name, _)| name);
-    let call = match params.handle {
-        Handle::None => quote!(move |_| #name(#(#passed),*)),
-        Handle::Taken => {
-            quote!(move |__ringsteal_handle| #name(__ringsteal_handle, #(#passed),*))
-        }
+            // check.rs takes a handle only as a typed first parameter.
+            _ => quote!(),
+        },
     };
+    // Every other parameter stays as written (pattern, type, attributes): the block moves
+    // what it uses.
+    let body = block.stmts;
     let (run, test_attr) = match args.kind {
         Kind::Main => (quote!(#krate::__private::run_main), quote!()),
         Kind::Test => (
@@ -75,8 +60,10 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         #test_attr
         #(#attrs)*
         #vis #outer {
-            #inner #block
-            #run(#builder, #call)
+            #run(#builder, move |__ringsteal_handle| async move {
+                #take_handle
+                #(#body)*
+            })
         }
     }
 }

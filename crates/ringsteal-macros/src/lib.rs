@@ -47,9 +47,10 @@ use args::{Args, Kind};
 /// On a function other than `main`, as with tokio's, the function keeps its other
 /// parameters: it becomes a plain function that its caller (a plain `main` that reads the
 /// command line, say) calls with them, and that runs its body on a new runtime. (A first
-/// parameter of type `RuntimeHandle` is still the runtime's, not the caller's.) Attributes
-/// on those parameters stay on them, for other attribute macros and lints to read; `cfg` is
-/// refused there, since the call passes every parameter.
+/// parameter of type `RuntimeHandle` is still the runtime's, not the caller's.) The
+/// parameters, their patterns and attributes (`cfg` too) stay as written, and so may the
+/// function's lifetime parameters; the body runs as an `async move` block inside the plain
+/// function, as tokio's does, so an associated function may use `Self` in it.
 ///
 /// ```
 /// #[ringsteal::main(shards = 1)]
@@ -85,9 +86,10 @@ use args::{Args, Kind};
 /// # Compile errors
 ///
 /// Misuse is a compile error at the offending token that says what is allowed: a function
-/// that is not `async`, an unknown or repeated argument, a bad value, a generic (or
-/// `where`-bounded) or `unsafe` function, on `main` (or a test) parameters other than one
-/// `RuntimeHandle`, or a `cfg` on a parameter passed on.
+/// that is not `async`, an unknown or repeated argument, a bad value, a function generic over
+/// types or constants (or any generic `main` or test) or `unsafe`, a method (`self`), or on
+/// `main` (or a test) parameters other than one `RuntimeHandle`. The function is then still
+/// declared, as the attribute would have made it, so its callers show no errors of their own.
 ///
 /// [`RuntimeHandle`]: https://docs.rs/ringsteal/latest/ringsteal/struct.RuntimeHandle.html
 #[proc_macro_attribute]
@@ -154,32 +156,43 @@ fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
         .and_then(|()| check::check(kind, &f));
     match checked {
         Ok(params) => expand::expand(&parsed, f, params).into(),
-        Err(e) => with_error(e, &f),
+        Err(e) => with_error(kind, e, &f),
     }
 }
 
 /// The error, and in place of the function a stub with its name and return type: the
 /// compiler then reports this error alone, not a cascade (an `async fn main`, a missing
 /// `main`, `.await` outside `async`).
-fn with_error(e: syn::Error, f: &ItemFn) -> TokenStream {
+/// The error, and the function declared as the attribute would have made it (a safe plain
+/// function, without the runtime's handle; `main` and a test without parameters) with a body
+/// that never runs: its callers compile against it and show no errors of their own.
+fn with_error(kind: Kind, e: syn::Error, f: &ItemFn) -> TokenStream {
     let ItemFn {
         attrs, vis, sig, ..
     } = f;
-    let (name, output) = (&sig.ident, &sig.output);
+    let mut sig = sig.clone();
+    sig.asyncness = None;
+    sig.unsafety = None;
+    sig.constness = None;
+    sig.variadic = None;
+    if kind == Kind::Test || sig.ident == "main" {
+        sig.inputs.clear();
+        sig.generics = syn::Generics::default();
+    } else if let Some(syn::FnArg::Typed(p)) = sig.inputs.first() {
+        if check::is_runtime_handle(&p.ty) {
+            sig.inputs = sig.inputs.into_iter().skip(1).collect();
+        }
+    }
     let error = e.into_compile_error();
     quote::quote! {
         #error
         #(#attrs)*
-        #[allow(dead_code)]
-        #vis fn #name() #output { ::core::unreachable!() }
+        #[allow(dead_code, unused_variables)]
+        #vis #sig { ::core::unreachable!() }
     }
     .into()
 }
 
-/// An `fn` item whose body is kept as tokens, not parsed: a syntax error inside the body is
-/// then the compiler's to report, where it is, and the attribute still applies to the
-/// function (parsing the body here turned a typo into "goes on an `async fn`, not on this
-/// item" beside the real error).
 fn parse_fn_keeping_body(input: syn::parse::ParseStream<'_>) -> syn::Result<ItemFn> {
     let attrs = input.call(syn::Attribute::parse_outer)?;
     let vis: syn::Visibility = input.parse()?;

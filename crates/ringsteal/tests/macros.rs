@@ -152,3 +152,43 @@ fn a_main_attribute_on_another_function_passes_its_parameters() {
     );
     assert_eq!(with_handle("h".to_string()), ("h".to_string(), 1));
 }
+
+/// The body runs as an async block inside the plain function, so an associated function's
+/// body may name `Self`, and the function keeps its lifetime parameters.
+struct Greeter {
+    greeting: &'static str,
+}
+
+impl Greeter {
+    const TIMES: usize = 2;
+
+    #[ringsteal::main(shards = 1)]
+    async fn greet<'a>(name: &'a str, punctuation: &'a str) -> String {
+        let me = Self { greeting: "hello" };
+        let times = ringsteal::spawn(async { Self::TIMES }).await.unwrap();
+        format!("{} {name}{punctuation}", me.greeting).repeat(times)
+    }
+}
+
+/// A parameter named like its function: nothing calls the function by name inside, so the
+/// parameter shadows nothing.
+#[ringsteal::main(shards = 1)]
+async fn twice(twice: u32) -> u32 {
+    twice * 2
+}
+
+/// A `cfg` on a parameter is rustc's to apply, as on any function: with the condition false,
+/// the parameter (and the code using it) is not there.
+#[ringsteal::main(shards = 1)]
+async fn counted(#[cfg(any())] never: u32, items: &[u8]) -> usize {
+    #[cfg(any())]
+    let _ = never;
+    items.len()
+}
+
+#[test]
+fn a_main_attribute_keeps_self_lifetimes_cfg_and_parameter_names() {
+    assert_eq!(Greeter::greet("rs", "!"), "hello rs!hello rs!");
+    assert_eq!(twice(21), 42);
+    assert_eq!(counted(b"abc"), 3);
+}

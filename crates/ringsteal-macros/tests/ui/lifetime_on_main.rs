@@ -1,0 +1,5 @@
+#[ringsteal::main]
+async fn main<'a>() {}
+
+#[ringsteal::test]
+async fn borrows<'a>() {}
