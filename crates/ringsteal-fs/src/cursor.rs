@@ -2,7 +2,9 @@
 //! (`ringsteal_rt::io::Lane`) and whether the position can be moved back — and the reads and
 //! writes at the position (offset `-1` for `IORING_OP_READ`/`WRITE`) that go through them.
 //!
-//! Reads are ordered by the read lane and writes by the write lane: a read whose future is
+//! Reads are ordered by the read lane and writes by the write lane (on a seekable file, a
+//! read waits for the write in flight, and a write for the reads: one at a time at the
+//! shared position, [`Cursor::acquire_read`]): a read whose future is
 //! dropped may still advance the kernel's position, and the bytes it read are kept in the
 //! read lane and returned by the next read; a write whose future is dropped finishes before
 //! the next write starts. `read_exact` and `write_all` hold their lane for the whole call
@@ -85,9 +87,28 @@ fn has_shared_position(fd: &SharedFd) -> bool {
         && unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_CUR) } >= 0
 }
 
+impl Cursor {
+    /// The read lane, for a read at the position. On a seekable file, first waits for the
+    /// write in flight (a write whose future was dropped goes on in the kernel): a read
+    /// beside it would start at the same position, return the bytes the write is putting
+    /// there (or a torn mix), and its move of the position be lost to the write's. The
+    /// write lane is let go once the read lane is held, so a write that comes next waits for
+    /// the read (`give_back_read_ahead`): reads and writes at the shared position run one
+    /// at a time, in the order they came, as with std's and tokio's `File`. The lanes are
+    /// taken write first, as everywhere (`seek`, `set_len`), so no two callers wait for
+    /// each other.
+    pub(crate) async fn acquire_read(&self) -> LaneGuard {
+        if !self.seekable {
+            return self.read.acquire().await;
+        }
+        let _write = self.write.acquire().await;
+        self.read.acquire().await
+    }
+}
+
 impl File {
     pub(crate) async fn read_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
-        let mut guard = self.cursor().read.acquire().await;
+        let mut guard = self.cursor().acquire_read().await;
         if guard.has_leftover() {
             let (n, buf) = guard.take_leftover(buf);
             return (Ok(n), buf);
@@ -102,7 +123,7 @@ impl File {
     /// lane (`InLane::read_rest`), for the next read: a file that returns short reads (a
     /// pipe, a FIFO, a terminal) loses nothing either.
     pub(crate) async fn read_exact_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
-        let guard = self.cursor().read.acquire().await;
+        let guard = self.cursor().acquire_read().await;
         read_exact_in_lane(guard, buf, |mut guard, rest| async move {
             if guard.has_leftover() {
                 let (n, rest) = guard.take_leftover(rest);

@@ -40,8 +40,12 @@ macro_rules! at_position {
             ) -> impl Future<Output = BufResult<(), B>> + Send {
                 self.read_exact_at_position(buf)
             }
+            /// On a seekable file, each splice waits for the write in flight first, as a
+            /// read does (`Cursor::acquire_read`).
             fn splice_source(&self) -> Option<SpliceEnd<'_>> {
-                Some(SpliceEnd::new(self.shared_fd(), &self.cursor().read))
+                let cursor = self.cursor();
+                let end = SpliceEnd::new(self.shared_fd(), &cursor.read);
+                Some(if cursor.seekable() { end.after(&cursor.write) } else { end })
             }
         }
 

@@ -1,7 +1,8 @@
 //! `File` through the I/O traits (`AsyncReadOwned`, `AsyncWriteOwned`), reading and writing
 //! at the file position, against what std and tokio do: `io::copy` into a file opened for
-//! appending, a write after a read that was abandoned (on a file, and on a FIFO, which has no
-//! position), and a `read_exact` dropped half-way.
+//! appending, from and into files the kernel will not splice, a write after a read that was
+//! abandoned (on a file, and on a FIFO, which has no position), a read after a write that
+//! was abandoned, and a `read_exact` dropped half-way.
 //!
 //! Every test runs on each shard of a one-shard and a two-shard runtime.
 
@@ -45,6 +46,96 @@ fn io_copy_into_a_file_opened_for_appending_appends_like_std() {
             std::fs::read(&theirs).unwrap()
         );
         assert_eq!(std::fs::read(&ours).unwrap(), b"old line\nnew line\n");
+    });
+}
+
+#[test]
+fn io_copy_from_a_file_the_kernel_will_not_splice_from_copies_through_a_buffer() {
+    on_every_shard("cursor-copy-proc", |ctx| async move {
+        // A regular file by `fstat` whose splice the kernel refuses (`EINVAL`): what `copy`
+        // would splice. (Its text changes as the process runs, so only its shape is checked.)
+        let mut s = File::open("/proc/self/status").await.unwrap();
+        let out = ctx.dir.join("status");
+        let mut d = File::create(&out).await.unwrap();
+        let n = ringsteal_rt::io::copy(&mut s, &mut d).await.unwrap();
+        let copied = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(n, copied.len() as u64);
+        assert!(copied.starts_with("Name:\t"), "{copied}");
+        assert!(copied.contains(&format!("\nPid:\t{}\n", std::process::id())));
+    });
+}
+
+#[test]
+fn io_copy_into_a_file_the_kernel_will_not_splice_into_writes_what_its_pipe_held() {
+    on_every_shard("cursor-copy-comm", |ctx| async move {
+        // This thread's name, written through `/proc`: a regular file by `fstat`, which the
+        // kernel refuses to splice into (`EINVAL`) after the copy has spliced the source's
+        // bytes into its pipe. (The body stays on its shard's thread throughout.)
+        // SAFETY: gettid takes nothing and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        let comm = format!("/proc/self/task/{tid}/comm");
+        let before = std::fs::read(&comm).unwrap();
+        let src = ctx.dir.join("name");
+        std::fs::write(&src, b"copied-name").unwrap();
+        let mut s = File::open(&src).await.unwrap();
+        let mut d = File::from_std(std::fs::OpenOptions::new().write(true).open(&comm).unwrap());
+        let n = ringsteal_rt::io::copy(&mut s, &mut d).await;
+        let after = std::fs::read(&comm).unwrap();
+        std::fs::write(&comm, &before).unwrap();
+        assert_eq!(n.unwrap(), 11);
+        assert_eq!(after, b"copied-name\n");
+    });
+}
+
+#[test]
+fn a_read_after_an_abandoned_write_starts_where_the_write_ended_like_tokio() {
+    on_every_shard("cursor-write-then-read", |ctx| async move {
+        let path = ctx.dir.join("f");
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .await
+            .unwrap();
+        // A write that outlives its future: the kernel goes on writing after the timeout.
+        let late = ringsteal_rt::time::timeout(
+            std::time::Duration::from_micros(100),
+            (&f).write_all(vec![0xAB; 32 << 20]),
+        )
+        .await;
+        // The read waits for it (tokio's and std's `File` run one at a time), so it starts
+        // where the write ended, at the end of the file: had it run beside the write, it
+        // would have read the write's bytes from position 0, and its move of the position
+        // been lost to the write's.
+        let (res, got) = (&f).read(Vec::with_capacity(16)).await;
+        assert_eq!(res.unwrap(), 0, "the read ran beside the write: {got:02x?}");
+        let pos = f.stream_position().await.unwrap();
+        assert_eq!(pos, std::fs::metadata(&path).unwrap().len());
+        if late.is_ok() {
+            assert_eq!(pos, 32 << 20);
+        }
+
+        // A copy from the file's position (spliced: a regular file) waits for it the same way.
+        let mut g = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(ctx.dir.join("g"))
+            .await
+            .unwrap();
+        let _ = ringsteal_rt::time::timeout(
+            std::time::Duration::from_micros(100),
+            g.write_all(vec![0xCD; 32 << 20]),
+        )
+        .await;
+        let out = ctx.dir.join("out");
+        let mut to = File::create(&out).await.unwrap();
+        let n = ringsteal_rt::io::copy(&mut g, &mut to).await.unwrap();
+        assert_eq!(n, 0, "the copy ran beside the write");
+        assert_eq!(std::fs::metadata(&out).unwrap().len(), 0);
     });
 }
 

@@ -6,7 +6,11 @@
 //! the pipe never waits for a peer. From a socket or a pipe it copies through a buffer: the
 //! kernel runs a splice on one of its worker threads, which a splice from an idle socket
 //! would hold until data arrives, one thread per idle connection of a proxy.
-//! [`copy_spliced`] and [`copy_buffered`] choose explicitly.
+//! [`copy_spliced`] and [`copy_buffered`] choose explicitly. A splice the kernel refuses
+//! (`EINVAL` from a `/proc` file that cannot be spliced from, or a sink that cannot be
+//! spliced into; no `IORING_OP_SPLICE`) has moved nothing: the copy goes on through a
+//! buffer, after writing out what is already in its pipe, as std's `io::copy` falls back
+//! from `copy_file_range`/`splice`.
 //!
 //! May not: reorder bytes: a source's leftover bytes go out before anything it splices.
 
@@ -27,14 +31,16 @@ pub(crate) const COPY_BUF: usize = 64 * 1024;
 /// the buffered copy (ADR-0015).
 const SPLICE_CHUNK: usize = 1024 * 1024;
 
-/// Copies everything `reader` yields until its end into `writer`, and yields the byte count.
-/// Does not flush or shut down the writer.
+/// Copies everything `reader` yields until its end into `writer`, flushes the writer (as
+/// tokio's `copy` does: a `BufWriter` gives up its last bytes), and yields the byte count.
+/// Does not shut down the writer.
 ///
 /// Where both sides offer a descriptor ([`AsyncReadOwned::splice_source`],
 /// [`AsyncWriteOwned::splice_sink`]) and the source is a regular file, the bytes move in the
 /// kernel (`IORING_OP_SPLICE` into a pipe and out of it) without passing through user space;
 /// otherwise through a 64 KiB buffer (see the module docs for why sockets are not spliced
-/// from by default). Bytes the reader kept from a cancelled read go first either way.
+/// from by default), and through the buffer too if the kernel refuses the splice. Bytes the
+/// reader kept from a cancelled read go first either way.
 ///
 /// Dropping the future loses the bytes already taken from the reader and not yet written.
 ///
@@ -45,6 +51,12 @@ const SPLICE_CHUNK: usize = 1024 * 1024;
 ///     let mut dst = Vec::new();
 ///     let n = ringsteal_rt::io::copy(&mut src, &mut dst).await.unwrap();
 ///     assert_eq!((n, &dst[..]), (6, &b"copied"[..]));
+///
+///     // The writer is flushed at the end: nothing stays in a `BufWriter`.
+///     let mut src: &[u8] = b"flushed";
+///     let mut dst = ringsteal_rt::io::BufWriter::new(Vec::new());
+///     ringsteal_rt::io::copy(&mut src, &mut dst).await.unwrap();
+///     assert_eq!((dst.buffer(), &dst.get_ref()[..]), (&b""[..], &b"flushed"[..]));
 /// });
 /// ```
 pub async fn copy<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
@@ -65,12 +77,38 @@ where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
-    if let (Some(src), Some(dst)) = (reader.splice_source(), writer.splice_sink()) {
-        if is_regular_file(src.fd()) {
-            return splice_copy(src, dst).await;
+    let spliced = match (reader.splice_source(), writer.splice_sink()) {
+        (Some(src), Some(dst)) if is_regular_file(src.fd()) => Some(splice_copy(src, dst).await?),
+        _ => None,
+    };
+    let total = finish_buffered(reader, writer, spliced, buf_size).await?;
+    writer.flush().await?;
+    Ok(total)
+}
+
+/// What a copy still has to do after its splices, if any (`spliced`): nothing if they
+/// reached the end; otherwise, the kernel having refused one, write out what is in the pipe
+/// and copy the rest through a buffer. Yields the total count.
+async fn finish_buffered<R, W>(
+    reader: &mut R,
+    writer: &mut W,
+    spliced: Option<Spliced>,
+    buf_size: usize,
+) -> io::Result<u64>
+where
+    R: AsyncReadOwned + ?Sized,
+    W: AsyncWriteOwned + ?Sized,
+{
+    let moved = match spliced {
+        Some(Spliced::ToTheEnd(total)) => return Ok(total),
+        Some(Spliced::Refused { moved, pipe }) => {
+            let held = pipe.bytes as u64;
+            drain_pipe(pipe, writer).await?;
+            moved + held
         }
-    }
-    buffered_copy(reader, writer, buf_size).await
+        None => 0,
+    };
+    Ok(moved + buffered_copy(reader, writer, buf_size).await?)
 }
 
 /// [`copy`] through the kernel whenever both sides offer a descriptor, sockets included
@@ -81,10 +119,13 @@ where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
-    if let (Some(src), Some(dst)) = (reader.splice_source(), writer.splice_sink()) {
-        return splice_copy(src, dst).await;
-    }
-    buffered_copy(reader, writer, COPY_BUF).await
+    let spliced = match (reader.splice_source(), writer.splice_sink()) {
+        (Some(src), Some(dst)) => Some(splice_copy(src, dst).await?),
+        _ => None,
+    };
+    let total = finish_buffered(reader, writer, spliced, COPY_BUF).await?;
+    writer.flush().await?;
+    Ok(total)
 }
 
 /// [`copy`] through a user-space buffer, whatever the two sides offer.
@@ -93,7 +134,9 @@ where
     R: AsyncReadOwned + ?Sized,
     W: AsyncWriteOwned + ?Sized,
 {
-    buffered_copy(reader, writer, COPY_BUF).await
+    let total = buffered_copy(reader, writer, COPY_BUF).await?;
+    writer.flush().await?;
+    Ok(total)
 }
 
 async fn buffered_copy<R, W>(reader: &mut R, writer: &mut W, buf_size: usize) -> io::Result<u64>
@@ -126,16 +169,49 @@ where
     }
 }
 
+/// How a splice copy ended.
+enum Spliced {
+    /// The source's end reached; the count.
+    ToTheEnd(u64),
+    /// The kernel refused a splice (it moved nothing): `moved` bytes are written out, and
+    /// what the pipe holds (`pipe`) is not yet.
+    Refused { moved: u64, pipe: PipeLeft },
+}
+
+/// The copy's pipe, with the bytes it holds that the sink has not taken.
+struct PipeLeft {
+    read_end: SharedFd,
+    bytes: usize,
+}
+
+/// True for an error that says the kernel will not splice these descriptors, not that the
+/// I/O failed: nothing moved, and a copy through a buffer can do what the splice could not.
+fn splice_refused(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Unsupported
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+        )
+}
+
 /// Source → pipe → sink, all in the kernel. Each splice holds its side's lane, so it is
 /// ordered with the side's own reads and writes.
-async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> {
+async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<Spliced> {
     let (pipe_r, pipe_w) = pipe()?;
     let mut total = 0u64;
     loop {
-        let n = fill_pipe(src, &pipe_w, &pipe_r).await?;
-        if n == 0 {
-            return Ok(total);
-        }
+        let n = match fill_pipe(src, &pipe_w, &pipe_r).await {
+            Ok(0) => return Ok(Spliced::ToTheEnd(total)),
+            Ok(n) => n,
+            Err(e) if splice_refused(&e) => {
+                let pipe = PipeLeft {
+                    read_end: pipe_r,
+                    bytes: 0,
+                };
+                return Ok(Spliced::Refused { moved: total, pipe });
+            }
+            Err(e) => return Err(e),
+        };
         let mut left = n;
         while left > 0 {
             let guard = dst.lane().acquire().await;
@@ -158,6 +234,14 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
                 Ok(0) => return Err(write_zero()),
                 Ok(m) => left -= m,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if splice_refused(&e) => {
+                    let moved = total + (n - left) as u64;
+                    let pipe = PipeLeft {
+                        read_end: pipe_r,
+                        bytes: left,
+                    };
+                    return Ok(Spliced::Refused { moved, pipe });
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -165,10 +249,45 @@ async fn splice_copy(src: SpliceEnd<'_>, dst: SpliceEnd<'_>) -> io::Result<u64> 
     }
 }
 
+/// Writes the bytes left in the copy's pipe to `writer`, in order: they left the source
+/// already.
+async fn drain_pipe<W: AsyncWriteOwned + ?Sized>(pipe: PipeLeft, writer: &mut W) -> io::Result<()> {
+    let mut left = pipe.bytes;
+    let mut buf = Vec::with_capacity(left.min(COPY_BUF));
+    while left > 0 {
+        buf.clear();
+        // The pipe holds exactly `left` bytes and its write end is closed: this never waits.
+        let (res, b) = op::read_at(&pipe.read_end, buf, u64::MAX).await;
+        buf = b;
+        let n = match res {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the copy's pipe ended before the bytes it held were read",
+                ))
+            }
+            Ok(n) => n.min(left),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let (res, b) = writer.write_all(buf.slice(..n)).await;
+        buf = b.into_inner();
+        res?;
+        left -= n;
+    }
+    Ok(())
+}
+
 /// Moves the next bytes of `src` into the (empty) pipe: its leftover first, then a splice.
 async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd, pipe_r: &SharedFd) -> io::Result<usize> {
     loop {
-        let mut guard = src.lane().acquire().await;
+        let mut guard = match src.waits_for() {
+            Some(first) => {
+                let _first = first.acquire().await;
+                src.lane().acquire().await
+            }
+            None => src.lane().acquire().await,
+        };
         if guard.has_leftover() {
             // At most PIPE_BUF bytes: a pipe write that size into an empty pipe is whole.
             let (n, buf) = guard.take_leftover(Vec::with_capacity(libc::PIPE_BUF));

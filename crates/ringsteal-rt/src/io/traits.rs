@@ -277,12 +277,42 @@ pub trait AsyncWriteOwned: Send {
 pub struct SpliceEnd<'a> {
     fd: &'a SharedFd,
     lane: &'a Lane,
+    after: Option<&'a Lane>,
 }
 
 impl<'a> SpliceEnd<'a> {
     /// `fd`, read or written at its current position, ordered by `lane`.
     pub fn new(fd: &'a SharedFd, lane: &'a Lane) -> Self {
-        Self { fd, lane }
+        Self {
+            fd,
+            lane,
+            after: None,
+        }
+    }
+
+    /// A source whose splices also wait for `first` to be free before taking their own lane
+    /// (and let it go once they hold it): a seekable file's write lane, so a splice from the
+    /// file's position starts after the write in flight there, as its reads do.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{Lane, SpliceEnd};
+    /// use ringsteal_rt::op::SharedFd;
+    ///
+    /// let fd = SharedFd::new(std::fs::File::open("/dev/null").unwrap().into());
+    /// let (reads, writes) = (Lane::new(), Lane::new());
+    /// let end = SpliceEnd::new(&fd, &reads).after(&writes);
+    /// assert!(end.waits_for().is_some());
+    /// ```
+    pub fn after(self, first: &'a Lane) -> Self {
+        Self {
+            after: Some(first),
+            ..self
+        }
+    }
+
+    /// The lane a splice from this source waits for first, if any ([`after`](Self::after)).
+    pub fn waits_for(&self) -> Option<&'a Lane> {
+        self.after
     }
 
     /// The descriptor.
