@@ -734,3 +734,28 @@ fn every_half_gives_its_stream_by_as_ref() {
         })
     });
 }
+
+#[test]
+fn a_read_into_an_empty_buffer_returns_once_readable_and_takes_nothing() {
+    // As tokio's: it waits for the socket to be readable, then reads nothing (`Ok(0)`,
+    // which only an empty buffer makes mean anything but end of stream).
+    with_every_runtime("empty buffer read", 1, |config, rt| {
+        rt.block_on(async {
+            let (client, server) = tcp_pair().await;
+            let read = ringsteal_rt::spawn(async move {
+                let (res, buf) = server.read(Vec::new()).await;
+                (res, buf, server)
+            });
+            let (res, _) = client.write_all(b"kept".to_vec()).await;
+            res.unwrap();
+            let (res, buf, server) = ringsteal_rt::time::timeout(OP_GUARD, read)
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: the empty read never returned"))
+                .unwrap();
+            assert_eq!((res.unwrap(), buf.len()), (0, 0), "{config:?}");
+            let (res, got) = server.read_exact(vec![0; 4]).await;
+            res.unwrap();
+            assert_eq!(got, b"kept", "{config:?}: the empty read took bytes");
+        });
+    });
+}

@@ -17,7 +17,8 @@ use crate::op::SharedFd;
 /// the result, so the kernel can fill it after the call returned (io_uring).
 ///
 /// A read fills `buf` from its start, up to its capacity (`bytes_total`), and extends its
-/// initialised length; `Ok(0)` means end of stream (or an empty buffer). Methods take
+/// initialised length; `Ok(0)` means end of stream, or an empty buffer (a socket's read
+/// into an empty buffer returns once the socket is readable, as tokio's does). Methods take
 /// `&mut self`, so an implementation may keep state without locks; types that can be read
 /// from several tasks at once (TCP and Unix streams) implement the trait for `&T` too, as
 /// std does for `Read`. Returned futures are `Send`, so generic code over these traits can
