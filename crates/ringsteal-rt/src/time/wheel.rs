@@ -7,7 +7,9 @@
 //! in the level where its deadline first differs from the wheel's position; when the position
 //! reaches its slot, the entry either fires (deadline passed) or drops to a finer level. A
 //! deadline is rounded *up* to the next microsecond and fires only once the clock, rounded
-//! *down*, has reached it: a timer never fires early.
+//! *down*, has reached it: a timer never fires early. Slots (and the overflow list) are
+//! first in, first out, and a cascade keeps their order: timers with the same deadline fire
+//! in the order they were set (or last reset), as tokio's do, however far off they were.
 //!
 //! Owns: the entries (a slab with generation-checked keys) and their wakers. Runs under Miri
 //! (no kernel, no clock inside: callers pass ticks).
@@ -57,6 +59,8 @@ struct Entry {
 struct Level {
     occupied: u64,
     heads: [u32; SLOTS],
+    /// The last entry of each slot's list (new entries go after it).
+    tails: [u32; SLOTS],
 }
 
 /// The wheel is already past this deadline.
@@ -70,6 +74,7 @@ pub(crate) struct Wheel {
     elapsed: u64,
     levels: Box<[Level; LEVELS]>,
     overflow: u32,
+    overflow_tail: u32,
     /// A lower bound of the overflow list's deadlines (`u64::MAX` when it is empty), exact
     /// after each cascade, so that advancing does not walk the list every tick.
     overflow_floor: u64,
@@ -83,6 +88,7 @@ impl Wheel {
         let level = || Level {
             occupied: 0,
             heads: [NIL; SLOTS],
+            tails: [NIL; SLOTS],
         };
         Self {
             origin,
@@ -97,6 +103,7 @@ impl Wheel {
                 level(),
             ]),
             overflow: NIL,
+            overflow_tail: NIL,
             overflow_floor: u64::MAX,
             entries: Vec::new(),
             free: NIL,
@@ -244,20 +251,25 @@ impl Wheel {
         significant / SLOT_BITS as usize
     }
 
+    /// Appends the entry to the list its deadline belongs in.
     fn link(&mut self, index: u32) {
         let deadline = self.entries[index as usize].deadline;
         let level = self.level_for(deadline);
-        let head = if level >= LEVELS {
-            let old = self.overflow;
-            self.overflow = index;
+        let tail = if level >= LEVELS {
+            let old = std::mem::replace(&mut self.overflow_tail, index);
+            if old == NIL {
+                self.overflow = index;
+            }
             self.overflow_floor = self.overflow_floor.min(deadline);
             self.entries[index as usize].level = OVERFLOW;
             old
         } else {
             let slot = ((deadline >> (SLOT_BITS as usize * level)) & (SLOTS as u64 - 1)) as usize;
             let lvl = &mut self.levels[level];
-            let old = lvl.heads[slot];
-            lvl.heads[slot] = index;
+            let old = std::mem::replace(&mut lvl.tails[slot], index);
+            if old == NIL {
+                lvl.heads[slot] = index;
+            }
             lvl.occupied |= 1 << slot;
             let e = &mut self.entries[index as usize];
             e.level = level as u8;
@@ -265,10 +277,10 @@ impl Wheel {
             old
         };
         let e = &mut self.entries[index as usize];
-        e.prev = NIL;
-        e.next = head;
-        if head != NIL {
-            self.entries[head as usize].prev = index;
+        e.prev = tail;
+        e.next = NIL;
+        if tail != NIL {
+            self.entries[tail as usize].next = index;
         }
     }
 
@@ -293,6 +305,10 @@ impl Wheel {
         }
         if next != NIL {
             self.entries[next as usize].prev = prev;
+        } else if level == OVERFLOW {
+            self.overflow_tail = prev;
+        } else {
+            self.levels[level as usize].tails[slot] = prev;
         }
     }
 
@@ -393,6 +409,7 @@ impl Wheel {
             self.elapsed = self.elapsed.max(start);
             let mut i = self.levels[level].heads[slot];
             self.levels[level].heads[slot] = NIL;
+            self.levels[level].tails[slot] = NIL;
             self.levels[level].occupied &= !(1 << slot);
             while i != NIL {
                 let next = self.entries[i as usize].next;
@@ -428,6 +445,7 @@ impl Wheel {
     /// the exact minimum of those still waiting.
     fn cascade_overflow(&mut self) {
         let mut i = std::mem::replace(&mut self.overflow, NIL);
+        self.overflow_tail = NIL;
         self.overflow_floor = u64::MAX;
         while i != NIL {
             let next = self.entries[i as usize].next;

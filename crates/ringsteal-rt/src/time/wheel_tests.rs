@@ -108,6 +108,36 @@ fn timers_with_equal_deadlines_fire_together_at_that_tick() {
 }
 
 #[test]
+fn timers_with_equal_deadlines_fire_in_the_order_they_were_set_at_any_distance() {
+    // As tokio's: however many cascades a deadline goes through (a slot taken whole and
+    // re-linked entry by entry), timers set for it fire first in, first out.
+    for deadline in spread_deadlines() {
+        let mut h = Harness::new();
+        let keys: Vec<_> = (0..6).map(|id| h.insert(deadline, id)).collect();
+        // One removed from the middle and one from the end, and one reset to the same
+        // deadline (it goes last, as a timer set anew).
+        h.remove(keys[2]);
+        h.remove(keys[5]);
+        assert_eq!(
+            h.wheel.reschedule(keys[0], deadline, &h.counters).ok(),
+            Some(true)
+        );
+        h.insert(deadline, 6);
+        // Set later, from nearer, after a first jump towards the deadline: still after.
+        assert!(h.advance(deadline / 2).is_empty());
+        if deadline / 2 < deadline {
+            h.insert(deadline, 7);
+        }
+        let fired = h.advance(deadline);
+        let mut expected = vec![1, 3, 4, 0, 6];
+        if deadline / 2 < deadline {
+            expected.push(7);
+        }
+        assert_eq!(fired, expected, "deadline {deadline}");
+    }
+}
+
+#[test]
 fn timers_fire_at_their_deadline_never_a_tick_early() {
     let mut h = Harness::new();
     let deadlines = spread_deadlines();
