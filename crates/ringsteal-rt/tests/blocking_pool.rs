@@ -212,6 +212,49 @@ fn idle_blocking_threads_retire_after_their_keep_alive() {
 }
 
 #[test]
+fn a_closure_spawned_while_the_last_thread_retires_gets_a_thread_of_its_own() {
+    // At the limit of one thread, the only thread retires (its keep-alive passed) and runs
+    // its stop hook, held here until the test lets it go: a closure spawned meanwhile must
+    // start a new thread, not wait in the queue for one that will never look at it again.
+    hang_guard("spawn while retiring", HANG_LIMIT, || {
+        let stopping = Arc::new(AtomicUsize::new(0));
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let release_rx = Arc::new(Mutex::new(release_rx));
+        let rt = {
+            let stopping = stopping.clone();
+            Config::MsgRing
+                .builder(1)
+                .max_blocking_threads(1)
+                .blocking_keep_alive(Duration::from_millis(1))
+                .on_thread_stop(move || {
+                    if thread_name().contains("-blocking-") {
+                        stopping.fetch_add(1, SeqCst);
+                        let _ = release_rx.lock().unwrap().recv();
+                    }
+                })
+                .build()
+                .unwrap()
+        };
+        rt.block_on(async {
+            assert_eq!(ringsteal_rt::spawn_blocking(|| 1).await.unwrap(), 1);
+            // The hang guard bounds this wait for the thread to retire.
+            while stopping.load(SeqCst) == 0 {
+                ringsteal_rt::yield_now().await;
+            }
+            let second = ringsteal_rt::spawn_blocking(|| 2);
+            let got = ringsteal_rt::time::timeout(Duration::from_secs(20), second).await;
+            // Let every stop hook go before asserting, so the runtime's drop is not held.
+            drop(release_tx);
+            assert_eq!(
+                got.expect("the closure waited for the retiring thread")
+                    .unwrap(),
+                2
+            );
+        });
+    });
+}
+
+#[test]
 fn blocking_closures_can_be_spawned_from_every_kind_of_thread() {
     with_every_runtime("blocking from anywhere", 2, |_, rt| {
         let handle = rt.handle();

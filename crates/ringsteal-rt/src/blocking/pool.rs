@@ -36,7 +36,11 @@ struct State {
     /// Wakeups handed out by `push` (each took one thread off `idle`) and not yet taken by a
     /// waiting thread. A thread that wakes and finds none timed out or woke spuriously.
     num_notify: usize,
+    /// Threads that may still take work from the queue: what `max` bounds.
     threads: usize,
+    /// Threads that left for good and are running their stop hook: no longer counted in
+    /// `threads` (a push must not count on one), but waited for by shutdown.
+    exiting: usize,
     shutdown: bool,
     /// Join handles of live threads, by thread id; a retiring thread drops its own.
     handles: Vec<(usize, std::thread::JoinHandle<()>)>,
@@ -79,6 +83,7 @@ impl BlockingPool {
                 idle: 0,
                 num_notify: 0,
                 threads: 0,
+                exiting: 0,
                 shutdown: false,
                 handles: Vec::new(),
                 next_id: 0,
@@ -179,7 +184,7 @@ impl BlockingPool {
         self.pending.fetch_sub(queued.len(), SeqCst);
         drop(queued);
         let mut st = self.state.lock();
-        while st.threads > 0 {
+        while st.threads + st.exiting > 0 {
             match deadline {
                 Some(d) => {
                     if self.exited.wait_until(&mut st, d).timed_out() {
@@ -189,7 +194,7 @@ impl BlockingPool {
                 None => self.exited.wait(&mut st),
             }
         }
-        let all_exited = st.threads == 0;
+        let all_exited = st.threads + st.exiting == 0;
         drop(st);
         if all_exited {
             for (_, h) in handles {
@@ -238,11 +243,15 @@ fn worker<H: PoolHost>(host: Arc<H>, id: usize) {
             break;
         }
     }
+    // Off the count under the lock that saw the queue empty: from here this thread takes no
+    // work, and a push that counted it would queue a closure nobody starts a thread for
+    // (tokio's pool does the same). Still `exiting`, so that shutdown's wait covers the hook.
+    st.threads -= 1;
+    st.exiting += 1;
     drop(st);
-    // Before the thread counts as gone, so that shutdown's wait covers the hook too.
     ThreadHook::run(&pool.on_stop);
     let mut st = pool.state.lock();
-    st.threads -= 1;
+    st.exiting -= 1;
     pool.alive.fetch_sub(1, Relaxed);
     drop(st);
     pool.exited.notify_all();
