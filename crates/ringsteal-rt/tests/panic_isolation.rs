@@ -138,6 +138,38 @@ fn a_destructor_that_panics_during_abort_is_reported_as_a_panic() {
     });
 }
 
+#[test]
+fn a_future_whose_destructor_panics_after_its_output_is_reported_as_a_panic() {
+    // As tokio reports it: the task ended in a panic, whatever it returned first. (An
+    // `async` block drops its locals before it returns: a hand-written future is needed.)
+    quiet_intentional_panics();
+    struct ReadyThenPanicOnDrop;
+    impl std::future::Future for ReadyThenPanicOnDrop {
+        type Output = u32;
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<u32> {
+            std::task::Poll::Ready(7)
+        }
+    }
+    impl Drop for ReadyThenPanicOnDrop {
+        fn drop(&mut self) {
+            panic!("{INTENTIONAL}: a destructor after the output");
+        }
+    }
+    with_every_runtime("destructor panics after ready", 2, |_, rt| {
+        rt.block_on(async {
+            for placement in [Placement::Pinned(1), Placement::Stealable] {
+                let err = spawn_with(placement, ReadyThenPanicOnDrop)
+                    .await
+                    .unwrap_err();
+                assert!(err.is_panic(), "{placement:?}: {err:?}");
+            }
+        });
+    });
+}
+
 /// A waker that panics when woken (a foreign executor's bug).
 struct PanickyWaker;
 

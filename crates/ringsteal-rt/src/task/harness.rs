@@ -137,8 +137,16 @@ unsafe fn complete<F: Future, S: Schedule>(
     // local reference is not used after it.
     let cell = unsafe { cell::<F, S>(ptr) };
     // Drop the future first (it may hold resources the output's reader expects released),
-    // then store the result.
-    let _ = drop_future(cell);
+    // then store the result. A future whose destructor panics after it returned its output
+    // ended in a panic, as tokio reports it: the output is dropped (its own destructor's
+    // panic caught too). A panic already being reported stays the one reported.
+    let result = match (drop_future(cell), result) {
+        (Err(panic), Ok(out)) => {
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(out)));
+            Err(JoinError::panic(cell.header.id, panic))
+        }
+        (_, result) => result,
+    };
     // SAFETY: RUNNING: exclusive access to the stage until COMPLETE is published below.
     unsafe { *cell.stage.get() = Stage::Finished(result) };
     let prev = cell.header.state.transition_to_complete();
