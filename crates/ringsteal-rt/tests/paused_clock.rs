@@ -297,6 +297,31 @@ fn an_interval_ticks_on_schedule_on_a_paused_clock() {
 }
 
 #[test]
+fn a_delay_interval_seen_a_few_ms_late_keeps_its_schedule_as_tokios_does() {
+    // tokio applies the missed-tick behaviour only to a tick seen more than 5 ms late: ticks
+    // at 10, 20, 30 ms here (tokio's own figures), where a 1 ms threshold gave 10, 23, 33.
+    each_paused("delay interval threshold", |rt| {
+        rt.block_on(async {
+            let start = Instant::now();
+            let mut every = interval(Duration::from_millis(10));
+            every.set_missed_tick_behavior(time::MissedTickBehavior::Delay);
+            every.tick().await;
+            sleep(Duration::from_millis(13)).await;
+            let mut at = Vec::new();
+            for _ in 0..3 {
+                at.push((every.tick().await - start).as_millis());
+            }
+            assert_eq!(at, [10, 20, 30]);
+            // Seen more than 5 ms late, the schedule moves: a period after the late tick.
+            sleep(Duration::from_millis(26)).await;
+            let late = every.tick().await - start;
+            let next = every.tick().await - start;
+            assert_eq!((late.as_millis(), next.as_millis()), (40, 66));
+        });
+    });
+}
+
+#[test]
 fn resume_runs_the_clock_at_the_real_rate_again() {
     each_paused("resume", |rt| {
         rt.block_on(async {
