@@ -30,8 +30,9 @@ fn current_runtime() -> Result<Arc<Shared>, ClockError> {
 /// [`advance`]. Auto-advance waits while a `spawn_blocking` closure is queued or running (it
 /// may be about to wake a task). It does not wait for I/O in flight: operations already
 /// completed in the ring are taken first, but an operation that completes later (a reply
-/// still on its way) can lose the race against a timeout's deadline; [`resume`] the clock
-/// around such I/O. Only single-shard runtimes can be paused (ADR-0013); the pause holds
+/// still on its way, or a file's `fsync`: tokio's file calls run on its blocking pool and
+/// hold auto-advance, ringsteal's are io_uring requests and do not) can lose the race against
+/// a timeout's deadline; [`resume`] the clock around such I/O. Only single-shard runtimes can be paused (ADR-0013); the pause holds
 /// until [`resume`], across `block_on` calls.
 ///
 /// ```
