@@ -6,18 +6,28 @@
 //! at once: a writer with no reader gets `ENXIO`, a reader gets its end before any writer
 //! came (and its first read then says end of stream). So a write-only open that fails with
 //! `ENXIO` is made again, blocking, on the blocking pool; and a read-only open that got a
-//! FIFO waits on the blocking pool, with a second read-only open, until a writer came, while
-//! keeping its own end (a writer already waiting is then never left without a reader).
-//! Opens that ask for `O_NONBLOCK` themselves get the kernel's answer as it is.
+//! FIFO waits until a writer came, while keeping its own end (a writer already waiting is
+//! then never left without a reader): for a second read-only open on the blocking pool
+//! (it returns while a writer is there), or for its own end to be readable (a poll), which
+//! ever comes first. The poll covers a writer that was waiting already, that the early open
+//! let go, and that wrote and closed before the second open ran (`echo hi > fifo`): that
+//! open would wait for the next writer, and the bytes in the pipe would never be read.
+//! Opens that ask for `O_NONBLOCK` themselves get the kernel's answer as it is, and so do
+//! `O_PATH` ones, which open no end at all.
 //!
 //! Owns: those two corrections. May not: touch other opens beyond one `fstat` of a
 //! read-only one.
 
 use std::ffi::CString;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
+use std::pin::pin;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+use ringsteal_rt::op::{self, SharedFd};
 
 use crate::blocking::spawn_blocking;
 use crate::cstr::cstr;
@@ -27,13 +37,13 @@ use crate::cstr::cstr;
 pub(crate) fn writer_without_reader(err: &io::Error, flags: i32) -> bool {
     err.raw_os_error() == Some(libc::ENXIO)
         && flags & libc::O_ACCMODE == libc::O_WRONLY
-        && flags & libc::O_NONBLOCK == 0
+        && flags & (libc::O_NONBLOCK | libc::O_PATH) == 0
 }
 
 /// True if `fd`, opened read-only without `O_NONBLOCK`, is a FIFO's read end: the open
 /// returned without waiting for a writer.
 pub(crate) fn reader_opened_early(fd: &OwnedFd, flags: i32) -> io::Result<bool> {
-    if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_NONBLOCK != 0 {
+    if flags & libc::O_ACCMODE != libc::O_RDONLY || flags & (libc::O_NONBLOCK | libc::O_PATH) != 0 {
         return Ok(false);
     }
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -92,12 +102,21 @@ pub(crate) async fn open_blocking(path: &Path, flags: i32, mode: u32) -> io::Res
     result
 }
 
-/// Waits until the FIFO at `path` has a writer (a second read-only open, on the blocking
-/// pool, returns once one came). `_reader` is the caller's own read end, kept open
-/// meanwhile (borrowed, so that it outlives the wait: dropped, the wait opens a writer to
-/// let its thread go, which needs a reader there).
-pub(crate) async fn wait_for_writer(path: &Path, _reader: &OwnedFd) -> io::Result<()> {
-    open_blocking(path, libc::O_RDONLY, 0).await.map(drop)
+/// Waits until the FIFO at `path` has had a writer: a second read-only open, on the
+/// blocking pool, returns while one is there; or `reader`, the caller's own read end, has
+/// bytes (or saw a writer come and go: `POLLHUP`). The other wait is dropped (cancelled).
+/// `reader` stays open meanwhile (borrowed, so that it outlives the wait: dropped, the
+/// second open opens a writer to let its thread go, which needs a reader there).
+pub(crate) async fn wait_for_writer(path: &Path, reader: &SharedFd) -> io::Result<()> {
+    let mut second_open = pin!(open_blocking(path, libc::O_RDONLY, 0));
+    let mut readable = pin!(op::poll_add(reader, libc::POLLIN as u32));
+    poll_fn(|cx| {
+        if let Poll::Ready(res) = readable.as_mut().poll(cx) {
+            return Poll::Ready(res.map(drop));
+        }
+        second_open.as_mut().poll(cx).map_ok(drop)
+    })
+    .await
 }
 
 /// What a blocking FIFO open and its future share.

@@ -166,10 +166,12 @@ impl OpenOptions {
             }
             Err(e) => return Err(e),
         };
-        if fifo::reader_opened_early(&fd, flags)? {
-            fifo::wait_for_writer(path, &fd).await?;
+        let early = fifo::reader_opened_early(&fd, flags)?;
+        let file = File::from_owned(fd);
+        if early {
+            fifo::wait_for_writer(path, file.shared_fd()).await?;
         }
-        Ok(File::from_owned(fd))
+        Ok(file)
     }
 }
 

@@ -25,6 +25,10 @@ fn mkfifo(path: &Path) {
 /// shows the open is waiting (it is not what makes the test pass).
 const STILL_WAITING: Duration = Duration::from_millis(30);
 
+/// A bound for an open or read that must not wait at all: far above anything healthy on a
+/// loaded machine, far below the hang guard, so a wrong wait fails with a clear message.
+const OP_GUARD: Duration = Duration::from_secs(20);
+
 #[test]
 fn a_writer_waits_for_a_reader_and_the_reader_gets_every_byte() {
     on_every_shard("fifo writer first", |ctx| async move {
@@ -71,6 +75,76 @@ fn a_reader_waits_for_a_writer_and_reads_what_it_wrote() {
         res.unwrap();
         writer.join().unwrap();
         assert_eq!(got, b"from the writer\n");
+    });
+}
+
+/// True while thread `tid` of this process sleeps in the system call `nr`.
+fn asleep_in(tid: i32, nr: libc::c_long) -> bool {
+    let task = format!("/proc/self/task/{tid}");
+    let stat = std::fs::read_to_string(format!("{task}/stat")).unwrap_or_default();
+    let state = stat[stat.rfind(')').map_or(0, |i| i + 2)..].chars().next();
+    let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
+    state == Some('S') && syscall.split_whitespace().next() == Some(&nr.to_string())
+}
+
+#[test]
+fn a_reader_gets_what_a_writer_already_waiting_wrote_and_closed_at_once() {
+    // `echo hi > fifo` started first: the writer waits in open(2) for a reader, and the
+    // reader's open lets it go; it writes and closes before anything else the reader does.
+    // The open must return and the bytes be read, as with std, not wait for a next writer.
+    on_every_shard("fifo writer already waiting", |ctx| async move {
+        let path = ctx.dir.join("e");
+        mkfifo(&path);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                // SAFETY: gettid takes nothing and cannot fail.
+                tid_tx.send(unsafe { libc::gettid() }).unwrap();
+                let mut w = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+                w.write_all(b"hi\n").unwrap();
+            })
+        };
+        let tid = tid_rx.recv().unwrap();
+        // The hang guard bounds this wait for the writer to be in its open(2).
+        while !asleep_in(tid, libc::SYS_openat) {
+            ringsteal_rt::yield_now().await;
+        }
+        let read = async {
+            let mut file = File::open(&path).await?;
+            let (res, got) = file.read_to_end(Vec::new()).await;
+            res.map(|_| got)
+        };
+        let got = ringsteal_rt::time::timeout(OP_GUARD, read)
+            .await
+            .expect("the open (or the read) waited for another writer");
+        assert_eq!(got.unwrap(), b"hi\n");
+        writer.join().unwrap();
+    });
+}
+
+#[test]
+fn an_o_path_open_of_a_fifo_opens_no_end_and_waits_for_none() {
+    on_every_shard("fifo O_PATH", |ctx| async move {
+        let path = ctx.dir.join("p");
+        mkfifo(&path);
+        for write in [false, true] {
+            let mut options = OpenOptions::new();
+            options.read(!write).write(write).custom_flags(libc::O_PATH);
+            let opened = ringsteal_rt::time::timeout(OP_GUARD, options.open(&path)).await;
+            let std = std::fs::OpenOptions::new()
+                .read(!write)
+                .write(write)
+                .custom_flags(libc::O_PATH)
+                .open(&path)
+                .map(drop)
+                .map_err(|e| e.raw_os_error());
+            let ours = opened
+                .expect("an O_PATH open waited for the FIFO's other end")
+                .map(drop)
+                .map_err(|e| e.raw_os_error());
+            assert_eq!(ours, std, "write: {write}");
+        }
     });
 }
 
