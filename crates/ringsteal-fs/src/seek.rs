@@ -52,12 +52,23 @@ impl File {
         } else {
             Vec::new()
         };
-        let (offset, whence) = match pos {
-            SeekFrom::Start(n) => (i64::try_from(n).map_err(|_| too_far())?, libc::SEEK_SET),
-            SeekFrom::End(n) => (n, libc::SEEK_END),
-            SeekFrom::Current(n) => {
-                let behind = i64::try_from(kept.len()).map_err(|_| too_far())?;
-                (n.checked_sub(behind).ok_or_else(too_far)?, libc::SEEK_CUR)
+        let target = match pos {
+            SeekFrom::Start(n) => i64::try_from(n)
+                .map(|n| (n, libc::SEEK_SET))
+                .map_err(|_| too_far()),
+            SeekFrom::End(n) => Ok((n, libc::SEEK_END)),
+            SeekFrom::Current(n) => i64::try_from(kept.len())
+                .ok()
+                .and_then(|behind| n.checked_sub(behind))
+                .map(|n| (n, libc::SEEK_CUR))
+                .ok_or_else(too_far),
+        };
+        // A refused seek moves nothing, as std's: the kept bytes stay for the next read.
+        let (offset, whence) = match target {
+            Ok(target) => target,
+            Err(err) => {
+                read.unread(&kept);
+                return Err(err);
             }
         };
         // SAFETY: lseek passes no memory; the file holds the descriptor open, and both lanes

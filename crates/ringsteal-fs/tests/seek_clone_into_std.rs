@@ -122,6 +122,25 @@ fn a_seek_after_an_abandoned_read_counts_from_the_readers_position() {
 }
 
 #[test]
+fn a_seek_refused_after_an_abandoned_read_moves_nothing_as_stds() {
+    on_every_shard("seek refused after abandoned read", |ctx| async move {
+        let path = ctx.dir.join("f");
+        std::fs::write(&path, TEN).unwrap();
+        for bad in [SeekFrom::Start(u64::MAX), SeekFrom::Current(i64::MIN)] {
+            let mut theirs = std::fs::File::open(&path).unwrap();
+            let std_err = theirs.seek(bad).unwrap_err();
+            let f = File::open(&path).await.unwrap();
+            abandon_a_read_that_keeps_its_bytes(&f).await;
+            let err = f.seek(bad).await.unwrap_err();
+            assert_eq!(err.kind(), std_err.kind(), "{bad:?}");
+            let (res, got) = AsyncReadOwned::read(&mut &f, Vec::with_capacity(4)).await;
+            res.unwrap();
+            assert_eq!(got, b"0123", "{bad:?}: the refused seek moved the position");
+        }
+    });
+}
+
+#[test]
 fn a_pipe_refuses_to_seek_as_std_says_and_keeps_what_was_read() {
     on_every_shard("seek-pipe", |_ctx| async move {
         let mut fds = [0; 2];
