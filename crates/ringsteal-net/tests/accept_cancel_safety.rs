@@ -8,6 +8,7 @@ mod common;
 mod support;
 
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use common::{accept_queue_len, with_every_runtime, Rng};
@@ -77,6 +78,58 @@ fn connections_a_dropped_incoming_accepted_go_to_the_next_accept() {
                 seen[i] = true;
                 assert_eq!(peer, clients[i].local_addr().unwrap(), "{config:?}");
             }
+        });
+    });
+}
+
+#[test]
+fn a_kept_connection_whose_client_reset_is_accepted_not_an_error() {
+    // A dropped `Incoming` keeps what it accepted, without an address; its client resets
+    // before the listener's `accept()` takes it. tokio's accept returns such a connection
+    // (its read then reports the reset): an error here would end the usual
+    // `let (s, _) = listener.accept().await?` loop over one client's reset.
+    with_every_runtime("kept connection reset", 1, |config, rt| {
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let mut incoming = listener.incoming();
+            let first =
+                std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
+            assert!(first.is_pending(), "nobody connected yet");
+            let client = std::net::TcpStream::connect(addr).unwrap();
+            common::yield_until(|| accept_queue_len(addr) == 0).await;
+            // Linger 0: the close sends a reset.
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: setsockopt reads a `linger` from the pointer, of the size passed.
+            let set = unsafe {
+                libc::setsockopt(
+                    client.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    std::ptr::from_ref(&linger).cast(),
+                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(set, 0);
+            drop(client);
+            drop(incoming);
+            let handle = ringsteal_rt::RuntimeHandle::current();
+            common::yield_until(|| handle.stats().total().ops_in_flight == 0).await;
+            let (conn, peer) = ringsteal_rt::time::timeout(OP_GUARD, listener.accept())
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: the kept connection was lost"))
+                .unwrap_or_else(|e| panic!("{config:?}: one client's reset failed accept: {e}"));
+            assert_eq!(peer.port(), 0, "{config:?}: {peer}");
+            assert!(peer.ip().is_unspecified(), "{config:?}: {peer}");
+            let (res, _) = conn.read(Vec::with_capacity(8)).await;
+            let err = res.expect_err("a reset connection read cleanly");
+            assert_eq!(
+                err.kind(),
+                std::io::ErrorKind::ConnectionReset,
+                "{config:?}"
+            );
         });
     });
 }

@@ -147,7 +147,24 @@ impl TcpListener {
         let stream = TcpStream::from_core(StreamCore::new(fd));
         let peer = match addr.as_std() {
             Some(a) => a,
-            None => stream.peer_addr()?,
+            None => match stream.peer_addr() {
+                Ok(a) => a,
+                // A connection a dropped `Incoming` accepted without an address, whose peer
+                // reset before it was asked: the connection is still the caller's, as with
+                // tokio (whose accept(2) had the address), and its first read reports the
+                // reset. Failing here would end the usual `accept().await?` loop over one
+                // client's reset. The address is the unspecified one of its family, port 0.
+                Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
+                    let mut unknown = stream.local_addr()?;
+                    unknown.set_ip(match unknown {
+                        SocketAddr::V4(_) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+                        SocketAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+                    });
+                    unknown.set_port(0);
+                    unknown
+                }
+                Err(e) => return Err(e),
+            },
         };
         Ok((stream, peer))
     }
