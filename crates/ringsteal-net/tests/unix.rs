@@ -160,6 +160,15 @@ fn addresses_convert_back_to_std_and_std_binds_them() {
             let (a, _b) = UnixStream::pair().unwrap();
             let unnamed = std::os::unix::net::SocketAddr::from(a.local_addr().unwrap());
             assert!(unnamed.is_unnamed());
+            // Each prints as std's (and so tokio's) prints it.
+            let ours = [
+                path_listener.local_addr().unwrap(),
+                name_listener.local_addr().unwrap(),
+                a.local_addr().unwrap(),
+            ];
+            for (ours, std_addr) in ours.iter().zip([&from_path, &from_name, &unnamed]) {
+                assert_eq!(format!("{ours:?}"), format!("{std_addr:?}"));
+            }
             std::fs::remove_dir_all(dir).unwrap();
         })
     });

@@ -108,8 +108,16 @@ impl From<SocketAddr> for std::os::unix::net::SocketAddr {
     }
 }
 
+/// As std's (and so tokio's): `"/run/app.sock" (pathname)`, `"name" (abstract)`,
+/// `(unnamed)`.
 impl fmt::Debug for SocketAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = self.as_pathname() {
+            return write!(f, "{path:?} (pathname)");
+        }
+        if let Some(name) = self.as_abstract_name() {
+            return write!(f, "\"{}\" (abstract)", name.escape_ascii());
+        }
         if self.is_unnamed() {
             return f.write_str("(unnamed)");
         }

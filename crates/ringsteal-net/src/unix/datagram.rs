@@ -318,8 +318,12 @@ impl UnixDatagram {
     }
 
     /// Shuts down the receiving side, the sending side or both (`shutdown(2)`), as tokio's
-    /// `UnixDatagram::shutdown`: a receive then returns `Ok(0)` at once, one already
-    /// waiting included, and a send fails with `BrokenPipe`.
+    /// `UnixDatagram::shutdown`: a `recv` then returns `Ok(0)` at once, one already
+    /// waiting included (tokio's spins there: the kernel answers a non-blocking receive
+    /// with `EAGAIN` while reporting the socket readable), and a send fails with
+    /// `BrokenPipe`. A [`recv_stream`](Self::recv_stream) yields nothing more after a
+    /// shutdown of the receiving side, and on kernels without multishot receive it yields
+    /// empty datagrams: stop using it then.
     ///
     /// ```
     /// use std::net::Shutdown;

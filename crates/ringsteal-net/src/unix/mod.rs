@@ -1,6 +1,6 @@
 //! Unix-domain sockets: [`UnixListener`], [`UnixStream`] and its halves, [`UnixDatagram`],
 //! and their [`SocketAddr`]. A path whose first byte is NUL names an abstract socket
-//! (Linux), as in tokio.
+//! (Linux; tokio refuses such a path, std names one with `SocketAddr::from_abstract_name`).
 
 mod addr;
 mod datagram;

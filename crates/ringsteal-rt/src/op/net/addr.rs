@@ -84,7 +84,8 @@ impl SockAddr {
     }
 
     /// A Unix-domain address. A path whose first byte is NUL names an abstract socket (the
-    /// rest of the path is the name), as in tokio and the kernel's own convention. The empty
+    /// rest of the path is the name), the kernel's own convention (tokio refuses such a
+    /// path; std has `from_abstract_name`). The empty
     /// path, as in std, asks `bind` for a unique abstract name the kernel picks (autobind).
     ///
     /// # Errors
