@@ -1,6 +1,6 @@
 //! `io::copy_bidirectional_with_sizes`: each direction reads through a buffer of its own
-//! size (what bounds a proxy's memory per stalled connection), every byte arrives, and a size
-//! of 0 is refused.
+//! size (what bounds a proxy's memory per stalled connection), every byte arrives, a size
+//! of 0 is refused, and one no allocation can have is `OutOfMemory`.
 
 use std::sync::Mutex;
 
@@ -91,5 +91,17 @@ fn a_buffer_of_no_bytes_is_refused() {
             .await
             .unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    });
+}
+
+#[test]
+fn a_buffer_no_allocation_can_have_is_out_of_memory_not_an_abort() {
+    let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    rt.block_on(async {
+        let (a, b) = (End::new(b"x".to_vec()), End::new(b"y".to_vec()));
+        let err = copy_bidirectional_with_sizes(&a, &b, usize::MAX, 4096)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::OutOfMemory);
     });
 }

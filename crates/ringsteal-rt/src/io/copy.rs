@@ -18,7 +18,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::in_lane::InLane;
-use super::provided::write_zero;
+use super::provided::{buffer_with_capacity, write_zero};
 use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 use crate::buf::IoBuf;
 use crate::op::{self, Operation, SharedFd, Splice, Sqes};
@@ -151,7 +151,9 @@ where
         ));
     }
     let mut total = 0u64;
-    let mut buf = Vec::with_capacity(buf_size);
+    // A size no allocation can have (`copy_bidirectional_with_sizes(.., usize::MAX, ..)`) is
+    // `OutOfMemory`, not an abort.
+    let mut buf = buffer_with_capacity(buf_size)?;
     loop {
         buf.clear();
         let (res, b) = reader.read(buf).await;
