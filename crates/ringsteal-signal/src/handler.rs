@@ -31,6 +31,10 @@ pub(crate) struct SignalState {
     /// so it reports them. Read and written under the registry lock only; the handler never
     /// touches it.
     pub(crate) unreported_after: AtomicU64,
+    /// The delivery count when the last such listener was dropped: the handed-down
+    /// deliveries end there. Those after it came while other listeners lived, and are
+    /// theirs to report, not a new listener's. Under the registry lock too.
+    pub(crate) unreported_until: AtomicU64,
     /// The highest delivery count a listener has reported (`Signal::recv` completing).
     pub(crate) reported: AtomicU64,
     /// Our handler is installed (set and cleared under the registry lock).
@@ -49,6 +53,7 @@ impl SignalState {
             deliveries: AtomicU64::new(0),
             listeners: AtomicUsize::new(0),
             unreported_after: AtomicU64::new(NONE_UNREPORTED),
+            unreported_until: AtomicU64::new(0),
             reported: AtomicU64::new(0),
             installed: AtomicBool::new(false),
             prev_action: AtomicUsize::new(libc::SIG_DFL),

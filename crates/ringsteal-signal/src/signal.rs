@@ -78,8 +78,18 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let now = st.deliveries.load(SeqCst);
     let seen = match st.unreported_after.load(SeqCst) {
         NONE_UNREPORTED => now,
-        // From the last delivery any listener reported, if that is later.
-        after => after.max(st.reported.load(SeqCst)).min(now),
+        // From the last delivery any listener reported, if that is later, as long as that
+        // leaves some of the handed-down deliveries: once a listener has reported up to where
+        // they end, the ones after are the live listeners' (a new listener must not report a
+        // delivery that came before it while another listener still has it pending).
+        after => {
+            let from = after.max(st.reported.load(SeqCst));
+            if from >= st.unreported_until.load(SeqCst) {
+                now
+            } else {
+                from.min(now)
+            }
+        }
     };
     if seen == now {
         // Nothing is left unreported: any hand-down is done with.
@@ -203,10 +213,12 @@ impl Drop for Signal {
             // bumped the deliveries by this load. The one case left: a handler that saw it
             // (before the `fetch_sub`) but bumps the count only after this load; its
             // delivery is reported by nobody (a window of a few instructions).
-            if st.deliveries.load(SeqCst) != self.seen {
+            let deliveries = st.deliveries.load(SeqCst);
+            if deliveries != self.seen {
                 // Deliveries this listener never reported go to the next listeners of the
                 // signal, until one reports them (the earliest such baseline, if several
-                // listeners left some).
+                // listeners left some; up to the latest count at which one left).
+                st.unreported_until.fetch_max(deliveries, SeqCst);
                 st.unreported_after.fetch_min(self.seen, SeqCst);
             }
             if last {

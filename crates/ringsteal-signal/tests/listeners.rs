@@ -192,6 +192,31 @@ fn a_delivery_another_listener_reported_is_not_handed_down_but_a_later_one_is() 
 }
 
 #[test]
+fn a_hand_down_once_reported_gives_a_new_listener_nothing_a_live_one_has_pending() {
+    let _serial = common::serial();
+    with_each_wake("hand-down done with", 1, |wake, rt| {
+        rt.block_on(async move {
+            // A delivery a dropped listener left goes to the next listener, which reports it.
+            let first = signal(USR1).unwrap();
+            raise_here(libc::SIGUSR1);
+            drop(first);
+            let mut live = signal(USR1).unwrap();
+            assert_eq!(live.recv().await, Some(()), "{wake:?}");
+            // A second delivery, pending for the live listener: a listener made after it must
+            // not report it (it came before that listener existed), as in tokio.
+            raise_here(libc::SIGUSR1);
+            let mut later = signal(USR1).unwrap();
+            let at_once = std::future::poll_fn(|cx| std::task::Poll::Ready(later.poll_recv(cx)));
+            assert!(
+                at_once.await.is_pending(),
+                "{wake:?}: a delivery from before the listener was reported"
+            );
+            assert_eq!(live.recv().await, Some(()), "{wake:?}");
+        });
+    });
+}
+
+#[test]
 fn recv_off_a_runtime_is_none_not_a_panic() {
     let _serial = common::serial();
     let mut usr1 = signal(USR1).unwrap();
