@@ -168,6 +168,12 @@ impl CancellationToken {
     }
 
     /// Runs `fut` until it completes (`Some(output)`) or the token is cancelled (`None`).
+    ///
+    /// Biased towards cancellation, where tokio-util's is biased towards the future: if the
+    /// token is cancelled by the time of a poll, the result is `None` even when `fut` would
+    /// have been ready then (its output, a message taken from a channel, say, is dropped
+    /// with it), so a loop over an always-ready future ends at `cancel`. A port that must not
+    /// lose such an output checks `is_cancelled()` itself and polls the future first.
     pub async fn run_until_cancelled<F: Future>(&self, fut: F) -> Option<F::Output> {
         let mut fut = std::pin::pin!(fut);
         let mut cancelled = std::pin::pin!(self.cancelled());
