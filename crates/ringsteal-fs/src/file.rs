@@ -289,15 +289,27 @@ impl File {
     /// Flushes data and metadata to storage (`fsync`), after the write at the position in
     /// flight (a dropped `write` finishing), as tokio's waits for its own.
     pub async fn sync_all(&self) -> io::Result<()> {
-        let _write = self.cursor().write.acquire().await;
+        let _write = self.wait_for_write_at_position().await;
         op::fsync(&self.fd, false).await
     }
 
     /// Flushes data (and the metadata needed to read it) to storage (`fdatasync`), after
     /// the write at the position in flight, as [`sync_all`](Self::sync_all).
     pub async fn sync_data(&self) -> io::Result<()> {
-        let _write = self.cursor().write.acquire().await;
+        let _write = self.wait_for_write_at_position().await;
         op::fsync(&self.fd, true).await
+    }
+
+    /// The write lane of a file with a position (`Cursor::seekable`), once the write in
+    /// flight there is done. `None` for a pipe, FIFO or other stream: its write may wait for
+    /// a reader for ever, and what waits for it here (a sync) is refused for such a file
+    /// anyway, at once, as std's is.
+    async fn wait_for_write_at_position(&self) -> Option<ringsteal_rt::io::LaneGuard> {
+        let cursor = self.cursor();
+        if !cursor.seekable() {
+            return None;
+        }
+        Some(cursor.write.acquire().await)
     }
 
     /// Allocates (or, with `mode` flags such as `FALLOC_FL_PUNCH_HOLE`, deallocates) the
@@ -316,8 +328,10 @@ impl File {
     /// next read reads the file as `set_len` left it, not bytes cut off by it. The position
     /// itself stays where it is (past the end after a shrink, as in std).
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
-        // No cursor yet: nothing was read or written at the position.
-        let Some(cursor) = self.cursor.get() else {
+        // No cursor yet: nothing was read or written at the position. No position to keep in
+        // step (a pipe, a FIFO: the kernel refuses at once, as std's): nothing to wait for,
+        // where a read in flight may wait for data for ever.
+        let Some(cursor) = self.cursor.get().filter(|c| c.seekable()) else {
             return self.truncate(size).await;
         };
         let write = cursor.write.acquire().await;

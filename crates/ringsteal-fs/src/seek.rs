@@ -43,6 +43,13 @@ impl File {
     /// ```
     pub async fn seek(&self, pos: SeekFrom) -> io::Result<u64> {
         let cursor = self.cursor();
+        if !cursor.seekable() {
+            // No shared position (a pipe, a FIFO, a terminal, a device that ignores seeks):
+            // the kernel answers at once, as std's does (`ESPIPE`, or a move of nothing), and
+            // the kept bytes stay for the next read. Waiting for the lanes here would wait for
+            // a read in flight, which may wait for data for ever.
+            return lseek_unordered(self.as_raw_fd(), pos);
+        }
         let _write = cursor.write.acquire().await;
         let mut read = cursor.read.acquire().await;
         // On a seekable file the kept bytes sit between the reader's position and the
@@ -99,4 +106,19 @@ fn too_far() -> io::Error {
         io::ErrorKind::InvalidInput,
         "seek to a position past i64::MAX",
     )
+}
+
+/// `lseek` outside the lanes, for a file without a shared position.
+fn lseek_unordered(fd: std::os::fd::RawFd, pos: SeekFrom) -> io::Result<u64> {
+    let (offset, whence) = match pos {
+        SeekFrom::Start(n) => (i64::try_from(n).map_err(|_| too_far())?, libc::SEEK_SET),
+        SeekFrom::End(n) => (n, libc::SEEK_END),
+        SeekFrom::Current(n) => (n, libc::SEEK_CUR),
+    };
+    // SAFETY: lseek passes no memory; the caller's file holds the descriptor open.
+    let at = unsafe { libc::lseek(fd, offset, whence) };
+    if at < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(at as u64)
 }

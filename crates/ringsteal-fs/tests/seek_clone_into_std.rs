@@ -171,6 +171,50 @@ fn a_pipe_refuses_to_seek_as_std_says_and_keeps_what_was_read() {
 }
 
 #[test]
+fn a_pipe_with_a_read_in_flight_refuses_seek_set_len_and_sync_at_once_as_std() {
+    // A read waiting for data holds the read lane for as long as no data comes: calls that
+    // a pipe refuses must not wait for it (std answers them at once).
+    on_every_shard("pipe calls beside a waiting read", |_ctx| async move {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: pipe2 just made both descriptors, and nothing else owns them.
+        let (rx, mut tx) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        };
+        let f = std::rc::Rc::new(File::from_std(rx));
+        let reader = {
+            let f = f.clone();
+            ringsteal_rt::spawn_local(async move {
+                AsyncReadOwned::read(&mut &*f, Vec::with_capacity(8)).await
+            })
+        };
+        // The read is in flight once the lane is held.
+        let lane = f.splice_source().unwrap().lane().clone();
+        while !lane.is_held() {
+            ringsteal_rt::yield_now().await;
+        }
+        let guard = std::time::Duration::from_secs(20);
+        let seek = ringsteal_rt::time::timeout(guard, f.seek(SeekFrom::Current(0))).await;
+        let err = seek.expect("seek waited for the read").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ESPIPE));
+        let set_len = ringsteal_rt::time::timeout(guard, f.set_len(0)).await;
+        let err = set_len.expect("set_len waited for the read").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+        let sync = ringsteal_rt::time::timeout(guard, f.sync_all()).await;
+        let err = sync.expect("sync_all waited").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+        // The read still gets what comes.
+        tx.write_all(b"late").unwrap();
+        let (res, got) = reader.await.unwrap();
+        assert_eq!((res.unwrap(), &got[..]), (4, &b"late"[..]));
+    });
+}
+
+#[test]
 fn a_clone_shares_the_position_and_outlives_the_original() {
     on_every_shard("try-clone", |ctx| async move {
         let path = ctx.dir.join("f");
