@@ -25,6 +25,35 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
 }
 
 #[test]
+fn a_thread_stack_too_small_to_start_a_shard_is_a_build_error_not_an_abort() {
+    // std raises 0 to the system's minimum (16 KiB) instead of refusing it, and a shard of a
+    // debug build overflowed that as it started: an abort, not the documented error.
+    for bytes in [0, 16 << 10, (64 << 10) - 1] {
+        let Err(err) = Runtime::builder()
+            .shards(2)
+            .thread_stack_size(bytes)
+            .build()
+        else {
+            panic!("a stack of {bytes} bytes was accepted");
+        };
+        assert!(matches!(err, BuildError::Config(_)), "{err}");
+        assert!(err.to_string().contains("thread_stack_size"), "{err}");
+    }
+    let rt = Runtime::builder()
+        .shards(2)
+        .thread_stack_size(64 << 10)
+        .build()
+        .unwrap();
+    let on = rt.block_on(async {
+        ringsteal_rt::spawn_with(Placement::Pinned(1), async {
+            ringsteal_rt::current_shard()
+        })
+        .await
+    });
+    assert_eq!(on.unwrap(), Some(1));
+}
+
+#[test]
 fn an_unlimited_shutdown_timeout_shuts_every_shard_down() {
     struct SetOnDrop(Arc<AtomicBool>);
     impl Drop for SetOnDrop {

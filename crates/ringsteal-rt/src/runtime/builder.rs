@@ -22,6 +22,9 @@ const DEFAULT_RECV_BUF_COUNT: u16 = 256;
 const DEFAULT_RECV_BUF_LEN: u32 = 16 * 1024;
 /// The largest provided buffer the builder accepts.
 const MAX_RECV_BUF_LEN: u32 = 64 * 1024 * 1024;
+/// The smallest `thread_stack_size` taken: a shard thread of a debug build needs about
+/// 32 KiB to start (16 KiB aborted, a review measured), with room to spare here.
+const MIN_THREAD_STACK: usize = 64 * 1024;
 
 /// Configures and builds a [`Runtime`].
 ///
@@ -331,7 +334,8 @@ impl Builder {
     /// its own. A size the system refuses fails [`build`](Self::build) with the system's
     /// error (`BuildError::Thread`) when there are shards to start; a blocking task that
     /// then finds no thread it could start is cancelled (its `JoinHandle` yields a cancelled
-    /// error), as any whose thread cannot be started. Never a panic.
+    /// error), as any whose thread cannot be started. A size under 64 KiB, which a shard
+    /// could overflow as it starts, fails `build` with `BuildError::Config`. Never a panic.
     ///
     /// ```
     /// let rt = ringsteal_rt::Runtime::builder()
@@ -504,6 +508,14 @@ impl Builder {
             return Err(BuildError::Config(
                 "max_blocking_threads must be at least 1".into(),
             ));
+        }
+        if let Some(bytes) = config.thread_stack_size.filter(|&b| b < MIN_THREAD_STACK) {
+            // std raises a tiny size to the system's minimum (16 KiB) rather than refusing
+            // it, and a shard thread overflows that while it starts (an abort in a debug
+            // build): refused here, with the reason.
+            return Err(BuildError::Config(format!(
+                "thread_stack_size must be at least {MIN_THREAD_STACK} bytes, got {bytes}"
+            )));
         }
         if config.start_paused && config.shards != 1 {
             return Err(BuildError::Config(format!(
