@@ -66,6 +66,7 @@ impl SharedCounter {
 pub(crate) struct ShardCounters {
     pub(crate) spawned_remote: SharedCounter,
     pub(crate) eventfd_doorbells: SharedCounter,
+    pub(crate) foreign_doorbells: SharedCounter,
     pub(crate) remote_wakes: SharedCounter,
     pub(crate) ops_cancelled: SharedCounter,
     pub(crate) enobufs_stalls: SharedCounter,
@@ -135,6 +136,9 @@ pub struct ShardStats {
     /// `IORING_OP_MSG_RING` doorbells this shard sent to sleeping shards (ring-less ones,
     /// `IORING_REGISTER_SEND_MSG_RING`, when its runtime uses SQPOLL).
     pub msg_ring_doorbells: u64,
+    /// Ring-less `IORING_OP_MSG_RING` doorbells rung at this shard by threads that are not
+    /// shards of its runtime (a spawn through a `RuntimeHandle` from a plain thread).
+    pub foreign_doorbells: u64,
     /// eventfd doorbells written to this shard (fallback path and non-shard threads).
     pub eventfd_doorbells: u64,
     /// Times this shard's armed eventfd read completed (it was woken through its eventfd).
@@ -157,7 +161,9 @@ pub struct ShardStats {
     /// not parked in the kernel: running tasks, taking in completions, and spinning before
     /// a park (tokio's busy duration), up to the moment the snapshot was taken.
     pub busy: Duration,
-    /// Operations submitted and not yet completed (gauge).
+    /// Requests (SQEs) submitted and not yet completed (gauge): an operation counts once per
+    /// request, so one with a link timeout counts two, and a dropped one's cancel one more
+    /// until it completes.
     pub ops_in_flight: u64,
     /// Operations cancelled with `IORING_OP_ASYNC_CANCEL`: dropped before completion, or
     /// an accept stream paused at its bound ([`ACCEPT_AHEAD`](crate::op::ACCEPT_AHEAD)).
@@ -205,7 +211,7 @@ pub struct ShardStats {
     /// not try again. In [`RuntimeStats::total`], true if any shard's was refused.
     pub recv_buffers_refused: bool,
     /// The shard has run out of work and found none since (gauge: spinning, parked, or woken
-    /// and not yet running anything).
+    /// and not yet running anything), or nobody drives it (shard 0 outside `block_on`).
     pub idle: bool,
 }
 
@@ -222,6 +228,7 @@ impl ShardCounters {
             tasks_moved: self.tasks_moved.get(),
             msg_ring_doorbells: self.msg_ring_doorbells.get(),
             eventfd_doorbells: self.eventfd_doorbells.get(),
+            foreign_doorbells: self.foreign_doorbells.get(),
             eventfd_wakes: self.eventfd_wakes.get(),
             remote_wakes: self.remote_wakes.get(),
             enters: self.enters.get(),
@@ -303,6 +310,7 @@ impl RuntimeStats {
             t.tasks_moved += s.tasks_moved;
             t.msg_ring_doorbells += s.msg_ring_doorbells;
             t.eventfd_doorbells += s.eventfd_doorbells;
+            t.foreign_doorbells += s.foreign_doorbells;
             t.eventfd_wakes += s.eventfd_wakes;
             t.remote_wakes += s.remote_wakes;
             t.enters += s.enters;

@@ -23,6 +23,7 @@ fn delta(before: &ShardStats, after: &ShardStats) -> ShardStats {
     d.tasks_handed_off -= before.tasks_handed_off;
     d.msg_ring_doorbells -= before.msg_ring_doorbells;
     d.eventfd_doorbells -= before.eventfd_doorbells;
+    d.foreign_doorbells -= before.foreign_doorbells;
     d.eventfd_wakes -= before.eventfd_wakes;
     d.remote_wakes -= before.remote_wakes;
     d.enters -= before.enters;
@@ -176,6 +177,39 @@ fn doorbells_are_msg_ring_sends_under_msg_ring_and_eventfd_writes_under_eventfd(
 }
 
 #[test]
+fn doorbells_from_a_plain_thread_are_counted_at_their_target() {
+    // A spawn through a handle from a thread that is no shard wakes a sleeping shard with a
+    // ring-less MSG_RING (where the kernel has it) or its eventfd: either is counted.
+    under_every_config("foreign doorbells", 2, |config, builder| {
+        let rt = builder.build().unwrap();
+        let handle = rt.handle();
+        let before = handle.stats();
+        for _ in 0..30 {
+            // Shard 1 has run out of work (it parks next, or has): the spawn must wake it.
+            while !handle.stats().shards[1].idle {
+                std::thread::yield_now();
+            }
+            let (tx, rx) = std::sync::mpsc::channel();
+            drop(handle.spawn_with(Placement::Pinned(1), async move {
+                tx.send(()).unwrap();
+            }));
+            rx.recv().unwrap();
+        }
+        let d = deltas(&before, &handle.stats());
+        let rung: u64 = d
+            .iter()
+            .map(|s| s.foreign_doorbells + s.eventfd_doorbells + s.msg_ring_doorbells)
+            .sum();
+        assert!(
+            rung > 0,
+            "{config:?}: shard 1 was woken 30 times and no doorbell was counted: {d:?}"
+        );
+        assert!(d[0].foreign_doorbells == 0, "{config:?}: {d:?}");
+        drop(rt);
+    });
+}
+
+#[test]
 fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
     with_every_runtime("park counters", 2, |_, rt| {
         // Let shard 1 finish starting up and fall asleep.
@@ -230,6 +264,22 @@ fn a_sleeping_shard_counts_its_parks_enters_and_parked_time() {
             woken.shards[0].parked + woken.shards[1].parked
         );
     });
+}
+
+#[test]
+fn shard_0_counts_as_idle_outside_block_on() {
+    // Nobody drives it then: it runs nothing, whatever its flag said inside the last
+    // `block_on`.
+    let rt = Runtime::builder().shards(2).build().unwrap();
+    rt.block_on(async { ringsteal_rt::yield_now().await });
+    let handle = rt.handle();
+    // Shard 1 goes idle on its own time: the hang guard of the test harness bounds this.
+    while !handle.stats().shards[1].idle {
+        std::thread::yield_now();
+    }
+    let stats = handle.stats();
+    assert!(stats.shards[0].idle, "{:?}", stats.shards[0]);
+    assert!(stats.total().idle);
 }
 
 #[test]

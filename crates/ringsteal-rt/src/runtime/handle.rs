@@ -297,7 +297,10 @@ impl RuntimeHandle {
                 .iter()
                 .map(|s| {
                     let mut stats = s.counters.snapshot();
-                    stats.idle = s.idle.load(std::sync::atomic::Ordering::Relaxed);
+                    // A shard nobody drives (shard 0 outside `block_on`) runs nothing: idle,
+                    // whatever its flag said when it was last driven.
+                    stats.idle = s.idle.load(std::sync::atomic::Ordering::Relaxed)
+                        || !s.driven.load(std::sync::atomic::Ordering::Relaxed);
                     stats.tasks_queued += s.queued_outside_run_queue() as u64;
                     stats
                 })

@@ -51,9 +51,13 @@ impl Shared {
             _ => {
                 let by_msg_ring = self.shards[target].ring_from_any_thread(self.wake.foreign);
                 // A ring-less MSG_RING sent by a shard of this runtime (an SQPOLL runtime's
-                // shards ring doorbells this way) counts like one sent from its ring.
-                if let (true, Some(shard)) = (by_msg_ring, cur) {
-                    shard.counters().msg_ring_doorbells.incr();
+                // shards ring doorbells this way) counts like one sent from its ring; one
+                // from any other thread is counted at its target (an eventfd doorbell is
+                // counted where it is written).
+                match (by_msg_ring, cur) {
+                    (true, Some(shard)) => shard.counters().msg_ring_doorbells.incr(),
+                    (true, None) => self.shards[target].counters.foreign_doorbells.incr(),
+                    (false, _) => {}
                 }
             }
         });
