@@ -49,6 +49,7 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     // Every other parameter stays as written (pattern, type, attributes): the block moves
     // what it uses.
     let body = block.stmts;
+    let body_tokens = quote!(#(#body)*);
     let (run, test_attr) = match args.kind {
         Kind::Main => (quote!(#krate::__private::run_main), quote!()),
         Kind::Test => (
@@ -56,15 +57,39 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
             quote!(#[::core::prelude::v1::test]),
         ),
     };
+    // Both blocks take the braces of the user's body (their span): the compiler and clippy
+    // then see the function as written, not as made by the macro, and their lints reach it
+    // (an unused function, a missing doc, a lint inside the body), as with tokio's.
+    let brace = block.brace_token;
+    let mut inner = TokenStream::new();
+    brace.surround(&mut inner, |t| {
+        t.extend(take_handle);
+        t.extend(body_tokens.clone());
+    });
+    let mut fn_body = TokenStream::new();
+    brace.surround(&mut fn_body, |t| {
+        // The call is located at the body's last statement, as tokio's is: a tail whose type
+        // is not the function's return type is then reported there, not at the attribute.
+        let (start, end) = last_stmt_spans(&body_tokens);
+        let path = respan(run, proc_macro2::Span::call_site().located_at(start));
+        let mut args = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            quote!(#builder, move |__ringsteal_handle| async move #inner),
+        );
+        args.set_span(proc_macro2::Span::call_site().located_at(end));
+        // `return`, as tokio's: the call is at the user's last statement, and a tail call
+        // would trip `clippy::implicit_return` there.
+        t.extend(quote!(
+            #[allow(clippy::needless_return)]
+            {
+                return #path #args;
+            }
+        ));
+    });
     quote! {
         #test_attr
         #(#attrs)*
-        #vis #outer {
-            #run(#builder, move |__ringsteal_handle| async move {
-                #take_handle
-                #(#body)*
-            })
-        }
+        #vis #outer #fn_body
     }
 }
 
@@ -99,4 +124,38 @@ fn builder(krate: &Path, args: &Args) -> TokenStream {
         b.extend(quote!(.start_paused(true)));
     }
     b
+}
+
+/// `ts` with every token at `span`.
+fn respan(ts: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
+/// The first and last spans of the body's last statement (the tokens after the last `;`, or
+/// the statement that `;` ends).
+fn last_stmt_spans(body: &TokenStream) -> (proc_macro2::Span, proc_macro2::Span) {
+    let tokens: Vec<proc_macro2::TokenTree> = body.clone().into_iter().collect();
+    let semis: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ';'))
+        .map(|(i, _)| i)
+        .collect();
+    let (from, to) = match semis.last() {
+        Some(&l) if l + 1 < tokens.len() => (l + 1, tokens.len() - 1),
+        Some(&l) => (semis.len().checked_sub(2).map_or(0, |k| semis[k] + 1), l),
+        None if tokens.is_empty() => {
+            return (
+                proc_macro2::Span::call_site(),
+                proc_macro2::Span::call_site(),
+            )
+        }
+        None => (0, tokens.len() - 1),
+    };
+    (tokens[from].span(), tokens[to].span())
 }

@@ -193,19 +193,24 @@ fn with_error(kind: Kind, e: syn::Error, f: &ItemFn) -> TokenStream {
     .into()
 }
 
+/// The function, its body kept as tokens (parsed by rustc, not here). The body's inner
+/// attributes (`#![allow(..)]` at its start) become the function's, as with tokio's: they
+/// would be refused inside the async block the body becomes. `braced!` also takes a body
+/// that `macro_rules!` passed as a `$body:block` (wrapped in an invisible group).
 fn parse_fn_keeping_body(input: syn::parse::ParseStream<'_>) -> syn::Result<ItemFn> {
-    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let mut attrs = input.call(syn::Attribute::parse_outer)?;
     let vis: syn::Visibility = input.parse()?;
     let sig: syn::Signature = input.parse()?;
-    let body: proc_macro2::Group = input.parse()?;
-    if body.delimiter() != proc_macro2::Delimiter::Brace {
-        return Err(syn::Error::new(body.span(), "expected the function's body"));
+    let content;
+    let brace_token = syn::braced!(content in input);
+    for mut a in content.call(syn::Attribute::parse_inner)? {
+        a.style = syn::AttrStyle::Outer;
+        attrs.push(a);
     }
+    let rest: proc_macro2::TokenStream = content.parse()?;
     let block = syn::Block {
-        brace_token: syn::token::Brace {
-            span: body.delim_span(),
-        },
-        stmts: vec![syn::Stmt::Expr(syn::Expr::Verbatim(body.stream()), None)],
+        brace_token,
+        stmts: vec![syn::Stmt::Expr(syn::Expr::Verbatim(rest), None)],
     };
     Ok(ItemFn {
         attrs,

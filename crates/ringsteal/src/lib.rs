@@ -290,6 +290,7 @@ pub mod __private {
         builder: Builder,
         body: impl FnOnce(RuntimeHandle) -> F,
     ) -> F::Output {
+        not_on_a_shard("#[ringsteal::main]");
         let rt = builder.build().unwrap_or_else(|e| {
             eprintln!("error: {e}");
             std::process::exit(1)
@@ -298,12 +299,26 @@ pub mod __private {
         rt.block_on_then_drop(main)
     }
 
+    /// A function under `attr` called from a shard (a task, or inside `block_on`: its own
+    /// body calling it, say) would build a whole runtime only to fail in its `block_on`:
+    /// it fails first, naming the attribute.
+    fn not_on_a_shard(attr: &str) {
+        if crate::current_shard().is_some() {
+            panic!(
+                "a {attr} function was called from inside a ringsteal runtime (a task or \
+                 block_on): it starts a runtime of its own, which a shard cannot wait for; \
+                 await the async code it runs instead"
+            );
+        }
+    }
+
     /// `#[ringsteal::test]`: as [`run_main`], but a runtime that cannot be built fails the
     /// test with its error.
     pub fn run_test<F: Future>(
         builder: Builder,
         body: impl FnOnce(RuntimeHandle) -> F,
     ) -> F::Output {
+        not_on_a_shard("#[ringsteal::test]");
         let rt = builder.build().unwrap_or_else(|e| panic!("{e}"));
         let test = body(rt.handle());
         rt.block_on_then_drop(test)

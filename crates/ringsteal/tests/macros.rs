@@ -192,3 +192,45 @@ fn a_main_attribute_keeps_self_lifetimes_cfg_and_parameter_names() {
     assert_eq!(twice(21), 42);
     assert_eq!(counted(b"abc"), 3);
 }
+
+/// Inner attributes at the start of a body apply to the function, as with tokio's
+/// attributes (in an async block they would be refused): with this `allow` lost, this file
+/// would not compile under its `deny`.
+#[ringsteal::test(shards = 1)]
+async fn inner_attributes_at_the_start_of_the_body_are_kept() {
+    #![allow(non_snake_case)]
+    let Unused = 1;
+    assert_eq!(Unused, 1);
+}
+
+/// A function written by `macro_rules!` with a `$body:block` (which reaches the attribute
+/// wrapped in an invisible group).
+macro_rules! main_from_a_block {
+    ($name:ident, $ret:ty, $body:block) => {
+        #[ringsteal::main(shards = 1)]
+        async fn $name() -> $ret $body
+    };
+}
+
+main_from_a_block!(made_by_a_macro, u32, {
+    ringsteal::spawn(async { 21 }).await.unwrap() * 2
+});
+
+#[test]
+fn a_main_attribute_takes_a_body_written_by_a_macro() {
+    assert_eq!(made_by_a_macro(), 42);
+}
+
+/// A function under the attribute called from inside a runtime fails at once, naming the
+/// attribute, rather than building a runtime only to fail in its `block_on`.
+#[test]
+fn a_main_function_called_from_a_task_says_what_is_wrong() {
+    let err = std::thread::spawn(|| {
+        let rt = ringsteal::Runtime::builder().shards(1).build().unwrap();
+        rt.block_on(async { twice(1) })
+    })
+    .join()
+    .unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("#[ringsteal::main]"), "{msg}");
+}

@@ -1,0 +1,7 @@
+// The compiler's lints see the function as the user wrote it: an unused one is reported.
+#![deny(dead_code)]
+
+#[ringsteal::main]
+async fn never_called() {}
+
+fn main() {}
