@@ -91,14 +91,7 @@ fn io_copy_into_a_file_the_kernel_will_not_splice_into_writes_what_its_pipe_held
 fn a_read_after_an_abandoned_write_starts_where_the_write_ended_like_tokio() {
     on_every_shard("cursor-write-then-read", |ctx| async move {
         let path = ctx.dir.join("f");
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .await
-            .unwrap();
+        let f = open_empty(&path).await;
         // A write that outlives its future: the kernel goes on writing after the timeout.
         let late = ringsteal_rt::time::timeout(
             std::time::Duration::from_micros(100),
@@ -118,14 +111,7 @@ fn a_read_after_an_abandoned_write_starts_where_the_write_ended_like_tokio() {
         }
 
         // A copy from the file's position (spliced: a regular file) waits for it the same way.
-        let mut g = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(ctx.dir.join("g"))
-            .await
-            .unwrap();
+        let mut g = open_empty(&ctx.dir.join("g")).await;
         let _ = ringsteal_rt::time::timeout(
             std::time::Duration::from_micros(100),
             g.write_all(vec![0xCD; 32 << 20]),
@@ -137,6 +123,18 @@ fn a_read_after_an_abandoned_write_starts_where_the_write_ended_like_tokio() {
         assert_eq!(n, 0, "the copy ran beside the write");
         assert_eq!(std::fs::metadata(&out).unwrap().len(), 0);
     });
+}
+
+/// `path` opened for reading and writing, created or emptied.
+async fn open_empty(path: &std::path::Path) -> File {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .await
+        .unwrap()
 }
 
 /// Polls `fut` once (its request is submitted), with a waker that does nothing.

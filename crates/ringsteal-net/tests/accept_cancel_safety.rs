@@ -8,7 +8,6 @@ mod common;
 mod support;
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use common::{accept_queue_len, with_every_runtime, Rng};
@@ -48,10 +47,7 @@ fn connections_a_dropped_incoming_accepted_go_to_the_next_accept() {
     with_every_runtime("kept by a dropped incoming", 1, |config, rt| {
         rt.block_on(async {
             let (listener, addr) = listener().await;
-            let mut incoming = listener.incoming();
-            let first =
-                std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
-            assert!(first.is_pending(), "nobody connected yet");
+            let incoming = armed_incoming(&listener).await;
             let clients: Vec<_> = (0..N)
                 .map(|i| {
                     let mut c = std::net::TcpStream::connect(addr).unwrap();
@@ -91,28 +87,10 @@ fn a_kept_connection_whose_client_reset_is_accepted_not_an_error() {
     with_every_runtime("kept connection reset", 1, |config, rt| {
         rt.block_on(async {
             let (listener, addr) = listener().await;
-            let mut incoming = listener.incoming();
-            let first =
-                std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
-            assert!(first.is_pending(), "nobody connected yet");
+            let incoming = armed_incoming(&listener).await;
             let client = std::net::TcpStream::connect(addr).unwrap();
             common::yield_until(|| accept_queue_len(addr) == 0).await;
-            // Linger 0: the close sends a reset.
-            let linger = libc::linger {
-                l_onoff: 1,
-                l_linger: 0,
-            };
-            // SAFETY: setsockopt reads a `linger` from the pointer, of the size passed.
-            let set = unsafe {
-                libc::setsockopt(
-                    client.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    libc::SO_LINGER,
-                    std::ptr::from_ref(&linger).cast(),
-                    std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                )
-            };
-            assert_eq!(set, 0);
+            reset_on_close(&client);
             drop(client);
             drop(incoming);
             let handle = ringsteal_rt::RuntimeHandle::current();
@@ -218,4 +196,15 @@ fn an_accept_loop_under_short_timeouts_loses_no_connection() {
             assert!(gave_up > 0, "{config:?}: no accept ever gave up");
         });
     });
+}
+
+/// `listener`'s connections as a stream, its multishot accept armed (polled once, while
+/// nobody has connected).
+async fn armed_incoming(
+    listener: &ringsteal_net::TcpListener,
+) -> ringsteal_net::Incoming<ringsteal_net::TcpStream> {
+    let mut incoming = listener.incoming();
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(incoming.poll_next(cx))).await;
+    assert!(first.is_pending(), "nobody connected yet");
+    incoming
 }

@@ -208,27 +208,6 @@ fn a_write_to_a_reset_peer_fails_and_the_read_is_not_made() {
     });
 }
 
-/// Sets `SO_LINGER` 0 on `s`: its close (when the peer thread drops it) resets the
-/// connection.
-fn reset_on_close(s: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket and a `linger` of the size passed.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
-}
-
 #[test]
 fn through_the_traits_and_a_pointer_it_is_still_a_write_then_a_read() {
     with_every_runtime("write_all_then_read through traits", 1, |_, rt| {

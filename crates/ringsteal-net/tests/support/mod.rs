@@ -407,3 +407,24 @@ pub fn raw_send(socket: &impl std::os::fd::AsRawFd, bytes: &[u8]) -> std::io::Re
         Ok(n as usize)
     }
 }
+
+/// Sets `SO_LINGER` 0 on `s`: its close resets the connection (the peer sees
+/// `ConnectionReset`).
+pub fn reset_on_close(s: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a `linger` of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+}
