@@ -174,7 +174,12 @@ impl Shard {
     /// messages, completions and expired timers.
     pub(crate) fn maintain(&self) {
         let remote = self.remote();
-        if !remote.inbox.is_empty() {
+        // Once the runtime is being dropped, what arrives from other threads stays in the
+        // inbox for the shutdown to drop: a task woken by another shard's cancels (one
+        // awaiting a `JoinHandle` there) must not run on to completion meanwhile (its
+        // handle would say it finished). Such wakes all come after the flag was set, so a
+        // shard that takes them in sees it here. (Looked at only when something came.)
+        if !remote.inbox.is_empty() && !self.shared.is_shutdown() {
             let mut rq = self.run_queue.borrow_mut();
             drain_queue(&remote.inbox, |t| rq.push_back(t));
         }
