@@ -160,13 +160,22 @@ fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// The error, and in place of the function a stub with its name and return type: the
-/// compiler then reports this error alone, not a cascade (an `async fn main`, a missing
-/// `main`, `.await` outside `async`).
 /// The error, and the function declared as the attribute would have made it (a safe plain
 /// function, without the runtime's handle; `main` and a test without parameters) with a body
-/// that never runs: its callers compile against it and show no errors of their own.
+/// that never runs: its callers compile against it and show no errors of their own (nor
+/// does a missing `main`, or `.await` outside `async`). A function refused for not being
+/// `async` is already a plain one: it is kept as written (a stub's body would not have its
+/// `impl Trait` return type).
 fn with_error(kind: Kind, e: syn::Error, f: &ItemFn) -> TokenStream {
+    if f.sig.asyncness.is_none() {
+        let error = e.into_compile_error();
+        return quote::quote! {
+            #error
+            #[allow(dead_code)]
+            #f
+        }
+        .into();
+    }
     let ItemFn {
         attrs, vis, sig, ..
     } = f;
