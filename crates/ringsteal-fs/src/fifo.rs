@@ -6,12 +6,14 @@
 //! at once: a writer with no reader gets `ENXIO`, a reader gets its end before any writer
 //! came (and its first read then says end of stream). So a write-only open that fails with
 //! `ENXIO` is made again, blocking, on the blocking pool; and a read-only open that got a
-//! FIFO waits until a writer came, while keeping its own end (a writer already waiting is
-//! then never left without a reader): for a second read-only open on the blocking pool
-//! (it returns while a writer is there), or for its own end to be readable (a poll), which
-//! ever comes first. The poll covers a writer that was waiting already, that the early open
-//! let go, and that wrote and closed before the second open ran (`echo hi > fifo`): that
-//! open would wait for the next writer, and the bytes in the pipe would never be read.
+//! FIFO keeps its own end (a writer already waiting is then never left without a reader)
+//! and waits, with a poll of that end, until it is readable: bytes came, or a writer came
+//! and went since the open (`POLLHUP`). Then a read does not wait for a writer either, as
+//! after std's open. (A second, blocking read-only open to wait for a writer missed one that
+//! was waiting already, was let go by the early end, and wrote and closed before it ran:
+//! `echo hi > fifo` started first; and the other end it opened to let its thread go when
+//! cancelled lingered, pairing with later writers.) The open returns when the writer
+//! writes or leaves rather than when it opens, which only a caller timing the open sees.
 //! Opens that ask for `O_NONBLOCK` themselves get the kernel's answer as it is, and so do
 //! `O_PATH` ones, which open no end at all.
 //!
@@ -19,13 +21,10 @@
 //! read-only one.
 
 use std::ffi::CString;
-use std::future::{poll_fn, Future};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
-use std::pin::pin;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 
 use ringsteal_rt::op::{self, SharedFd};
 
@@ -102,21 +101,16 @@ pub(crate) async fn open_blocking(path: &Path, flags: i32, mode: u32) -> io::Res
     result
 }
 
-/// Waits until the FIFO at `path` has had a writer: a second read-only open, on the
-/// blocking pool, returns while one is there; or `reader`, the caller's own read end, has
-/// bytes (or saw a writer come and go: `POLLHUP`). The other wait is dropped (cancelled).
-/// `reader` stays open meanwhile (borrowed, so that it outlives the wait: dropped, the
-/// second open opens a writer to let its thread go, which needs a reader there).
-pub(crate) async fn wait_for_writer(path: &Path, reader: &SharedFd) -> io::Result<()> {
-    let mut second_open = pin!(open_blocking(path, libc::O_RDONLY, 0));
-    let mut readable = pin!(op::poll_add(reader, libc::POLLIN as u32));
-    poll_fn(|cx| {
-        if let Poll::Ready(res) = readable.as_mut().poll(cx) {
-            return Poll::Ready(res.map(drop));
-        }
-        second_open.as_mut().poll(cx).map_ok(drop)
-    })
-    .await
+/// Waits until `reader`, the caller's early read end of a FIFO, is readable: it has bytes,
+/// or a writer came and went since it opened (`POLLHUP`). One request, which a dropped
+/// open cancels; no thread and no other end of the FIFO is involved.
+///
+/// One case waits longer than std's open: a writer that was already waiting when the early
+/// end opened and that closes without writing (it counted as a writer before the end
+/// opened, so no `POLLHUP` comes): the wait goes on until another writer comes and writes
+/// or leaves. std's open would have returned, and a read seen end of stream.
+pub(crate) async fn wait_for_writer(reader: &SharedFd) -> io::Result<()> {
+    op::poll_add(reader, libc::POLLIN as u32).await.map(drop)
 }
 
 /// What a blocking FIFO open and its future share.

@@ -169,7 +169,7 @@ impl OpenOptions {
         let early = fifo::reader_opened_early(&fd, flags)?;
         let file = File::from_owned(fd);
         if early {
-            fifo::wait_for_writer(path, file.shared_fd()).await?;
+            fifo::wait_for_writer(file.shared_fd()).await?;
         }
         Ok(file)
     }

@@ -124,6 +124,49 @@ fn a_reader_gets_what_a_writer_already_waiting_wrote_and_closed_at_once() {
 }
 
 #[test]
+fn a_reader_that_opens_again_and_again_gets_every_writers_bytes() {
+    // `while true; do echo hi > fifo; done` on one side, a loop of reads of the FIFO on the
+    // other: each writer waits in open(2) for a reader, writes and closes. Every byte must
+    // arrive, and no open may wait for a writer that already came (with a second, blocking
+    // open to wait for writers, this hung in 5 runs of 6).
+    const WRITERS: usize = 20;
+    on_every_shard("fifo reopened", |ctx| async move {
+        let path = ctx.dir.join("again");
+        mkfifo(&path);
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for i in 0..WRITERS {
+                    let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                    w.write_all(format!("{i:02}\n").as_bytes()).unwrap();
+                }
+            })
+        };
+        let mut got = Vec::new();
+        while got.len() < WRITERS * 3 {
+            let read = async {
+                let mut file = File::open(&path).await?;
+                let (res, bytes) = file.read_to_end(Vec::new()).await;
+                res.map(|_| bytes)
+            };
+            let bytes = ringsteal_rt::time::timeout(OP_GUARD, read)
+                .await
+                .unwrap_or_else(|_| panic!("waited for a writer after {} bytes", got.len()))
+                .unwrap();
+            got.extend_from_slice(&bytes);
+        }
+        writer.join().unwrap();
+        let expected: Vec<u8> = (0..WRITERS)
+            .flat_map(|i| format!("{i:02}\n").into_bytes())
+            .collect();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&expected)
+        );
+    });
+}
+
+#[test]
 fn an_o_path_open_of_a_fifo_opens_no_end_and_waits_for_none() {
     on_every_shard("fifo O_PATH", |ctx| async move {
         let path = ctx.dir.join("p");
