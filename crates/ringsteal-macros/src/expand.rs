@@ -31,6 +31,9 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
     } = f;
     let mut outer = sig;
     outer.asyncness = None;
+    // The closure's parameter, at a mixed-site span: the user's body, inside the closure,
+    // neither sees it nor has a parameter of that name shadowed by it.
+    let handle = proc_macro2::Ident::new("__ringsteal_handle", proc_macro2::Span::mixed_site());
     // The runtime's handle, if taken, is not the caller's to pass: it comes out of the
     // signature and is bound, with its pattern and attributes, inside the body.
     let take_handle = match params.handle {
@@ -38,7 +41,7 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         Handle::Taken => match outer.inputs.iter().next() {
             Some(FnArg::Typed(p)) => {
                 let (attrs, pat, ty) = (&p.attrs, &p.pat, &p.ty);
-                let bind = quote!(#(#attrs)* let #pat: #ty = __ringsteal_handle;);
+                let bind = quote!(#(#attrs)* let #pat: #ty = #handle;);
                 outer.inputs = outer.inputs.into_iter().skip(1).collect();
                 bind
             }
@@ -74,7 +77,7 @@ pub(crate) fn expand(args: &Args, f: ItemFn, params: Params) -> TokenStream {
         let path = respan(run, proc_macro2::Span::call_site().located_at(start));
         let mut args = proc_macro2::Group::new(
             proc_macro2::Delimiter::Parenthesis,
-            quote!(#builder, move |__ringsteal_handle| async move #inner),
+            quote!(#builder, move |#handle| async move #inner),
         );
         args.set_span(proc_macro2::Span::call_site().located_at(end));
         // `return`, as tokio's: the call is at the user's last statement, and a tail call

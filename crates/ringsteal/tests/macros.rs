@@ -234,3 +234,14 @@ fn a_main_function_called_from_a_task_says_what_is_wrong() {
     let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("#[ringsteal::main]"), "{msg}");
 }
+
+/// The expansion's own names are hidden from the body: a parameter may take one.
+#[ringsteal::main(shards = 1)]
+async fn add_one(__ringsteal_handle: u32) -> u32 {
+    __ringsteal_handle + 1
+}
+
+#[test]
+fn the_expansion_shadows_no_parameter() {
+    assert_eq!(add_one(41), 42);
+}
