@@ -4,8 +4,8 @@
 //! dropped listener left unreported) and the action that was in place before ringsteal's
 //! handler (`SIGNALS`); installing the handler; and the handler
 //! itself. The handler is async-signal-safe by construction: it only loads and updates
-//! atomics, calls `write(2)` on eventfds that are never closed ([`crate::slots`]), and, for a
-//! signal nobody listens to, the async-signal-safe calls that carry out the previous action
+//! atomics, calls `write(2)` on eventfds not closed while it may use them ([`crate::slots`]),
+//! and, for a signal nobody listens to, the async-signal-safe calls that carry out the previous action
 //! (`sigaction`, `pthread_sigmask`, `raise`). No allocation, no lock, `errno` preserved.
 
 use std::io;
