@@ -55,11 +55,12 @@ pub(crate) fn reader_opened_early(fd: &OwnedFd, flags: i32) -> io::Result<bool> 
     Ok(mode & libc::S_IFMT == libc::S_IFIFO)
 }
 
-/// `open(2)` on the blocking pool: it waits as std's does (for a FIFO's other end).
+/// A write-only `open(2)` on the blocking pool ([`writer_without_reader`]): it waits for a
+/// reader as std's does.
 ///
-/// Dropped while that `open(2)` waits, it lets the blocking thread go: it opens the FIFO's
-/// other end itself, without waiting, and keeps it open until that `open(2)` has returned
-/// (both ends are then closed). Without this a cancelled open (a `timeout` around
+/// Dropped while that `open(2)` waits, it lets the blocking thread go: it opens a read end
+/// itself, without waiting, and keeps it open until that `open(2)` has returned (both ends
+/// are then closed). Without this a cancelled open (a `timeout` around
 /// `File::open`) would hold a blocking thread until some other process opened the FIFO,
 /// hold up the runtime's shutdown as long, and that process would meet an end nobody
 /// reads or writes (its writes failing with `EPIPE`).
@@ -69,7 +70,6 @@ pub(crate) async fn open_blocking(path: &Path, flags: i32, mode: u32) -> io::Res
     let mut release = ReleaseOnDrop {
         wait: wait.clone(),
         path: path.clone(),
-        flags,
         armed: true,
     };
     let opened = spawn_blocking(move || {
@@ -135,7 +135,6 @@ fn lock(wait: &Mutex<Wait>) -> std::sync::MutexGuard<'_, Wait> {
 struct ReleaseOnDrop {
     wait: Arc<Mutex<Wait>>,
     path: CString,
-    flags: i32,
     armed: bool,
 }
 
@@ -149,18 +148,13 @@ impl Drop for ReleaseOnDrop {
         if !w.started || w.finished {
             return; // it will not start, or has nothing left to wait for
         }
-        // The other end, without waiting: a read end always opens; a write end opens since
-        // a reader is there (the waiting open itself, or the caller's end it borrows).
-        let other = match self.flags & libc::O_ACCMODE {
-            libc::O_WRONLY => libc::O_RDONLY,
-            _ => libc::O_WRONLY,
-        };
+        // A read end, without waiting: one always opens, and lets the waiting writer go.
         // SAFETY: `path` is a NUL-terminated string that lives across the call; O_NONBLOCK
         // makes the open of a FIFO return at once.
         let fd = unsafe {
             libc::open(
                 self.path.as_ptr(),
-                other | libc::O_NONBLOCK | libc::O_CLOEXEC,
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
             )
         };
         if fd >= 0 {

@@ -22,6 +22,20 @@ use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned};
 
 const TEN: &[u8] = b"0123456789";
 
+/// A new pipe: (read end, write end).
+fn pipe() -> (std::fs::File, std::fs::File) {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 just made both descriptors, and nothing else owns them.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    }
+}
+
 /// Polls `fut` once (its request is submitted), then drops it: a `select!` loser.
 fn poll_once_and_drop<F: Future>(fut: F) {
     struct Ignore;
@@ -143,16 +157,7 @@ fn a_seek_refused_after_an_abandoned_read_moves_nothing_as_stds() {
 #[test]
 fn a_pipe_refuses_to_seek_as_std_says_and_keeps_what_was_read() {
     on_every_shard("seek-pipe", |_ctx| async move {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-        // SAFETY: pipe2 just made both descriptors, and nothing else owns them.
-        let (rx, mut tx) = unsafe {
-            (
-                std::fs::File::from_raw_fd(fds[0]),
-                std::fs::File::from_raw_fd(fds[1]),
-            )
-        };
+        let (rx, mut tx) = pipe();
         let theirs = rx
             .try_clone()
             .unwrap()
@@ -175,16 +180,7 @@ fn a_pipe_with_a_read_in_flight_refuses_seek_set_len_and_sync_at_once_as_std() {
     // A read waiting for data holds the read lane for as long as no data comes: calls that
     // a pipe refuses must not wait for it (std answers them at once).
     on_every_shard("pipe calls beside a waiting read", |_ctx| async move {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-        // SAFETY: pipe2 just made both descriptors, and nothing else owns them.
-        let (rx, mut tx) = unsafe {
-            (
-                std::fs::File::from_raw_fd(fds[0]),
-                std::fs::File::from_raw_fd(fds[1]),
-            )
-        };
+        let (rx, mut tx) = pipe();
         let f = std::rc::Rc::new(File::from_std(rx));
         let reader = {
             let f = f.clone();
