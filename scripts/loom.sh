@@ -7,7 +7,10 @@
 # state word of stream lanes (crates/ringsteal-rt/src/io/lane_loom_tests.rs): a release racing a
 # waiter's registration never loses the wake, two would-be holders never both hold, a
 # poll_free closure never runs while a request holds the lane, kept bytes reach the next
-# holder. Release build: loom explores many thousands of executions.
+# holder. And the cancellation tree (crates/ringsteal-rt/src/sync/cancellation_tree.rs): a
+# token whose last handle is dropped leaves the tree while a cancel runs from above, or while
+# its parent or its child leaves too, and no child drops out of the cancel's reach.
+# Release build: loom explores many thousands of executions.
 # Extra arguments go to the test binary (e.g. --nocapture). Builds into target/loom (or
 # $CARGO_TARGET_DIR), so the `--cfg loom` build does not evict the normal release build.
 set -euo pipefail

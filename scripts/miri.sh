@@ -7,7 +7,7 @@
 #   util::queue         the crossbeam steal-retry and drain helpers
 #   util::wake_later    wakes collected while the driver is borrowed
 #   busy_clock          a shard's busy time: stretches, the reader's sum
-#   sync::              AtomicWaker and CancellationToken
+#   sync::              AtomicWaker and CancellationToken (its tree: nodes leaving, threads)
 #   driver::user_data   the user_data encoding
 #   driver::msg_send    the table of raw messages whose MSG_RING has not completed
 #   io::                lanes (leftover bytes, ordering), InLane and WriteThenRead outputs, framing,

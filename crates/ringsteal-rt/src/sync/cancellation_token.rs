@@ -1,18 +1,15 @@
 //! [`CancellationToken`]: a cancellation signal shared by a tree of tokens.
 //!
-//! Owns: the tree (each node holds its parent strongly and its children weakly, so a dropped
-//! child leaves its parent's list) and the wakers of tasks waiting in
-//! [`cancelled`](CancellationToken::cancelled). Cancelling a node cancels its whole subtree,
-//! never its ancestors. Locks are taken one node at a time (a parent never holds its lock
-//! while cancelling a child), so cancellation cannot deadlock.
+//! Owns: the handles to the tree of `cancellation_tree.rs` and the futures that wait on it.
+//! Cancelling a token cancels its whole subtree, never its ancestors; a token's node leaves
+//! the tree when its last clone is dropped, its children moving up to its parent.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use parking_lot::Mutex;
+use super::cancellation_tree::{self as tree, Node};
 
 /// A token that can be cancelled once; clones share it, children follow it.
 ///
@@ -32,67 +29,38 @@ use parking_lot::Mutex;
 ///     assert!(root.is_cancelled());
 /// });
 /// ```
-#[derive(Clone)]
+///
+/// A token whose clones are all dropped takes no room of its own: its children move up to
+/// its parent. So re-deriving a token from the last one, as a reconnect loop might, keeps
+/// memory flat:
+///
+/// ```
+/// use ringsteal_rt::sync::CancellationToken;
+///
+/// let root = CancellationToken::new();
+/// let mut current = root.child_token();
+/// for _ in 0..100_000 {
+///     current = current.child_token(); // the previous token's node is freed here
+/// }
+/// root.cancel();
+/// assert!(current.is_cancelled());
+/// ```
 pub struct CancellationToken {
     node: Arc<Node>,
 }
 
-struct Node {
-    cancelled: AtomicBool,
-    parent: Option<(Arc<Node>, usize)>,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    children: Slots<Weak<Node>>,
-    waiters: Slots<Waker>,
-}
-
-/// A vector of optional slots with a free list: O(1) insert and remove by index.
-struct Slots<T> {
-    items: Vec<Option<T>>,
-    free: Vec<usize>,
-}
-
-impl<T> Default for Slots<T> {
-    fn default() -> Self {
+impl Clone for CancellationToken {
+    fn clone(&self) -> Self {
+        self.node.add_handle();
         Self {
-            items: Vec::new(),
-            free: Vec::new(),
+            node: self.node.clone(),
         }
     }
 }
 
-impl<T> Slots<T> {
-    fn insert(&mut self, item: T) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.items[i] = Some(item);
-                i
-            }
-            None => {
-                self.items.push(Some(item));
-                self.items.len() - 1
-            }
-        }
-    }
-
-    fn remove(&mut self, i: usize) -> Option<T> {
-        let item = self.items.get_mut(i)?.take();
-        if item.is_some() {
-            self.free.push(i);
-        }
-        item
-    }
-
-    fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        self.items.get_mut(i)?.as_mut()
-    }
-
-    fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        self.free.clear();
-        self.items.drain(..).flatten()
+impl Drop for CancellationToken {
+    fn drop(&mut self) {
+        self.node.drop_handle();
     }
 }
 
@@ -105,45 +73,26 @@ impl Default for CancellationToken {
 impl CancellationToken {
     /// A new, uncancelled root token.
     pub fn new() -> Self {
-        Self {
-            node: Arc::new(Node {
-                cancelled: AtomicBool::new(false),
-                parent: None,
-                inner: Mutex::default(),
-            }),
-        }
+        Self { node: Node::root() }
     }
 
     /// A token cancelled when this one is (or on its own); cancelling it does not cancel this
     /// one. A child of a cancelled token starts cancelled.
     pub fn child_token(&self) -> CancellationToken {
-        let mut inner = self.node.inner.lock();
-        if self.is_cancelled() {
-            drop(inner);
-            let child = CancellationToken::new();
-            child.cancel();
-            return child;
+        CancellationToken {
+            node: Node::child_of(&self.node),
         }
-        let child = Arc::new_cyclic(|weak: &Weak<Node>| {
-            let index = inner.children.insert(weak.clone());
-            Node {
-                cancelled: AtomicBool::new(false),
-                parent: Some((self.node.clone(), index)),
-                inner: Mutex::default(),
-            }
-        });
-        CancellationToken { node: child }
     }
 
     /// Cancels this token and every token below it; wakes every task waiting in
     /// [`cancelled`](Self::cancelled). Idempotent.
     pub fn cancel(&self) {
-        cancel_node(&self.node);
+        tree::cancel(&self.node);
     }
 
     /// True once cancelled (directly or through an ancestor).
     pub fn is_cancelled(&self) -> bool {
-        self.node.cancelled.load(Ordering::Acquire)
+        self.node.is_cancelled()
     }
 
     /// Completes when the token is cancelled.
@@ -190,56 +139,15 @@ impl CancellationToken {
 
     /// Polls for cancellation, keeping the waiter slot in `slot`.
     fn poll_cancelled(&self, slot: &mut Option<usize>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.is_cancelled() {
+        if self.is_cancelled() || !self.node.wait(slot, cx.waker()) {
             return Poll::Ready(());
-        }
-        let mut inner = self.node.inner.lock();
-        // Re-check under the lock: cancel sets the flag before it takes the waiters.
-        if self.is_cancelled() {
-            return Poll::Ready(());
-        }
-        match slot.and_then(|i| inner.waiters.get_mut(i)) {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            Some(w) => *w = cx.waker().clone(),
-            None => *slot = Some(inner.waiters.insert(cx.waker().clone())),
         }
         Poll::Pending
     }
 
     fn forget_waiter(&self, slot: Option<usize>) {
         if let Some(i) = slot {
-            self.node.inner.lock().waiters.remove(i);
-        }
-    }
-}
-
-/// Cancels `node` and its subtree, depth first with an explicit stack (a chain of tokens can
-/// be arbitrarily deep). A node is marked before its children, so for an instant another
-/// thread may see a token cancelled and its child not yet.
-fn cancel_node(node: &Arc<Node>) {
-    let mut pending = vec![node.clone()];
-    while let Some(node) = pending.pop() {
-        if node.cancelled.swap(true, Ordering::AcqRel) {
-            continue;
-        }
-        let waiters: Vec<Waker> = {
-            let mut inner = node.inner.lock();
-            pending.extend(inner.children.drain().filter_map(|w| w.upgrade()));
-            inner.waiters.drain().collect()
-        };
-        waiters.into_iter().for_each(Waker::wake);
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        // Leave the parent's list; if this node held the parent's last reference, free the
-        // parent here too, and so on up: a recursive drop of a long chain would overflow
-        // the stack.
-        let mut link = self.parent.take();
-        while let Some((parent, index)) = link {
-            parent.inner.lock().children.remove(index);
-            link = Arc::into_inner(parent).and_then(|mut node| node.parent.take());
+            self.node.forget_waiter(i);
         }
     }
 }
@@ -369,8 +277,8 @@ impl Drop for DropGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
-    use std::task::Wake;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Wake, Waker};
 
     struct Count(AtomicUsize);
     impl Wake for Count {
@@ -423,8 +331,116 @@ mod tests {
             drop(w);
             drop(child);
         }
-        let inner = root.node.inner.lock();
-        assert!(inner.children.items.len() <= 1 && inner.waiters.items.len() <= 1);
+        let (children, waiters) = root.node.slots();
+        assert!(children <= 1 && waiters <= 1);
+    }
+
+    #[test]
+    fn a_chain_of_rederived_tokens_keeps_one_node_per_live_token() {
+        let root = CancellationToken::new();
+        let mut current = root.child_token();
+        let first = Arc::downgrade(&current.node);
+        for _ in 0..1000 {
+            current = current.child_token();
+        }
+        assert!(
+            first.upgrade().is_none(),
+            "the first token's node was freed"
+        );
+        assert_eq!(
+            root.node.counts().0,
+            1,
+            "the root's one child is the live token"
+        );
+        assert_eq!(
+            Arc::strong_count(&root.node),
+            2,
+            "root and its one child hold it"
+        );
+        root.cancel();
+        assert!(current.is_cancelled());
+    }
+
+    #[test]
+    fn a_token_dropped_hands_its_children_to_its_parent() {
+        let root = CancellationToken::new();
+        let middle = root.child_token();
+        let (left, right) = (middle.child_token(), middle.child_token());
+        let kept = middle.clone();
+        drop(middle);
+        assert_eq!(
+            root.node.counts().0,
+            1,
+            "a clone keeps the node in the tree"
+        );
+        let weak = Arc::downgrade(&kept.node);
+        drop(kept);
+        assert!(weak.upgrade().is_none());
+        assert_eq!(
+            root.node.counts().0,
+            2,
+            "both children now hang off the root"
+        );
+        root.cancel();
+        assert!(left.is_cancelled() && right.is_cancelled());
+    }
+
+    #[test]
+    fn a_dropped_root_leaves_its_children_as_roots() {
+        let top = CancellationToken::new();
+        let child = top.child_token();
+        let grandchild = child.child_token();
+        let weak = Arc::downgrade(&top.node);
+        drop(top);
+        assert!(weak.upgrade().is_none());
+        assert!(!child.is_cancelled());
+        child.cancel();
+        assert!(grandchild.is_cancelled());
+    }
+
+    #[test]
+    fn a_cancelled_token_dropped_keeps_its_children_cancelled() {
+        let root = CancellationToken::new();
+        let middle = root.child_token();
+        let leaf = middle.child_token();
+        middle.cancel();
+        drop(middle);
+        assert!(leaf.is_cancelled() && !root.is_cancelled());
+        assert!(leaf.child_token().is_cancelled());
+    }
+
+    /// Threads re-derive chains and drop tokens while another cancels the root: every token
+    /// still alive afterwards is cancelled, and nothing deadlocks.
+    #[test]
+    fn tokens_dropped_on_many_threads_while_the_root_is_cancelled_all_end_cancelled() {
+        let rounds = if cfg!(miri) { 3 } else { 200 };
+        for _ in 0..rounds {
+            let root = CancellationToken::new();
+            let workers: Vec<_> = (0..3)
+                .map(|_| {
+                    let start = root.child_token();
+                    std::thread::spawn(move || {
+                        let mut kept = Vec::new();
+                        let mut current = start;
+                        for i in 0..20 {
+                            let next = current.child_token();
+                            if i % 3 == 0 {
+                                kept.push(current);
+                            }
+                            current = next;
+                        }
+                        kept.push(current);
+                        kept
+                    })
+                })
+                .collect();
+            root.cancel();
+            for worker in workers {
+                for token in worker.join().unwrap() {
+                    assert!(token.is_cancelled());
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub(crate) mod atomic_waker;
 mod cancellation_token;
+mod cancellation_tree;
 
 pub use cancellation_token::{
     CancellationToken, DropGuard, WaitForCancellation, WaitForCancellationOwned,
