@@ -266,6 +266,46 @@ fn completions_already_in_the_ring_are_taken_before_the_clock_jumps() {
     });
 }
 
+#[test]
+fn auto_advance_waits_for_file_requests_in_flight() {
+    let path = std::env::temp_dir().join(format!("ringsteal-paused-file-{}", std::process::id()));
+    std::fs::write(&path, vec![7u8; 8 << 20]).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let fd = ringsteal_rt::op::SharedFd::new(file.into());
+    each_paused("file", move |rt| {
+        let fd = fd.clone();
+        rt.block_on(async move {
+            let start = Instant::now();
+            // Reads handed to the kernel's workers (as `fs::read` hands large ones) take real
+            // time: had the clock jumped to the timeouts' deadlines meanwhile, they would win,
+            // as they cannot against tokio's file calls (its blocking pool holds the clock).
+            for chunk in 0..8u64 {
+                let read = ringsteal_rt::op::read_at(&fd, Vec::with_capacity(1 << 20), chunk << 20)
+                    .force_async();
+                let (n, buf) = timeout(Duration::from_millis(1), read)
+                    .await
+                    .expect("a file read in flight holds the paused clock");
+                assert_eq!(n.unwrap(), 1 << 20);
+                assert!(buf.iter().all(|&b| b == 7));
+            }
+            let sync = timeout(
+                Duration::from_millis(1),
+                ringsteal_rt::op::fsync(&fd, false),
+            );
+            sync.await.expect("an fsync holds it too").unwrap();
+            assert_eq!(start.elapsed(), Duration::ZERO);
+            // Once nothing is in flight, time moves again.
+            sleep(Duration::from_secs(5)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(5));
+        });
+    });
+}
+
 fn pipe() -> (OwnedFd, OwnedFd) {
     use std::os::fd::FromRawFd;
     let mut fds = [-1; 2];

@@ -164,6 +164,10 @@ unsafe impl<T: Operation> Operation for InLane<T> {
         self.op.request_ended(index, res);
     }
 
+    fn holds_paused_clock(&self) -> bool {
+        self.op.holds_paused_clock()
+    }
+
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         // The op's own request is SQE 0 (a link timeout, if any, sits behind it).
         let flags = results.first().map_or(0, |&(_, flags)| flags);

@@ -213,6 +213,16 @@ pub unsafe trait Operation: Send + 'static {
     fn request_ended(&mut self, index: usize, res: i32) {
         let _ = (index, res);
     }
+
+    /// True if the request completes on its own, without anything outside the process
+    /// acting (a read of a regular file, an `fsync`, an `open`), so that a paused clock
+    /// ([`time::pause`](crate::time::pause)) should not auto-advance while it is in flight,
+    /// as tokio's does not while its blocking pool runs a file call. False (the default) for
+    /// what may wait on a peer or a user: sockets, pipes, polls, timeouts. Asked once, at
+    /// submission, only while the clock is paused.
+    fn holds_paused_clock(&self) -> bool {
+        false
+    }
 }
 
 enum State<T> {
@@ -261,6 +271,9 @@ pub struct Op<T> {
     /// A link timeout was submitted with the op (decided at submission: `timeout` set later
     /// is ignored).
     linked_timeout: bool,
+    /// The op holds its runtime's paused clock until it completes or is dropped
+    /// ([`Operation::holds_paused_clock`]).
+    holds_clock: bool,
     /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
     runtime: Option<SchedHandle>,
 }
@@ -286,6 +299,7 @@ impl<T: Operation> Op<T> {
             force_async: false,
             sqes: 0,
             linked_timeout: false,
+            holds_clock: false,
             runtime: None,
         }
     }
@@ -447,6 +461,15 @@ impl<T: Operation> Op<T> {
             }
             self.sqes = n;
             self.linked_timeout = self.timeout.is_some();
+            if shard.shared.clock.is_paused() {
+                // SAFETY: the data stays in the cell until the op completes; only read here.
+                let holds = unsafe { (*(*cell.as_ptr()).data.get()).as_ref() }
+                    .is_some_and(Operation::holds_paused_clock);
+                if holds {
+                    shard.shared.clock.hold();
+                    self.holds_clock = true;
+                }
+            }
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
             self.state = State::Submitted(cell);
             Ok(())
@@ -487,10 +510,23 @@ impl<T: Operation> Future for Op<T> {
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
+        self.release_clock();
         let n = self.sqes - usize::from(self.linked_timeout);
         // SAFETY: drops the future's reference; the data was taken.
         unsafe { release_completed(cell) };
         Poll::Ready(data.complete(&results[..n]))
+    }
+}
+
+impl<T> Op<T> {
+    /// Gives back the paused clock's hold, if the op took one.
+    #[inline]
+    fn release_clock(&mut self) {
+        if std::mem::take(&mut self.holds_clock) {
+            if let Some(runtime) = &self.runtime {
+                runtime.shared().clock.release();
+            }
+        }
     }
 }
 
@@ -500,6 +536,7 @@ impl<T> Drop for Op<T> {
         let State::Submitted(cell) = self.state else {
             return;
         };
+        self.release_clock();
         let header_ptr = cell.cast::<OpHeader>();
         // SAFETY: the future's reference keeps the cell alive.
         let header = unsafe { header_ptr.as_ref() };

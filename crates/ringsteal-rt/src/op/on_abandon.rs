@@ -121,6 +121,10 @@ unsafe impl<T: Operation, A: Abandoned<T::Output>> Operation for OnAbandon<T, A>
         self.op.request_ended(index, res);
     }
 
+    fn holds_paused_clock(&self) -> bool {
+        self.op.holds_paused_clock()
+    }
+
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
         Claimed {
             out: Some((self.op.complete(results), self.sink)),

@@ -158,7 +158,8 @@ enum Paused {
 impl Shard {
     /// Auto-advance (called by an idle shard that has published `sleeping` and found no work,
     /// no completion included): with a timer pending in `timeout`, no blocking closure queued
-    /// or running, and every SQE taken by the kernel, moves the clock to the timer's deadline.
+    /// or running, no file request in flight, and every SQE taken by the kernel, moves the
+    /// clock to the timer's deadline.
     /// Single shard only (`try_pause` ensures it), so this shard being idle means the runtime
     /// is.
     fn auto_advance(&self, timeout: Option<Duration>) -> Paused {
@@ -167,6 +168,11 @@ impl Shard {
         };
         if self.shared.blocking.pending() > 0 {
             // Its completion rings this shard (`BlockingPool` notifies a paused runtime).
+            return Paused::Sleep;
+        }
+        if self.shared.clock.is_held() {
+            // A file request in flight (`Operation::holds_paused_clock`): its completion
+            // wakes this shard, and its task then gives the hold back.
             return Paused::Sleep;
         }
         {

@@ -28,12 +28,13 @@ fn current_runtime() -> Result<Arc<Shared>, ClockError> {
 ///
 /// While paused, a timer completes only when the clock reaches it: by auto-advance, or by
 /// [`advance`]. Auto-advance waits while a `spawn_blocking` closure is queued or running (it
-/// may be about to wake a task). It does not wait for I/O in flight: operations already
-/// completed in the ring are taken first, but an operation that completes later (a reply
-/// still on its way, or a file's `fsync`: tokio's file calls run on its blocking pool and
-/// hold auto-advance, ringsteal's are io_uring requests and do not) can lose the race against
-/// a timeout's deadline; [`resume`] the clock around such I/O. Only single-shard runtimes can be paused (ADR-0013); the pause holds
-/// until [`resume`], across `block_on` calls.
+/// may be about to wake a task), and while a file request is in flight (a read or write of a
+/// regular file, an `open`, an `fsync`: they complete on their own, and tokio's file calls,
+/// on its blocking pool, hold auto-advance too). It does not wait for other I/O in flight:
+/// operations already completed in the ring are taken first, but one that completes later (a
+/// reply still on its way, a read of a pipe) can lose the race against a timeout's deadline,
+/// as in tokio; [`resume`] the clock around such I/O. Only single-shard runtimes can be
+/// paused (ADR-0013); the pause holds until [`resume`], across `block_on` calls.
 ///
 /// ```
 /// use std::time::Duration;

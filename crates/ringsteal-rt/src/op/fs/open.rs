@@ -50,6 +50,10 @@ fn raw_dirfd(fd: &Option<SharedFd>) -> RawFd {
 // SAFETY: the SQE points at `path`, a heap C string owned by the op.
 unsafe impl Operation for OpenAt {
     type Output = io::Result<OwnedFd>;
+    /// A file system request: it completes on its own.
+    fn holds_paused_clock(&self) -> bool {
+        true
+    }
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::openat(
             raw_dirfd(&self.dirfd),

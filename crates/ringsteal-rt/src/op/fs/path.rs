@@ -19,6 +19,10 @@ macro_rules! path_op {
         // SAFETY: the SQE points only at C strings owned by the op.
         unsafe impl Operation for $name {
             type Output = io::Result<()>;
+            /// A file system request: it completes on its own.
+            fn holds_paused_clock(&self) -> bool {
+                true
+            }
             fn prepare(&mut self) -> Sqes {
                 let $this = &*self;
                 Sqes::One($sqe)

@@ -88,6 +88,10 @@ impl std::fmt::Debug for Statx {
 // SAFETY: the SQE points at `path` and `out`, both heap allocations owned by the op.
 unsafe impl Operation for Statx {
     type Output = io::Result<libc::statx>;
+    /// A file system request: it completes on its own.
+    fn holds_paused_clock(&self) -> bool {
+        true
+    }
     fn prepare(&mut self) -> Sqes {
         let dirfd = self.fd.as_ref().map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
         let flags = self.flags | libc::AT_STATX_SYNC_AS_STAT;

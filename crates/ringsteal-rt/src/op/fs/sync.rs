@@ -43,6 +43,10 @@ pub struct Fsync {
 // SAFETY: references no memory.
 unsafe impl Operation for Fsync {
     type Output = io::Result<()>;
+    /// A file system request: it completes on its own.
+    fn holds_paused_clock(&self) -> bool {
+        true
+    }
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::fsync(self.fd.as_raw_fd(), self.datasync))
     }
@@ -94,6 +98,10 @@ pub struct Fallocate {
 // SAFETY: references no memory.
 unsafe impl Operation for Fallocate {
     type Output = io::Result<()>;
+    /// A file system request: it completes on its own.
+    fn holds_paused_clock(&self) -> bool {
+        true
+    }
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::fallocate(
             self.fd.as_raw_fd(),
@@ -170,6 +178,10 @@ pub struct Ftruncate {
 unsafe impl Operation for Ftruncate {
     const REQUIRES: Option<u8> = Some(ringsteal_uring::abi::IORING_OP_FTRUNCATE);
     type Output = io::Result<()>;
+    /// A file system request: it completes on its own.
+    fn holds_paused_clock(&self) -> bool {
+        true
+    }
     fn prepare(&mut self) -> Sqes {
         Sqes::One(opcode::ftruncate(self.fd.as_raw_fd(), self.len))
     }

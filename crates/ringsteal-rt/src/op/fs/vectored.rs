@@ -74,6 +74,11 @@ unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
     fn fail(self, err: io::Error) -> Self::Output {
         (Err(err), self.bufs)
     }
+
+    /// At an offset: a file (a pipe refuses offsets at once).
+    fn holds_paused_clock(&self) -> bool {
+        self.pos != u64::MAX
+    }
 }
 
 // SAFETY: iovecs are plain (pointer, length) pairs into buffers the op owns.
@@ -146,5 +151,10 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
 
     fn fail(self, err: io::Error) -> Self::Output {
         (Err(err), self.bufs)
+    }
+
+    /// At an offset: a file (a pipe refuses offsets at once).
+    fn holds_paused_clock(&self) -> bool {
+        self.pos != u64::MAX
     }
 }
