@@ -364,7 +364,8 @@ impl StreamCore {
     /// (`ENOTCONN`: the peer reset it), as tokio's. Both sides at once goes at once, as
     /// std's does from another thread: it is how a task ends a connection whose writer waits
     /// for a peer that stopped reading (the write then fails, `BrokenPipe`), which waiting
-    /// for that writer's lane would never do.
+    /// for that writer's lane would never do. Not a zero-copy write: its buffer sits in the
+    /// send queue until the peer acknowledges it (the public docs say how to end one).
     pub(crate) async fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match how {
             Shutdown::Read | Shutdown::Both => crate::sockopt::shutdown(&self.fd, how),

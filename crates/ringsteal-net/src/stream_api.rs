@@ -168,7 +168,11 @@ macro_rules! stream_common_methods {
         /// every byte of earlier writes) or both, with `shutdown(2)` (which never blocks;
         /// `IORING_OP_SHUTDOWN` would run on a kernel worker thread, 16 times slower). `Both` does not
         /// wait for writes in progress: a write waiting for a peer that stopped reading
-        /// fails (`BrokenPipe`), so another task can end such a connection. Shutting down
+        /// fails (`BrokenPipe`), so another task can end such a connection. Not a
+        /// zero-copy write (`write_all_zc`, `send_zc`), whose buffer stays in the kernel's
+        /// send queue until the peer acknowledges it: to end that one, drop its future
+        /// (abort its task), then drop the stream after `set_zero_linger()`, which resets
+        /// the connection and makes the kernel let go of the buffer. Shutting down
         /// the write side of a connection the peer already reset succeeds, as tokio's
         /// `shutdown` does (`Read` and `Both` report `NotConnected` there, as std's).
         pub async fn shutdown(&self, how: ::std::net::Shutdown) -> ::std::io::Result<()> {

@@ -107,3 +107,78 @@ fn zero_copy_and_plain_writes_from_two_shards_never_interleave() {
         },
     );
 }
+
+/// A runtime dropped while a zero-copy write waits on a peer that stopped reading (as the
+/// end of `#[ringsteal::main]` drops it) shuts down at once, as with a plain write: the
+/// notifications that only the peer's acknowledgement would bring are given up, their
+/// buffers leaked, instead of waited for until the shutdown timeout.
+#[test]
+fn a_runtime_dropped_with_a_zero_copy_write_to_a_silent_peer_shuts_down_at_once() {
+    under_every_config("write_all_zc at shutdown", 1, |config, b| {
+        let timeout = std::time::Duration::from_secs(60);
+        let rt = b.shutdown_timeout(timeout).build().unwrap();
+        let peer = rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let peer = std::net::TcpStream::connect(addr).unwrap(); // never reads
+            let (server, _) = listener.accept().await.unwrap();
+            ringsteal_rt::spawn(async move {
+                let _ = server.write_all_zc(vec![1u8; 32 << 20]).await;
+            });
+            until_bytes_waiting(&peer, 1).await;
+            peer
+        });
+        let start = std::time::Instant::now();
+        drop(rt);
+        let took = start.elapsed();
+        assert!(
+            took < timeout / 3,
+            "{config:?}: the runtime took {took:?} to drop, waiting on the silent peer"
+        );
+        drop(peer);
+    });
+}
+
+/// What the docs of `shutdown` say for a zero-copy write waiting on a peer that stopped
+/// reading: `shutdown(Both)` does not end it (its buffer sits in the kernel's send queue
+/// until the peer acknowledges it), but dropping the write and then the stream with a zero
+/// linger does: the reset makes the kernel let go of the pages, and nothing stays in flight.
+#[test]
+fn a_zero_copy_write_to_a_silent_peer_ends_when_dropped_with_the_stream_at_zero_linger() {
+    under_every_config("write_all_zc to a silent peer, reset", 1, |config, b| {
+        let rt = b.build().unwrap();
+        rt.block_on(async {
+            let (listener, addr) = listener().await;
+            let peer = std::net::TcpStream::connect(addr).unwrap(); // never reads
+            let (server, _) = listener.accept().await.unwrap();
+            let server = std::sync::Arc::new(server);
+            let writer = {
+                let server = server.clone();
+                ringsteal_rt::spawn(async move { server.write_all_zc(vec![1u8; 32 << 20]).await.0 })
+            };
+            until_bytes_waiting(&peer, 1).await;
+            server.shutdown(std::net::Shutdown::Both).await.unwrap();
+            writer.abort();
+            assert!(
+                writer.await.is_err(),
+                "{config:?}: the write was still waiting"
+            );
+            let server = std::sync::Arc::into_inner(server).expect("the writer let go of it");
+            server.set_zero_linger().unwrap();
+            drop(server);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            let in_flight = || {
+                ringsteal_rt::RuntimeHandle::current()
+                    .stats()
+                    .total()
+                    .ops_in_flight
+            };
+            while in_flight() > 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: the zero-copy send's notification never came"
+                );
+                ringsteal_rt::yield_now().await;
+            }
+        });
+    });
+}

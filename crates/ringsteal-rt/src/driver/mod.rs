@@ -41,10 +41,12 @@ pub(crate) const MIN_RING_ENTRIES: u32 = backlog::GROUP.next_power_of_two() as u
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
+use std::ptr::NonNull;
 use std::task::Waker;
 
 use ringsteal_uring::{io_uring_cqe, Ring};
 
+use crate::op::raw::OpHeader;
 use crate::stats::ShardCounters;
 use backlog::Backlog;
 use eventfd::EventFd;
@@ -72,6 +74,10 @@ pub(crate) struct Driver {
     mode: RingMode,
     /// CQEs still owed to op cells (main, second, cancel).
     in_flight: usize,
+    /// Of those, the notifications of zero-copy sends whose result is in (their cells'
+    /// addresses): the kernel only reads their pages now, and posts the notification once
+    /// the peer has acknowledged the data, which a peer that stopped reading may never do.
+    notifications_owed: Vec<usize>,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
     /// The CQEs of `cqes` taken off the ring and not yet dispatched: empty between reaps,
@@ -134,6 +140,7 @@ impl Driver {
             bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
+            notifications_owed: Vec::new(),
             eventfd,
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
             undispatched: 0..0,
@@ -193,9 +200,48 @@ impl Driver {
         self.in_flight == 0 && !self.eventfd.as_ref().is_some_and(|e| e.armed)
     }
 
+    /// True if the only CQEs still owed are notifications of zero-copy sends whose result is
+    /// in (and no eventfd read is armed): the kernel writes nothing more into this process's
+    /// memory, it only reads the send buffers' pages until the peer acknowledges the data.
+    /// A shutdown stops waiting then and leaks those cells (with their buffers) instead: a
+    /// peer that stopped reading would otherwise hold it for the whole shutdown timeout.
+    pub(crate) fn owes_only_notifications(&self) -> bool {
+        self.in_flight == self.notifications_owed.len()
+            && !self.eventfd.as_ref().is_some_and(|e| e.armed)
+    }
+
+    /// Gives up on the notifications still owed (a shutdown that will not wait for them):
+    /// their cells stay allocated for good, listed in [`GIVEN_UP`] so that they stay
+    /// reachable (a leak checker sees a deliberate leak, not a lost one).
+    pub(crate) fn give_up_notifications(&mut self) {
+        let cells = std::mem::take(&mut self.notifications_owed);
+        GIVEN_UP
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(cells);
+    }
+
+    /// Notes a zero-copy send's result: only its notification is owed now.
+    fn notification_owed(&mut self, op: NonNull<OpHeader>) {
+        self.notifications_owed.push(op.as_ptr() as usize);
+    }
+
+    /// Notes a notification's arrival.
+    fn notification_arrived(&mut self, op: NonNull<OpHeader>) {
+        let cell = op.as_ptr() as usize;
+        if let Some(i) = self.notifications_owed.iter().position(|&c| c == cell) {
+            self.notifications_owed.swap_remove(i);
+        }
+    }
+
     /// Counts `cqes` more CQEs owed to op cells (SQEs just queued).
     fn add_in_flight(&mut self, cqes: usize, counters: &ShardCounters) {
         self.in_flight += cqes;
         counters.ops_in_flight.set(self.in_flight as u64);
     }
 }
+
+/// The cells of zero-copy sends whose notification a shutdown did not wait for
+/// ([`Driver::give_up_notifications`]): never freed, since the kernel may read their
+/// buffers' pages until the peer acknowledges the data.
+static GIVEN_UP: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());

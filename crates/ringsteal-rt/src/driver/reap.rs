@@ -16,7 +16,9 @@
 
 use std::ptr::NonNull;
 
-use ringsteal_uring::abi::{IORING_CQE_F_MORE, IORING_SQ_CQ_OVERFLOW, IORING_SQ_TASKRUN};
+use ringsteal_uring::abi::{
+    IORING_CQE_F_MORE, IORING_CQE_F_NOTIF, IORING_SQ_CQ_OVERFLOW, IORING_SQ_TASKRUN,
+};
 use ringsteal_uring::io_uring_cqe;
 
 use super::user_data::*;
@@ -167,11 +169,18 @@ impl Driver {
             // Not the SQE's last CQE (multishot, or a zero-copy send whose notification
             // follows): it neither counts down nor releases.
             if tag != TAG_CANCEL {
-                // SAFETY: the cell is alive: this SQE holds a reference on it. The cell's kind
-                // decides what the CQE means (a kept result, or one more item of a stream).
+                // SAFETY: the cell is alive: this SQE holds a reference on it.
+                if unsafe { op.as_ref() }.notifies(tag as usize) {
+                    self.notification_owed(op);
+                }
+                // SAFETY: as above. The cell's kind decides what the CQE means (a kept
+                // result, or one more item of a stream).
                 unsafe { OpHeader::more(op, tag as usize, cqe.res, cqe.flags, &mut out.wakers) };
             }
             return;
+        }
+        if cqe.flags & IORING_CQE_F_NOTIF != 0 {
+            self.notification_arrived(op);
         }
         self.in_flight -= 1;
         if tag != TAG_CANCEL {

@@ -1,6 +1,8 @@
 //! Draining a shard's ring at shutdown: cancel everything in flight and wait, up to a
 //! deadline, for the completions that free op memory (ADR-0003: a cell is freed by its last
-//! CQE). What does not complete in time is leaked, never freed under the kernel.
+//! CQE). What does not complete in time is leaked, never freed under the kernel; so are
+//! zero-copy sends that owe only their notification, without waiting (a peer that stopped
+//! reading would hold the shutdown for its whole timeout).
 //!
 //! Cancels other threads ask for meanwhile (an op dropped elsewhere: without `CANCEL_ANY`
 //! nothing else ends it) are carried out as they come: the drain sleeps as a parked shard
@@ -29,6 +31,14 @@ impl Shard {
             driver.reap(reaped, counters);
             if driver.is_quiescent() {
                 return true;
+            }
+            if driver.owes_only_notifications() && !self.push_queued_cancels(&mut driver, reaped) {
+                // Zero-copy sends waiting for a peer's acknowledgement: the kernel only reads
+                // their pages, and may for as long as that peer likes. Leak them (the cells
+                // and their buffers stay allocated for good) rather than wait out the
+                // deadline.
+                driver.give_up_notifications();
+                return false;
             }
             let now = Instant::now();
             if now >= deadline {
