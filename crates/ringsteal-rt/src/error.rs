@@ -42,7 +42,15 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::Unavailable(e) => write!(f, "cannot build a ringsteal runtime: {e}"),
             BuildError::Ring { shard, source } => {
-                write!(f, "cannot build a ringsteal runtime: the io_uring of shard {shard} failed: {source}")
+                write!(f, "cannot build a ringsteal runtime: the io_uring of shard {shard} failed: {source}")?;
+                if matches!(source.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                    f.write_str(
+                        ". Fix: raise the open-file limit (`ulimit -n`) or close descriptors: \
+                         each shard needs a descriptor for its ring, and one for its eventfd \
+                         where that wakes it",
+                    )?;
+                }
+                Ok(())
             }
             BuildError::Config(msg) => write!(f, "invalid ringsteal runtime configuration: {msg}"),
             BuildError::Thread(e) => write!(f, "cannot start a ringsteal shard thread: {e}"),

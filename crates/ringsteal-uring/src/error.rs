@@ -1,6 +1,8 @@
 //! Why a ring could not be created, in words that name the cause and the fix.
 //!
-//! Owns: the mapping from `io_uring_setup` errno values to [`SetupError`]. May not: retry or
+//! Owns: the mapping from the errno values of `io_uring_setup` (and of a new ring's first
+//! `io_uring_enter` and `io_uring_register`, which a sandbox may refuse on their own) to
+//! [`SetupError`]. May not: retry or
 //! fall back; that is the caller's choice (the runtime retries with fewer setup flags on
 //! `EINVAL`).
 
@@ -27,6 +29,10 @@ pub struct SetupError {
     flags: u32,
     entries: u32,
     cause: Unavailable,
+    /// The system call that failed: `io_uring_setup` unless [`in_call`](Self::in_call) said
+    /// otherwise (the first enter or registration of a new ring, which a seccomp filter or a
+    /// sandbox can refuse on its own).
+    call: &'static str,
 }
 
 /// The cause of a [`SetupError`], for a program that reacts to each (the error's `Display`
@@ -91,7 +97,22 @@ impl SetupError {
             flags,
             entries,
             cause,
+            call: "io_uring_setup",
         }
+    }
+
+    /// The same error, reported as a failure of system call `call` (`io_uring_enter`,
+    /// `io_uring_register`) rather than of `io_uring_setup`.
+    ///
+    /// ```
+    /// use ringsteal_uring::SetupError;
+    ///
+    /// let err = SetupError::from_errno(libc::EPERM, 0, 8).in_call("io_uring_enter");
+    /// assert!(err.to_string().contains("io_uring_enter returned EPERM"));
+    /// ```
+    pub fn in_call(mut self, call: &'static str) -> Self {
+        self.call = call;
+        self
     }
 
     /// Setup flags `unsupported` (among `flags`) that this binding cannot drive.
@@ -101,6 +122,7 @@ impl SetupError {
             flags,
             entries,
             cause: Unavailable::UnsupportedFlags { flags: unsupported },
+            call: "io_uring_setup",
         }
     }
 
@@ -132,16 +154,23 @@ impl SetupError {
 
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let call = self.call;
         match &self.cause {
-            Unavailable::NotImplemented => write!(
+            Unavailable::NotImplemented if call == "io_uring_setup" => write!(
                 f,
                 "io_uring is not available: io_uring_setup returned ENOSYS, so this kernel is \
                  older than 5.1 or was built without CONFIG_IO_URING. ringsteal needs Linux \
                  5.15 or newer with io_uring enabled"
             ),
+            Unavailable::NotImplemented => write!(
+                f,
+                "io_uring is not available: {call} returned ENOSYS although io_uring_setup \
+                 worked, so a sandbox (gVisor, a seccomp profile that answers ENOSYS) hides \
+                 it. Fix: allow io_uring_setup, io_uring_enter and io_uring_register"
+            ),
             Unavailable::Refused { sysctl: Some(v) } if *v > 0 => write!(
                 f,
-                "io_uring is disabled: io_uring_setup returned EPERM and \
+                "io_uring is disabled: {call} returned EPERM and \
                  kernel.io_uring_disabled = {v} ({}). Fix: `sysctl -w \
                  kernel.io_uring_disabled=0` (or, for value 1, add this user to the group in \
                  kernel.io_uring_group)",
@@ -153,7 +182,7 @@ impl fmt::Display for SetupError {
             ),
             Unavailable::Refused { .. } => write!(
                 f,
-                "io_uring is blocked: io_uring_setup returned EPERM while \
+                "io_uring is blocked: {call} returned EPERM while \
                  kernel.io_uring_disabled allows it, so a seccomp filter refuses the syscall \
                  (container runtimes such as Docker and Kubernetes block io_uring by default). \
                  Fix: run with a seccomp profile that allows io_uring_setup, io_uring_enter \
@@ -166,22 +195,23 @@ impl fmt::Display for SetupError {
                 };
                 write!(
                     f,
-                    "io_uring_setup returned ENOMEM for a ring of {} entries: the rings need \
-                     locked memory and RLIMIT_MEMLOCK is {limit} (before Linux 5.12 rings \
-                     count against it). Fix: raise the limit (`ulimit -l`, LimitMEMLOCK= in \
-                     systemd, --ulimit memlock= in Docker) or use fewer or smaller rings",
+                    "{call} returned ENOMEM for a ring of {} entries: the rings need \
+                     locked memory and RLIMIT_MEMLOCK is {limit} (rings count against it \
+                     for a user without CAP_IPC_LOCK). Fix: raise the limit (`ulimit -l`, \
+                     LimitMEMLOCK= in systemd, --ulimit memlock= in Docker) or use fewer or \
+                     smaller rings",
                     self.entries
                 )
             }
             Unavailable::TooManyFiles => write!(
                 f,
-                "io_uring_setup failed: no file descriptor is available for the ring \
+                "{call} failed: no file descriptor is available for the ring \
                  (EMFILE/ENFILE). Fix: raise the open-file limit (`ulimit -n`) or close \
                  descriptors"
             ),
             Unavailable::InvalidArguments => write!(
                 f,
-                "io_uring_setup returned EINVAL for setup flags {:#x} and {} entries: this \
+                "{call} returned EINVAL for setup flags {:#x} and {} entries: this \
                  kernel does not accept that combination (retry with fewer flags)",
                 self.flags, self.entries
             ),
@@ -206,7 +236,7 @@ impl fmt::Display for SetupError {
             }
             Unavailable::Other => write!(
                 f,
-                "io_uring_setup failed: {}",
+                "{call} failed: {}",
                 io::Error::from_raw_os_error(self.errno)
             ),
         }

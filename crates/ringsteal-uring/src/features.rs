@@ -69,7 +69,10 @@ impl Features {
     /// missing that the kernel has.
     pub fn detect() -> Result<Features, SetupError> {
         let mut ring = Ring::new(8)?;
-        let probe = ring.probe().map_err(|e| SetupError::from_io(&e, 0, 8))?;
+        first_enter(&mut ring)?;
+        let probe = ring
+            .probe()
+            .map_err(|e| SetupError::from_io(&e, 0, 8).in_call("io_uring_register"))?;
         let mut setup_flags = 0;
         for (flag, _) in SETUP_FLAG_NAMES {
             if setup_flag_works(*flag)? {
@@ -382,6 +385,22 @@ fn trial_multishot_recv(ring: &mut Ring) -> Result<bool, SetupError> {
     armed
 }
 
+/// Enters `ring` once, with a NOP, and waits for it: a seccomp filter or a sandbox can allow
+/// `io_uring_setup` and refuse `io_uring_enter`, and a runtime built on such rings would
+/// never see a completion. Any error fails the detection, named as the enter's (nothing
+/// else is queued, so no error of a fresh ring's first enter means the kernel is busy).
+fn first_enter(ring: &mut Ring) -> Result<(), SetupError> {
+    // SAFETY: a NOP references no memory.
+    let pushed = unsafe { ring.push(&opcode::nop().with_user_data(ENTER_TRIAL)) };
+    debug_assert!(pushed.is_ok(), "a fresh ring has room for one SQE");
+    ring.submit_and_wait(1)
+        .map_err(|e| SetupError::from_io(&e, 0, 8).in_call("io_uring_enter"))?;
+    while ring.pop_cqe().is_some() {}
+    Ok(())
+}
+
+/// The user_data of the first enter's NOP.
+const ENTER_TRIAL: u64 = 5;
 /// The user_data of the multishot accept trial's request (its cancel's is one more).
 const ACCEPT_TRIAL: u64 = 1;
 /// The user_data of the multishot receive trial's request (its cancel's is one more): not

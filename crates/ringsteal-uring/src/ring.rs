@@ -177,8 +177,7 @@ impl RingBuilder {
                 self.entries,
             ));
         }
-        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
-        let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }
+        let fd = setup_once_memory_is_back(self.entries, &mut p)
             .map_err(|e| SetupError::from_io(&e, flags, self.entries))?;
         // SAFETY: io_uring_setup returned a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -191,11 +190,36 @@ impl RingBuilder {
     /// descriptor...): telling them apart is the caller's job.
     pub(crate) fn kernel_accepts(&self) -> io::Result<()> {
         let mut p = self.params;
-        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
-        let fd = unsafe { sys::io_uring_setup(self.entries, &mut p) }?;
+        let fd = setup_once_memory_is_back(self.entries, &mut p)?;
         // SAFETY: a fresh descriptor nothing else owns; closed right away.
         drop(unsafe { OwnedFd::from_raw_fd(fd) });
         Ok(())
+    }
+}
+
+/// `io_uring_setup(entries, params)`, asked again when it answers `ENOMEM`, after 1, 2, 4 ...
+/// 128 ms (a quarter of a second in all). Ring memory counts against `RLIMIT_MEMLOCK` (for a
+/// user without `CAP_IPC_LOCK`), and the kernel gives a closed ring's share back later, from
+/// a worker: rings set up right after others were closed (the feature detection's trial
+/// rings, then the shards' rings; a runtime built right after another was dropped) can fail
+/// under a limit that holds them all, and pass a moment later. A limit too low for good
+/// still fails, a quarter of a second later.
+fn setup_once_memory_is_back(entries: u32, params: &mut io_uring_params) -> io::Result<RawFd> {
+    const LAST_PAUSE: Duration = Duration::from_millis(128);
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mut p = *params;
+        // SAFETY: `p` is a valid, writable io_uring_params owned by this frame.
+        match unsafe { sys::io_uring_setup(entries, &mut p) } {
+            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) && pause <= LAST_PAUSE => {
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            outcome => {
+                *params = p;
+                return outcome;
+            }
+        }
     }
 }
 

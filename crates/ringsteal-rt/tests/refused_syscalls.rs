@@ -1,0 +1,269 @@
+//! A runtime built where the kernel or a sandbox refuses part of io_uring: `build()` fails
+//! with an error naming the refused call and the fix, never a runtime that builds and then
+//! spins without ever seeing a completion. And rings under a locked-memory limit that holds
+//! them: the kernel gives a closed ring's share back late, so a build right after the
+//! detection's trial rings (or right after another runtime was dropped) must wait for it
+//! rather than fail.
+//!
+//! Each case runs in a child process (this test binary run again for one test), which
+//! installs a seccomp filter or lowers its limits for itself alone.
+
+use std::time::Duration;
+
+use ringsteal_rt::Runtime;
+
+const CHILD_CASE: &str = "RINGSTEAL_REFUSED_SYSCALL_CASE";
+
+/// Runs `test` of this binary again in a child with `CHILD_CASE` set; returns its output
+/// (the child's verdict is its exit status).
+fn run_in_child(test: &str) -> std::process::Output {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let child = std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_CASE, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("re-running the test binary");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(output) => output.expect("waiting for the child"),
+        Err(_) => {
+            // SAFETY: signalling our own child, which has not been reaped.
+            unsafe { libc::kill(id as libc::pid_t, libc::SIGKILL) };
+            panic!("{test}: the child hung");
+        }
+    }
+}
+
+fn in_child() -> bool {
+    std::env::var_os(CHILD_CASE).is_some()
+}
+
+/// Asserts the child ran its case to the end.
+fn check(test: &str) {
+    let out = run_in_child(test);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{test}: the child failed: {}\n{text}",
+        out.status
+    );
+    assert!(
+        text.contains("CASE DONE"),
+        "{test}: the child ran nothing:\n{text}"
+    );
+}
+
+/// Makes `nr` fail with `errno` in this process from now on (a seccomp filter), as a
+/// container's profile or a sandbox would.
+fn refuse(nr: libc::c_long, errno: i32) {
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xC000_003E;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xC000_00B7;
+    #[cfg(target_arch = "riscv64")]
+    const AUDIT_ARCH: u32 = 0xC000_00F3;
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let arch = std::mem::offset_of!(libc::seccomp_data, arch) as u32;
+    let number = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
+    let filter = [
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, arch),
+        jump(
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            AUDIT_ARCH,
+            0,
+            3,
+        ),
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, number),
+        jump(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, nr as u32, 0, 1),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | errno as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with integer arguments only.
+    let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    assert_eq!(rc, 0);
+    // SAFETY: `prog` points at a valid filter program that outlives the call (the kernel
+    // copies it).
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    assert_eq!(ret, 0, "seccomp: {}", std::io::Error::last_os_error());
+}
+
+/// `build()` under a refusal of `nr`: an error whose text names `call` and each of `words`.
+fn build_fails_naming(nr: libc::c_long, errno: i32, call: &str, words: &[&str]) {
+    refuse(nr, errno);
+    let err = match Runtime::builder().shards(1).build() {
+        Ok(rt) => {
+            let spun = rt.block_on(async {
+                ringsteal_rt::time::timeout(Duration::from_secs(1), ringsteal_rt::op::nop()).await
+            });
+            panic!("built although {call} is refused; a nop then gave {spun:?}");
+        }
+        Err(err) => err.to_string(),
+    };
+    assert!(err.contains(call), "the error does not name {call}: {err}");
+    for word in words {
+        assert!(err.contains(word), "{word:?} missing from: {err}");
+    }
+    println!("CASE DONE: {err}");
+}
+
+#[test]
+fn a_refused_io_uring_enter_fails_the_build_naming_it() {
+    if in_child() {
+        build_fails_naming(
+            libc::SYS_io_uring_enter,
+            libc::EPERM,
+            "io_uring_enter returned EPERM",
+            &["seccomp", "Fix:"],
+        );
+        return;
+    }
+    check("a_refused_io_uring_enter_fails_the_build_naming_it");
+}
+
+#[test]
+fn a_hidden_io_uring_register_fails_the_build_naming_it() {
+    if in_child() {
+        build_fails_naming(
+            libc::SYS_io_uring_register,
+            libc::ENOSYS,
+            "io_uring_register returned ENOSYS",
+            &["sandbox", "Fix:"],
+        );
+        return;
+    }
+    check("a_hidden_io_uring_register_fails_the_build_naming_it");
+}
+
+/// Drops `CAP_IPC_LOCK` (which exempts a process from the locked-memory limit, as root has
+/// it) and sets `RLIMIT_MEMLOCK` to `kib`.
+fn limit_locked_memory(kib: u64) {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const CAP_IPC_LOCK: u32 = 14;
+    let mut header = Header {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let mut data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capget writes one header and two data words into live locals.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    data[0].effective &= !(1 << CAP_IPC_LOCK);
+    data[0].permitted &= !(1 << CAP_IPC_LOCK);
+    // SAFETY: capset reads the header and data words; dropping a capability is always allowed.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    assert_eq!(rc, 0);
+    let limit = libc::rlimit {
+        rlim_cur: kib * 1024,
+        rlim_max: kib * 1024,
+    };
+    // SAFETY: setrlimit reads a valid rlimit.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) }, 0);
+}
+
+/// The hard `RLIMIT_MEMLOCK` in bytes (`u64::MAX`: unlimited).
+fn hard_memlock() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into a live local.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) };
+    assert_eq!(rc, 0);
+    limit.rlim_max
+}
+
+#[test]
+fn runtimes_built_one_after_another_under_a_locked_memory_limit_that_holds_them() {
+    if in_child() {
+        if hard_memlock() < 128 * 1024 {
+            // Only a privileged process may raise its hard limit; below 128 KiB the case
+            // cannot be set up here (and the rings would not fit anyway).
+            println!(
+                "CASE DONE: skipped, hard RLIMIT_MEMLOCK {} bytes",
+                hard_memlock()
+            );
+            return;
+        }
+        limit_locked_memory(128);
+        // Each build follows rings just closed: the detection's trial rings, then the
+        // runtime dropped before it.
+        for round in 0..5 {
+            let rt = Runtime::builder()
+                .shards(1)
+                .ring_entries(4)
+                .build()
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            rt.block_on(ringsteal_rt::op::nop()).unwrap();
+        }
+        println!("CASE DONE");
+        return;
+    }
+    check("runtimes_built_one_after_another_under_a_locked_memory_limit_that_holds_them");
+}
+
+#[test]
+fn a_shard_short_of_descriptors_fails_the_build_saying_how_to_fix_it() {
+    if in_child() {
+        refuse(libc::SYS_eventfd2, libc::EMFILE);
+        let err = Runtime::builder()
+            .shards(1)
+            .wake(ringsteal_rt::WakeMechanism::EventFd)
+            .build()
+            .map(drop)
+            .expect_err("no eventfd, no runtime")
+            .to_string();
+        for word in ["shard 0", "ulimit -n"] {
+            assert!(err.contains(word), "{word:?} missing from: {err}");
+        }
+        println!("CASE DONE: {err}");
+        return;
+    }
+    check("a_shard_short_of_descriptors_fails_the_build_saying_how_to_fix_it");
+}
