@@ -5,11 +5,11 @@
 //! May not: touch positional I/O (`read_at`/`write_at` use no lane and no position).
 
 use std::future::Future;
-use std::io;
+use std::io::{self, SeekFrom};
 use std::os::fd::AsRawFd;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::io::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
+use ringsteal_rt::io::{AsyncReadOwned, AsyncSeek, AsyncWriteOwned, SpliceEnd};
 use ringsteal_rt::op::SharedFd;
 
 use crate::File;
@@ -46,6 +46,13 @@ macro_rules! at_position {
                 let cursor = self.cursor();
                 let end = SpliceEnd::new(self.shared_fd(), &cursor.read);
                 Some(if cursor.seekable() { end.after(&cursor.write) } else { end })
+            }
+        }
+
+        /// [`File::seek`], for generic code and the buffered types (`BufReader<File>`).
+        impl AsyncSeek for $t {
+            fn seek(&mut self, pos: SeekFrom) -> impl Future<Output = io::Result<u64>> + Send {
+                File::seek(self, pos)
             }
         }
 

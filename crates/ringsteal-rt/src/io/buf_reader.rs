@@ -88,6 +88,12 @@ impl<R> BufReader<R> {
     pub fn consume(&mut self, amt: usize) {
         self.pos = self.pos.saturating_add(amt).min(self.buf.len());
     }
+
+    /// Drops the buffered bytes (a seek moved the position under them).
+    pub(super) fn discard_buffer(&mut self) {
+        self.buf.clear();
+        self.pos = 0;
+    }
 }
 
 impl<R: AsyncReadOwned> BufReader<R> {

@@ -94,7 +94,7 @@ impl<W> BufWriter<W> {
 impl<W: AsyncWriteOwned> BufWriter<W> {
     /// Writes out the buffer (not flushing the inner writer). On an error, the bytes the
     /// writer did not take stay buffered, for a later flush to try again.
-    async fn flush_buf(&mut self) -> io::Result<()> {
+    pub(super) async fn flush_buf(&mut self) -> io::Result<()> {
         let mut buf = std::mem::take(&mut self.buf);
         let mut written = 0;
         let mut res = Ok(());

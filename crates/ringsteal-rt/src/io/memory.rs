@@ -1,29 +1,68 @@
 //! The I/O traits for in-memory values, as std has `Read for &[u8]` and `Write for Vec<u8>`:
-//! a byte slice is a source, a `Vec<u8>` a sink. Useful in tests and to collect output.
+//! a byte slice is a source, a `Vec<u8>` a sink, and a `std::io::Cursor` both, with a
+//! position to seek (as tokio implements its traits for `Cursor`). Useful in tests and to
+//! collect output.
 //!
 //! May not: touch the kernel; runs under Miri.
 
 use std::future::{ready, Future};
-use std::io;
+use std::io::{self, Cursor, Seek, SeekFrom};
 
+use super::seek::AsyncSeek;
 use super::traits::{AsyncReadOwned, AsyncWriteOwned};
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 
 impl AsyncReadOwned for &[u8] {
     /// Copies from the front of the slice and advances it.
-    fn read<B: IoBufMut>(
-        &mut self,
-        mut buf: B,
-    ) -> impl Future<Output = BufResult<usize, B>> + Send {
-        let n = self.len().min(buf.bytes_total());
-        // SAFETY: `buf` is valid for bytes_total() >= n bytes of writes and is not borrowed
-        // from `self`'s memory (it is owned); the n bytes are then initialised.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.as_ptr(), buf.stable_mut_ptr(), n);
-            buf.set_init(n);
-        }
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        let (n, buf) = copy_into(self, buf);
         *self = &self[n..];
         ready((Ok(n), buf))
+    }
+}
+
+/// Copies what fits of `from` to the start of `buf`; yields the count.
+fn copy_into<B: IoBufMut>(from: &[u8], mut buf: B) -> (usize, B) {
+    let n = from.len().min(buf.bytes_total());
+    // SAFETY: `buf` is valid for bytes_total() >= n bytes of writes and is not borrowed from
+    // `from`'s memory (it is owned); the n bytes are then initialised.
+    unsafe {
+        std::ptr::copy_nonoverlapping(from.as_ptr(), buf.stable_mut_ptr(), n);
+        buf.set_init(n);
+    }
+    (n, buf)
+}
+
+impl<T: AsRef<[u8]> + Send> AsyncReadOwned for Cursor<T> {
+    /// Copies from the position on and advances it, as std's `Read for Cursor`.
+    fn read<B: IoBufMut>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        let bytes = self.get_ref().as_ref();
+        let start = usize::try_from(self.position()).map_or(bytes.len(), |p| p.min(bytes.len()));
+        let (n, buf) = copy_into(&bytes[start..], buf);
+        // From the position as it was: one past the end stays where it is, as std's.
+        self.set_position(self.position() + n as u64);
+        ready((Ok(n), buf))
+    }
+}
+
+impl AsyncWriteOwned for Cursor<Vec<u8>> {
+    /// Writes at the position (overwriting, then growing the vector), as std's
+    /// `Write for Cursor<Vec<u8>>`.
+    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
+        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+        ready((io::Write::write(self, bytes), buf))
+    }
+
+    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        ready(Ok(()))
+    }
+}
+
+impl<T: AsRef<[u8]> + Send> AsyncSeek for Cursor<T> {
+    /// Moves the position, as std's `Seek for Cursor` (past the end is allowed).
+    fn seek(&mut self, pos: SeekFrom) -> impl Future<Output = io::Result<u64>> + Send {
+        ready(Seek::seek(self, pos))
     }
 }
 
@@ -38,5 +77,67 @@ impl AsyncWriteOwned for Vec<u8> {
 
     fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
         ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use crate::io::test_util::block_on;
+    use crate::io::{BufReader, BufWriter};
+
+    #[test]
+    fn a_cursor_reads_writes_and_seeks_as_stds_does() {
+        let mut ours = Cursor::new(b"0123456789".to_vec());
+        let mut theirs = Cursor::new(b"0123456789".to_vec());
+        for pos in [
+            SeekFrom::Start(2),
+            SeekFrom::Current(3),
+            SeekFrom::End(-1),
+            SeekFrom::End(4),
+            SeekFrom::Start(0),
+        ] {
+            assert_eq!(
+                block_on(AsyncSeek::seek(&mut ours, pos)).unwrap(),
+                Seek::seek(&mut theirs, pos).unwrap()
+            );
+            let (n, got) = block_on(AsyncReadOwned::read(&mut ours, Vec::with_capacity(4)));
+            let mut want = [0u8; 4];
+            let m = io::Read::read(&mut theirs, &mut want).unwrap();
+            assert_eq!((n.unwrap(), &got[..]), (m, &want[..m]), "after {pos:?}");
+            let (n, _) = block_on(AsyncWriteOwned::write(&mut ours, b"ab".to_vec()));
+            assert_eq!(n.unwrap(), io::Write::write(&mut theirs, b"ab").unwrap());
+        }
+        assert_eq!(ours.get_ref(), theirs.get_ref());
+        // A position past the end reads nothing.
+        block_on(AsyncSeek::seek(&mut ours, SeekFrom::Start(100))).unwrap();
+        assert_eq!(
+            block_on(AsyncReadOwned::read(&mut ours, Vec::with_capacity(4)))
+                .0
+                .unwrap(),
+            0
+        );
+        assert!(block_on(AsyncSeek::seek(&mut ours, SeekFrom::Current(-1000))).is_err());
+    }
+
+    #[test]
+    fn buffered_types_over_a_cursor_seek_from_the_callers_position() {
+        let mut reader = BufReader::with_capacity(4, Cursor::new(b"abcdefghij".to_vec()));
+        let (_, one) = block_on(reader.read(Vec::with_capacity(1)));
+        assert_eq!(one, b"a");
+        assert_eq!(reader.buffer(), b"bcd");
+        assert_eq!(block_on(reader.stream_position()).unwrap(), 1);
+        assert_eq!(block_on(reader.seek(SeekFrom::Current(2))).unwrap(), 3);
+        assert!(reader.buffer().is_empty());
+        let (_, next) = block_on(reader.read(Vec::with_capacity(2)));
+        assert_eq!(next, b"de");
+
+        let mut writer = BufWriter::with_capacity(16, Cursor::new(Vec::new()));
+        block_on(writer.write_all(b"hello".to_vec())).0.unwrap();
+        assert_eq!(block_on(writer.seek(SeekFrom::Start(1))).unwrap(), 1);
+        block_on(writer.write_all(b"E".to_vec())).0.unwrap();
+        block_on(writer.flush()).unwrap();
+        assert_eq!(writer.get_ref().get_ref(), b"hEllo");
     }
 }

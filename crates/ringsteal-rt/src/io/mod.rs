@@ -27,6 +27,7 @@ mod poll;
 mod provided;
 mod read_buf;
 mod readiness_cache;
+mod seek;
 #[cfg(test)]
 mod test_util;
 mod traits;
@@ -49,5 +50,6 @@ pub use poll::{
 };
 pub use read_buf::AppendBuf;
 pub use readiness_cache::{ReadinessCache, ReadyEvent};
+pub use seek::AsyncSeek;
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 pub use write_then_read::{WriteThenRead, WriteThenReadOutput, WriteThenReadParts};
