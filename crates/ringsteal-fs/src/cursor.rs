@@ -50,10 +50,15 @@ pub(crate) struct Cursor {
 impl Cursor {
     /// The cursor of `fd`, whose kind (seekable or not) never changes.
     pub(crate) fn new(fd: &SharedFd) -> Self {
+        let seekable = has_shared_position(fd);
+        if seekable {
+            // Reads and writes at its position hold a paused clock, as at an offset.
+            fd.set_completes_on_its_own();
+        }
         Self {
             read: Lane::new(),
             write: Lane::new(),
-            seekable: has_shared_position(fd),
+            seekable,
         }
     }
 
@@ -107,34 +112,13 @@ impl Cursor {
 }
 
 impl File {
-    /// A read at the position; on a seekable file one that a paused clock waits for (as
-    /// for a read at an offset), not on a pipe or a terminal, which may wait for ever.
-    fn read_at_position_op<B: IoBufMut>(&self, buf: B) -> ReadAt<B> {
-        let read = ReadAt::new(self.shared_fd(), buf, AT_POSITION);
-        if self.cursor().seekable() {
-            read.completing_on_its_own()
-        } else {
-            read
-        }
-    }
-
-    /// A write at the position, held by a paused clock as [`Self::read_at_position_op`].
-    fn write_at_position_op<B: IoBuf>(&self, buf: B) -> WriteAt<B> {
-        let write = WriteAt::new(self.shared_fd(), buf, AT_POSITION);
-        if self.cursor().seekable() {
-            write.completing_on_its_own()
-        } else {
-            write
-        }
-    }
-
     pub(crate) async fn read_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut guard = self.cursor().acquire_read().await;
         if guard.has_leftover() {
             let (n, buf) = guard.take_leftover(buf);
             return (Ok(n), buf);
         }
-        InLane::read(self.read_at_position_op(buf), guard)
+        InLane::read(ReadAt::new(self.shared_fd(), buf, AT_POSITION), guard)
             .await
             .into_parts()
             .0
@@ -150,7 +134,7 @@ impl File {
                 let (n, rest) = guard.take_leftover(rest);
                 return ((Ok(n), rest), guard);
             }
-            InLane::read_rest(self.read_at_position_op(rest), guard)
+            InLane::read_rest(ReadAt::new(self.shared_fd(), rest, AT_POSITION), guard)
                 .await
                 .into_parts()
         })
@@ -162,7 +146,7 @@ impl File {
         if let Err(e) = self.give_back_read_ahead(&guard).await {
             return (Err(e), buf);
         }
-        InLane::other(self.write_at_position_op(buf), guard)
+        InLane::other(WriteAt::new(self.shared_fd(), buf, AT_POSITION), guard)
             .await
             .into_parts()
             .0
@@ -175,7 +159,7 @@ impl File {
             return (Err(e), buf);
         }
         write_all_in_lane(guard, buf, |guard, rest| async move {
-            InLane::other(self.write_at_position_op(rest), guard)
+            InLane::other(WriteAt::new(self.shared_fd(), rest, AT_POSITION), guard)
                 .await
                 .into_parts()
         })

@@ -6,6 +6,7 @@
 //! completion, is checked against the op's cell in `src/op/send_zc.rs`.)
 
 mod common;
+mod op_support;
 mod stream_support;
 
 use std::io::Read;
@@ -174,6 +175,51 @@ fn a_zero_copy_send_that_owes_only_its_notification_lets_its_socket_close() {
             });
         },
     );
+}
+
+#[test]
+fn a_dropped_zero_copy_send_frees_its_buffer_once_its_notification_comes() {
+    under_every_config("dropped send_zc, its buffer freed", 1, |config, b| {
+        let rt = b.build().unwrap();
+        if !rt.features().supports(Feature::SendZc) {
+            return;
+        }
+        let probe = op_support::Probe::new(rt.handle());
+        rt.block_on(async {
+            let (peer, tx) = tcp_pair();
+            let fd = SharedFd::new(tx.into());
+            let mut buf = probe.buf(0, 4 << 20);
+            buf.data.resize(4 << 20, 7);
+            let mut send = Box::pin(op::send_zc(&fd, buf));
+            std::future::poll_fn(|cx| {
+                assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
+                std::task::Poll::Ready(())
+            })
+            .await;
+            while bytes_queued(&peer) == 0 {
+                op::nop().await.unwrap();
+            }
+            drop(send);
+            assert_eq!(
+                probe.drops(),
+                0,
+                "{config:?}: freed before the notification"
+            );
+            // Closing both ends with data queued resets the connection: the kernel lets go
+            // of the pages and posts the notification, and the buffer must go then, while
+            // the shard stays busy (the nops below never let it idle).
+            drop(fd);
+            drop(peer);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while probe.drops() == 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{config:?}: the buffer outlived its notification"
+                );
+                op::nop().await.unwrap();
+            }
+        });
+    });
 }
 
 /// Bytes waiting in `s`'s receive queue (`FIONREAD`).

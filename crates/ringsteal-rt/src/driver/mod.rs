@@ -74,9 +74,9 @@ pub(crate) struct Driver {
     mode: RingMode,
     /// CQEs still owed to op cells (main, second, cancel).
     in_flight: usize,
-    /// Of those, the notifications of zero-copy sends whose result is in (their cells'
-    /// addresses): the kernel only reads their pages now, and posts the notification once
-    /// the peer has acknowledged the data, which a peer that stopped reading may never do.
+    /// Zero-copy sends whose result is in (their cells' addresses): the kernel only reads
+    /// their pages now, and posts the notification once the peer has acknowledged the data,
+    /// which a peer that stopped reading may never do. A send leaves at its notification.
     notifications_owed: Vec<usize>,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
@@ -221,13 +221,18 @@ impl Driver {
             .extend(cells);
     }
 
-    /// Notes a zero-copy send's result: only its notification is owed now.
-    fn notification_owed(&mut self, op: NonNull<OpHeader>) {
+    /// Notes a zero-copy send's result (its CQE with `F_MORE`): only its notification is
+    /// owed now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn notification_owed(&mut self, op: NonNull<OpHeader>) {
         self.notifications_owed.push(op.as_ptr() as usize);
     }
 
-    /// Notes a notification's arrival.
-    fn notification_arrived(&mut self, op: NonNull<OpHeader>) {
+    /// Notes a notification's arrival (before its cell may be freed).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn notification_arrived(&mut self, op: NonNull<OpHeader>) {
         let cell = op.as_ptr() as usize;
         if let Some(i) = self.notifications_owed.iter().position(|&c| c == cell) {
             self.notifications_owed.swap_remove(i);

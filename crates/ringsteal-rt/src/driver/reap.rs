@@ -157,6 +157,10 @@ impl Driver {
     }
 
     /// A CQE of an op's SQE number `tag` (or, `TAG_CANCEL`, of a cancel aimed at the op).
+    /// Inlined into the reap's loop, its hot path: left to itself, the compiler stopped
+    /// inlining it once the notification handling came in (callgrind: `op_nop` +13
+    /// instructions per op).
+    #[inline(always)]
     fn op_cqe(
         &mut self,
         op: NonNull<OpHeader>,
@@ -165,21 +169,25 @@ impl Driver {
         out: &mut Reaped,
         counters: &ShardCounters,
     ) {
-        if cqe.flags & IORING_CQE_F_MORE != 0 {
-            // Not the SQE's last CQE (multishot, or a zero-copy send whose notification
-            // follows): it neither counts down nor releases.
-            if tag != TAG_CANCEL {
-                // SAFETY: the cell is alive: this SQE holds a reference on it.
-                if unsafe { op.as_ref() }.notifies(tag as usize) {
-                    self.notification_owed(op);
+        // One test for both rare kinds, so that the usual CQE pays for one branch.
+        if cqe.flags & (IORING_CQE_F_MORE | IORING_CQE_F_NOTIF) != 0 {
+            if cqe.flags & IORING_CQE_F_MORE != 0 {
+                // Not the SQE's last CQE (multishot, or a zero-copy send whose notification
+                // follows): it neither counts down nor releases.
+                if tag != TAG_CANCEL {
+                    // SAFETY: the cell is alive: this SQE holds a reference on it.
+                    if unsafe { op.as_ref() }.notifies(tag as usize) {
+                        self.notification_owed(op);
+                    }
+                    // SAFETY: as above. The cell's kind decides what the CQE means (a kept
+                    // result, or one more item of a stream).
+                    unsafe {
+                        OpHeader::more(op, tag as usize, cqe.res, cqe.flags, &mut out.wakers)
+                    };
                 }
-                // SAFETY: as above. The cell's kind decides what the CQE means (a kept
-                // result, or one more item of a stream).
-                unsafe { OpHeader::more(op, tag as usize, cqe.res, cqe.flags, &mut out.wakers) };
+                return;
             }
-            return;
-        }
-        if cqe.flags & IORING_CQE_F_NOTIF != 0 {
+            // A zero-copy send's notification: its last CQE.
             self.notification_arrived(op);
         }
         self.in_flight -= 1;

@@ -16,7 +16,7 @@ use std::future::Future;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicUsize, Ordering::*};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::*};
 use std::task::{Context, Poll};
 
 use crate::sync::atomic_waker::AtomicWaker;
@@ -52,6 +52,9 @@ unsafe impl Sync for SharedFd {}
 
 struct Inner {
     fd: OwnedFd,
+    /// Set by [`SharedFd::set_completes_on_its_own`]: requests at its position complete
+    /// without a peer (a regular file, a block device).
+    completes_on_its_own: AtomicBool,
     /// Holders (`COUNT`), `WAITING` and `LEAVING`. The last holder frees the allocation.
     state: AtomicUsize,
     /// The holder waiting in `into_owned`, if any.
@@ -63,12 +66,38 @@ impl SharedFd {
     pub fn new(fd: OwnedFd) -> Self {
         let inner = Box::new(Inner {
             fd,
+            completes_on_its_own: AtomicBool::new(false),
             state: AtomicUsize::new(1),
             last_holder: AtomicWaker::new(),
         });
         Self {
             inner: NonNull::from(Box::leak(inner)),
         }
+    }
+
+    /// Marks the descriptor as one whose reads and writes complete without anything outside
+    /// the process acting: a regular file or a block device, not a pipe, a terminal or a
+    /// socket. A paused clock ([`time::pause`](crate::time::pause)) then does not
+    /// auto-advance while a read or write at its position (`u64::MAX`) is in flight, as it
+    /// does not for one at an offset (tokio's file calls hold its paused clock too). A
+    /// read at the position of a pipe may wait for a peer for ever: holding the clock for it
+    /// would stop a paused test's time. `ringsteal::fs::File` marks its regular files.
+    ///
+    /// ```
+    /// use ringsteal_rt::op::SharedFd;
+    ///
+    /// let fd = SharedFd::new(std::fs::File::open("/proc/self/stat").unwrap().into());
+    /// assert!(!fd.completes_on_its_own());
+    /// fd.set_completes_on_its_own();
+    /// assert!(fd.clone().completes_on_its_own()); // shared by every clone
+    /// ```
+    pub fn set_completes_on_its_own(&self) {
+        self.inner().completes_on_its_own.store(true, Relaxed);
+    }
+
+    /// True once [`set_completes_on_its_own`](Self::set_completes_on_its_own) was called.
+    pub fn completes_on_its_own(&self) -> bool {
+        self.inner().completes_on_its_own.load(Relaxed)
     }
 
     #[inline]

@@ -522,7 +522,8 @@ impl<T> Op<T> {
     /// Gives back the paused clock's hold, if the op took one.
     #[inline]
     fn release_clock(&mut self) {
-        if std::mem::take(&mut self.holds_clock) {
+        if self.holds_clock {
+            self.holds_clock = false;
             if let Some(runtime) = &self.runtime {
                 runtime.shared().clock.release();
             }

@@ -45,11 +45,12 @@ pub(crate) fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
 
 /// Runs `f` with the wakes [`wake_all`] is asked for on this thread collected into `into`
 /// rather than done (also if `f` unwinds). Scopes nest: the innermost collects.
-#[inline]
+#[inline(always)]
 pub(crate) fn collecting<R>(into: &mut Vec<Waker>, f: impl FnOnce() -> R) -> R {
     /// Puts the enclosing scope's collection back, on return and on unwind.
     struct Restore(*mut Vec<Waker>);
     impl Drop for Restore {
+        #[inline(always)]
         fn drop(&mut self) {
             SCOPE.with(|s| s.set(self.0));
         }

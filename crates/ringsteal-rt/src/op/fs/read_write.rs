@@ -39,8 +39,6 @@ pub struct ReadAt<B> {
     fd: SharedFd,
     buf: B,
     pos: u64,
-    /// Holds a paused clock while in flight ([`Operation::holds_paused_clock`]).
-    on_its_own: bool,
 }
 
 impl<B: IoBufMut> ReadAt<B> {
@@ -51,31 +49,7 @@ impl<B: IoBufMut> ReadAt<B> {
             fd: fd.clone(),
             buf,
             pos,
-            on_its_own: pos != u64::MAX,
         }
-    }
-
-    /// Marks a read at the file position (`pos == u64::MAX`) as one that completes without
-    /// anything outside the process acting: a regular file or a block device, not a pipe, a
-    /// terminal or a socket. A paused clock ([`time::pause`](crate::time::pause)) then does
-    /// not auto-advance while it is in flight, as it does not for a read at an offset. (A
-    /// read at the position of a pipe may wait for a peer for ever; holding the clock for
-    /// it would stop a paused test's time.)
-    ///
-    /// ```
-    /// use ringsteal_rt::op::{Op, ReadAt, SharedFd};
-    ///
-    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
-    /// rt.block_on(async {
-    ///     let file = SharedFd::new(std::fs::File::open("/proc/self/stat").unwrap().into());
-    ///     let read = ReadAt::new(&file, Vec::with_capacity(64), u64::MAX).completing_on_its_own();
-    ///     let (n, buf) = Op::new(read).await;
-    ///     assert!(n.unwrap() > 0 && buf.starts_with(std::process::id().to_string().as_bytes()));
-    /// });
-    /// ```
-    pub fn completing_on_its_own(mut self) -> Self {
-        self.on_its_own = true;
-        self
     }
 }
 
@@ -111,8 +85,10 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
         (Err(err), self.buf)
     }
 
+    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
+    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
     fn holds_paused_clock(&self) -> bool {
-        self.on_its_own
+        self.pos != u64::MAX || self.fd.completes_on_its_own()
     }
 }
 
@@ -148,8 +124,6 @@ pub struct WriteAt<B> {
     fd: SharedFd,
     buf: B,
     pos: u64,
-    /// Holds a paused clock while in flight ([`Operation::holds_paused_clock`]).
-    on_its_own: bool,
 }
 
 impl<B: IoBuf> WriteAt<B> {
@@ -159,35 +133,7 @@ impl<B: IoBuf> WriteAt<B> {
             fd: fd.clone(),
             buf,
             pos,
-            on_its_own: pos != u64::MAX,
         }
-    }
-
-    /// Marks a write at the file position (`pos == u64::MAX`) as one that completes without
-    /// anything outside the process acting: a regular file or a block device, not a pipe, a
-    /// terminal or a socket. A paused clock ([`time::pause`](crate::time::pause)) then does
-    /// not auto-advance while it is in flight, as it does not for a write at an offset. (A
-    /// write at the position of a pipe may wait for a peer for ever; holding the clock for
-    /// it would stop a paused test's time.)
-    ///
-    /// ```
-    /// use ringsteal_rt::op::{Op, SharedFd, WriteAt};
-    ///
-    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
-    /// rt.block_on(async {
-    ///     let path = std::env::temp_dir().join(format!("ringsteal-doc-own-{}", std::process::id()));
-    ///     let file = std::fs::File::create(&path).unwrap();
-    ///     let fd = SharedFd::new(file.into());
-    ///     let write = WriteAt::new(&fd, b"kept".to_vec(), u64::MAX).completing_on_its_own();
-    ///     let (n, _) = Op::new(write).await;
-    ///     assert_eq!(n.unwrap(), 4);
-    ///     assert_eq!(std::fs::read(&path).unwrap(), b"kept");
-    ///     std::fs::remove_file(&path).unwrap();
-    /// });
-    /// ```
-    pub fn completing_on_its_own(mut self) -> Self {
-        self.on_its_own = true;
-        self
     }
 }
 
@@ -215,7 +161,9 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
         (Err(err), self.buf)
     }
 
+    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
+    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
     fn holds_paused_clock(&self) -> bool {
-        self.on_its_own
+        self.pos != u64::MAX || self.fd.completes_on_its_own()
     }
 }

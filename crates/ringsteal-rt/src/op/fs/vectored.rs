@@ -75,9 +75,10 @@ unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// At an offset: a file (a pipe refuses offsets at once).
+    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
+    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX
+        self.pos != u64::MAX || self.fd.completes_on_its_own()
     }
 }
 
@@ -153,8 +154,9 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// At an offset: a file (a pipe refuses offsets at once).
+    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
+    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX
+        self.pos != u64::MAX || self.fd.completes_on_its_own()
     }
 }
