@@ -330,3 +330,34 @@ fn a_task_local_value_follows_its_task_across_awaits_and_children_do_not_inherit
         });
     });
 }
+
+/// `spawn_local` takes futures whose output is `!Send`, as tokio's `JoinSet::spawn_local`
+/// does: joined in finishing order, aborted, and dropped with the group.
+#[test]
+fn local_tasks_with_outputs_that_are_not_send_join_abort_and_drop() {
+    use std::rc::Rc;
+    with_every_runtime("local !Send outputs", 2, |_, rt| {
+        rt.block_on(async {
+            let gates: Vec<CancellationToken> = (0..3).map(|_| CancellationToken::new()).collect();
+            let mut group = TaskGroup::new();
+            for (i, gate) in gates.iter().enumerate() {
+                let gate = gate.clone();
+                group.spawn_local(async move {
+                    gate.cancelled().await;
+                    Rc::new(i)
+                });
+            }
+            gates[1].cancel();
+            assert_eq!(*group.join_next().await.unwrap().unwrap(), 1);
+            group.abort_all();
+            let rest = group.join_all().await;
+            assert_eq!(rest.len(), 2);
+            assert!(rest
+                .iter()
+                .all(|r| r.as_ref().is_err_and(|e| e.is_cancelled())));
+            let mut dropped = TaskGroup::new();
+            dropped.spawn_local(std::future::pending::<Rc<u8>>());
+            drop(dropped);
+        });
+    });
+}

@@ -56,13 +56,13 @@ pub struct TaskGroup<T> {
     detached: bool,
 }
 
-impl<T: Send + 'static> Default for TaskGroup<T> {
+impl<T: 'static> Default for TaskGroup<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Send + 'static> TaskGroup<T> {
+impl<T: 'static> TaskGroup<T> {
     /// An empty group with a fresh token.
     pub fn new() -> Self {
         Self::with_token(CancellationToken::new())
@@ -95,6 +95,7 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// Outside a ringsteal runtime.
     pub fn spawn<F>(&mut self, future: F) -> AbortHandle
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let runtime = RuntimeHandle::current();
@@ -109,6 +110,7 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// Outside a ringsteal runtime, or if the placement names a shard that does not exist.
     pub fn spawn_with<F>(&mut self, placement: Placement, future: F) -> AbortHandle
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let (id, future) = self.announced_future(future);
@@ -135,6 +137,11 @@ impl<T: Send + 'static> TaskGroup<T> {
     ///         sum += res.unwrap();
     ///     }
     ///     assert_eq!(sum, 42);
+    ///
+    ///     // Outputs may be `!Send` too, as with tokio's `JoinSet::spawn_local`.
+    ///     let mut local = TaskGroup::new();
+    ///     local.spawn_local(async { Rc::new(1) });
+    ///     assert_eq!(*local.join_next().await.unwrap().unwrap(), 1);
     /// });
     /// ```
     ///
@@ -158,6 +165,7 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// Outside a ringsteal runtime.
     pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
     where
+        T: Send,
         F: FnOnce() -> T + Send + 'static,
     {
         let id = self.next_id;
@@ -176,6 +184,7 @@ impl<T: Send + 'static> TaskGroup<T> {
     /// The next id, and `future` wrapped to announce it when it finishes.
     fn announced_future<F>(&mut self, future: F) -> (u64, impl Future<Output = T> + Send)
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let id = self.next_id;
@@ -190,6 +199,7 @@ impl<T: Send + 'static> TaskGroup<T> {
         future: F,
     ) -> Result<AbortHandle, SpawnError>
     where
+        T: Send,
         F: Future<Output = T> + Send + 'static,
     {
         let runtime = RuntimeHandle::try_current().ok_or(SpawnError::NotOnShard)?;
