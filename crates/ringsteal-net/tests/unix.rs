@@ -627,3 +627,71 @@ fn peer_credentials_name_the_connecting_process() {
         })
     });
 }
+
+/// Kernel worker threads started for requests of the calling thread (the kernel names
+/// them `iou-wrk-<tid>`: other tests' workers are not counted).
+fn io_workers_of_this_thread() -> usize {
+    // SAFETY: gettid takes no arguments.
+    let me = format!("iou-wrk-{}", unsafe { libc::gettid() });
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim_end() == me)
+        .count()
+}
+
+/// Connects to a listener whose backlog is full wait in kernel workers (the kernel's poll
+/// says the socket is writable, the connect says `EAGAIN`): `max_io_workers` caps how many
+/// it starts, the rest wait their turn, and every connect completes once the server accepts.
+/// (Without the cap, 3,000 such connects made 2,000 threads.)
+#[test]
+fn connects_waiting_on_a_full_backlog_use_at_most_max_io_workers_threads() {
+    const LIMIT: usize = 4;
+    const CLIENTS: usize = 32;
+    let rt = Runtime::builder()
+        .shards(1)
+        .max_io_workers(LIMIT as u32)
+        .build()
+        .unwrap();
+    // `block_on` drives shard 0 on this thread, so the connects' workers carry its id.
+    rt.block_on(async {
+        let name = format!("ringsteal-full-backlog-{}-{}", std::process::id(), unique());
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let std_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+        // SAFETY: listen on a listening socket we own, with an integer backlog: the queue
+        // then holds two connections, so the rest of the connects wait.
+        assert_eq!(unsafe { libc::listen(std_listener.as_raw_fd(), 1) }, 0);
+        std_listener.set_nonblocking(true).unwrap();
+        let listener = UnixListener::from_std(std_listener).unwrap();
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let addr = ringsteal_net::unix::SocketAddr::from(addr.clone());
+                ringsteal_rt::spawn(async move { UnixStream::connect_addr(&addr).await })
+            })
+            .collect();
+        let mut most = 0;
+        let deadline = std::time::Instant::now() + OP_GUARD;
+        // Until the workers the limit allows are there (they start as connects block).
+        while most < LIMIT {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no connect ever waited"
+            );
+            most = most.max(io_workers_of_this_thread());
+            ringsteal_rt::yield_now().await;
+        }
+        let mut accepted = Vec::new();
+        while accepted.len() < CLIENTS {
+            let (conn, _) = timeout(OP_GUARD, listener.accept()).await.unwrap().unwrap();
+            accepted.push(conn);
+            most = most.max(io_workers_of_this_thread());
+        }
+        for client in clients {
+            timeout(OP_GUARD, client).await.unwrap().unwrap().unwrap();
+        }
+        assert!(
+            most <= LIMIT,
+            "{most} kernel workers for connects waiting on a backlog, with a limit of {LIMIT}"
+        );
+    });
+}

@@ -25,6 +25,21 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
 }
 
 #[test]
+fn no_io_workers_at_all_is_a_build_error_and_one_is_enough() {
+    let Err(err) = Runtime::builder().shards(1).max_io_workers(0).build() else {
+        panic!("max_io_workers(0) was accepted");
+    };
+    assert!(matches!(err, BuildError::Config(_)), "{err}");
+    assert!(err.to_string().contains("max_io_workers"), "{err}");
+    let rt = Runtime::builder()
+        .shards(2)
+        .max_io_workers(1)
+        .build()
+        .unwrap();
+    rt.block_on(async { ringsteal_rt::op::nop().await.unwrap() });
+}
+
+#[test]
 fn a_thread_stack_too_small_to_start_a_shard_is_a_build_error_not_an_abort() {
     // std raises 0 to the system's minimum (16 KiB) instead of refusing it, and a shard of a
     // debug build overflowed that as it started: an abort, not the documented error.

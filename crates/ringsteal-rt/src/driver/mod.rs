@@ -182,6 +182,13 @@ impl Driver {
         let _ = unsafe { self.ring.register_ring_fd() };
     }
 
+    /// Caps the io-wq workers this ring may start for unbounded requests (the bounded class
+    /// keeps the kernel's limit). A kernel that refuses (none since 5.15 should) keeps its
+    /// own limit: nothing else depends on it.
+    pub(crate) fn limit_io_workers(&self, unbounded: u32) {
+        let _ = self.ring.register_iowq_max_workers(0, unbounded);
+    }
+
     pub(crate) fn ring_fd(&self) -> RawFd {
         self.ring.fd()
     }

@@ -16,6 +16,9 @@ use crate::shared::remote::Doorbell;
 use crate::shared::{Shared, WakePlan};
 use crate::util::thread_builder;
 
+/// The default of [`Builder::max_io_workers`]: tokio's blocking pool's limit.
+const DEFAULT_IO_WORKERS: u32 = 512;
+
 /// Provided buffers per shard, by default.
 const DEFAULT_RECV_BUF_COUNT: u16 = 256;
 /// Bytes per provided buffer, by default: a TCP segment train or a typical request fits.
@@ -70,6 +73,7 @@ impl Builder {
                 defer_taskrun: true,
                 coop_taskrun: true,
                 blocking_threads: 512,
+                io_workers: DEFAULT_IO_WORKERS,
                 blocking_keep_alive: Duration::from_secs(10),
                 shutdown_timeout: Duration::from_secs(30),
                 cancel_any: true,
@@ -152,6 +156,26 @@ impl Builder {
     /// Most threads the blocking pool starts (default 512).
     pub fn max_blocking_threads(mut self, n: usize) -> Self {
         self.config.blocking_threads = n;
+        self
+    }
+
+    /// Most kernel worker threads (`iou-wrk-*`) each shard's ring may start for requests
+    /// that can wait without end, the kernel's *unbounded* io-wq class (default 512, as
+    /// tokio's blocking pool): a Unix `connect` to a listener whose backlog is full, a Unix
+    /// datagram `send_to` a full receiver, a splice from a pipe. The kernel retries those in
+    /// a worker of its own, each blocked until it can go on, and by default starts as many
+    /// as the process may have threads (`RLIMIT_NPROC`): 3,000 connects to a listener that
+    /// does not accept made 2,000 threads. Past the limit, such requests wait in the kernel's
+    /// queue until a worker is free. (Reads and writes of files are the *bounded* class,
+    /// which the kernel already limits.) Set through `IORING_REGISTER_IOWQ_MAX_WORKERS`;
+    /// must be at least 1.
+    ///
+    /// ```
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).max_io_workers(64).build().unwrap();
+    /// rt.block_on(async { ringsteal_rt::op::nop().await.unwrap() });
+    /// ```
+    pub fn max_io_workers(mut self, n: u32) -> Self {
+        self.config.io_workers = n;
         self
     }
 
@@ -503,6 +527,11 @@ impl Builder {
                 "recv_buffers: the length must be between 1 and {MAX_RECV_BUF_LEN} bytes, got {}",
                 config.recv_buf_len
             )));
+        }
+        if config.io_workers == 0 {
+            return Err(BuildError::Config(
+                "max_io_workers must be at least 1".into(),
+            ));
         }
         if config.blocking_threads == 0 {
             return Err(BuildError::Config(

@@ -37,6 +37,8 @@ pub(crate) fn create_shard(index: usize, shared: &Arc<Shared>) -> Result<Shard, 
     // which is `!Send` (shard 0's in `Runtime`, also `!Send`; a worker's on its thread's
     // stack): every enter of this ring and its drop happen on this thread.
     unsafe { driver.register_ring_fd() };
+    // On this thread: the kernel keeps io-wq workers per submitting thread.
+    driver.limit_io_workers(shared.config.io_workers);
     let remote = &shared.shards[index];
     remote.publish_fds(driver.ring_fd(), driver.eventfd());
     let worker = Worker::new_fifo();

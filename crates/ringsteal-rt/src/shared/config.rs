@@ -73,6 +73,9 @@ pub(crate) struct Config {
     pub(crate) defer_taskrun: bool,
     pub(crate) coop_taskrun: bool,
     pub(crate) blocking_threads: usize,
+    /// Most io-wq workers each shard's ring starts for requests that may wait without end
+    /// (the kernel's unbounded class): `Builder::max_io_workers`.
+    pub(crate) io_workers: u32,
     pub(crate) blocking_keep_alive: Duration,
     pub(crate) shutdown_timeout: Duration,
     /// Shutdown may use `IORING_ASYNC_CANCEL_ANY` (5.19); off emulates older kernels.
