@@ -101,11 +101,7 @@ fn dropping_a_zero_copy_send_that_owes_only_its_notification_costs_no_cancels() 
                 // notification does not come while the test runs; the result does (a short send).
                 let (peer, tx) = tcp_pair();
                 let mut send = Box::pin(op::send_zc(&SharedFd::new(tx.into()), vec![7u8; 4 << 20]));
-                std::future::poll_fn(|cx| {
-                    assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
-                    std::task::Poll::Ready(())
-                })
-                .await;
+                assert!(op_support::poll_once(&mut send).await.is_pending());
                 while bytes_queued(&peer) == 0 {
                     op::nop().await.unwrap();
                 }
@@ -149,11 +145,7 @@ fn a_zero_copy_send_that_owes_only_its_notification_lets_its_socket_close() {
                 let (peer, tx) = tcp_pair();
                 let fd = SharedFd::new(tx.into());
                 let mut send = Box::pin(op::send_zc(&fd, vec![7u8; 4 << 20]));
-                std::future::poll_fn(|cx| {
-                    assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
-                    std::task::Poll::Ready(())
-                })
-                .await;
+                assert!(op_support::poll_once(&mut send).await.is_pending());
                 // The send, still alive and owing its notification, must not keep the
                 // descriptor: its owner can take it back (and close the socket, which is what
                 // lets a peer that stops reading be dropped). Ten seconds: a hang guard only.
@@ -191,11 +183,7 @@ fn a_dropped_zero_copy_send_frees_its_buffer_once_its_notification_comes() {
             let mut buf = probe.buf(0, 4 << 20);
             buf.data.resize(4 << 20, 7);
             let mut send = Box::pin(op::send_zc(&fd, buf));
-            std::future::poll_fn(|cx| {
-                assert!(std::future::Future::poll(send.as_mut(), cx).is_pending());
-                std::task::Poll::Ready(())
-            })
-            .await;
+            assert!(op_support::poll_once(&mut send).await.is_pending());
             while bytes_queued(&peer) == 0 {
                 op::nop().await.unwrap();
             }

@@ -10,6 +10,9 @@
 
 use std::time::Duration;
 
+#[path = "../../ringsteal-uring/tests/common/seccomp_filter.rs"]
+mod seccomp_filter;
+
 use ringsteal_rt::Runtime;
 
 const CHILD_CASE: &str = "RINGSTEAL_REFUSED_SYSCALL_CASE";
@@ -63,60 +66,7 @@ fn check(test: &str) {
 /// Makes `nr` fail with `errno` in this process from now on (a seccomp filter), as a
 /// container's profile or a sandbox would.
 fn refuse(nr: libc::c_long, errno: i32) {
-    #[cfg(target_arch = "x86_64")]
-    const AUDIT_ARCH: u32 = 0xC000_003E;
-    #[cfg(target_arch = "aarch64")]
-    const AUDIT_ARCH: u32 = 0xC000_00B7;
-    #[cfg(target_arch = "riscv64")]
-    const AUDIT_ARCH: u32 = 0xC000_00F3;
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
-        k,
-    };
-    let arch = std::mem::offset_of!(libc::seccomp_data, arch) as u32;
-    let number = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
-    let filter = [
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, arch),
-        jump(
-            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
-            AUDIT_ARCH,
-            0,
-            3,
-        ),
-        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, number),
-        jump(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, nr as u32, 0, 1),
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | errno as u32,
-        ),
-        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-    ];
-    let prog = libc::sock_fprog {
-        len: filter.len() as u16,
-        filter: filter.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: prctl with integer arguments only.
-    let rc = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    assert_eq!(rc, 0);
-    // SAFETY: `prog` points at a valid filter program that outlives the call (the kernel
-    // copies it).
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            0,
-            &prog as *const libc::sock_fprog,
-        )
-    };
-    assert_eq!(ret, 0, "seccomp: {}", std::io::Error::last_os_error());
+    seccomp_filter::refuse(nr, errno).expect("the seccomp filter installs");
 }
 
 /// `build()` under a refusal of `nr`: an error whose text names `call` and each of `words`.

@@ -3,6 +3,8 @@
 //! that answers `io_uring_setup` with EPERM, as container runtimes do, and then tries.
 
 mod common;
+#[path = "common/seccomp_filter.rs"]
+mod seccomp_filter;
 
 use std::io;
 use std::sync::mpsc;
@@ -20,31 +22,6 @@ use ringsteal_uring::{Ring, RingBuilder, SetupError, Unavailable};
 mod seccomp {
     use super::*;
 
-    #[cfg(target_arch = "x86_64")]
-    const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64 (EM_X86_64 | 64BIT | LE)
-    #[cfg(target_arch = "aarch64")]
-    const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
-    #[cfg(target_arch = "riscv64")]
-    const AUDIT_ARCH: u32 = 0xC000_00F3; // AUDIT_ARCH_RISCV64
-
-    fn stmt(code: u32, k: u32) -> libc::sock_filter {
-        libc::sock_filter {
-            code: code as u16,
-            jt: 0,
-            jf: 0,
-            k,
-        }
-    }
-
-    fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-        libc::sock_filter {
-            code: code as u16,
-            jt,
-            jf,
-            k,
-        }
-    }
-
     /// Exit codes of the child, each naming what went wrong.
     const OK: i32 = 0;
     const NO_NEW_PRIVS_FAILED: i32 = 20;
@@ -57,23 +34,11 @@ mod seccomp {
     const WRONG_IO_KIND: i32 = 35;
 
     /// Runs in the forked child: no printing, no locks; only the calls under test.
-    fn child(prog: &libc::sock_fprog) -> i32 {
-        // SAFETY: prctl with integer arguments only.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return NO_NEW_PRIVS_FAILED;
-        }
-        // SAFETY: `prog` points at a valid filter program that outlives the call (the kernel
-        // copies it).
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                0,
-                prog as *const libc::sock_fprog,
-            )
-        };
-        if ret != 0 {
-            return SECCOMP_FAILED;
+    fn child() -> i32 {
+        match seccomp_filter::refuse(libc::SYS_io_uring_setup, libc::EPERM) {
+            Ok(()) => {}
+            Err(seccomp_filter::NotInstalled::NoNewPrivs) => return NO_NEW_PRIVS_FAILED,
+            Err(seccomp_filter::NotInstalled::Seccomp) => return SECCOMP_FAILED,
         }
         let err = match Ring::new(4) {
             Ok(_) => return RING_CREATED,
@@ -101,41 +66,12 @@ mod seccomp {
     #[test]
     fn a_seccomp_filter_refusing_io_uring_setup_is_reported_as_refused_naming_seccomp_and_the_fix()
     {
-        let arch_offset = std::mem::offset_of!(libc::seccomp_data, arch) as u32;
-        let nr_offset = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
-        let filter = [
-            stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, arch_offset),
-            // Another architecture's syscall numbers mean something else: allow (jump to the end).
-            jump(
-                libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
-                AUDIT_ARCH,
-                0,
-                3,
-            ),
-            stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, nr_offset),
-            jump(
-                libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
-                libc::SYS_io_uring_setup as u32,
-                0,
-                1,
-            ),
-            stmt(
-                libc::BPF_RET | libc::BPF_K,
-                libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
-            ),
-            stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
-        ];
-        let prog = libc::sock_fprog {
-            len: filter.len() as u16,
-            filter: filter.as_ptr() as *mut libc::sock_filter,
-        };
-
         // SAFETY: fork() in a test process; the child runs only `child`, which makes the calls
         // under test and leaves through _exit without unwinding or running atexit handlers.
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0, "fork: {}", io::Error::last_os_error());
         if pid == 0 {
-            let code = std::panic::catch_unwind(|| child(&prog)).unwrap_or(99);
+            let code = std::panic::catch_unwind(child).unwrap_or(99);
             // SAFETY: terminating the forked child immediately is always sound.
             unsafe { libc::_exit(code) };
         }
