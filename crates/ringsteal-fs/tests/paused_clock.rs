@@ -59,6 +59,35 @@ fn a_read_at_the_file_position_holds_the_paused_clock() {
 }
 
 #[test]
+fn a_positional_read_and_a_copy_of_files_hold_the_paused_clock() {
+    let dir = TempDir::new("paused-copy");
+    watchdog("paused-copy", move || {
+        let (from, to) = (dir.join("from"), dir.join("to"));
+        let rt = paused();
+        let data = uncached_file(&from, 4 << 20);
+        rt.block_on(async {
+            let start = Instant::now();
+            let file = File::open(&from).await.unwrap();
+            let read = file.read_at(Vec::with_capacity(1 << 20), 3 << 20);
+            let (res, got) = timeout(Duration::from_millis(1), read)
+                .await
+                .expect("the clock jumped past a read at an offset");
+            assert_eq!(res.unwrap(), 1 << 20);
+            assert!(got[..] == data[3 << 20..]);
+            drop(file);
+            // Evicted again, so the copy's reads wait for the disk.
+            uncached_file(&from, 4 << 20);
+            let copied = timeout(Duration::from_millis(1), ringsteal_fs::copy(&from, &to))
+                .await
+                .expect("the clock jumped past a copy");
+            assert_eq!(copied.unwrap(), 4 << 20);
+            assert_eq!(start.elapsed(), Duration::ZERO);
+        });
+        assert!(std::fs::read(&to).unwrap() == data);
+    });
+}
+
+#[test]
 fn a_write_and_its_sync_hold_the_paused_clock() {
     let dir = TempDir::new("paused-write");
     watchdog("paused-write", move || {

@@ -210,6 +210,58 @@ fn a_dropped_zero_copy_send_frees_its_buffer_once_its_notification_comes() {
     });
 }
 
+/// A runtime dropped while a zero-copy send owes only its notification to a silent peer
+/// and another request is still running in a kernel worker (a large file read, which a
+/// cancel cannot stop): the drain waits for the read, then gives the notification up. (It
+/// kept its eventfd read armed for the notification after its first wait, and then waited
+/// out the whole shutdown timeout.)
+#[test]
+fn a_drop_waits_for_a_running_read_but_not_for_a_silent_peers_notification() {
+    let path = std::env::temp_dir().join(format!("ringsteal-zc-drain-{}", std::process::id()));
+    std::fs::write(&path, vec![3u8; 64 << 20]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let file = SharedFd::new(file.into());
+    under_every_config(
+        "drop with a notification and a running read owed",
+        1,
+        move |config, b| {
+            let timeout = std::time::Duration::from_secs(40);
+            let rt = b.shutdown_timeout(timeout).build().unwrap();
+            if !rt.features().supports(Feature::SendZc) {
+                return;
+            }
+            let file = file.clone();
+            let (peer, read) = rt.block_on(async move {
+                let (peer, tx) = tcp_pair();
+                let mut send = Box::pin(op::send_zc(&SharedFd::new(tx.into()), vec![7u8; 4 << 20]));
+                assert!(op_support::poll_once(&mut send).await.is_pending());
+                while bytes_queued(&peer) == 0 {
+                    op::nop().await.unwrap();
+                }
+                drop(send);
+                let mut read =
+                    Box::pin(op::read_at(&file, Vec::with_capacity(64 << 20), 0).force_async());
+                assert!(op_support::poll_once(&mut read).await.is_pending());
+                // Submitted, and taken by a kernel worker.
+                for _ in 0..3 {
+                    op::nop().await.unwrap();
+                }
+                (peer, read)
+            });
+            let start = std::time::Instant::now();
+            drop(read);
+            drop(rt);
+            let took = start.elapsed();
+            assert!(
+                took < timeout / 4,
+                "{config:?}: the drop took {took:?}, waiting on the silent peer's notification"
+            );
+            drop(peer);
+        },
+    );
+}
+
 /// Bytes waiting in `s`'s receive queue (`FIONREAD`).
 fn bytes_queued(s: &std::net::TcpStream) -> usize {
     use std::os::fd::AsRawFd;

@@ -277,6 +277,8 @@ fn auto_advance_waits_for_file_requests_in_flight() {
         .unwrap();
     std::fs::remove_file(&path).unwrap();
     let fd = ringsteal_rt::op::SharedFd::new(file.into());
+    // A regular file: its requests complete on their own (`fs::File` marks its own).
+    fd.set_completes_on_its_own();
     each_paused("file", move |rt| {
         let fd = fd.clone();
         rt.block_on(async move {
@@ -302,6 +304,22 @@ fn auto_advance_waits_for_file_requests_in_flight() {
             // Once nothing is in flight, time moves again.
             sleep(Duration::from_secs(5)).await;
             assert_eq!(start.elapsed(), Duration::from_secs(5));
+        });
+    });
+}
+
+#[test]
+fn a_read_of_an_unmarked_pipe_at_an_offset_does_not_hold_the_clock() {
+    each_paused("pipe at an offset", |rt| {
+        rt.block_on(async {
+            // io_uring ignores the offset of a pipe: this read waits for a writer that never
+            // comes, so it must not hold the clock, or the timeout would never fire.
+            let (r, _w) = pipe();
+            let fd = ringsteal_rt::op::SharedFd::new(r);
+            let start = Instant::now();
+            let read = ringsteal_rt::op::read_at(&fd, Vec::with_capacity(8), 0);
+            assert!(timeout(Duration::from_secs(1), read).await.is_err());
+            assert_eq!(start.elapsed(), Duration::from_secs(1));
         });
     });
 }

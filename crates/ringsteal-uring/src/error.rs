@@ -196,8 +196,8 @@ impl fmt::Display for SetupError {
                 write!(
                     f,
                     "{call} returned ENOMEM for a ring of {} entries: the rings need \
-                     locked memory and RLIMIT_MEMLOCK is {limit} (rings count against it \
-                     for a user without CAP_IPC_LOCK). Fix: raise the limit (`ulimit -l`, \
+                     locked memory and RLIMIT_MEMLOCK is {limit} (on many kernels rings \
+                     count against it for a user without CAP_IPC_LOCK). Fix: raise the limit (`ulimit -l`, \
                      LimitMEMLOCK= in systemd, --ulimit memlock= in Docker) or use fewer or \
                      smaller rings",
                     self.entries

@@ -50,9 +50,10 @@ impl Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         match std::mem::take(&mut self.bufs) {
-            // Every request that selects from the group has had its last CQE: it may go now
-            // (or stay, mapped and registered, until the buffers still held come back).
-            GroupSlot::Registered(group) if self.in_flight == 0 => group.retire(),
+            // Every request that selects from the group has had its last CQE (what may be
+            // owed still is zero-copy notifications the drain gave up on): it may go now (or
+            // stay, mapped and registered, until the buffers still held come back).
+            GroupSlot::Registered(group) if self.selects_no_more_buffers() => group.retire(),
             // The shutdown drain gave up: the kernel may still write into the group's buffers
             // until closing the ring (right after this) has cancelled those requests. Never
             // free that memory.

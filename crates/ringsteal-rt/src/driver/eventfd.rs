@@ -81,13 +81,14 @@ impl Driver {
 
     /// Shutdown drain, before it waits: while op completions are still owed, keeps the read
     /// armed, so that a doorbell (a cancel another thread asks for) ends the wait; once none
-    /// is, cancels it (by its exact `user_data`, which every kernel supports), so the wait
-    /// ends with its CQE and nothing of the eventfd is left to the kernel.
+    /// is, or only zero-copy notifications are (which the drain does not wait for), cancels
+    /// it (by its exact `user_data`, which every kernel supports), so the wait ends with its
+    /// CQE and nothing of the eventfd is left to the kernel.
     pub(super) fn eventfd_for_drain(&mut self, counters: &ShardCounters) {
         let Some(efd) = self.eventfd.as_ref() else {
             return;
         };
-        if self.in_flight > 0 {
+        if self.in_flight > self.notifications_owed.len() {
             self.push_eventfd_read();
         } else if efd.armed && !efd.cancelling {
             let sqe = opcode::cancel(TAG_EVENTFD, 0).with_user_data(TAG_IGNORE);

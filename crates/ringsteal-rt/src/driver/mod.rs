@@ -77,7 +77,10 @@ pub(crate) struct Driver {
     /// Zero-copy sends whose result is in (their cells' addresses): the kernel only reads
     /// their pages now, and posts the notification once the peer has acknowledged the data,
     /// which a peer that stopped reading may never do. A send leaves at its notification.
-    notifications_owed: Vec<usize>,
+    notifications_owed: std::collections::HashSet<usize>,
+    /// Of `in_flight`, the notifications a shutdown gave up waiting for
+    /// ([`give_up_notifications`](Self::give_up_notifications)).
+    notifications_given_up: usize,
     eventfd: Option<EventFd>,
     cqes: Box<[io_uring_cqe]>,
     /// The CQEs of `cqes` taken off the ring and not yet dispatched: empty between reaps,
@@ -140,7 +143,8 @@ impl Driver {
             bufs: bufs::GroupSlot::Unused,
             mode,
             in_flight: 0,
-            notifications_owed: Vec::new(),
+            notifications_owed: std::collections::HashSet::new(),
+            notifications_given_up: 0,
             eventfd,
             cqes: vec![io_uring_cqe::default(); 256].into_boxed_slice(),
             undispatched: 0..0,
@@ -201,6 +205,13 @@ impl Driver {
         self.mode
     }
 
+    /// True if every request that selects a provided buffer has had its last CQE: nothing
+    /// is owed but the notifications a shutdown gave up waiting for (zero-copy sends select
+    /// no buffer).
+    pub(crate) fn selects_no_more_buffers(&self) -> bool {
+        self.in_flight == self.notifications_given_up
+    }
+
     /// True if nothing the kernel could still write is in flight: every op CQE has arrived
     /// and no eventfd read is armed.
     pub(crate) fn is_quiescent(&self) -> bool {
@@ -222,6 +233,7 @@ impl Driver {
     /// reachable (a leak checker sees a deliberate leak, not a lost one).
     pub(crate) fn give_up_notifications(&mut self) {
         let cells = std::mem::take(&mut self.notifications_owed);
+        self.notifications_given_up += cells.len();
         GIVEN_UP
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -233,17 +245,14 @@ impl Driver {
     #[cold]
     #[inline(never)]
     pub(super) fn notification_owed(&mut self, op: NonNull<OpHeader>) {
-        self.notifications_owed.push(op.as_ptr() as usize);
+        self.notifications_owed.insert(op.as_ptr() as usize);
     }
 
     /// Notes a notification's arrival (before its cell may be freed).
     #[cold]
     #[inline(never)]
     pub(super) fn notification_arrived(&mut self, op: NonNull<OpHeader>) {
-        let cell = op.as_ptr() as usize;
-        if let Some(i) = self.notifications_owed.iter().position(|&c| c == cell) {
-            self.notifications_owed.swap_remove(i);
-        }
+        self.notifications_owed.remove(&(op.as_ptr() as usize));
     }
 
     /// Counts `cqes` more CQEs owed to op cells (SQEs just queued).

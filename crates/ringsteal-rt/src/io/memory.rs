@@ -1,7 +1,8 @@
 //! The I/O traits for in-memory values, as std has `Read for &[u8]` and `Write for Vec<u8>`:
-//! a byte slice is a source, a `Vec<u8>` a sink, and a `std::io::Cursor` both, with a
-//! position to seek (as tokio implements its traits for `Cursor`). Useful in tests and to
-//! collect output.
+//! a byte slice is a source, a `Vec<u8>` a sink, and a `std::io::Cursor` a source with a
+//! position to seek (of any bytes) and a sink (of a `Vec<u8>`; tokio's also writes into
+//! `&mut [u8]`, `&mut Vec<u8>` and `Box<[u8]>` cursors). Useful in tests and to collect
+//! output.
 //!
 //! May not: touch the kernel; runs under Miri.
 
@@ -128,6 +129,7 @@ mod tests {
         assert_eq!(one, b"a");
         assert_eq!(reader.buffer(), b"bcd");
         assert_eq!(block_on(reader.stream_position()).unwrap(), 1);
+        assert_eq!(reader.buffer(), b"bcd", "as std's, stream_position keeps the buffer");
         assert_eq!(block_on(reader.seek(SeekFrom::Current(2))).unwrap(), 3);
         assert!(reader.buffer().is_empty());
         let (_, next) = block_on(reader.read(Vec::with_capacity(2)));

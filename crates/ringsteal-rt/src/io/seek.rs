@@ -13,7 +13,8 @@ use super::buf_writer::BufWriter;
 use super::traits::AsyncWriteOwned;
 
 /// A position that can be moved: `ringsteal::fs::File` (and `&File`), `std::io::Cursor`,
-/// and the buffered types over one. The methods of tokio's `AsyncSeekExt`.
+/// and the buffered types over one. The methods of tokio's `AsyncSeekExt`; a `BufReader`'s
+/// `stream_position` keeps its buffer, as std's does.
 ///
 /// ```
 /// use std::io::{Cursor, SeekFrom};
@@ -74,6 +75,19 @@ impl<R: AsyncSeek> AsyncSeek for BufReader<R> {
         };
         self.discard_buffer();
         Ok(at)
+    }
+
+    /// The inner position less what is buffered, keeping the buffer, as std's `BufReader`
+    /// (tokio's seeks, which drops the buffer).
+    async fn stream_position(&mut self) -> io::Result<u64> {
+        let buffered = self.buffer().len() as u64;
+        let inner = self.get_mut().stream_position().await?;
+        inner.checked_sub(buffered).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the inner reader's position is before the bytes buffered from it",
+            )
+        })
     }
 }
 

@@ -78,10 +78,12 @@ impl SharedFd {
     /// Marks the descriptor as one whose reads and writes complete without anything outside
     /// the process acting: a regular file or a block device, not a pipe, a terminal or a
     /// socket. A paused clock ([`time::pause`](crate::time::pause)) then does not
-    /// auto-advance while a read or write at its position (`u64::MAX`) is in flight, as it
-    /// does not for one at an offset (tokio's file calls hold its paused clock too). A
-    /// read at the position of a pipe may wait for a peer for ever: holding the clock for it
-    /// would stop a paused test's time. `ringsteal::fs::File` marks its regular files.
+    /// auto-advance while a read or write of it (`read_at`, `write_at`, `readv_at`,
+    /// `writev_at`, at any offset) is in flight, as tokio's does not while its blocking
+    /// pool runs a file call. Unmarked descriptors do not hold the clock: a read of a pipe
+    /// or a socket (whose offset io_uring ignores) may wait for a peer for ever, and holding
+    /// the clock for it would stop a paused test's time. `ringsteal::fs::File` marks its
+    /// regular files and block devices.
     ///
     /// ```
     /// use ringsteal_rt::op::SharedFd;

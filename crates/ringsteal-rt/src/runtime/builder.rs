@@ -168,7 +168,9 @@ impl Builder {
     /// does not accept made 2,000 threads. Past the limit, such requests wait in the kernel's
     /// queue until a worker is free. (Reads and writes of files are the *bounded* class,
     /// which the kernel already limits.) Set through `IORING_REGISTER_IOWQ_MAX_WORKERS`;
-    /// must be at least 1.
+    /// must be at least 1. The kernel keeps these workers per thread: shard 0's limit is
+    /// that of the thread that calls `block_on`, which keeps it after the runtime is gone,
+    /// for any other ring it uses.
     ///
     /// ```
     /// let rt = ringsteal_rt::Runtime::builder().shards(1).max_io_workers(64).build().unwrap();

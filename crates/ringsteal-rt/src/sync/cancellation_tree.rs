@@ -161,16 +161,24 @@ impl Node {
         if self.is_cancelled() {
             return false;
         }
-        match slot.and_then(|i| inner.waiters.get_mut(i)) {
-            Some(w) if w.will_wake(waker) => {}
-            Some(w) => w.clone_from(waker),
-            None => *slot = Some(inner.waiters.insert(waker.clone())),
-        }
+        // A replaced waker is dropped after the lock: its drop is user code, which may drop
+        // a token of this tree (whose leaving would lock this node).
+        let _replaced = match slot.and_then(|i| inner.waiters.get_mut(i)) {
+            Some(w) if w.will_wake(waker) => None,
+            Some(w) => Some(std::mem::replace(w, waker.clone())),
+            None => {
+                *slot = Some(inner.waiters.insert(waker.clone()));
+                None
+            }
+        };
+        drop(inner);
         true
     }
 
     pub(super) fn forget_waiter(&self, slot: usize) {
-        self.inner.lock().waiters.remove(slot);
+        // Dropped after the lock, as in `wait`.
+        let removed = self.inner.lock().waiters.remove(slot);
+        drop(removed);
     }
 }
 

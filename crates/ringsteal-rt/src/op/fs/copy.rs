@@ -105,4 +105,11 @@ unsafe impl<B: IoBufMut> Operation for CopyLinked<B> {
     fn fail(self, err: io::Error) -> Self::Output {
         (Err(err), self.buf)
     }
+
+    /// Between two descriptors marked
+    /// [`completes_on_its_own`](SharedFd::completes_on_its_own) (not onto a FIFO, which may
+    /// wait for a reader for ever).
+    fn holds_paused_clock(&self) -> bool {
+        self.src.completes_on_its_own() && self.dst.completes_on_its_own()
+    }
 }

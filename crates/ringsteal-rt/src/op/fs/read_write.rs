@@ -85,10 +85,11 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
         (Err(err), self.buf)
     }
 
-    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
-    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
+    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
+    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
+    /// ever).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX || self.fd.completes_on_its_own()
+        self.fd.completes_on_its_own()
     }
 }
 
@@ -161,9 +162,10 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
         (Err(err), self.buf)
     }
 
-    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
-    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
+    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
+    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
+    /// ever).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX || self.fd.completes_on_its_own()
+        self.fd.completes_on_its_own()
     }
 }

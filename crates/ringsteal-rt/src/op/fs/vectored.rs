@@ -75,10 +75,11 @@ unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
-    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
+    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
+    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
+    /// ever).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX || self.fd.completes_on_its_own()
+        self.fd.completes_on_its_own()
     }
 }
 
@@ -154,9 +155,10 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// At an offset (a pipe refuses offsets at once), or at the position of a descriptor
-    /// marked [`completes_on_its_own`](SharedFd::completes_on_its_own).
+    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
+    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
+    /// ever).
     fn holds_paused_clock(&self) -> bool {
-        self.pos != u64::MAX || self.fd.completes_on_its_own()
+        self.fd.completes_on_its_own()
     }
 }
