@@ -59,10 +59,6 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
             return Err(io::Error::last_os_error());
         }
     }
-    // Both ends say whether their requests complete on their own (a paused clock waits for
-    // a copy between regular files, not for one onto a FIFO).
-    src.mark_its_kind();
-    dst.mark_its_kind();
     let reported = usize::try_from(meta.len()).unwrap_or(usize::MAX);
     let mut buf = Vec::with_capacity(reported.clamp(MIN_CHUNK, CHUNK));
     let mut pos = 0u64;

@@ -50,15 +50,10 @@ pub(crate) struct Cursor {
 impl Cursor {
     /// The cursor of `fd`, whose kind (seekable or not) never changes.
     pub(crate) fn new(fd: &SharedFd) -> Self {
-        let seekable = has_shared_position(fd);
-        if seekable {
-            // Reads and writes at its position hold a paused clock, as at an offset.
-            fd.set_completes_on_its_own();
-        }
         Self {
             read: Lane::new(),
             write: Lane::new(),
-            seekable,
+            seekable: has_shared_position(fd),
         }
     }
 

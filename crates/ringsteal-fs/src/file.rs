@@ -62,13 +62,6 @@ impl File {
         self.cursor.get_or_init(|| Cursor::new(&self.fd))
     }
 
-    /// Makes sure the descriptor says whether its requests complete on their own (a regular
-    /// file or a block device: `SharedFd::set_completes_on_its_own`, which a paused clock
-    /// reads), as the cursor does once, when first needed.
-    pub(crate) fn mark_its_kind(&self) {
-        self.cursor();
-    }
-
     /// Opens a file read-only.
     pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
         OpenOptions::new().read(true).open(path).await
@@ -204,7 +197,6 @@ impl File {
     /// writes and does not see bytes an abandoned one kept (`read_exact_at` at `u64::MAX` is
     /// ordered, and does).
     pub fn read_at<B: IoBufMut>(&self, buf: B, pos: u64) -> Op<ReadAt<B>> {
-        self.mark_its_kind();
         op::read_at(&self.fd, buf, pos)
     }
 
@@ -246,7 +238,6 @@ impl File {
     /// writes at the file position as one bare request, not ordered with the I/O traits'
     /// reads and writes (`write_all_at` at `u64::MAX` is).
     pub fn write_at<B: IoBuf>(&self, buf: B, pos: u64) -> Op<WriteAt<B>> {
-        self.mark_its_kind();
         op::write_at(&self.fd, buf, pos)
     }
 
@@ -286,14 +277,12 @@ impl File {
     /// Reads into several buffers in order (`readv`); `u64::MAX` as for
     /// [`read_at`](Self::read_at).
     pub fn readv_at<B: IoVecBufMut>(&self, bufs: B, pos: u64) -> Op<ReadvAt<B>> {
-        self.mark_its_kind();
         op::readv_at(&self.fd, bufs, pos)
     }
 
     /// Writes several buffers in order (`writev`); `u64::MAX` as for
     /// [`write_at`](Self::write_at).
     pub fn writev_at<B: IoVecBuf>(&self, bufs: B, pos: u64) -> Op<WritevAt<B>> {
-        self.mark_its_kind();
         op::writev_at(&self.fd, bufs, pos)
     }
 

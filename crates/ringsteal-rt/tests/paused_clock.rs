@@ -277,8 +277,6 @@ fn auto_advance_waits_for_file_requests_in_flight() {
         .unwrap();
     std::fs::remove_file(&path).unwrap();
     let fd = ringsteal_rt::op::SharedFd::new(file.into());
-    // A regular file: its requests complete on their own (`fs::File` marks its own).
-    fd.set_completes_on_its_own();
     each_paused("file", move |rt| {
         let fd = fd.clone();
         rt.block_on(async move {

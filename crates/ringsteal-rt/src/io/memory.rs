@@ -129,7 +129,11 @@ mod tests {
         assert_eq!(one, b"a");
         assert_eq!(reader.buffer(), b"bcd");
         assert_eq!(block_on(reader.stream_position()).unwrap(), 1);
-        assert_eq!(reader.buffer(), b"bcd", "as std's, stream_position keeps the buffer");
+        assert_eq!(
+            reader.buffer(),
+            b"bcd",
+            "as std's, stream_position keeps the buffer"
+        );
         assert_eq!(block_on(reader.seek(SeekFrom::Current(2))).unwrap(), 3);
         assert!(reader.buffer().is_empty());
         let (_, next) = block_on(reader.read(Vec::with_capacity(2)));

@@ -16,7 +16,7 @@ use std::future::Future;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::*};
+use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering::*};
 use std::task::{Context, Poll};
 
 use crate::sync::atomic_waker::AtomicWaker;
@@ -28,6 +28,25 @@ const WAITING: usize = 1 << (usize::BITS - 1);
 const LEAVING: usize = 1 << (usize::BITS - 2);
 /// In `Inner::state`: the number of holders.
 const COUNT: usize = !(WAITING | LEAVING);
+
+/// In `Inner::kind`: not asked yet.
+const KIND_UNKNOWN: u8 = 0;
+/// In `Inner::kind`: a regular file or a block device.
+const KIND_ON_ITS_OWN: u8 = 1;
+/// In `Inner::kind`: anything else (a pipe, a socket, a terminal, an eventfd...).
+const KIND_MAY_WAIT: u8 = 2;
+
+/// True if `fd` is a regular file or a block device (`fstat`; false if that fails).
+fn kind_completes_on_its_own(fd: RawFd) -> bool {
+    // SAFETY: all-zero is a valid `stat`, which fstat fills; the caller's holder keeps `fd`
+    // open for the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return false;
+    }
+    matches!(st.st_mode & libc::S_IFMT, libc::S_IFREG | libc::S_IFBLK)
+}
 
 /// A reference-counted owned descriptor. Every op on it holds a clone until its last CQE.
 ///
@@ -52,9 +71,8 @@ unsafe impl Sync for SharedFd {}
 
 struct Inner {
     fd: OwnedFd,
-    /// Set by [`SharedFd::set_completes_on_its_own`]: requests at its position complete
-    /// without a peer (a regular file, a block device).
-    completes_on_its_own: AtomicBool,
+    /// What [`SharedFd::completes_on_its_own`] found (`KIND_*`), asked once.
+    kind: AtomicU8,
     /// Holders (`COUNT`), `WAITING` and `LEAVING`. The last holder frees the allocation.
     state: AtomicUsize,
     /// The holder waiting in `into_owned`, if any.
@@ -66,7 +84,7 @@ impl SharedFd {
     pub fn new(fd: OwnedFd) -> Self {
         let inner = Box::new(Inner {
             fd,
-            completes_on_its_own: AtomicBool::new(false),
+            kind: AtomicU8::new(KIND_UNKNOWN),
             state: AtomicUsize::new(1),
             last_holder: AtomicWaker::new(),
         });
@@ -75,31 +93,35 @@ impl SharedFd {
         }
     }
 
-    /// Marks the descriptor as one whose reads and writes complete without anything outside
-    /// the process acting: a regular file or a block device, not a pipe, a terminal or a
-    /// socket. A paused clock ([`time::pause`](crate::time::pause)) then does not
-    /// auto-advance while a read or write of it (`read_at`, `write_at`, `readv_at`,
-    /// `writev_at`, at any offset) is in flight, as tokio's does not while its blocking
-    /// pool runs a file call. Unmarked descriptors do not hold the clock: a read of a pipe
-    /// or a socket (whose offset io_uring ignores) may wait for a peer for ever, and holding
-    /// the clock for it would stop a paused test's time. `ringsteal::fs::File` marks its
-    /// regular files and block devices.
+    /// True if the descriptor's reads and writes complete without anything outside the
+    /// process acting: a regular file or a block device, not a pipe, a terminal or a
+    /// socket. A paused clock ([`time::pause`](crate::time::pause)) does not auto-advance
+    /// while a read or write of such a descriptor (`read_at`, `write_at`, `readv_at`,
+    /// `writev_at`, at any offset; a `copy_linked` between two) is in flight, as tokio's
+    /// does not while its blocking pool runs a file call; a read of a pipe or a socket
+    /// (whose offset io_uring ignores) may wait for a peer for ever, and holding the clock
+    /// for it would stop a paused test's time. Asked of the kernel (`fstat`) the first time,
+    /// which only a paused clock does, and kept.
     ///
     /// ```
     /// use ringsteal_rt::op::SharedFd;
     ///
-    /// let fd = SharedFd::new(std::fs::File::open("/proc/self/stat").unwrap().into());
-    /// assert!(!fd.completes_on_its_own());
-    /// fd.set_completes_on_its_own();
-    /// assert!(fd.clone().completes_on_its_own()); // shared by every clone
+    /// let file = SharedFd::new(std::fs::File::open("/proc/self/stat").unwrap().into());
+    /// assert!(file.completes_on_its_own());
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// assert!(!SharedFd::new(a.into()).completes_on_its_own());
     /// ```
-    pub fn set_completes_on_its_own(&self) {
-        self.inner().completes_on_its_own.store(true, Relaxed);
-    }
-
-    /// True once [`set_completes_on_its_own`](Self::set_completes_on_its_own) was called.
     pub fn completes_on_its_own(&self) -> bool {
-        self.inner().completes_on_its_own.load(Relaxed)
+        match self.inner().kind.load(Relaxed) {
+            KIND_ON_ITS_OWN => true,
+            KIND_MAY_WAIT => false,
+            _ => {
+                let own = kind_completes_on_its_own(self.as_raw_fd());
+                let kind = if own { KIND_ON_ITS_OWN } else { KIND_MAY_WAIT };
+                self.inner().kind.store(kind, Relaxed);
+                own
+            }
+        }
     }
 
     #[inline]

@@ -106,8 +106,8 @@ unsafe impl<B: IoBufMut> Operation for CopyLinked<B> {
         (Err(err), self.buf)
     }
 
-    /// Between two descriptors marked
-    /// [`completes_on_its_own`](SharedFd::completes_on_its_own) (not onto a FIFO, which may
+    /// Between two descriptors that
+    /// [`complete_on_their_own`](SharedFd::completes_on_its_own) (not onto a FIFO, which may
     /// wait for a reader for ever).
     fn holds_paused_clock(&self) -> bool {
         self.src.completes_on_its_own() && self.dst.completes_on_its_own()

@@ -85,9 +85,8 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
         (Err(err), self.buf)
     }
 
-    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
-    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
-    /// ever).
+    /// On a descriptor that [`completes_on_its_own`](SharedFd::completes_on_its_own), at any
+    /// offset (io_uring ignores the offset of a pipe or a socket, which may wait for ever).
     fn holds_paused_clock(&self) -> bool {
         self.fd.completes_on_its_own()
     }
@@ -162,9 +161,8 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
         (Err(err), self.buf)
     }
 
-    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
-    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
-    /// ever).
+    /// On a descriptor that [`completes_on_its_own`](SharedFd::completes_on_its_own), at any
+    /// offset (io_uring ignores the offset of a pipe or a socket, which may wait for ever).
     fn holds_paused_clock(&self) -> bool {
         self.fd.completes_on_its_own()
     }

@@ -75,9 +75,8 @@ unsafe impl<B: IoVecBufMut> Operation for ReadvAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
-    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
-    /// ever).
+    /// On a descriptor that [`completes_on_its_own`](SharedFd::completes_on_its_own), at any
+    /// offset (io_uring ignores the offset of a pipe or a socket, which may wait for ever).
     fn holds_paused_clock(&self) -> bool {
         self.fd.completes_on_its_own()
     }
@@ -155,9 +154,8 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
         (Err(err), self.bufs)
     }
 
-    /// On a descriptor marked [`completes_on_its_own`](SharedFd::completes_on_its_own), at
-    /// any offset (io_uring ignores the offset of a pipe or a socket, which may wait for
-    /// ever).
+    /// On a descriptor that [`completes_on_its_own`](SharedFd::completes_on_its_own), at any
+    /// offset (io_uring ignores the offset of a pipe or a socket, which may wait for ever).
     fn holds_paused_clock(&self) -> bool {
         self.fd.completes_on_its_own()
     }
