@@ -306,6 +306,37 @@ fn auto_advance_waits_for_file_requests_in_flight() {
     });
 }
 
+/// A request holds the clock until it completes, not until its future looks: a read polled
+/// once and set aside lets time move once the kernel is done with it.
+#[test]
+fn a_completed_file_read_whose_future_is_set_aside_lets_the_clock_move() {
+    let path = std::env::temp_dir().join(format!("ringsteal-paused-aside-{}", std::process::id()));
+    std::fs::write(&path, vec![5u8; 1 << 20]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let fd = ringsteal_rt::op::SharedFd::new(file.into());
+    each_paused("set aside", move |rt| {
+        let fd = fd.clone();
+        rt.block_on(async move {
+            let mut read = Box::pin(
+                ringsteal_rt::op::read_at(&fd, Vec::with_capacity(1 << 20), 0).force_async(),
+            );
+            std::future::poll_fn(|cx| {
+                assert!(read.as_mut().poll(cx).is_pending(), "a worker reads it");
+                std::task::Poll::Ready(())
+            })
+            .await;
+            let start = Instant::now();
+            // Not polled again until the hour has passed.
+            let waited = timeout(Duration::from_secs(3600), std::future::pending::<()>()).await;
+            assert!(waited.is_err());
+            assert_eq!(start.elapsed(), Duration::from_secs(3600));
+            let (n, _) = read.await;
+            assert_eq!(n.unwrap(), 1 << 20);
+        });
+    });
+}
+
 #[test]
 fn a_read_of_an_unmarked_pipe_at_an_offset_does_not_hold_the_clock() {
     each_paused("pipe at an offset", |rt| {

@@ -271,9 +271,6 @@ pub struct Op<T> {
     /// A link timeout was submitted with the op (decided at submission: `timeout` set later
     /// is ignored).
     linked_timeout: bool,
-    /// The op holds its runtime's paused clock until it completes or is dropped
-    /// ([`Operation::holds_paused_clock`]).
-    holds_clock: bool,
     /// The runtime the op was submitted to, to ask its shard for a cancel from elsewhere.
     runtime: Option<SchedHandle>,
 }
@@ -299,7 +296,6 @@ impl<T: Operation> Op<T> {
             force_async: false,
             sqes: 0,
             linked_timeout: false,
-            holds_clock: false,
             runtime: None,
         }
     }
@@ -466,8 +462,7 @@ impl<T: Operation> Op<T> {
                 let holds = unsafe { (*(*cell.as_ptr()).data.get()).as_ref() }
                     .is_some_and(Operation::holds_paused_clock);
                 if holds {
-                    shard.shared.clock.hold();
-                    self.holds_clock = true;
+                    shard.hold_clock_for(header);
                 }
             }
             self.runtime = Some(SchedHandle::new(&shard.shared, Some(shard)));
@@ -510,24 +505,10 @@ impl<T: Operation> Future for Op<T> {
         // SAFETY: every CQE has arrived: the kernel is done with the data.
         let data = unsafe { OpCell::take_data(cell) };
         self.state = State::Done;
-        self.release_clock();
         let n = self.sqes - usize::from(self.linked_timeout);
         // SAFETY: drops the future's reference; the data was taken.
         unsafe { release_completed(cell) };
         Poll::Ready(data.complete(&results[..n]))
-    }
-}
-
-impl<T> Op<T> {
-    /// Gives back the paused clock's hold, if the op took one.
-    #[inline]
-    fn release_clock(&mut self) {
-        if self.holds_clock {
-            self.holds_clock = false;
-            if let Some(runtime) = &self.runtime {
-                runtime.shared().clock.release();
-            }
-        }
     }
 }
 
@@ -537,7 +518,6 @@ impl<T> Drop for Op<T> {
         let State::Submitted(cell) = self.state else {
             return;
         };
-        self.release_clock();
         let header_ptr = cell.cast::<OpHeader>();
         // SAFETY: the future's reference keeps the cell alive.
         let header = unsafe { header_ptr.as_ref() };

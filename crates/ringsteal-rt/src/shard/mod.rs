@@ -19,6 +19,7 @@
 
 mod after_reap;
 mod busy;
+mod clock_holds;
 mod commands;
 pub(crate) mod context;
 mod drain;
@@ -101,6 +102,8 @@ pub(crate) struct Shard {
     spread_next: Cell<bool>,
     pub(crate) rng: FastRand,
     tick: Cell<u32>,
+    /// File requests a paused clock waits for (`clock_holds.rs`).
+    clock_holds: clock_holds::ClockHolds,
 }
 
 impl Shard {
@@ -133,6 +136,7 @@ impl Shard {
                 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491),
             ),
             tick: Cell::new(0),
+            clock_holds: clock_holds::ClockHolds::default(),
             shared,
         }
     }

@@ -170,10 +170,14 @@ impl Shard {
             // Its completion rings this shard (`BlockingPool` notifies a paused runtime).
             return Paused::Sleep;
         }
-        if self.shared.clock.is_held() {
+        if self.release_completed_holds() {
             // A file request in flight (`Operation::holds_paused_clock`): its completion
-            // wakes this shard, and its task then gives the hold back.
+            // wakes this shard, whose next park looks again.
             return Paused::Sleep;
+        }
+        if self.has_local_work(None) {
+            // Freeing a completed request's cell woke something.
+            return Paused::Ran;
         }
         {
             let mut driver = self.driver.borrow_mut();

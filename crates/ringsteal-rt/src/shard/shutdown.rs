@@ -41,6 +41,9 @@ impl Shard {
         }
         let mut reaped = crate::driver::Reaped::default();
         let drained = self.drain_ring(deadline, &mut reaped);
+        // The paused clock's list lets go of its cells (those still in flight keep the
+        // references of their requests).
+        self.release_all_holds();
         // Doorbells and messages this shard sent that the kernel refused meanwhile still
         // reach their targets (if those are still running).
         self.ring_failed_doorbells(&mut reaped.failed_doorbells);

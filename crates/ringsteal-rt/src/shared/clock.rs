@@ -9,7 +9,7 @@
 //! auto-advance never moves it back). May not: decide when to advance, or fire timers.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -21,9 +21,6 @@ pub(crate) struct Clock {
     /// Set by the first pause and never cleared: from then on, time is read from `state`.
     virtualised: AtomicBool,
     paused: AtomicBool,
-    /// Requests in flight that complete on their own (file I/O), during which auto-advance
-    /// waits, as tokio's does for its blocking pool's file calls: [`hold`](Self::hold).
-    holds: AtomicUsize,
     state: Mutex<State>,
 }
 
@@ -49,7 +46,6 @@ impl Clock {
             origin,
             virtualised: AtomicBool::new(false),
             paused: AtomicBool::new(false),
-            holds: AtomicUsize::new(0),
             state: Mutex::new(State {
                 base: std::time::Instant::now(),
                 unfrozen: Some(std::time::Instant::now()),
@@ -102,24 +98,6 @@ impl Clock {
         st.unfrozen = Some(std::time::Instant::now());
         self.paused.store(false, SeqCst);
         Ok(())
-    }
-
-    /// One more request in flight that auto-advance waits for: one that completes on its
-    /// own (a file read, an `fsync`). Taken by an op submitted while the clock is paused, and
-    /// given back with [`release`](Self::release) when its future takes the result or is
-    /// dropped.
-    pub(crate) fn hold(&self) {
-        self.holds.fetch_add(1, Relaxed);
-    }
-
-    /// Gives back one [`hold`](Self::hold).
-    pub(crate) fn release(&self) {
-        self.holds.fetch_sub(1, Release);
-    }
-
-    /// True while a request holds the clock.
-    pub(crate) fn is_held(&self) -> bool {
-        self.holds.load(Acquire) > 0
     }
 
     /// Moves a paused clock forward by `d`; returns the new time.
