@@ -123,22 +123,53 @@ fn a_reader_gets_what_a_writer_already_waiting_wrote_and_closed_at_once() {
     });
 }
 
+/// True if the FIFO at `path` has no read end open anywhere: a write-only open that must not
+/// wait is refused with `ENXIO` exactly then. (When it opens, the end it made is closed at
+/// once: a writer that wrote nothing.)
+fn no_reader_left(path: &Path) -> bool {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(_) => false,
+        Err(e) => {
+            assert_eq!(e.raw_os_error(), Some(libc::ENXIO), "{e}");
+            true
+        }
+    }
+}
+
 #[test]
 fn a_reader_that_opens_again_and_again_gets_every_writers_bytes() {
     // `while true; do echo hi > fifo; done` on one side, a loop of reads of the FIFO on the
-    // other: each writer waits in open(2) for a reader, writes and closes. Every byte must
-    // arrive, and no open may wait for a writer that already came (with a second, blocking
-    // open to wait for writers, this hung in 5 runs of 6).
+    // other: each writer waits in open(2) for a reader (or finds one waiting), writes and
+    // closes. Every byte must arrive, and no open may wait for a writer that already came
+    // (with a second, blocking open to wait for writers, this hung in 5 runs of 6).
+    //
+    // Each writer comes only once the reader has dropped its end: a writer that opened
+    // between the reader's end of stream and its close would write into an end about to
+    // close, and a FIFO drops what its last reader leaves unread (`cat` in a loop loses
+    // lines so). The drop must have closed the end when it returns, as std's does, so a
+    // writer told then meets the next reader, never the old one. On an SQPOLL ring the
+    // kernel's poller thread lets go of a file a request used a moment after the request
+    // completed (up to milliseconds here): there the end outlives the drop, and the writer
+    // waits until the kernel has closed it.
     const WRITERS: usize = 20;
     on_every_shard("fifo reopened", |ctx| async move {
         let path = ctx.dir.join("again");
         mkfifo(&path);
+        let (closed_tx, closed_rx) = std::sync::mpsc::channel::<()>();
         let writer = {
             let path = path.clone();
             std::thread::spawn(move || {
                 for i in 0..WRITERS {
                     let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
                     w.write_all(format!("{i:02}\n").as_bytes()).unwrap();
+                    drop(w);
+                    if closed_rx.recv().is_err() {
+                        return; // the reader failed
+                    }
                 }
             })
         };
@@ -153,7 +184,21 @@ fn a_reader_that_opens_again_and_again_gets_every_writers_bytes() {
                 .await
                 .unwrap_or_else(|_| panic!("waited for a writer after {} bytes", got.len()))
                 .unwrap();
+            // The file was dropped at the end of `read`.
+            if ctx.sqpoll {
+                // The hang guard bounds this wait for the kernel's poller.
+                while !no_reader_left(&path) {
+                    ringsteal_rt::yield_now().await;
+                }
+            } else {
+                assert!(
+                    no_reader_left(&path),
+                    "the dropped read end was still open after {} bytes",
+                    got.len()
+                );
+            }
             got.extend_from_slice(&bytes);
+            closed_tx.send(()).unwrap();
         }
         writer.join().unwrap();
         let expected: Vec<u8> = (0..WRITERS)
