@@ -47,8 +47,8 @@ fn in_child() -> bool {
     std::env::var_os(CHILD_CASE).is_some()
 }
 
-/// Asserts the child ran its case to the end.
-fn check(test: &str) {
+/// Asserts the child ran its case to the end; returns what it wrote.
+fn check(test: &str) -> String {
     let out = run_in_child(test);
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -61,6 +61,7 @@ fn check(test: &str) {
         text.contains("CASE DONE"),
         "{test}: the child ran nothing:\n{text}"
     );
+    text
 }
 
 /// Makes `nr` fail with `errno` in this process from now on (a seccomp filter), as a
@@ -99,7 +100,7 @@ fn a_refused_io_uring_enter_fails_the_build_naming_it() {
         );
         return;
     }
-    check("a_refused_io_uring_enter_fails_the_build_naming_it");
+    let _ = check("a_refused_io_uring_enter_fails_the_build_naming_it");
 }
 
 #[test]
@@ -113,7 +114,7 @@ fn a_hidden_io_uring_register_fails_the_build_naming_it() {
         );
         return;
     }
-    check("a_hidden_io_uring_register_fails_the_build_naming_it");
+    let _ = check("a_hidden_io_uring_register_fails_the_build_naming_it");
 }
 
 /// Drops `CAP_IPC_LOCK` (which exempts a process from the locked-memory limit, as root has
@@ -195,7 +196,7 @@ fn runtimes_built_one_after_another_under_a_locked_memory_limit_that_holds_them(
         println!("CASE DONE");
         return;
     }
-    check("runtimes_built_one_after_another_under_a_locked_memory_limit_that_holds_them");
+    let _ = check("runtimes_built_one_after_another_under_a_locked_memory_limit_that_holds_them");
 }
 
 #[test]
@@ -215,5 +216,134 @@ fn a_shard_short_of_descriptors_fails_the_build_saying_how_to_fix_it() {
         println!("CASE DONE: {err}");
         return;
     }
-    check("a_shard_short_of_descriptors_fails_the_build_saying_how_to_fix_it");
+    let _ = check("a_shard_short_of_descriptors_fails_the_build_saying_how_to_fix_it");
+}
+
+/// A pipe's two ends.
+fn pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both are new and owned by nothing else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    }
+}
+
+/// A sandbox applied to a running program refuses `io_uring_enter` in every thread, with a
+/// request of shard 1 in the kernel and shard 0 running `block_on`. Before, every shard
+/// retried the enter for ever at full CPU, each request waited for ever, and the drop then
+/// took the whole shutdown timeout.
+fn ring_refused_after_the_build(rt: Runtime) {
+    use ringsteal_rt::op::{self, SharedFd};
+    use ringsteal_rt::Placement;
+    use std::future::Future;
+    use std::task::Poll;
+
+    let handle = rt.handle();
+    let (read_end, _write_end) = pipe();
+    let read_end = SharedFd::new(read_end);
+    let (in_kernel_tx, in_kernel_rx) = std::sync::mpsc::channel();
+    rt.block_on(async move {
+        let waiting = ringsteal_rt::spawn_with(Placement::Pinned(1), async move {
+            let mut readable = std::pin::pin!(op::poll_readable(&read_end));
+            std::future::poll_fn(|cx| {
+                let _ = readable.as_mut().poll(cx);
+                Poll::Ready(())
+            })
+            .await;
+            // The kernel takes SQEs in order: once this no-op completed, the poll is in.
+            op::nop().await.unwrap();
+            in_kernel_tx.send(()).unwrap();
+            readable.await
+        });
+        // The hang guard (the parent's) bounds this wait.
+        while in_kernel_rx.try_recv().is_err() {
+            ringsteal_rt::yield_now().await;
+        }
+        refuse_in_every_thread(libc::SYS_io_uring_enter, libc::EPERM);
+
+        let err = op::nop()
+            .await
+            .expect_err("a request made after the refusal fails");
+        assert_eq!(err.raw_os_error(), Some(libc::EPERM), "{err}");
+        let joined = waiting.await;
+        assert!(
+            joined.as_ref().is_err_and(|e| e.is_cancelled()),
+            "the task waiting on shard 1 was not cancelled: {joined:?}"
+        );
+        let later = ringsteal_rt::spawn(async {}).await;
+        assert!(later.is_err(), "a spawn after the runtime stopped ran");
+
+        // Shard 0 sleeps between looks (10 ms) rather than entering the kernel in a loop.
+        let parks = |h: &ringsteal_rt::RuntimeHandle| h.stats().shards[0].parks;
+        let before = parks(&handle);
+        ringsteal_rt::time::sleep(Duration::from_millis(300)).await;
+        let parked = parks(&handle) - before;
+        assert!(
+            parked < 200,
+            "shard 0 parked {parked} times in 300 ms: it spins"
+        );
+    });
+    let dropped = std::time::Instant::now();
+    drop(rt);
+    // Nothing more can be reaped from a ring the kernel refuses: the drop gives up at once.
+    assert!(
+        dropped.elapsed() < Duration::from_secs(30),
+        "the drop took {:?}",
+        dropped.elapsed()
+    );
+    println!("CASE DONE");
+}
+
+/// Makes `nr` fail with `errno` in every thread of this process from now on.
+fn refuse_in_every_thread(nr: libc::c_long, errno: i32) {
+    seccomp_filter::refuse_in_every_thread(nr, errno).expect("the seccomp filter installs");
+}
+
+/// Runs [`ring_refused_after_the_build`] in a child on a runtime `builder` makes, and checks
+/// the child reported the lost ring.
+fn check_ring_refused_after_the_build(test: &str, builder: fn() -> ringsteal_rt::Builder) {
+    if in_child() {
+        let rt = builder()
+            .shards(2)
+            .shutdown_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        ring_refused_after_the_build(rt);
+        return;
+    }
+    let text = check(test);
+    assert!(
+        text.contains("io_uring_enter fails for good (Operation not permitted"),
+        "no report of the lost ring:\n{text}"
+    );
+}
+
+#[test]
+fn a_ring_refused_after_the_build_fails_new_requests_and_stops_the_runtime() {
+    check_ring_refused_after_the_build(
+        "a_ring_refused_after_the_build_fails_new_requests_and_stops_the_runtime",
+        Runtime::builder,
+    );
+}
+
+#[test]
+fn a_plain_ring_refused_after_the_build_fails_new_requests_and_stops_the_runtime() {
+    check_ring_refused_after_the_build(
+        "a_plain_ring_refused_after_the_build_fails_new_requests_and_stops_the_runtime",
+        || Runtime::builder().defer_taskrun(false).coop_taskrun(false),
+    );
+}
+
+#[test]
+fn a_ring_with_eventfd_doorbells_refused_after_the_build_stops_the_runtime() {
+    check_ring_refused_after_the_build(
+        "a_ring_with_eventfd_doorbells_refused_after_the_build_stops_the_runtime",
+        || Runtime::builder().wake(ringsteal_rt::WakeMechanism::EventFd),
+    );
 }

@@ -550,6 +550,40 @@ impl Ring {
         unsafe { self.sq.replace_last(sqe) }
     }
 
+    /// Takes back every SQE pushed and not consumed by the kernel, oldest first, so that none
+    /// of them is ever submitted: what a program does with requests it cannot submit at all
+    /// (the ring refuses `io_uring_enter` for good), to fail each itself. Returns false and
+    /// takes nothing on an SQPOLL ring, whose poller thread may be reading them.
+    ///
+    /// ```
+    /// use ringsteal_uring::{opcode, Ring};
+    ///
+    /// let mut ring = Ring::new(4)?;
+    /// // SAFETY: NOPs reference no memory; no other thread uses this ring.
+    /// unsafe {
+    ///     ring.push(&opcode::nop().with_user_data(1)).unwrap();
+    ///     ring.push(&opcode::nop().with_user_data(2)).unwrap();
+    ///     let mut taken = Vec::new();
+    ///     assert!(ring.withdraw_pending(&mut taken));
+    ///     assert_eq!(taken.iter().map(|s| s.user_data).collect::<Vec<_>>(), [1, 2]);
+    /// }
+    /// assert_eq!(ring.submit()?, 0, "nothing left to submit");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// No other thread may enter this ring during the call (as for
+    /// [`replace_last_pending`](Self::replace_last_pending)). The SQEs taken still point
+    /// where they pointed; whatever they referenced is the caller's again.
+    pub unsafe fn withdraw_pending(&mut self, out: &mut Vec<io_uring_sqe>) -> bool {
+        if self.params.flags & IORING_SETUP_SQPOLL != 0 {
+            return false;
+        }
+        // SAFETY: no SQPOLL thread; the caller guarantees no concurrent enter.
+        unsafe { self.sq.withdraw_pending(out) };
+        true
+    }
+
     /// Submits every queued SQE without waiting; returns how many the kernel consumed. On an
     /// SQPOLL ring, how many were handed to the poller thread (woken if it slept), which
     /// reads them on its own time.

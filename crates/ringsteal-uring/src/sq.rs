@@ -140,6 +140,30 @@ impl SubmissionQueue {
         true
     }
 
+    /// Takes back every SQE the kernel has not consumed, oldest first, into `out`: the tail
+    /// (ours and the published one) goes back to the kernel's head, so none of them is ever
+    /// submitted.
+    ///
+    /// # Safety
+    /// As for [`replace_last`](Self::replace_last): the kernel must not be reading the SQ
+    /// meanwhile.
+    pub(crate) unsafe fn withdraw_pending(&mut self, out: &mut Vec<io_uring_sqe>) {
+        let head = self.khead();
+        let mut at = head;
+        while at != self.tail {
+            let idx = (at & self.mask) as usize;
+            // SAFETY: idx < entries; the slot holds an SQE written here and not consumed
+            // (between the head and our tail), which nothing else writes.
+            out.push(unsafe { self.sqes.add(idx).read() });
+            at = at.wrapping_add(1);
+        }
+        self.tail = head;
+        // SAFETY: `ktail` points into the live SQ ring mapping. The kernel, not reading now,
+        // sees no entries at its next enter (tail equals its head), and slots from the head
+        // on are written again only by later pushes, published with Release.
+        unsafe { (*self.ktail).store(head, Ordering::Release) };
+    }
+
     /// Publishes every written SQE to the kernel; returns how many are waiting to be consumed.
     #[inline]
     pub(crate) fn publish(&mut self) -> u32 {

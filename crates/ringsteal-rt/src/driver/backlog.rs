@@ -34,6 +34,14 @@ impl Backlog {
         self.sqes += sqes.len() as u32;
     }
 
+    /// Takes every waiting SQE, oldest first, into `out` (a lost ring fails them).
+    pub(super) fn take_all(&mut self, out: &mut Vec<io_uring_sqe>) {
+        for (group, n) in self.groups.drain(..) {
+            out.extend_from_slice(&group[..usize::from(n)]);
+        }
+        self.sqes = 0;
+    }
+
     /// Moves waiting groups, oldest first, into the SQ while it has room.
     ///
     /// # Safety

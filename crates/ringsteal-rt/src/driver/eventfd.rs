@@ -73,7 +73,8 @@ impl Driver {
     /// Arms the eventfd read, if there is an eventfd, no read is armed and the driver is not
     /// shutting down. Fails quietly when the SQ is full: `park` retries before it sleeps.
     pub(super) fn arm_eventfd(&mut self) {
-        if self.draining {
+        // A lost ring would take the read back and fail it at every reap, for ever.
+        if self.draining || self.lost.is_some() {
             return;
         }
         self.push_eventfd_read();

@@ -20,6 +20,7 @@ mod cancel;
 #[cfg(test)]
 mod cancel_tests;
 mod eventfd;
+mod lost;
 mod msg_send;
 mod park;
 mod reap;
@@ -64,6 +65,9 @@ pub(crate) struct Reaped {
     /// Messages this shard sent by MSG_RING and the kernel refused: the shard queues them
     /// for their target and rings its eventfd (the sender had claimed its doorbell).
     pub(crate) failed_messages: Vec<SentMessage>,
+    /// The errno every `io_uring_enter` of the ring now fails with, once, when the ring was
+    /// found lost (`lost.rs`): the shard stops the runtime.
+    pub(crate) lost_ring: Option<i32>,
 }
 
 /// A shard's ring and its bookkeeping.
@@ -122,6 +126,10 @@ pub(crate) struct Driver {
     /// completion, and left the flag set: until the next reap, the flag does not keep the
     /// shard awake (see [`has_completions`](Self::has_completions)).
     taskrun_stale: bool,
+    /// The errno with which `io_uring_enter` refuses this ring for good (`lost.rs`).
+    lost: Option<i32>,
+    /// The loss was handed to the shard (in [`Reaped::lost_ring`]).
+    lost_reported: bool,
 }
 
 impl Driver {
@@ -154,6 +162,8 @@ impl Driver {
             by_fd_extra_flags: 0,
             draining: false,
             taskrun_stale: false,
+            lost: None,
+            lost_reported: false,
             backlog: Backlog::default(),
             messages_in_flight: MessagesInFlight::default(),
             #[cfg(test)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ringsteal_uring::Wait;
 
+use super::lost::LOST_PARK;
 use super::Driver;
 use crate::stats::ShardCounters;
 
@@ -18,6 +19,15 @@ const UNARMED_PARK: Duration = Duration::from_millis(1);
 impl Driver {
     /// Blocks until a CQE arrives or `timeout` passes, submitting queued SQEs first.
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
+        if self.lost.is_some() {
+            // Entering would fail at once. With SQEs to fail, return to let the shard fail
+            // them (`Shard::after_lost_park`); else sleep on the clock: work from other
+            // threads waits at most this long.
+            if !self.lost_with_unsubmitted() {
+                std::thread::sleep(timeout.map_or(LOST_PARK, |t| t.min(LOST_PARK)));
+            }
+            return;
+        }
         // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
         unsafe { self.backlog.flush_into(&mut self.ring) };
         if !self.backlog.is_empty() {
@@ -47,8 +57,10 @@ impl Driver {
         counters.enters.incr();
         match self.ring.submit_and_wait_timeout(1, timeout) {
             Ok(Wait::Completed | Wait::TimedOut | Wait::Interrupted) => {}
-            Err(_) => {
+            Err(e) => {
                 // EBUSY and friends: completions are backed up; the next tick reaps them.
+                // An error no retry mends loses the ring (`lost.rs`).
+                self.note_enter_error(&e);
             }
         }
         self.count_consumed(counters);
@@ -60,6 +72,8 @@ impl Driver {
     /// wait; once none is, the read is cancelled instead, and its CQE ends the wait.
     pub(crate) fn drain_wait(&mut self, timeout: Duration, counters: &ShardCounters) {
         self.eventfd_for_drain(counters);
-        let _ = self.ring.submit_and_wait_timeout(1, Some(timeout));
+        if let Err(e) = self.ring.submit_and_wait_timeout(1, Some(timeout)) {
+            self.note_enter_error(&e);
+        }
     }
 }

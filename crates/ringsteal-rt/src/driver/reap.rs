@@ -61,7 +61,13 @@ impl Driver {
         // stream): they join the wakers of the completed ops, woken after the reap.
         // (Usually nothing: an empty vector, which neither allocates nor needs moving.)
         let mut later = Vec::new();
-        let total = collecting(&mut later, || self.reap_now(out, counters));
+        let total = collecting(&mut later, || {
+            if self.lost.is_some() {
+                // What the kernel will never take completes here, with the ring's error.
+                self.fail_unsubmitted(out, counters);
+            }
+            self.reap_now(out, counters)
+        });
         if !later.is_empty() {
             out.wakers.append(&mut later);
         }
@@ -131,7 +137,12 @@ impl Driver {
     /// and with the cold second caller the compiler stopped inlining it there (callgrind:
     /// `read_qd32` +18 instructions per read).
     #[inline(always)]
-    fn dispatch(&mut self, cqe: io_uring_cqe, out: &mut Reaped, counters: &ShardCounters) {
+    pub(super) fn dispatch(
+        &mut self,
+        cqe: io_uring_cqe,
+        out: &mut Reaped,
+        counters: &ShardCounters,
+    ) {
         #[cfg(test)]
         if self.panic_dispatching == Some(cqe.user_data) {
             self.panic_dispatching = None;

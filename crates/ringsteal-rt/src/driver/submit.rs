@@ -137,7 +137,10 @@ impl Driver {
             let res = self.ring.submit();
             let consumed = before.saturating_sub(self.ring.sq_pending());
             self.count_consumed(counters);
-            res?;
+            if let Err(e) = res {
+                self.note_enter_error(&e);
+                return Err(e);
+            }
             if self.backlog.is_empty() || consumed == 0 {
                 return Ok(());
             }

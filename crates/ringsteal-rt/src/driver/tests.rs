@@ -79,7 +79,7 @@ fn drain(d: &mut Driver, out: &mut Reaped, c: &ShardCounters) {
     }
 }
 
-const ENTRIES: u32 = 4;
+pub(crate) const ENTRIES: u32 = 4;
 
 /// A driver on a small ring of this thread, with the kernel's best plain mode.
 pub(crate) fn driver() -> Driver {
@@ -126,7 +126,7 @@ fn sqes_pushed_while_submissions_are_refused_wait_in_order_instead_of_failing() 
 }
 
 /// A NOP with nothing to give back.
-struct Nothing;
+pub(crate) struct Nothing;
 
 // SAFETY: a NOP references no memory.
 unsafe impl Operation for Nothing {

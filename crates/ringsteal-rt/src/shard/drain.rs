@@ -32,6 +32,12 @@ impl Shard {
             if driver.is_quiescent() {
                 return true;
             }
+            if driver.lost().is_some() {
+                // The kernel refuses this ring for good (`driver/lost.rs`): what it had
+                // consumed can never be reaped, so it stays allocated; waiting would only
+                // spin until the deadline.
+                return false;
+            }
             if driver.owes_only_notifications() && !self.push_queued_cancels(&mut driver, reaped) {
                 // Zero-copy sends waiting for a peer's acknowledgement: the kernel only reads
                 // their pages, and may for as long as that peer likes. Leak them (the cells

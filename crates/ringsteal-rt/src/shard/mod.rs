@@ -24,6 +24,7 @@ mod commands;
 pub(crate) mod context;
 mod drain;
 mod inbox;
+mod lost_ring;
 pub(crate) mod main_wake;
 mod move_started;
 mod park;

@@ -108,7 +108,14 @@ impl Shard {
         let started = monotonic_ns();
         self.busy_until(started);
         self.publish_parked_until(timeout);
-        self.driver.borrow_mut().park(timeout, counters);
+        let lost = {
+            let mut driver = self.driver.borrow_mut();
+            driver.park(timeout, counters);
+            driver.lost().is_some()
+        };
+        if lost {
+            self.after_lost_park();
+        }
         self.publish_parked_until(None);
         remote.wake_up();
         let woke = monotonic_ns();

@@ -22,8 +22,19 @@ pub(crate) enum NotInstalled {
     Seccomp,
 }
 
-/// Makes system call `nr` fail with `errno` from now on.
+/// Makes system call `nr` fail with `errno` from now on, in the calling thread (and the
+/// threads it starts later).
 pub(crate) fn refuse(nr: libc::c_long, errno: i32) -> Result<(), NotInstalled> {
+    install(nr, errno, 0)
+}
+
+/// As [`refuse`], in every thread of the process at once (`SECCOMP_FILTER_FLAG_TSYNC`): a
+/// sandbox applied to a running program.
+pub(crate) fn refuse_in_every_thread(nr: libc::c_long, errno: i32) -> Result<(), NotInstalled> {
+    install(nr, errno, libc::SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+fn install(nr: libc::c_long, errno: i32, flags: libc::c_ulong) -> Result<(), NotInstalled> {
     let stmt = |code: u32, k: u32| libc::sock_filter {
         code: code as u16,
         jt: 0,
@@ -69,7 +80,7 @@ pub(crate) fn refuse(nr: libc::c_long, errno: i32) -> Result<(), NotInstalled> {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            0,
+            flags,
             &prog as *const libc::sock_fprog,
         )
     };
