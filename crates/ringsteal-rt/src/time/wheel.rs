@@ -11,6 +11,13 @@
 //! first in, first out, and a cascade keeps their order: timers with the same deadline fire
 //! in the order they were set (or last reset), as tokio's do, however far off they were.
 //!
+//! The entries are a slab. Once the timers a shard holds fall to a quarter of the slab (of
+//! at least [`TRIM_FROM`] entries), the free entries at its end are given back and the free
+//! list is rebuilt lowest index first, so that new timers fill the start and the next trim
+//! can give more back: a burst of a million timeouts does not keep its 48 MB once it is
+//! over. (A long-lived timer at the end of the slab keeps what lies before it until it goes:
+//! the attempts are spaced so that their cost stays proportional to the frees.)
+//!
 //! Owns: the entries (a slab with generation-checked keys) and their wakers. Runs under Miri
 //! (no kernel, no clock inside: callers pass ticks).
 
@@ -36,6 +43,8 @@ const FREE: u8 = u8::MAX;
 const NEVER_TICK: u64 = u64::MAX;
 /// The last tick the wheel's position reaches (a clock past it is counted as it).
 const LAST_TICK: u64 = NEVER_TICK - 1;
+/// Slab size below which the wheel never gives entries back (about 200 KB).
+const TRIM_FROM: usize = 4096;
 
 /// Names a wheel entry; stale keys (entry fired or removed) are recognised and ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +90,10 @@ pub(crate) struct Wheel {
     entries: Vec<Entry>,
     free: u32,
     len: usize,
+    /// A trim is tried when `len` falls below this (0: never).
+    trim_below: usize,
+    /// The generation new slab entries start at: above every key's of an index given back.
+    fresh_generation: u64,
 }
 
 impl Wheel {
@@ -108,6 +121,8 @@ impl Wheel {
             entries: Vec::new(),
             free: NIL,
             len: 0,
+            trim_below: 0,
+            fresh_generation: 0,
         }
     }
 
@@ -163,10 +178,11 @@ impl Wheel {
                 waker: Some(waker),
                 prev: NIL,
                 next: NIL,
-                generation: 0,
+                generation: self.fresh_generation,
                 level: FREE,
                 slot: 0,
             });
+            self.trim_below = trim_threshold(self.entries.len());
             i
         };
         self.link(index);
@@ -242,7 +258,43 @@ impl Wheel {
         self.free = index;
         self.len -= 1;
         counters.timers_active.set(self.len as u64);
+        if self.len < self.trim_below {
+            self.trim();
+        }
         waker
+    }
+
+    /// Gives back the free entries at the end of the slab (the capacity too) and rebuilds
+    /// the free list lowest index first. The next try waits until the timers halve again
+    /// (or are all gone), so a live entry at the end that keeps the slab from shrinking
+    /// does not make every free pay for a scan.
+    #[cold]
+    #[inline(never)]
+    fn trim(&mut self) {
+        let keep = self
+            .entries
+            .iter()
+            .rposition(|e| e.level != FREE)
+            .map_or(0, |i| i + 1);
+        for e in &self.entries[keep..] {
+            // A key of a given-back index holds an older generation than its entry's now.
+            self.fresh_generation = self.fresh_generation.max(e.generation);
+        }
+        self.entries.truncate(keep);
+        self.entries.shrink_to(keep.max(TRIM_FROM / 4));
+        self.free = NIL;
+        for i in (0..keep).rev() {
+            if self.entries[i].level == FREE {
+                self.entries[i].next = self.free;
+                self.free = i as u32;
+            }
+        }
+        self.trim_below = if self.len < trim_threshold(keep) {
+            // Held at its size by a live entry near its end.
+            (self.len / 2).max(1)
+        } else {
+            trim_threshold(keep)
+        };
     }
 
     fn level_for(&self, deadline: u64) -> usize {
@@ -439,6 +491,9 @@ impl Wheel {
         self.len -= 1;
         counters.timers_active.set(self.len as u64);
         counters.timers_fired.incr();
+        if self.len < self.trim_below {
+            self.trim();
+        }
     }
 
     /// Re-links overflow entries that came within the wheel's range, and makes the floor
@@ -461,12 +516,23 @@ impl Wheel {
     #[must_use = "drop the wakers after releasing the wheel"]
     pub(crate) fn clear(&mut self, counters: &ShardCounters) -> Vec<Waker> {
         let mut wakers = Vec::new();
+        // No trim while walking the slab by index.
+        self.trim_below = 0;
         for index in 0..self.entries.len() as u32 {
             if self.entries[index as usize].level != FREE {
                 wakers.extend(self.take(index, counters));
             }
         }
         wakers
+    }
+}
+
+/// The timer count below which a slab of `entries` entries is worth trimming (0: never).
+fn trim_threshold(entries: usize) -> usize {
+    if entries >= TRIM_FROM {
+        entries / 4
+    } else {
+        0
     }
 }
 

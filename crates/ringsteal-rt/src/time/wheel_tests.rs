@@ -473,3 +473,77 @@ fn the_position_stops_at_the_last_tick_and_a_never_deadline_never_fires() {
     }
     assert_eq!(h.wheel.next_timeout(far), None);
 }
+
+/// Enough timers for a slab worth trimming.
+const MANY: u32 = super::TRIM_FROM as u32 * 2;
+
+#[test]
+fn a_burst_of_timers_gives_its_slab_back_once_removed_and_old_keys_stay_stale() {
+    let mut h = Harness::new();
+    let keys: Vec<_> = (0..MANY)
+        .map(|i| h.insert(1_000 + u64::from(i), i))
+        .collect();
+    assert_eq!(h.wheel.entries.len(), MANY as usize);
+    for &k in &keys {
+        h.remove(k);
+    }
+    assert_eq!(h.active(), 0);
+    assert!(
+        h.wheel.entries.capacity() <= super::TRIM_FROM,
+        "kept {} entries' room",
+        h.wheel.entries.capacity()
+    );
+    // New timers take fresh entries at the old indices: no old key may name them.
+    let fresh: Vec<_> = (0..8).map(|i| h.insert(2_000, 100 + i)).collect();
+    for &k in &keys[..8] {
+        h.remove(k);
+        assert!(!h.wheel.update_waker(k, &h.log.waker(9)));
+    }
+    assert_eq!(h.active(), 8);
+    let mut fired = h.advance(2_000);
+    fired.sort_unstable();
+    assert_eq!(fired, (100..108).collect::<Vec<_>>());
+    assert!(fresh
+        .iter()
+        .all(|&k| !h.wheel.update_waker(k, &h.log.waker(9))));
+}
+
+#[test]
+fn timers_that_fire_give_the_slab_back_too_once_a_late_one_at_its_end_goes() {
+    let mut h = Harness::new();
+    for i in 0..MANY {
+        h.insert(10 + u64::from(i % 50), i);
+    }
+    // One long-lived timer at the end of the slab holds it while it lives.
+    let late = h.insert(1_000_000, MANY);
+    assert_eq!(h.advance(100).len(), MANY as usize);
+    assert_eq!(h.active(), 1);
+    assert_eq!(
+        h.wheel.entries.len(),
+        MANY as usize + 1,
+        "held by the late timer"
+    );
+    let k = h.insert(2_000, 7);
+    h.remove(k);
+    h.remove(late);
+    assert_eq!(h.active(), 0);
+    assert!(h.wheel.entries.capacity() <= super::TRIM_FROM);
+    assert!(!h.wheel.update_waker(late, &h.log.waker(9)));
+}
+
+#[test]
+fn a_timer_held_slab_is_scanned_only_as_the_timers_halve() {
+    let mut h = Harness::new();
+    let keys: Vec<_> = (0..MANY).map(|i| h.insert(1_000, i)).collect();
+    let _held = h.insert(5_000, MANY);
+    for &k in &keys {
+        h.remove(k);
+    }
+    assert_eq!(h.active(), 1);
+    // The threshold for the next try is half of what was live at the last one.
+    assert!(
+        h.wheel.trim_below <= 1,
+        "next try at {}",
+        h.wheel.trim_below
+    );
+}
