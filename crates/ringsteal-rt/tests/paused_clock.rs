@@ -634,3 +634,24 @@ fn an_interval_restarts_at_once_after_a_delay_or_at_an_instant() {
         });
     });
 }
+
+#[test]
+fn a_timeout_of_duration_max_sets_no_timer_so_a_jumping_clock_never_elapses_it() {
+    // A "no timeout" setting: tokio (since 1.54) sets no timer for a duration it cannot add
+    // to now. With a deadline 30 years away instead, the paused clock's jump to the 40-year
+    // sleep below passed it first, and the timeout elapsed.
+    each_paused("timeout max", |rt| {
+        rt.block_on(async {
+            let years_40 = Duration::from_secs(40 * 365 * 24 * 3600);
+            let long = ringsteal_rt::spawn(async move { sleep(years_40).await });
+            let start = Instant::now();
+            let joined = timeout(Duration::MAX, long).await;
+            assert!(
+                matches!(joined, Ok(Ok(()))),
+                "elapsed after {:?}: {joined:?}",
+                start.elapsed()
+            );
+            assert!(start.elapsed() >= years_40);
+        });
+    });
+}

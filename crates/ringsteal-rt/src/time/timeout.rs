@@ -44,7 +44,9 @@ impl From<Elapsed> for std::io::Error {
 ///
 /// The future is polled before the timer, so a future that completes at the same instant as
 /// the deadline counts as completed. Completing (or dropping the `Timeout`) removes the timer
-/// from the wheel at once.
+/// from the wheel at once. A `duration` too long to add to now (`Duration::MAX`, a "no
+/// timeout" setting) sets no timer at all, as tokio's: the `Timeout` never elapses, even when
+/// a paused clock jumps ahead.
 ///
 /// ```
 /// use std::time::Duration;
@@ -62,12 +64,10 @@ impl From<Elapsed> for std::io::Error {
 /// that runs no ringsteal shard (a `spawn_blocking` closure, another executor): timers live
 /// in a shard's wheel. Await it in a task or in `block_on`.
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    timeout_at(
-        Instant::now()
-            .checked_add(duration)
-            .unwrap_or_else(far_future),
+    Timeout {
         future,
-    )
+        sleep: Instant::now().checked_add(duration).map(Sleep::new),
+    }
 }
 
 /// Runs `future` until `deadline` at most (on the runtime's clock, see [`Instant`]).
@@ -91,7 +91,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
-        sleep: Sleep::new(deadline),
+        sleep: Some(Sleep::new(deadline)),
     }
 }
 
@@ -116,7 +116,8 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
     future: F,
-    sleep: Sleep,
+    /// `None`: no deadline ([`timeout`] with a duration too long to add to now).
+    sleep: Option<Sleep>,
 }
 
 impl<F> Timeout<F> {
@@ -135,9 +136,9 @@ impl<F> Timeout<F> {
         self.future
     }
 
-    /// The deadline.
+    /// The deadline: about 30 years from now for a `Timeout` without one (see [`timeout`]).
     pub fn deadline(&self) -> Instant {
-        self.sleep.deadline()
+        self.sleep.as_ref().map_or_else(far_future, Sleep::deadline)
     }
 }
 
@@ -150,12 +151,14 @@ impl<F: Future> Future for Timeout<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: see above.
         if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
-            this.sleep.disarm();
+            if let Some(sleep) = &mut this.sleep {
+                sleep.disarm();
+            }
             return Poll::Ready(Ok(v));
         }
-        match this.sleep.poll_elapsed(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
-            Poll::Pending => Poll::Pending,
+        match this.sleep.as_mut().map(|s| s.poll_elapsed(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Err(Elapsed(()))),
+            Some(Poll::Pending) | None => Poll::Pending,
         }
     }
 }
@@ -163,7 +166,7 @@ impl<F: Future> Future for Timeout<F> {
 impl<F> fmt::Debug for Timeout<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Timeout")
-            .field("deadline", &self.sleep.deadline())
+            .field("deadline", &self.sleep.as_ref().map(Sleep::deadline))
             .finish()
     }
 }
