@@ -33,4 +33,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
-cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel sync:: driver::user_data driver::msg_send shard::inbox busy_clock util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue shared::reservation "$@"
+cargo +nightly miri test -p ringsteal-rt --lib -- task:: time::wheel time::foreign sync:: driver::user_data driver::msg_send shard::inbox busy_clock util::block_cache util::queue util::wake_later io:: buf:: op::tests op::net::addr op::fd op::stream::queue shared::reservation "$@"

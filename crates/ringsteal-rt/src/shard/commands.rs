@@ -87,6 +87,21 @@ impl Shard {
             RemoteCmd::ResetTimer(key, deadline) => {
                 self.move_timer(self.wheel.borrow_mut(), key, deadline)
             }
+            RemoteCmd::ForeignTimer(timer) => self.insert_foreign_timer(&timer),
+        });
+    }
+
+    /// Puts a timer of a `Sleep` polled off the shards into this shard's wheel (or fires it,
+    /// if the wheel is past its deadline).
+    fn insert_foreign_timer(&self, timer: &std::sync::Arc<crate::time::ForeignTimer>) {
+        // Fired at once, its waker wakes a task elsewhere: after the wheel is released.
+        timer.insert_with(|waker| {
+            let mut wheel = self.wheel.borrow_mut();
+            let tick = wheel.deadline_tick(timer.deadline());
+            if wheel.has_passed(tick) {
+                return None;
+            }
+            wheel.insert(tick, waker(), self.counters()).ok()
         });
     }
 

@@ -59,6 +59,17 @@ impl SchedHandle {
         unsafe { self.shared.as_ref() }
     }
 
+    /// A new `Arc` of the runtime.
+    pub(crate) fn shared_arc(&self) -> Arc<Shared> {
+        let ptr = self.shared.as_ptr() as *const Shared;
+        // SAFETY: this handle holds a strong count, so the allocation is alive; the new count
+        // is the returned Arc's.
+        unsafe {
+            Arc::increment_strong_count(ptr);
+            Arc::from_raw(ptr)
+        }
+    }
+
     /// True if this is a handle of the runtime `shared`.
     pub(crate) fn is_of(&self, shared: &Arc<Shared>) -> bool {
         std::ptr::eq(self.shared(), Arc::as_ptr(shared))

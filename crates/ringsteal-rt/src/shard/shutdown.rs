@@ -113,6 +113,7 @@ impl Shard {
                 RemoteCmd::CancelTimer(key) | RemoteCmd::ResetTimer(key, _) => {
                     self.remove_timer(self.wheel.borrow_mut(), key);
                 }
+                RemoteCmd::ForeignTimer(timer) => timer.abandon(),
             }
         }
         None

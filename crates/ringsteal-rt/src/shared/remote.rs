@@ -47,6 +47,8 @@ pub(crate) enum RemoteCmd {
     /// Move this timer entry to a new deadline, keeping its waker (`Sleep::reset` called
     /// away from the timer's shard).
     ResetTimer(crate::time::TimerKey, std::time::Instant),
+    /// Insert this timer of a `Sleep` polled off the shards (`time/foreign.rs`).
+    ForeignTimer(std::sync::Arc<crate::time::ForeignTimer>),
 }
 
 /// An op pointer that may cross threads (it carries a counted reference).
@@ -239,6 +241,7 @@ impl RemoteShard {
             // SAFETY: the command owned one reference on the op.
             RemoteCmd::CancelOp(op) => unsafe { crate::op::raw::release(op.0) },
             RemoteCmd::CancelTimer(_) | RemoteCmd::ResetTimer(..) => {}
+            RemoteCmd::ForeignTimer(timer) => timer.abandon(),
         });
     }
 

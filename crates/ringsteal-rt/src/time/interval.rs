@@ -87,7 +87,7 @@ impl MissedTickBehavior {
 ///
 /// # Panics
 /// If `period` is zero; and its ticks, when awaited on a thread that runs no ringsteal shard
-/// (timers live in a shard's wheel).
+/// and is in no runtime's context (see [`Sleep`](super::Sleep)).
 pub fn interval(period: Duration) -> Interval {
     interval_at(Instant::now(), period)
 }

@@ -11,6 +11,7 @@
 //! Timers read the runtime's clock through [`Instant`], which a test can pause ([`pause`],
 //! [`advance`], [`resume`]): timeouts and retries then run without real waiting.
 
+mod foreign;
 mod instant;
 mod interval;
 mod pause;
@@ -19,6 +20,7 @@ mod timeout;
 pub(crate) mod wheel;
 
 pub use crate::shared::clock::ClockError;
+pub(crate) use foreign::ForeignTimer;
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use pause::{advance, pause, resume, try_advance, try_pause, try_resume};

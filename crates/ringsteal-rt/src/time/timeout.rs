@@ -61,8 +61,8 @@ impl From<Elapsed> for std::io::Error {
 ///
 /// # Panics
 /// The `Timeout`, when polled before its deadline, its future still pending, on a thread
-/// that runs no ringsteal shard (a `spawn_blocking` closure, another executor): timers live
-/// in a shard's wheel. Await it in a task or in `block_on`.
+/// that runs no ringsteal shard and is in no runtime's context (see
+/// [`Sleep`](super::Sleep)).
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -86,8 +86,8 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 ///
 /// # Panics
 /// The `Timeout`, when polled before its deadline, its future still pending, on a thread
-/// that runs no ringsteal shard (a `spawn_blocking` closure, another executor): timers live
-/// in a shard's wheel. Await it in a task or in `block_on`.
+/// that runs no ringsteal shard and is in no runtime's context (see
+/// [`Sleep`](super::Sleep)).
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,

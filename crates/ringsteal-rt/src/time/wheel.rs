@@ -43,8 +43,9 @@ const FREE: u8 = u8::MAX;
 const NEVER_TICK: u64 = u64::MAX;
 /// The last tick the wheel's position reaches (a clock past it is counted as it).
 const LAST_TICK: u64 = NEVER_TICK - 1;
-/// Slab size below which the wheel never gives entries back (about 200 KB).
-const TRIM_FROM: usize = 4096;
+/// Slab size below which the wheel never gives entries back (about 200 KB; smaller under
+/// Miri, so that its tests of the trim stay quick there).
+const TRIM_FROM: usize = if cfg!(miri) { 64 } else { 4096 };
 
 /// Names a wheel entry; stale keys (entry fired or removed) are recognised and ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,17 @@ pub(crate) struct TimerKey {
     /// 64 bits: a slot reused 2^32 times (an hour at a million timers a second) must not
     /// make a forgotten key match a live entry.
     generation: u64,
+}
+
+#[cfg(test)]
+impl TimerKey {
+    /// A key naming entry `index`, for tests of code that only carries keys.
+    pub(crate) fn for_tests(index: u32) -> Self {
+        Self {
+            index,
+            generation: 0,
+        }
+    }
 }
 
 struct Entry {
@@ -150,6 +162,11 @@ impl Wheel {
         self.origin
             .checked_add(d)
             .unwrap_or_else(|| crate::util::deadline_after(d))
+    }
+
+    /// True if the wheel is past `deadline` (a tick): [`insert`](Self::insert) would refuse it.
+    pub(crate) fn has_passed(&self, deadline: u64) -> bool {
+        deadline <= self.elapsed
     }
 
     /// Registers `waker` for `deadline` (a tick). `Err(Expired)` if the wheel is already past
