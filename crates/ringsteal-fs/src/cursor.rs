@@ -109,10 +109,10 @@ impl Cursor {
 impl File {
     pub(crate) async fn read_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut guard = self.cursor().acquire_read().await;
-        if guard.has_leftover() {
-            let (n, buf) = guard.take_leftover(buf);
-            return (Ok(n), buf);
-        }
+        let buf = match self.take_kept(&mut guard, buf) {
+            Ok(done) => return done,
+            Err(buf) => buf,
+        };
         InLane::read(ReadAt::new(self.shared_fd(), buf, AT_POSITION), guard)
             .await
             .into_parts()
@@ -125,15 +125,31 @@ impl File {
     pub(crate) async fn read_exact_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
         let guard = self.cursor().acquire_read().await;
         read_exact_in_lane(guard, buf, |mut guard, rest| async move {
-            if guard.has_leftover() {
-                let (n, rest) = guard.take_leftover(rest);
-                return ((Ok(n), rest), guard);
-            }
+            let rest = match self.take_kept(&mut guard, rest) {
+                Ok(done) => return (done, guard),
+                Err(rest) => rest,
+            };
             InLane::read_rest(ReadAt::new(self.shared_fd(), rest, AT_POSITION), guard)
                 .await
                 .into_parts()
         })
         .await
+    }
+
+    /// What the next read at the position returns without the kernel: kept bytes, then, on
+    /// a file without a shared position (a pipe, a FIFO, a terminal), the end an abandoned
+    /// read met, once. On a seekable file a kept end is dropped instead: the kernel answers
+    /// for the position as it is now (the file may have grown, or been seeked).
+    #[allow(clippy::type_complexity)]
+    fn take_kept<B: IoBufMut>(
+        &self,
+        guard: &mut LaneGuard,
+        buf: B,
+    ) -> Result<BufResult<usize, B>, B> {
+        if self.cursor().seekable() {
+            guard.forget_end();
+        }
+        guard.take_kept(buf)
     }
 
     pub(crate) async fn write_at_position<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {

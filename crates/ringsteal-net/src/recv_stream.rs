@@ -125,6 +125,13 @@ impl RecvStream {
             let (_, kept) = guard.take_leftover(Vec::with_capacity(LEFTOVER_CHUNK));
             return Poll::Ready(Some(Ok(RecvBuf::from(kept))));
         }
+        if let Some(end) = guard.take_end() {
+            // An abandoned read met the stream's end (or a reset) before this stream began.
+            self.ended = true;
+            self.guard = None;
+            self.uncount();
+            return Poll::Ready(end.err().map(Err));
+        }
         let receives = self.receives.as_mut().expect("present until dropped");
         let next = std::task::ready!(receives.poll_next(cx));
         if !matches!(next, Some(Ok(_))) {

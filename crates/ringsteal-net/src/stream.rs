@@ -97,7 +97,8 @@ impl StreamCore {
         SpliceEnd::new(&self.fd, &self.write)
     }
 
-    /// A read with the lane held that needs no ring request: from the lane's leftover bytes,
+    /// A read with the lane held that needs no ring request: from the lane's leftover bytes
+    /// or the end an abandoned read met (a reset, the peer's end of stream: `take_kept`),
     /// or inline when the socket had bytes queued after the last read
     /// ([`try_inline_read`](Self::try_inline_read)). `Err` gives the buffer back for a
     /// `RECV`. (The callers await the `RECV` in their own bodies: a helper future per read
@@ -107,9 +108,11 @@ impl StreamCore {
         guard: &mut LaneGuard,
         mut buf: B,
     ) -> Result<BufResult<usize, B>, B> {
-        if guard.has_leftover() {
-            let (n, buf) = guard.take_leftover(buf);
-            return Ok((Ok(n), buf));
+        if guard.has_kept() {
+            match guard.take_kept(buf) {
+                Ok(done) => return Ok(done),
+                Err(b) => buf = b,
+            }
         }
         match self.try_inline_read(&mut buf) {
             Inline::Done(n) => Ok((Ok(n), buf)),
@@ -196,6 +199,9 @@ impl StreamCore {
             let (n, bufs) = guard.take_leftover_vectored(bufs);
             return (Ok(n), bufs);
         }
+        if let Some(end) = guard.take_end() {
+            return (end, bufs);
+        }
         InLane::readv(RecvVectored::new(&self.fd, bufs, 0), guard)
             .await
             .into_parts()
@@ -207,6 +213,15 @@ impl StreamCore {
         if guard.has_leftover() {
             let (n, buf) = guard.peek_leftover(buf);
             return (Ok(n), buf);
+        }
+        if let Some(end) = guard.take_end() {
+            // A peek takes nothing: the end stays for the next read (the error is the
+            // kernel's, which a peek of the socket would have taken the same way).
+            match end {
+                Ok(_) => guard.keep_end(None),
+                Err(e) => return (Err(e), buf),
+            }
+            return (Ok(0), buf);
         }
         // A peek consumes nothing: an abandoned one has nothing to give back.
         InLane::other(RecvOp::new(&self.fd, buf, libc::MSG_PEEK), guard)

@@ -337,3 +337,83 @@ fn set_small_buffers(client: &TcpStream, server: &TcpStream) {
         assert_eq!(rc, 0);
     }
 }
+
+/// A read dropped after it met the peer's end (or a reset): the next read returns that end,
+/// once, as the dropped one would have, and reads after it ask the kernel again.
+#[test]
+fn a_read_dropped_after_it_met_the_end_or_a_reset_hands_that_to_the_next_read() {
+    for reset in [false, true] {
+        with_every_runtime("dropped read at the end", 1, move |_, rt| {
+            rt.block_on(async move {
+                let (client, server) = tcp_pair().await;
+                let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+                assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+                let before = ops_completed();
+                if reset {
+                    client.set_linger(Some(Duration::ZERO)).unwrap();
+                }
+                drop(client);
+                // The recv has completed in the kernel and been reaped.
+                until_ops_completed(before, 1).await;
+                drop(read);
+                let (res, _) = timeout(OP_GUARD, server.read(Vec::with_capacity(64)))
+                    .await
+                    .expect("the next read asked the kernel again");
+                match reset {
+                    false => assert_eq!(res.unwrap(), 0, "end of stream"),
+                    true => assert_eq!(
+                        res.unwrap_err().kind(),
+                        std::io::ErrorKind::ConnectionReset,
+                        "the reset the dropped read met"
+                    ),
+                }
+                let (res, _) = server.read(Vec::with_capacity(64)).await;
+                assert_eq!(res.unwrap(), 0, "then the kernel's answer: end of stream");
+            })
+        });
+    }
+}
+
+/// tokio's connection loop: `select!` between reading the client and something else that is
+/// always ready first. Each round drops a read; the client's end (or reset) must still show
+/// within a few rounds. Before, a dropped read's end was thrown away and the next read went
+/// back to the ring, to be dropped again: the loop never saw it.
+#[test]
+fn a_select_loop_that_drops_a_read_every_round_still_sees_the_peers_end() {
+    for reset in [false, true] {
+        with_every_runtime("select loop sees the end", 1, move |_, rt| {
+            rt.block_on(async move {
+                let (client, server) = tcp_pair().await;
+                client.write_all(b"hi".to_vec()).await.0.unwrap();
+                if reset {
+                    client.set_linger(Some(Duration::ZERO)).unwrap();
+                }
+                drop(client);
+                let mut got = Vec::new();
+                let mut rounds = 0u32;
+                let end = loop {
+                    rounds += 1;
+                    assert!(rounds < 10_000, "no end after {rounds} rounds; got {got:?}");
+                    let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+                    match poll_once(&mut read).await {
+                        Some((Ok(0), _)) => break Ok(()),
+                        Some((Ok(n), buf)) => got.extend_from_slice(&buf[..n]),
+                        Some((Err(e), _)) => break Err(e),
+                        // The other branch wins: the read is dropped.
+                        None => ringsteal_rt::yield_now().await,
+                    }
+                };
+                match reset {
+                    false => {
+                        assert_eq!(got, b"hi");
+                        end.unwrap();
+                    }
+                    // A reset may discard what was unread.
+                    true => {
+                        assert_eq!(end.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset)
+                    }
+                }
+            })
+        });
+    }
+}

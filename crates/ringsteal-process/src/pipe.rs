@@ -226,17 +226,18 @@ where
     ((res, buf), guard)
 }
 
-/// One read into `buf` holding the read lane: bytes a dropped read kept come first.
+/// One read into `buf` holding the read lane: bytes a dropped read kept come first, then
+/// the end it met (the writer's close), once.
 pub(crate) async fn read_in_pipe<B: IoBufMut>(
     fd: &SharedFd,
     lane: &Lane,
     buf: B,
 ) -> BufResult<usize, B> {
     let mut guard = lane.acquire().await;
-    if guard.has_leftover() {
-        let (n, buf) = guard.take_leftover(buf);
-        return (Ok(n), buf);
-    }
+    let buf = match guard.take_kept(buf) {
+        Ok(done) => return done,
+        Err(buf) => buf,
+    };
     when_ready(fd, libc::POLLIN, buf, guard, |buf, guard| async move {
         InLane::read(ReadAt::new(fd, buf, STREAM), guard)
             .await
@@ -398,10 +399,10 @@ pub(crate) async fn read_exact_in_pipe<B: IoBufMut>(
 ) -> BufResult<(), B> {
     let guard = lane.acquire().await;
     read_exact_in_lane(guard, buf, |mut guard, rest| async move {
-        if guard.has_leftover() {
-            let (n, rest) = guard.take_leftover(rest);
-            return ((Ok(n), rest), guard);
-        }
+        let rest = match guard.take_kept(rest) {
+            Ok(done) => return (done, guard),
+            Err(rest) => rest,
+        };
         when_ready(fd, libc::POLLIN, rest, guard, |rest, guard| async move {
             InLane::read_rest(ReadAt::new(fd, rest, STREAM), guard)
                 .await

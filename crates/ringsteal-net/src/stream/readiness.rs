@@ -42,7 +42,7 @@ impl StreamCore {
             }
         })
         .await;
-        if free.is_readable() && self.read.has_leftover() {
+        if free.is_readable() && self.read.has_kept() {
             return Ok(Ready::READABLE);
         }
         let event = self.readiness.ready(&self.fd, free).await?;
@@ -54,7 +54,7 @@ impl StreamCore {
     /// task of the latest call is woken).
     pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.read.poll_free(cx, |_| ()));
-        if self.read.has_leftover() {
+        if self.read.has_kept() {
             return Poll::Ready(Ok(()));
         }
         self.readiness.poll_read_ready(cx, &self.fd).map_ok(drop)

@@ -107,7 +107,7 @@ impl StreamCore {
         // Never waits for the read lane with the write lane held: a busy read lane (another
         // task's read, waiting for data) would hold up this write.
         let read_lane = if alone {
-            self.read.try_acquire().filter(|g| !g.has_leftover())
+            self.read.try_acquire().filter(|g| !g.has_kept())
         } else {
             None
         };

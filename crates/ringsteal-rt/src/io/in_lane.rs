@@ -15,7 +15,7 @@ use std::io;
 use ringsteal_uring::abi::IORING_CQE_F_SOCK_NONEMPTY;
 
 use super::lane::LaneGuard;
-use crate::buf::{BufResult, IoBufMut, IoVecBufMut, Slice};
+use crate::buf::{BufResult, IoBuf, IoBufMut, IoVecBufMut, Slice};
 use crate::op::{Op, Operation, Sqes};
 
 /// An operation run while holding a lane. Build it from an operation's data (e.g.
@@ -94,7 +94,23 @@ where
 
 pub(super) fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 
+/// Keeps the end an abandoned read met, for the next read ([`LaneGuard::keep_end`]): end of
+/// stream (`Ok(0)` into a buffer with room), or an error the stream itself reported. Not an
+/// error of the abandonment (the cancel's `ECANCELED`, a link timeout) or one a retry mends.
+fn keep_end(res: &io::Result<usize>, room: usize, guard: &mut LaneGuard) {
+    match res {
+        Ok(0) if room > 0 => guard.keep_end(None),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ECANCELED | libc::EINTR | libc::EAGAIN | libc::ETIME | libc::ENOBUFS)
+            | None => {}
+            Some(code) => guard.keep_end(Some(io::Error::from_raw_os_error(code))),
+        },
+        Ok(_) => {}
+    }
+}
+
 pub(super) fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
+    keep_end(&out.0, out.1.bytes_total(), guard);
     if let (Ok(n @ 1..), buf) = out {
         // A count past the buffer is a datagram's whole length (`MSG_TRUNC`): only what the
         // buffer holds was received into it.
@@ -111,6 +127,7 @@ pub(super) fn keep_read<B: IoBufMut>(out: &BufResult<usize, B>, guard: &mut Lane
 
 fn keep_read_rest<B: IoBufMut>(out: &BufResult<usize, Slice<B>>, guard: &mut LaneGuard) {
     let (res, slice) = out;
+    keep_end(res, slice.bytes_total(), guard);
     // The bytes before the slice count only as far as the buffer says they are initialised:
     // `read_rest` is public, and nothing stops a caller from passing a slice of a buffer
     // whose start was never written (`Vec::with_capacity(64).slice(32..)`). A read that got
@@ -126,6 +143,8 @@ fn keep_read_rest<B: IoBufMut>(out: &BufResult<usize, Slice<B>>, guard: &mut Lan
 }
 
 fn keep_readv<B: IoVecBufMut>(out: &BufResult<usize, B>, guard: &mut LaneGuard) {
+    let room = out.1.iovecs().iter().map(|v| v.iov_len).sum();
+    keep_end(&out.0, room, guard);
     let (Ok(n), bufs) = out else { return };
     let mut got = Vec::with_capacity(*n);
     for iov in bufs.iovecs() {
@@ -302,13 +321,55 @@ mod tests {
             unreachable!("not submitted in these tests")
         }
         fn complete(mut self, results: &[(i32, u32)]) -> Self::Output {
-            let n = results[0].0 as usize;
+            let res = results[0].0;
+            if res < 0 {
+                return (Err(io::Error::from_raw_os_error(-res)), self.buf);
+            }
+            let n = res as usize;
             self.buf.extend_from_slice(&self.data[..n]);
             (Ok(n), self.buf)
         }
         fn fail(self, err: io::Error) -> Self::Output {
             (Err(err), self.buf)
         }
+    }
+
+    #[test]
+    fn an_abandoned_read_keeps_the_end_or_the_reset_it_met_for_the_next_read_once() {
+        for (res, want) in [(0, None), (-libc::ECONNRESET, Some(libc::ECONNRESET))] {
+            let lane = Lane::new();
+            drop(read_in(&lane, b"").complete(&[(res, 0)]));
+            assert!(lane.has_kept() && !lane.has_leftover(), "an end, no bytes");
+            let mut g = lane.try_acquire().unwrap();
+            let (end, _) = g.take_kept(Vec::with_capacity(8)).expect("kept");
+            match want {
+                None => assert_eq!(end.unwrap(), 0),
+                Some(code) => assert_eq!(end.unwrap_err().raw_os_error(), Some(code)),
+            }
+            assert!(!g.has_kept(), "once");
+            assert!(g.take_kept(Vec::with_capacity(8)).is_err());
+        }
+    }
+
+    #[test]
+    fn an_abandonment_error_or_an_empty_buffers_zero_keeps_nothing() {
+        for res in [-libc::ECANCELED, -libc::EINTR, -libc::ETIME, -libc::EAGAIN] {
+            let lane = Lane::new();
+            drop(read_in(&lane, b"").complete(&[(res, 0)]));
+            assert!(!lane.has_kept(), "{res} was kept");
+        }
+        // Zero bytes into a buffer with no room is no end of stream.
+        let lane = Lane::new();
+        let op = InLane {
+            op: FakeRead {
+                buf: Vec::new(),
+                data: b"",
+            },
+            guard: lane.try_acquire().unwrap(),
+            keep: keep_read::<Vec<u8>>,
+        };
+        drop(op.complete(&[(0, 0)]));
+        assert!(!lane.has_kept());
     }
 
     fn read_in(lane: &Lane, data: &'static [u8]) -> InLane<FakeRead> {

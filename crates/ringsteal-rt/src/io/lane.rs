@@ -12,11 +12,16 @@
 //!   rest of an abandoned one.
 //! * **Nothing read is dropped.** When an abandoned read completes with data, its bytes go
 //!   into the lane's *leftover*; the next read is served from there before it asks the
-//!   kernel again.
+//!   kernel again. When it completes with the end of the stream or an error (a reset), that
+//!   is kept too, behind the bytes, and the next read returns it once, as the abandoned one
+//!   would have: a loop that drops a read every round (a `select!` whose other branch keeps
+//!   winning) still sees the peer's end at its next read, without another trip through the
+//!   ring.
 //!
 //! **The uncontended fast path.** Beside the lock, a lane keeps one atomic state word:
 //! `HELD` (a request, or a [`Lane::poll_free`] closure, holds the lane), `WAITERS` (a task is
-//! registered to be woken when it is let go) and `LEFTOVER` (there are kept bytes). Taking a
+//! registered to be woken when it is let go), `LEFTOVER` (there are kept bytes) and `END`
+//! (a kept end of stream or error). Taking a
 //! free lane is one compare-and-swap of the word; letting it go is one compare-and-swap when
 //! nobody waits; [`LaneGuard::has_leftover`] is a load. The lock is taken only to wait, to
 //! wake, to touch the kept bytes and by `poll_free`. The protocol:
@@ -44,8 +49,9 @@
 //!   closure runs (a request that finds it set goes to the lock and waits there, as it
 //!   always did); the lock keeps other `poll_free` calls and every slow path out. So, under
 //!   the lock, `HELD` always means that a request holds the lane.
-//! * Only the holder changes the kept bytes, under the lock, and it sets or clears
-//!   `LEFTOVER` in step; the next holder sees both through the word's acquire and release.
+//! * Only the holder changes the kept bytes and end, under the lock, and it sets or clears
+//!   `LEFTOVER` and `END` in step; the next holder sees them through the word's acquire and
+//!   release.
 //!
 //! Owns: the lane's state (its state word; waiters and leftover bytes behind one lock).
 //! May not: submit anything (the stream types and `InLane` do); it is plain memory and runs
@@ -88,10 +94,12 @@ const HELD: usize = 1;
 const WAITERS: usize = 2;
 /// There are kept bytes (`State::pending` is not empty).
 const LEFTOVER: usize = 4;
+/// An end of stream or an error is kept (`State::end`).
+const END: usize = 8;
 
 /// What a lane's clones and guards share: the state word and the locked part.
 struct Shared {
-    /// `HELD | WAITERS | LEFTOVER` (see the module docs).
+    /// `HELD | WAITERS | LEFTOVER | END` (see the module docs).
     word: AtomicUsize,
     locked: Mutex<State>,
 }
@@ -260,16 +268,18 @@ impl Shared {
         }
     }
 
-    /// Sets or clears `LEFTOVER` after the holder changed the kept bytes (`st`, under the
-    /// lock). Relaxed: the next holder sees it through `HELD`'s release and acquire.
+    /// Sets or clears `LEFTOVER` and `END` after the holder changed what is kept (`st`,
+    /// under the lock). Relaxed: the next holder sees them through `HELD`'s release and
+    /// acquire.
     fn note_leftover(&self, st: &State) {
-        let has = !st.pending().is_empty();
-        if has != (self.word.load(Relaxed) & LEFTOVER != 0) {
-            if has {
-                self.word.fetch_or(LEFTOVER, Relaxed);
-            } else {
-                self.word.fetch_and(!LEFTOVER, Relaxed);
-            }
+        let want = if st.pending().is_empty() { 0 } else { LEFTOVER }
+            | if st.end.is_some() { END } else { 0 };
+        let have = self.word.load(Relaxed) & (LEFTOVER | END);
+        if want & !have != 0 {
+            self.word.fetch_or(want & !have, Relaxed);
+        }
+        if have & !want != 0 {
+            self.word.fetch_and(!(have & !want), Relaxed);
         }
     }
 }
@@ -277,7 +287,7 @@ impl Shared {
 /// Clears `HELD` when a `poll_free` closure returns or unwinds. A plain store is enough: while
 /// `poll_free` holds both the lock and `HELD`, nobody else changes the word (`WAITERS` is set
 /// under the lock only, a fast acquire's compare-and-swap fails without writing, and
-/// `LEFTOVER` changes only by the holder).
+/// `LEFTOVER` and `END` change only by the holder).
 struct FreeOnDrop<'a>(&'a Shared);
 
 impl Drop for FreeOnDrop<'_> {
@@ -299,6 +309,9 @@ struct State {
     /// Bytes read by an abandoned request, not yet delivered: `leftover[start..]`.
     leftover: Vec<u8>,
     start: usize,
+    /// The end an abandoned read met (`None` inside: end of stream), for the read after the
+    /// leftover bytes.
+    end: Option<Option<std::io::Error>>,
 }
 
 /// A queued future's place in the queue (non-zero, so that an `Option` of it is one word
@@ -453,6 +466,11 @@ impl Lane {
     /// True if an abandoned read left bytes that the next read will return.
     pub fn has_leftover(&self) -> bool {
         self.inner.word.load(Ordering::Acquire) & LEFTOVER != 0
+    }
+
+    /// True if leftover bytes or a kept end wait for the next read (a read would not wait).
+    pub fn has_kept(&self) -> bool {
+        self.inner.word.load(Ordering::Acquire) & (LEFTOVER | END) != 0
     }
 
     /// True if a request holds the lane.
@@ -645,6 +663,76 @@ impl LaneGuard {
     pub fn has_leftover(&self) -> bool {
         // Only the holder changes `LEFTOVER`, and this guard is the holder.
         self.lane.word.load(Relaxed) & LEFTOVER != 0
+    }
+
+    /// True if leftover bytes or a kept end ([`keep_end`](Self::keep_end)) wait for the next
+    /// read: it is served by [`take_kept`](Self::take_kept) rather than the kernel. One load.
+    pub fn has_kept(&self) -> bool {
+        // Only the holder changes these bits, and this guard is the holder.
+        self.lane.word.load(Relaxed) & (LEFTOVER | END) != 0
+    }
+
+    /// What the next read returns without asking the kernel: leftover bytes moved into `buf`
+    /// (as [`take_leftover`](Self::take_leftover)), else the kept end (`Ok(0)` for end of
+    /// stream, or the error), taken; `Err(buf)` if nothing is kept.
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::new();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.unread(b"ab");
+    /// guard.keep_end(None);
+    /// let (n, buf) = guard.take_kept(vec![0u8; 8]).ok().unwrap();
+    /// assert_eq!(&buf[..n.unwrap()], b"ab");
+    /// let (end, _) = guard.take_kept(vec![0u8; 8]).ok().unwrap();
+    /// assert_eq!(end.unwrap(), 0, "then the end of stream, once");
+    /// assert!(!guard.has_kept());
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn take_kept<B: IoBufMut>(&mut self, buf: B) -> Result<(std::io::Result<usize>, B), B> {
+        if self.has_leftover() {
+            let (n, buf) = self.take_leftover(buf);
+            return Ok((Ok(n), buf));
+        }
+        match self.take_end() {
+            Some(end) => Ok((end, buf)),
+            None => Err(buf),
+        }
+    }
+
+    /// Keeps the end an abandoned read met, behind the leftover bytes, for the next read to
+    /// return once: `None` for end of stream, else the error (a reset). An end already kept
+    /// stays (the first one met is the one a read would have returned).
+    pub fn keep_end(&mut self, error: Option<std::io::Error>) {
+        let mut st = self.lane.locked.lock();
+        if st.end.is_none() {
+            st.end = Some(error);
+            self.lane.note_leftover(&st);
+        }
+    }
+
+    /// Takes the kept end, if no leftover bytes come before it: `Ok(0)` for end of stream,
+    /// or the error. For readers into other buffer shapes than [`take_kept`]'s.
+    ///
+    /// [`take_kept`]: Self::take_kept
+    pub fn take_end(&mut self) -> Option<std::io::Result<usize>> {
+        if self.lane.word.load(Relaxed) & END == 0 || self.has_leftover() {
+            return None;
+        }
+        let mut st = self.lane.locked.lock();
+        let end = st.end.take();
+        self.lane.note_leftover(&st);
+        end.map(|e| e.map_or(Ok(0), Err))
+    }
+
+    /// Drops a kept end: for a reader that is about to ask the kernel itself, which answers
+    /// for the stream as it is now.
+    #[inline]
+    pub fn forget_end(&mut self) {
+        if self.lane.word.load(Relaxed) & END != 0 {
+            let mut st = self.lane.locked.lock();
+            st.end = None;
+            self.lane.note_leftover(&st);
+        }
     }
 
     /// Moves leftover bytes into `buf` (from its start, up to its capacity), as a read would.
@@ -857,6 +945,39 @@ mod tests {
     fn queue_both(a: &mut Acquire<'_>, b: &mut Acquire<'_>, cx: &mut Context<'_>) {
         assert!(Pin::new(a).poll(cx).is_pending());
         assert!(Pin::new(b).poll(cx).is_pending());
+    }
+
+    #[test]
+    fn a_kept_end_comes_after_every_kept_byte_and_only_once() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.keep(b"abc");
+        g.keep_end(None);
+        g.keep_end(Some(std::io::Error::from_raw_os_error(libc::ECONNRESET)));
+        assert!(g.take_end().is_none(), "not before the bytes");
+        let (n, buf) = g.take_kept(vec![0u8; 2]).ok().unwrap();
+        assert_eq!(&buf[..n.unwrap()], b"ab");
+        g.unread(b"z");
+        let (n, buf) = g.take_kept(vec![0u8; 8]).ok().unwrap();
+        assert_eq!(&buf[..n.unwrap()], b"zc");
+        // The first end kept is the one a read would have met.
+        assert_eq!(g.take_end().unwrap().unwrap(), 0);
+        assert!(!g.has_kept() && g.take_end().is_none());
+        drop(g);
+        assert!(!lane.has_kept());
+    }
+
+    #[test]
+    fn a_forgotten_end_is_gone_and_the_bytes_stay() {
+        let lane = Lane::new();
+        let mut g = lane.try_acquire().unwrap();
+        g.keep(b"x");
+        g.keep_end(None);
+        g.forget_end();
+        assert!(g.has_leftover() && g.has_kept());
+        let (n, _) = g.take_kept(vec![0u8; 8]).ok().unwrap();
+        assert_eq!(n.unwrap(), 1);
+        assert!(!g.has_kept(), "no end left to serve");
     }
 
     #[test]

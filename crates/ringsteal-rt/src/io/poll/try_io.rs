@@ -84,6 +84,13 @@ fn try_recv_in_lane(
             false => guard.take_leftover_into(dst),
         });
     }
+    if let Some(end) = guard.take_end() {
+        // What an abandoned read met (a reset, the end of stream): once, as it would have.
+        if peek && end.is_ok() {
+            guard.keep_end(None);
+        }
+        return end;
+    }
     let flags = if peek { libc::MSG_PEEK } else { 0 };
     sys::recv(fd.as_raw_fd(), dst, flags)
 }
@@ -174,6 +181,9 @@ pub fn try_read_vectored_in_lane(
     if guard.has_leftover() {
         // SAFETY: the kept bytes' copy writes only bytes.
         return Ok(guard.take_leftover_into(unsafe { as_uninit(first) }));
+    }
+    if let Some(end) = guard.take_end() {
+        return end;
     }
     sys::recv_vectored(fd.as_raw_fd(), bufs)
 }
