@@ -87,6 +87,27 @@ impl<R> BufReader<R> {
     /// Marks `amt` buffered bytes as read (at most what is buffered).
     pub fn consume(&mut self, amt: usize) {
         self.pos = self.pos.saturating_add(amt).min(self.buf.len());
+        if self.buf.capacity() > self.capacity.saturating_mul(2) {
+            self.give_growth_back();
+        }
+    }
+
+    /// A long line (or a `read_exact` through the buffer) grew it past its capacity: once
+    /// what is left fits the capacity again, it moves to a buffer of that size, so that one
+    /// long line does not hold its memory for the reader's life (tokio's buffer never grows).
+    #[cold]
+    fn give_growth_back(&mut self) {
+        let left = self.buf.len() - self.pos;
+        if left > self.capacity {
+            return;
+        }
+        let mut smaller = Vec::new();
+        if left > 0 && smaller.try_reserve_exact(self.capacity).is_err() {
+            return; // keep the big one rather than fail here
+        }
+        smaller.extend_from_slice(&self.buf[self.pos..]);
+        self.buf = smaller;
+        self.pos = 0;
     }
 
     /// Drops the buffered bytes (a seek moved the position under them).
@@ -152,7 +173,7 @@ impl<R: AsyncReadOwned> BufReader<R> {
     /// Cancel-safe: the line is gathered in this reader's buffer and consumed only once it
     /// is whole, so a `read_line` dropped while it waits for the rest of a line leaves what
     /// it read buffered, for the next call (of any read). A long line grows the buffer
-    /// past its capacity until it is read.
+    /// past its capacity until it is read; then the buffer shrinks back.
     ///
     /// # Errors
     /// `InvalidData` if the line is not UTF-8; `out` is then left as it was (the line's
@@ -430,6 +451,27 @@ mod tests {
         let (res, got) = block_on(reader.read_exact(Vec::with_capacity(4)));
         assert_eq!(res.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
         assert_eq!(got, [1, 2]);
+    }
+
+    #[test]
+    fn a_long_line_gives_its_memory_back_once_read_and_the_next_line_stays_whole() {
+        let mut arrivals = Arrivals::default();
+        let long = "x".repeat(100_000) + "\n";
+        arrivals.arrive(long.as_bytes());
+        arrivals.arrive(b"next\nand");
+        let mut reader = BufReader::with_capacity(64, arrivals);
+        let mut line = String::new();
+        block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(line, long);
+        assert!(
+            reader.buf.capacity() <= 128,
+            "the buffer kept {} bytes after the long line",
+            reader.buf.capacity()
+        );
+        line.clear();
+        block_on(reader.read_line(&mut line)).unwrap();
+        assert_eq!(line, "next\n");
+        assert_eq!(reader.buffer(), b"and");
     }
 
     #[test]
