@@ -14,8 +14,10 @@
 //!
 //! May not: reorder bytes: a source's leftover bytes go out before anything it splices.
 
+use std::future::Future;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::task::Poll;
 
 use super::in_lane::InLane;
 use super::provided::{buffer_with_capacity, write_zero};
@@ -33,7 +35,9 @@ const SPLICE_CHUNK: usize = 1024 * 1024;
 
 /// Copies everything `reader` yields until its end into `writer`, flushes the writer (as
 /// tokio's `copy` does: a `BufWriter` gives up its last bytes), and yields the byte count.
-/// Does not shut down the writer.
+/// Does not shut down the writer. Through a buffer, it also flushes the writer whenever the
+/// reader has nothing yet, as tokio's does, so a proxy's request or reply does not wait in a
+/// buffering writer for the end of the stream.
 ///
 /// Where both sides offer a descriptor ([`AsyncReadOwned::splice_source`],
 /// [`AsyncWriteOwned::splice_sink`]) and the source is a regular file, the bytes move in the
@@ -154,9 +158,27 @@ where
     // A size no allocation can have (`copy_bidirectional_with_sizes(.., usize::MAX, ..)`) is
     // `OutOfMemory`, not an abort.
     let mut buf = buffer_with_capacity(buf_size)?;
+    // Written since the writer's last flush.
+    let mut unflushed = false;
     loop {
         buf.clear();
-        let (res, b) = reader.read(buf).await;
+        let (res, b) = if unflushed {
+            let mut read = std::pin::pin!(reader.read(buf));
+            let now = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            match now {
+                Poll::Ready(out) => out,
+                Poll::Pending => {
+                    // The reader has nothing yet: what was written goes out before the wait,
+                    // as tokio's copy flushes when its read would block (a buffering writer
+                    // would otherwise hold a proxy's reply until the end of the stream).
+                    writer.flush().await?;
+                    unflushed = false;
+                    read.await
+                }
+            }
+        } else {
+            reader.read(buf).await
+        };
         buf = b;
         let n = match res {
             Ok(0) => return Ok(total),
@@ -167,6 +189,7 @@ where
         let (res, b) = writer.write_all(buf.slice(..n)).await;
         buf = b.into_inner();
         res?;
+        unflushed = true;
         total += n as u64;
     }
 }
@@ -298,6 +321,10 @@ async fn fill_pipe(src: SpliceEnd<'_>, pipe_w: &SharedFd, pipe_r: &SharedFd) -> 
             let written = res?;
             debug_assert_eq!(written, n);
             return Ok(written);
+        }
+        if let Some(end) = guard.take_end() {
+            // What an abandoned read met: the end of the source, or its error.
+            return end;
         }
         let out = InLane::other(
             PipeSplice {

@@ -178,6 +178,11 @@ impl<T: AsyncWriteOwned> LengthDelimited<T> {
     /// Writes `frame` (its initialised bytes) with its length header, in one vectored write
     /// where the stream allows. Yields the buffer back.
     ///
+    /// Dropped before it returns (a `timeout` around it), it may leave part of the frame on
+    /// the wire, as any dropped write may leave a prefix: the peer then reads what follows
+    /// as the rest of this frame. Close the stream after a dropped `write_frame` (tokio-util's
+    /// `Framed` finishes a frame at its next send instead, having copied it).
+    ///
     /// # Errors
     /// `InvalidInput` (nothing sent) if the frame is over the limit; the stream's error.
     pub async fn write_frame<B: IoBuf>(&mut self, frame: B) -> BufResult<(), B> {

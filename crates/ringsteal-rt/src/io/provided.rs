@@ -145,16 +145,27 @@ where
     W: AsyncWriteOwned + ?Sized,
     B: IoVecBuf,
 {
-    let mut joined = Vec::with_capacity(total_len(&bufs));
+    // At most this much per call: a `write_all_vectored` calls again after every short
+    // write, and copying all that is left each time was quadratic (a pipe takes 64 KiB a
+    // write: 64 MiB took 17 s).
+    let take = total_len(&bufs).min(WRITEV_COPY_MAX);
+    let mut joined = Vec::with_capacity(take);
     for iov in bufs.iovecs() {
-        // SAFETY: an IoVecBuf's iovecs describe initialised bytes of buffers it owns.
-        joined.extend_from_slice(unsafe {
-            std::slice::from_raw_parts(iov.iov_base.cast::<u8>(), iov.iov_len)
-        });
+        let n = iov.iov_len.min(take - joined.len());
+        // SAFETY: an IoVecBuf's iovecs describe initialised bytes of buffers it owns; n is
+        // at most this one's length.
+        joined
+            .extend_from_slice(unsafe { std::slice::from_raw_parts(iov.iov_base.cast::<u8>(), n) });
+        if joined.len() == take {
+            break;
+        }
     }
     let (res, _) = w.write(joined).await;
     (res, bufs)
 }
+
+/// The most bytes [`writev_by_copy`] gathers for one write.
+const WRITEV_COPY_MAX: usize = 256 * 1024;
 
 fn total_len<B: IoVecBuf>(bufs: &B) -> usize {
     bufs.iovecs().iter().map(|i| i.iov_len).sum()
