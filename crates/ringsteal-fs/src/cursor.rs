@@ -51,7 +51,9 @@ impl Cursor {
     /// The cursor of `fd`, whose kind (seekable or not) never changes.
     pub(crate) fn new(fd: &SharedFd) -> Self {
         Self {
-            read: Lane::new(),
+            // A file may go on after an end of stream (it grows, is seeked; a FIFO's next
+            // writer comes): a dropped read's end is not kept (`Lane::bytes_only`).
+            read: Lane::bytes_only(),
             write: Lane::new(),
             seekable: has_shared_position(fd),
         }
@@ -109,7 +111,7 @@ impl Cursor {
 impl File {
     pub(crate) async fn read_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<usize, B> {
         let mut guard = self.cursor().acquire_read().await;
-        let buf = match self.take_kept(&mut guard, buf) {
+        let buf = match guard.take_kept(buf) {
             Ok(done) => return done,
             Err(buf) => buf,
         };
@@ -125,7 +127,7 @@ impl File {
     pub(crate) async fn read_exact_at_position<B: IoBufMut>(&self, buf: B) -> BufResult<(), B> {
         let guard = self.cursor().acquire_read().await;
         read_exact_in_lane(guard, buf, |mut guard, rest| async move {
-            let rest = match self.take_kept(&mut guard, rest) {
+            let rest = match guard.take_kept(rest) {
                 Ok(done) => return (done, guard),
                 Err(rest) => rest,
             };
@@ -134,22 +136,6 @@ impl File {
                 .into_parts()
         })
         .await
-    }
-
-    /// What the next read at the position returns without the kernel: kept bytes, then, on
-    /// a file without a shared position (a pipe, a FIFO, a terminal), the end an abandoned
-    /// read met, once. On a seekable file a kept end is dropped instead: the kernel answers
-    /// for the position as it is now (the file may have grown, or been seeked).
-    #[allow(clippy::type_complexity)]
-    fn take_kept<B: IoBufMut>(
-        &self,
-        guard: &mut LaneGuard,
-        buf: B,
-    ) -> Result<BufResult<usize, B>, B> {
-        if self.cursor().seekable() {
-            guard.forget_end();
-        }
-        guard.take_kept(buf)
     }
 
     pub(crate) async fn write_at_position<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {

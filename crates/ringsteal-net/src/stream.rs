@@ -199,8 +199,11 @@ impl StreamCore {
             let (n, bufs) = guard.take_leftover_vectored(bufs);
             return (Ok(n), bufs);
         }
-        if let Some(end) = guard.take_end() {
-            return (end, bufs);
+        let room = bufs.iovecs().iter().any(|v| v.iov_len > 0);
+        if room {
+            if let Some(end) = guard.take_end() {
+                return (end, bufs);
+            }
         }
         InLane::readv(RecvVectored::new(&self.fd, bufs, 0), guard)
             .await

@@ -417,3 +417,34 @@ fn a_select_loop_that_drops_a_read_every_round_still_sees_the_peers_end() {
         });
     }
 }
+
+/// A reset a dropped read met stays for a read that has room: a zero-length read does not
+/// take it, and `try_io` (the caller's own system call, which would see only the kernel's
+/// end of stream after it) returns it.
+#[test]
+fn a_kept_reset_waits_for_a_read_with_room_and_try_io_returns_it() {
+    for via_try_io in [false, true] {
+        with_every_runtime("kept reset", 1, move |_, rt| {
+            rt.block_on(async move {
+                let (client, server) = tcp_pair().await;
+                let mut read = Box::pin(server.read(Vec::with_capacity(64)));
+                assert!(poll_once(&mut read).await.is_none(), "nothing to read yet");
+                let before = ops_completed();
+                client.set_linger(Some(Duration::ZERO)).unwrap();
+                drop(client);
+                until_ops_completed(before, 1).await;
+                drop(read);
+                let (res, _) = server.read(Vec::new()).await;
+                assert_eq!(res.unwrap(), 0, "nothing to read into");
+                let err = if via_try_io {
+                    server
+                        .try_io(ringsteal_rt::io::Interest::READABLE, || Ok(()))
+                        .unwrap_err()
+                } else {
+                    server.read(Vec::with_capacity(8)).await.0.unwrap_err()
+                };
+                assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
+            })
+        });
+    }
+}

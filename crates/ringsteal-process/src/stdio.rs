@@ -45,7 +45,9 @@ impl StdStream {
         let fd = SharedFd::new(unsafe { OwnedFd::from_raw_fd(number) });
         Self {
             fd,
-            lane: Lane::new(),
+            // Standard input may be a terminal (input goes on after `^D`) or a FIFO (a next
+            // writer comes): a dropped read's end is not kept.
+            lane: Lane::bytes_only(),
             number,
         }
     }

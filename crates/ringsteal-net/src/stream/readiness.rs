@@ -170,7 +170,9 @@ impl StreamCore {
     /// Runs `f`, the caller's own non-blocking system call, holding the lanes of the
     /// directions in `interest` (tokio's `try_io`): `WouldBlock` without calling it while a
     /// request holds one, as `try_read` does, and `Other` for reading while an abandoned
-    /// read's bytes are kept (`f` would read past them; `try_read` takes them).
+    /// read's bytes are kept (`f` would read past them; `try_read` takes them). An error an
+    /// abandoned read met (a reset, which the kernel reports once) is returned instead of
+    /// calling `f`; a kept end of stream is dropped (the socket says it again).
     pub(crate) fn try_io<R>(
         &self,
         interest: Interest,
@@ -182,14 +184,19 @@ impl StreamCore {
                 format!("a {what} of this stream is in flight"),
             )
         };
-        let read = match interest.is_readable() {
+        let mut read = match interest.is_readable() {
             true => Some(self.read.try_acquire().ok_or_else(|| in_flight("read"))?),
             false => None,
         };
-        if read.as_ref().is_some_and(|lane| lane.has_leftover()) {
-            return Err(io::Error::other(
-                "bytes an abandoned read kept come first: take them with try_read",
-            ));
+        if let Some(guard) = read.as_mut() {
+            if guard.has_leftover() {
+                return Err(io::Error::other(
+                    "bytes an abandoned read kept come first: take them with try_read",
+                ));
+            }
+            if let Some(Err(e)) = guard.take_end() {
+                return Err(e);
+            }
         }
         let _write = match interest.is_writable() {
             true => Some(self.write.try_acquire().ok_or_else(|| in_flight("write"))?),

@@ -8,8 +8,8 @@
 //! error, as if the kernel had failed it (so the futures waiting on them get an error and
 //! their buffers back, and a request's cell is freed by that CQE as by any other). Requests
 //! the kernel consumed before are left to it: their memory stays allocated (the shutdown's
-//! drain gives up on them at once). An SQPOLL ring's SQEs cannot be taken back (its poller
-//! thread may be reading them): its unsubmitted requests wait.
+//! drain gives up on them at once). An SQPOLL ring's SQ cannot be taken back (its poller
+//! thread may be reading it): the requests in it wait (those still in the backlog fail).
 //!
 //! Owns: which enter errors lose the ring, and the failing of unsubmitted SQEs. May not:
 //! decide what the runtime does about it (the shard stops the runtime, ADR-0019).
@@ -53,17 +53,18 @@ impl Driver {
         }
     }
 
-    /// The error every `io_uring_enter` of this ring fails with, once the ring is lost.
-    pub(crate) fn lost(&self) -> Option<io::Error> {
-        self.lost.map(io::Error::from_raw_os_error)
+    /// True once the ring is lost.
+    #[inline]
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.is_some()
     }
 
     /// True if the ring is lost and holds SQEs it could take back and fail: work for the
     /// next reap, which the park must not sleep before.
     pub(super) fn lost_with_unsubmitted(&self) -> bool {
         self.lost.is_some()
-            && self.mode != RingMode::SqPoll
-            && (self.ring.sq_pending() > 0 || !self.backlog.is_empty())
+            && ((self.mode != RingMode::SqPoll && self.ring.sq_pending() > 0)
+                || !self.backlog.is_empty())
     }
 
     /// On a lost ring: takes back every SQE the kernel never consumed (the SQ's and the
@@ -82,10 +83,9 @@ impl Driver {
         }
         let mut taken = Vec::new();
         // SAFETY: this thread is the only one that enters the ring, and it is not entering
-        // now; `withdraw_pending` refuses an SQPOLL ring.
-        if !unsafe { self.ring.withdraw_pending(&mut taken) } {
-            return;
-        }
+        // now; `withdraw_pending` refuses an SQPOLL ring (whose SQ then stays as it is).
+        let _ = unsafe { self.ring.withdraw_pending(&mut taken) };
+        // The backlog never reached the SQ: its SQEs can be failed on any ring.
         self.backlog.take_all(&mut taken);
         for sqe in taken {
             let cqe = io_uring_cqe {
@@ -115,6 +115,7 @@ mod tests {
             libc::EBUSY,
             libc::ENOMEM,
             libc::ETIME,
+            libc::EBADR,
         ] {
             assert!(enter_error_is_transient(errno), "{errno}");
         }

@@ -21,7 +21,7 @@ impl Driver {
     pub(crate) fn park(&mut self, timeout: Option<Duration>, counters: &ShardCounters) {
         if self.lost.is_some() {
             // Entering would fail at once. With SQEs to fail, return to let the shard fail
-            // them (`Shard::after_lost_park`); else sleep on the clock: work from other
+            // them (`Shard::handle_lost_ring`); else sleep on the clock: work from other
             // threads waits at most this long.
             if !self.lost_with_unsubmitted() {
                 std::thread::sleep(timeout.map_or(LOST_PARK, |t| t.min(LOST_PARK)));

@@ -118,6 +118,10 @@ impl Driver {
     /// Hands queued SQEs, the backlog's included, to the kernel (no-op when none are queued).
     /// `WouldBlock` (`EBUSY`/`EAGAIN`) leaves them queued for a later call.
     pub(crate) fn submit(&mut self, counters: &ShardCounters) -> io::Result<()> {
+        if let Some(errno) = self.lost {
+            // Entering would fail again (`lost.rs`): the shard fails what is queued.
+            return Err(io::Error::from_raw_os_error(errno));
+        }
         loop {
             // SAFETY: the backlog holds SQEs pushed under `push`'s contract.
             unsafe { self.backlog.flush_into(&mut self.ring) };

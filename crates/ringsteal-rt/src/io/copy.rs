@@ -164,7 +164,14 @@ where
         buf.clear();
         let (res, b) = if unflushed {
             let mut read = std::pin::pin!(reader.read(buf));
-            let now = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            let mut now = poll_once(read.as_mut()).await;
+            if now.is_pending() {
+                // A ring read is rarely done at its first poll: give the shard one turn to
+                // take its completion in (a file's, a pipe's with bytes), so that only a
+                // reader that really waits makes the writer flush.
+                crate::yield_now().await;
+                now = poll_once(read.as_mut()).await;
+            }
             match now {
                 Poll::Ready(out) => out,
                 Poll::Pending => {
@@ -192,6 +199,11 @@ where
         unflushed = true;
         total += n as u64;
     }
+}
+
+/// Polls `fut` once, in the caller's context.
+async fn poll_once<F: Future>(mut fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
 }
 
 /// How a splice copy ended.

@@ -46,10 +46,11 @@ use crate::buf::{Advance, BufResult, IoBuf, IoBufMut, IoVecBuf, Slice};
 ///     let (res, buf) = read_exact_in_lane(guard, Vec::with_capacity(12), |mut guard, rest| {
 ///         let a = &a;
 ///         async move {
-///             if guard.has_leftover() {
-///                 let (n, rest) = guard.take_leftover(rest);
-///                 return ((Ok(n), rest), guard);
-///             }
+///             // What a dropped read kept (bytes, then the end it met) comes first.
+///             let rest = match guard.take_kept(rest) {
+///                 Ok(done) => return (done, guard),
+///                 Err(rest) => rest,
+///             };
 ///             InLane::read_rest(RecvOp::new(a, rest, 0), guard).await.into_parts()
 ///         }
 ///     })

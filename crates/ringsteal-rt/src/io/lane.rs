@@ -102,6 +102,8 @@ struct Shared {
     /// `HELD | WAITERS | LEFTOVER | END` (see the module docs).
     word: AtomicUsize,
     locked: Mutex<State>,
+    /// A dropped read's end is kept ([`Lane::new`]), or not ([`Lane::bytes_only`]).
+    keeps_ends: bool,
 }
 
 impl Default for Shared {
@@ -109,6 +111,7 @@ impl Default for Shared {
         Self {
             word: AtomicUsize::new(0),
             locked: Mutex::new(State::default()),
+            keeps_ends: true,
         }
     }
 }
@@ -341,9 +344,30 @@ impl State {
 }
 
 impl Lane {
-    /// A free lane with no leftover.
+    /// A free lane with no leftover, which keeps what a dropped read met: its bytes, then its
+    /// end of stream or error ([`LaneGuard::keep_end`]). For a socket, whose end stays and
+    /// whose reset the kernel reports once.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A lane that keeps a dropped read's bytes but not its end: for what can go on after
+    /// an end of stream (a file that grows or is seeked, a FIFO that a new writer opens, a
+    /// terminal after `^D`), where the next read must ask the kernel again.
+    ///
+    /// ```
+    /// let lane = ringsteal_rt::io::Lane::bytes_only();
+    /// let mut guard = lane.try_acquire().unwrap();
+    /// guard.keep_end(None);
+    /// assert!(!guard.has_kept());
+    /// ```
+    pub fn bytes_only() -> Self {
+        Self {
+            inner: Arc::new(Shared {
+                keeps_ends: false,
+                ..Shared::default()
+            }),
+        }
     }
 
     /// Waits until no other request of this direction is in flight, then holds the lane.
@@ -687,8 +711,12 @@ impl LaneGuard {
     /// assert_eq!(end.unwrap(), 0, "then the end of stream, once");
     /// assert!(!guard.has_kept());
     /// ```
+    /// A `buf` with no room takes nothing (the end stays for a read that has room).
     #[allow(clippy::type_complexity)]
     pub fn take_kept<B: IoBufMut>(&mut self, buf: B) -> Result<(std::io::Result<usize>, B), B> {
+        if buf.bytes_total() == 0 {
+            return Err(buf);
+        }
         if self.has_leftover() {
             let (n, buf) = self.take_leftover(buf);
             return Ok((Ok(n), buf));
@@ -701,8 +729,12 @@ impl LaneGuard {
 
     /// Keeps the end an abandoned read met, behind the leftover bytes, for the next read to
     /// return once: `None` for end of stream, else the error (a reset). An end already kept
-    /// stays (the first one met is the one a read would have returned).
+    /// stays (the first one met is the one a read would have returned). Nothing on a lane
+    /// made by [`Lane::bytes_only`].
     pub fn keep_end(&mut self, error: Option<std::io::Error>) {
+        if !self.lane.keeps_ends {
+            return;
+        }
         let mut st = self.lane.locked.lock();
         if st.end.is_none() {
             st.end = Some(error);
@@ -711,7 +743,8 @@ impl LaneGuard {
     }
 
     /// Takes the kept end, if no leftover bytes come before it: `Ok(0)` for end of stream,
-    /// or the error. For readers into other buffer shapes than [`take_kept`]'s.
+    /// or the error. For readers into other buffer shapes than [`take_kept`]'s (which call
+    /// it only with room to read into).
     ///
     /// [`take_kept`]: Self::take_kept
     pub fn take_end(&mut self) -> Option<std::io::Result<usize>> {

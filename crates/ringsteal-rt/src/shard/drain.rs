@@ -32,7 +32,7 @@ impl Shard {
             if driver.is_quiescent() {
                 return true;
             }
-            if driver.lost().is_some() {
+            if driver.is_lost() {
                 // The kernel refuses this ring for good (`driver/lost.rs`): what it had
                 // consumed can never be reaped, so it stays allocated; waiting would only
                 // spin until the deadline.

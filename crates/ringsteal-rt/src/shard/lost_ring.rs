@@ -6,20 +6,20 @@
 //! future on, its requests failing with the ring's error. The reason is written to stderr
 //! once, since no caller is waiting for it.
 //!
-//! All of it happens where the shard parks (a lost ring is found by a failed enter, and its
-//! shard soon goes idle: its requests wait), so the run loop pays nothing for it.
+//! All of it happens where the shard parks, or where its submission failed, so the run
+//! loop pays nothing for it while the ring works.
 //!
 //! Owns: that reaction. May not: decide which errors lose a ring (the driver does).
 
 use super::Shard;
 
 impl Shard {
-    /// After a park on a lost ring: fails the requests the kernel never took (their wakers
-    /// go with the reaped ones, woken by the next tick) and, the first time, stops the
-    /// runtime.
+    /// On a lost ring (after a park, or a failed submission): fails the requests the kernel
+    /// never took (their wakers go with the reaped ones, woken by the next tick) and, the
+    /// first time, stops the runtime.
     #[cold]
     #[inline(never)]
-    pub(super) fn after_lost_park(&self) {
+    pub(super) fn handle_lost_ring(&self) {
         let lost = {
             let mut reaped = self.reaped.borrow_mut();
             self.driver.borrow_mut().reap(&mut reaped, self.counters());
@@ -27,6 +27,17 @@ impl Shard {
         };
         if let Some(errno) = lost {
             self.ring_lost(errno);
+        }
+    }
+
+    /// A submission failed: if the ring is lost, a shard busy enough never to park still
+    /// fails what the ring will never take, and stops the runtime. (Anything else, `EBUSY`
+    /// say, the next tick retries.)
+    #[cold]
+    #[inline(never)]
+    pub(super) fn submit_failed(&self) {
+        if self.driver.borrow().is_lost() {
+            self.handle_lost_ring();
         }
     }
 

@@ -111,10 +111,10 @@ impl Shard {
         let lost = {
             let mut driver = self.driver.borrow_mut();
             driver.park(timeout, counters);
-            driver.lost().is_some()
+            driver.is_lost()
         };
         if lost {
-            self.after_lost_park();
+            self.handle_lost_ring();
         }
         self.publish_parked_until(None);
         remote.wake_up();

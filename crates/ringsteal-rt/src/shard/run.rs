@@ -253,8 +253,9 @@ impl Shard {
     /// Hands the SQEs queued during the tick to the kernel.
     pub(crate) fn submit(&self) {
         let mut driver = self.driver.borrow_mut();
-        if driver.sq_pending() > 0 {
-            let _ = driver.submit(self.counters());
+        if driver.sq_pending() > 0 && driver.submit(self.counters()).is_err() {
+            drop(driver);
+            self.submit_failed();
         }
     }
 }

@@ -64,9 +64,14 @@ impl From<Elapsed> for std::io::Error {
 /// that runs no ringsteal shard and is in no runtime's context (see
 /// [`Sleep`](super::Sleep)).
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        sleep: Instant::now().checked_add(duration).map(Sleep::new),
+    match Instant::now().checked_add(duration) {
+        Some(deadline) => timeout_at(deadline, future),
+        None => Timeout {
+            future,
+            // Never polled, so never in a wheel: it only holds the deadline to report.
+            sleep: Sleep::new(far_future()),
+            bounded: false,
+        },
     }
 }
 
@@ -91,7 +96,8 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         future,
-        sleep: Some(Sleep::new(deadline)),
+        sleep: Sleep::new(deadline),
+        bounded: true,
     }
 }
 
@@ -116,8 +122,10 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
     future: F,
-    /// `None`: no deadline ([`timeout`] with a duration too long to add to now).
-    sleep: Option<Sleep>,
+    sleep: Sleep,
+    /// False: no deadline ([`timeout`] with a duration too long to add to now); `sleep` is
+    /// never polled.
+    bounded: bool,
 }
 
 impl<F> Timeout<F> {
@@ -136,9 +144,10 @@ impl<F> Timeout<F> {
         self.future
     }
 
-    /// The deadline: about 30 years from now for a `Timeout` without one (see [`timeout`]).
+    /// The deadline: about 30 years after it was made for a `Timeout` without one (see
+    /// [`timeout`]).
     pub fn deadline(&self) -> Instant {
-        self.sleep.as_ref().map_or_else(far_future, Sleep::deadline)
+        self.sleep.deadline()
     }
 }
 
@@ -151,14 +160,15 @@ impl<F: Future> Future for Timeout<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: see above.
         if let Poll::Ready(v) = unsafe { Pin::new_unchecked(&mut this.future) }.poll(cx) {
-            if let Some(sleep) = &mut this.sleep {
-                sleep.disarm();
-            }
+            this.sleep.disarm();
             return Poll::Ready(Ok(v));
         }
-        match this.sleep.as_mut().map(|s| s.poll_elapsed(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err(Elapsed(()))),
-            Some(Poll::Pending) | None => Poll::Pending,
+        if !this.bounded {
+            return Poll::Pending;
+        }
+        match this.sleep.poll_elapsed(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -166,7 +176,7 @@ impl<F: Future> Future for Timeout<F> {
 impl<F> fmt::Debug for Timeout<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Timeout")
-            .field("deadline", &self.sleep.as_ref().map(Sleep::deadline))
+            .field("deadline", &self.bounded.then(|| self.sleep.deadline()))
             .finish()
     }
 }
