@@ -147,8 +147,8 @@ mod tests {
                 let op = OpCell::allocate(Nothing, 0).cast::<OpHeader>();
                 // SAFETY: the cell is live: we hold its first reference.
                 let header = unsafe { op.as_ref() };
+                // The SQE's reference, which its CQE releases.
                 header.set_expected(1);
-                header.add_ref();
                 let sqe = opcode::nop().with_user_data(pointer(op.as_ptr() as *const (), TAG_OP));
                 // SAFETY: a NOP references no memory.
                 unsafe { d.push_op(std::slice::from_ref(&sqe), &counters) }.unwrap();
