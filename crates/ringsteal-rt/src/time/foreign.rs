@@ -113,13 +113,10 @@ impl ForeignTimer {
         }
     }
 
-    /// The runtime shut down before the shard inserted the timer: its task must hear of it.
+    /// Marks the timer gone and wakes its task, unless it fired or was cancelled: the
+    /// runtime let go of it unfired (its wheel was cleared at shutdown, or the command that
+    /// carried it was given up), and its task must hear of it.
     pub(crate) fn abandon(&self) {
-        self.let_go_unfired();
-    }
-
-    /// Marks the timer gone and wakes its task, unless it fired or was cancelled.
-    fn let_go_unfired(&self) {
         let before = self.flags.fetch_or(GONE, AcqRel);
         if before & (FIRED | CANCELLED) == 0 {
             if let Some(w) = self.waker.take() {
@@ -153,7 +150,7 @@ impl Drop for WheelWaker {
     fn drop(&mut self) {
         // Dropped without firing: removed for a cancel (nobody looks), or cleared at
         // shutdown (the task must hear of it, or it would wait for ever).
-        self.0.let_go_unfired();
+        self.0.abandon();
     }
 }
 

@@ -117,6 +117,11 @@ impl Registration {
     }
 }
 
+/// What a `Sleep` polled off the shards after its runtime shut down panics with (tokio's
+/// does too: no timer can fire any more).
+const SHUT_DOWN: &str =
+    "a ringsteal Sleep was polled after its runtime shut down, its deadline not reached";
+
 /// Sets a timer for `deadline` in a wheel of `runtime` from off its shards, to wake `waker`.
 fn set_foreign(runtime: Arc<Shared>, deadline: Instant, waker: &Waker) -> Registration {
     let shard = usize::from(runtime.shards.len() > 1);
@@ -249,10 +254,7 @@ impl Sleep {
                     self.registration = None;
                     return Poll::Ready(());
                 }
-                Poll::Ready(false) => panic!(
-                    "a ringsteal Sleep was polled after its runtime shut down, its deadline \
-                     not reached"
-                ),
+                Poll::Ready(false) => panic!("{SHUT_DOWN}"),
             }
         }
         let runtime = match self.registration.take() {
@@ -271,7 +273,7 @@ impl Sleep {
             );
         };
         if runtime.is_shutdown() {
-            panic!("a ringsteal Sleep was polled after its runtime shut down, its deadline not reached");
+            panic!("{SHUT_DOWN}");
         }
         self.registration = Some(set_foreign(runtime, self.deadline, cx.waker()));
         Poll::Pending
