@@ -6,58 +6,11 @@
 mod common;
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
+use common::counting::{large_allocations, Counting};
 use common::with_every_runtime;
 use ringsteal_rt::io::AppendBuf;
 use ringsteal_rt::Placement;
 use support::*;
-
-/// Allocations at least this large are counted: the smallest buffer `read_buf` reads into.
-const COUNTED: usize = 4096;
-
-/// The system allocator, counting on each thread the allocations of [`COUNTED`] bytes or
-/// more (growing one counts as one).
-struct Counting;
-
-thread_local! {
-    static LARGE_ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count(size: usize) {
-    if size >= COUNTED {
-        // `try_with`: the allocator also runs while threads exit.
-        let _ = LARGE_ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-    }
-}
-
-fn large_allocations() -> usize {
-    LARGE_ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: forwards every call to `System` unchanged; counting allocates nothing.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size);
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;

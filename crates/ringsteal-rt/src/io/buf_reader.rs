@@ -322,6 +322,15 @@ impl<R: AsyncReadOwned> AsyncReadOwned for BufReader<R> {
         }
     }
 
+    fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
+        let Some(held) = self.buf.get(self.pos..self.pos + dst.len()) else {
+            return false;
+        };
+        dst.copy_from_slice(held);
+        self.consume(dst.len());
+        true
+    }
+
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
         // Bytes buffered here would be skipped by a splice from the descriptor.
         if self.buffer().is_empty() {
@@ -398,6 +407,9 @@ impl<R: AsyncWriteOwned> AsyncWriteOwned for BufReader<R> {
     }
     fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
         self.inner.shutdown()
+    }
+    fn write_all_to_memory(&mut self, src: &[u8]) -> bool {
+        self.inner.write_all_to_memory(src)
     }
     fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
         self.inner.splice_sink()

@@ -210,6 +210,14 @@ impl<W: AsyncWriteOwned> AsyncWriteOwned for BufWriter<W> {
         (res, buf)
     }
 
+    /// Copies `src` into the buffer if it fits beside what is there (never flushing): the
+    /// same bytes, in the same order, as a [`write_all`](Self::write_all) that would not
+    /// have flushed.
+    fn write_all_to_memory(&mut self, src: &[u8]) -> bool {
+        let fits = self.buf.len() + src.len() <= self.capacity && src.len() < self.capacity;
+        fits && self.copy_slice(src).is_ok()
+    }
+
     async fn flush(&mut self) -> io::Result<()> {
         self.flush_buf().await?;
         self.inner.flush().await
@@ -244,6 +252,9 @@ impl<W: AsyncReadOwned> AsyncReadOwned for BufWriter<W> {
         buf: Vec<u8>,
     ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
         self.inner.read_to_end(buf)
+    }
+    fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
+        self.inner.read_exact_from_memory(dst)
     }
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
         self.inner.splice_source()

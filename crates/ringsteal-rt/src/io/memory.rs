@@ -20,6 +20,15 @@ impl AsyncReadOwned for &[u8] {
         *self = &self[n..];
         ready((Ok(n), buf))
     }
+
+    fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
+        let Some((now, rest)) = self.split_at_checked(dst.len()) else {
+            return false;
+        };
+        dst.copy_from_slice(now);
+        *self = rest;
+        true
+    }
 }
 
 /// Copies what fits of `from` to the start of `buf`; yields the count.
@@ -74,6 +83,11 @@ impl AsyncWriteOwned for Vec<u8> {
         let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
         self.extend_from_slice(bytes);
         ready((Ok(bytes.len()), buf))
+    }
+
+    fn write_all_to_memory(&mut self, src: &[u8]) -> bool {
+        self.extend_from_slice(src);
+        true
     }
 
     fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {

@@ -2,9 +2,11 @@
 //! owned-buffer traits, written once as macros that `traits.rs` expands inside
 //! [`AsyncReadOwned`](super::AsyncReadOwned) and [`AsyncWriteOwned`](super::AsyncWriteOwned).
 //!
-//! Each reads or writes the number's bytes with one `read_exact` or `write_all` of a small
-//! owned buffer, so it keeps every guarantee of those (a stream's dropped `read_exact` gives
-//! back what it took; two tasks' `write_all`s never interleave).
+//! Each first tries the bytes held in memory (`read_exact_from_memory`,
+//! `write_all_to_memory`: a `BufReader`'s buffer, a `BufWriter`'s room), which costs a copy;
+//! otherwise it reads or writes the number's bytes with one `read_exact` or `write_all` of a
+//! small owned buffer, so it keeps every guarantee of those (a stream's dropped `read_exact`
+//! gives back what it took; two tasks' `write_all`s never interleave).
 //!
 //! May not: hold logic beyond the byte order.
 
@@ -20,10 +22,13 @@ macro_rules! read_number_methods {
         fn $name(&mut self) -> impl ::std::future::Future<Output = ::std::io::Result<$ty>> + Send {
             async move {
                 const N: usize = ::std::mem::size_of::<$ty>();
-                let (res, buf) = self.read_exact(::std::vec![0u8; N].into_boxed_slice()).await;
-                res?;
                 let mut bytes = [0u8; N];
-                bytes.copy_from_slice(&buf);
+                if !self.read_exact_from_memory(&mut bytes) {
+                    let (res, buf) =
+                        self.read_exact(::std::vec![0u8; N].into_boxed_slice()).await;
+                    res?;
+                    bytes.copy_from_slice(&buf);
+                }
                 Ok(<$ty>::$from(bytes))
             }
         }
@@ -38,7 +43,13 @@ macro_rules! write_number_methods {
             "[`write_all`](Self::write_all)), as tokio's `", stringify!($name), "`."
         )]
         fn $name(&mut self, n: $ty) -> impl ::std::future::Future<Output = ::std::io::Result<()>> + Send {
-            async move { self.write_all(n.$to().to_vec()).await.0 }
+            async move {
+                let bytes = n.$to();
+                if self.write_all_to_memory(&bytes) {
+                    return Ok(());
+                }
+                self.write_all(bytes.to_vec()).await.0
+            }
         }
     )*};
 }

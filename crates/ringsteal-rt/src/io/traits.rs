@@ -136,6 +136,33 @@ pub trait AsyncReadOwned: Send {
 
     read_numbers!();
 
+    /// Fills all of `dst` from bytes this reader already holds in memory (what a
+    /// [`BufReader`](super::BufReader) has buffered, a byte slice), with no I/O and no wait,
+    /// and yields `true`; or consumes nothing and yields `false` if it holds fewer. The
+    /// number methods ([`read_u32`](Self::read_u32), ...) try it first, so that on a
+    /// `BufReader` they cost a copy rather than an owned buffer and a read. Default:
+    /// `false`. A wrapper that reads through to an inner reader may forward it.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{AsyncReadOwned, BufReader};
+    ///
+    /// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut reader = BufReader::new(&[1u8, 2, 3][..]);
+    ///     let mut two = [0u8; 2];
+    ///     assert!(!reader.read_exact_from_memory(&mut two), "nothing buffered yet");
+    ///     reader.fill_buf().await.unwrap();
+    ///     assert!(reader.read_exact_from_memory(&mut two));
+    ///     assert_eq!(two, [1, 2]);
+    ///     assert!(!reader.read_exact_from_memory(&mut two), "one byte left");
+    ///     assert_eq!(reader.buffer(), [3]);
+    /// });
+    /// ```
+    fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
+        let _ = dst;
+        false
+    }
+
     /// The descriptor [`copy`](super::copy) may splice from, if this type reads straight
     /// from one (no user-space buffer in between). Default: none.
     fn splice_source(&self) -> Option<SpliceEnd<'_>> {
@@ -245,6 +272,26 @@ pub trait AsyncWriteOwned: Send {
     }
 
     write_numbers!();
+
+    /// Takes all of `src` into memory this writer holds (a
+    /// [`BufWriter`](super::BufWriter)'s buffer while it has room, a `Vec<u8>`), with no I/O
+    /// and no wait, and yields `true`; or takes nothing and yields `false`. The number
+    /// methods ([`write_u32`](Self::write_u32), ...) try it first, so that on a `BufWriter`
+    /// they cost a copy rather than an owned buffer. Default: `false`. A wrapper that writes
+    /// through to an inner writer may forward it.
+    ///
+    /// ```
+    /// use ringsteal_rt::io::{AsyncWriteOwned, BufWriter};
+    ///
+    /// let mut writer = BufWriter::with_capacity(4, Vec::new());
+    /// assert!(writer.write_all_to_memory(b"abc"));
+    /// assert!(!writer.write_all_to_memory(b"de"), "no room: a write must flush first");
+    /// assert_eq!(writer.buffer(), b"abc");
+    /// ```
+    fn write_all_to_memory(&mut self, src: &[u8]) -> bool {
+        let _ = src;
+        false
+    }
 
     /// Writes out anything buffered in user space. Default: nothing to do.
     fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
@@ -362,6 +409,9 @@ macro_rules! forward_through {
             ) -> impl Future<Output = io::Result<usize>> + Send {
                 (**self).read_buf(buf)
             }
+            fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
+                (**self).read_exact_from_memory(dst)
+            }
             fn splice_source(&self) -> Option<SpliceEnd<'_>> {
                 (**self).splice_source()
             }
@@ -397,6 +447,9 @@ macro_rules! forward_through {
             }
             fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
                 (**self).shutdown()
+            }
+            fn write_all_to_memory(&mut self, src: &[u8]) -> bool {
+                (**self).write_all_to_memory(src)
             }
             fn splice_sink(&self) -> Option<SpliceEnd<'_>> {
                 (**self).splice_sink()

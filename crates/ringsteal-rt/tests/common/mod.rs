@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use ringsteal_rt::{spawn_with, Builder, Placement, Runtime, WakeMechanism};
 
+pub mod counting;
+
 /// How long a test body may run before the hang guard fails it. Generous: a debug build on a
 /// loaded 2-core machine; a healthy body takes a small fraction of it.
 pub const HANG_LIMIT: Duration = Duration::from_secs(60);
