@@ -1,8 +1,7 @@
 //! The I/O traits for in-memory values, as std has `Read for &[u8]` and `Write for Vec<u8>`:
 //! a byte slice is a source, a `Vec<u8>` a sink, and a `std::io::Cursor` a source with a
-//! position to seek (of any bytes) and a sink (of a `Vec<u8>`; tokio's also writes into
-//! `&mut [u8]`, `&mut Vec<u8>` and `Box<[u8]>` cursors). Useful in tests and to collect
-//! output.
+//! position to seek (of any bytes) and a sink (of a `Vec<u8>`, `&mut Vec<u8>`, `&mut [u8]`
+//! or `Box<[u8]>`, as tokio's). Useful in tests and to collect output.
 //!
 //! May not: touch the kernel; runs under Miri.
 
@@ -55,19 +54,40 @@ impl<T: AsRef<[u8]> + Send> AsyncReadOwned for Cursor<T> {
     }
 }
 
-impl AsyncWriteOwned for Cursor<Vec<u8>> {
-    /// Writes at the position (overwriting, then growing the vector), as std's
-    /// `Write for Cursor<Vec<u8>>`.
-    fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
-        ready((io::Write::write(self, bytes), buf))
-    }
-
-    fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        ready(Ok(()))
-    }
+/// The initialised bytes of `buf`.
+fn initialised<B: IoBuf>(buf: &B) -> &[u8] {
+    // SAFETY: the first bytes_init() bytes of an IoBuf are initialised, and stay so while
+    // `buf` is borrowed.
+    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) }
 }
+
+/// `AsyncWriteOwned` for the cursors std writes through: at the position, as std's `Write`
+/// for each (a vector's overwrites, then grows; a slice's stops at its end, where `write`
+/// yields 0 and `write_all` fails with `WriteZero`), as tokio's are.
+macro_rules! cursor_writer {
+    ($($cursor:ty),+) => {$(
+        impl AsyncWriteOwned for $cursor {
+            fn write<B: IoBuf>(
+                &mut self,
+                buf: B,
+            ) -> impl Future<Output = BufResult<usize, B>> + Send {
+                let bytes = initialised(&buf);
+                ready((io::Write::write(self, bytes), buf))
+            }
+
+            fn shutdown(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+                ready(Ok(()))
+            }
+        }
+    )+};
+}
+
+cursor_writer!(
+    Cursor<Vec<u8>>,
+    Cursor<&mut Vec<u8>>,
+    Cursor<&mut [u8]>,
+    Cursor<Box<[u8]>>
+);
 
 impl<T: AsRef<[u8]> + Send> AsyncSeek for Cursor<T> {
     /// Moves the position, as std's `Seek for Cursor` (past the end is allowed).
@@ -79,8 +99,7 @@ impl<T: AsRef<[u8]> + Send> AsyncSeek for Cursor<T> {
 impl AsyncWriteOwned for Vec<u8> {
     /// Appends all of `buf`.
     fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+        let bytes = initialised(&buf);
         self.extend_from_slice(bytes);
         ready((Ok(bytes.len()), buf))
     }
@@ -101,6 +120,41 @@ mod tests {
     use super::*;
     use crate::io::test_util::block_on;
     use crate::io::{BufReader, BufWriter};
+
+    #[test]
+    fn every_cursor_std_writes_through_writes_as_std_does() {
+        fn both<C>(mut ours: C, mut theirs: C) -> (C, C)
+        where
+            C: AsyncWriteOwned + AsyncSeek + io::Write + Seek,
+        {
+            block_on(AsyncSeek::seek(&mut ours, SeekFrom::Start(2))).unwrap();
+            Seek::seek(&mut theirs, SeekFrom::Start(2)).unwrap();
+            for chunk in [&b"abc"[..], b"defgh", b"ij"] {
+                let (n, _) = block_on(AsyncWriteOwned::write(&mut ours, chunk.to_vec()));
+                assert_eq!(n.unwrap(), io::Write::write(&mut theirs, chunk).unwrap());
+            }
+            (ours, theirs)
+        }
+        let (ours, theirs) = both(Cursor::new(vec![b'.'; 4]), Cursor::new(vec![b'.'; 4]));
+        assert_eq!(ours.get_ref(), theirs.get_ref());
+        assert_eq!(ours.get_ref(), b"..abcdefghij");
+        let (mut a, mut b) = (vec![b'.'; 4], vec![b'.'; 4]);
+        both(Cursor::new(&mut a), Cursor::new(&mut b));
+        assert_eq!(a, b);
+        let (mut a, mut b) = ([b'.'; 8], [b'.'; 8]);
+        both(Cursor::new(&mut a[..]), Cursor::new(&mut b[..]));
+        assert_eq!((a, &a), (b, b"..abcdef"), "a slice stops at its end");
+        let (ours, theirs) = both(
+            Cursor::new(vec![b'.'; 6].into_boxed_slice()),
+            Cursor::new(vec![b'.'; 6].into_boxed_slice()),
+        );
+        assert_eq!(ours.get_ref(), theirs.get_ref());
+
+        let mut full = [0u8; 2];
+        let (res, _) = block_on(Cursor::new(&mut full[..]).write_all(b"abc".to_vec()));
+        assert_eq!(res.unwrap_err().kind(), io::ErrorKind::WriteZero);
+        assert_eq!(&full, b"ab");
+    }
 
     #[test]
     fn a_cursor_reads_writes_and_seeks_as_stds_does() {
