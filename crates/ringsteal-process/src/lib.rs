@@ -66,7 +66,7 @@ mod wait;
 pub use child::Child;
 pub use command::Command;
 #[doc(hidden)]
-pub use orphans::orphan_reaper_waits_for;
+pub use orphans::{orphan_reaper_waits_for, orphans_watched, WATCHED_MAX as ORPHANS_WATCHED_MAX};
 pub use pipe::{ChildStderr, ChildStdin, ChildStdout, PipeBusy};
 pub use std::process::{ExitStatus, Output, Stdio};
 
