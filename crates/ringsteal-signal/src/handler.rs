@@ -85,6 +85,13 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
     if unsafe { libc::sigaction(signum, std::ptr::null(), &mut old) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    if old.sa_sigaction == handler as *const () as usize {
+        // Ours already (put back by a stopped process's default action as it continued):
+        // what it replaced is recorded, and recording ours would make it call itself.
+        st.installed.store(true, SeqCst);
+        return Ok(());
+    }
+    previous_actions()[signum as usize] = Some(old);
     // Published before the handler can run for this signal.
     st.prev_action.store(old.sa_sigaction, SeqCst);
     st.prev_flags.store(old.sa_flags, SeqCst);
@@ -98,19 +105,24 @@ pub(crate) fn install(signum: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// The last listener of `signum` is gone: if the action before ours ignored the signal
-/// (`SIG_IGN`, as under `nohup`), put it back. Our handler imitates it while installed, but
-/// `exec` resets a handler to the default action while it keeps `SIG_IGN`, so children
-/// spawned from now on would no longer inherit the ignore. Only our own handler is replaced:
-/// if something else (the program, another library) installed an action since ours, it stays,
-/// and so does our record that ours is installed (so no later registration replaces theirs
-/// either, as before). Called under the registry lock; the next registration installs the
+/// The last listener of `signum` is gone: puts back the action that was in place before ours,
+/// exactly as it was, if ours is still the one installed. Our handler would imitate it, but
+/// not for everyone: a handler installed later by another library (signal-hook, under
+/// tokio's `signal`) calls the action it found, which would then be ours carrying out the
+/// default action (terminating) behind its back; and `exec` resets a handler to the default
+/// action where it keeps `SIG_IGN` (`nohup`). Only our own handler is replaced: if something
+/// else installed an action since ours, it stays (it calls ours, which imitates the previous
+/// action), and so does our record that ours is installed (so no later registration replaces
+/// theirs either). Called under the registry lock; the next registration installs the
 /// handler again.
-pub(crate) fn uninstall_if_ignored(signum: i32) {
+pub(crate) fn uninstall_if_ours(signum: i32) {
     let st = state(signum);
-    if !st.installed.load(SeqCst) || st.prev_action.load(SeqCst) != libc::SIG_IGN {
+    if !st.installed.load(SeqCst) {
         return;
     }
+    let Some(prev) = previous_actions()[signum as usize] else {
+        return;
+    };
     // SAFETY: all-zero is a valid sigaction to be filled in.
     let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: reads the current action into `current`.
@@ -119,16 +131,20 @@ pub(crate) fn uninstall_if_ignored(signum: i32) {
     {
         return;
     }
-    // SAFETY: all-zero is a valid sigaction; sigemptyset initialises the mask.
-    let mut ignore: libc::sigaction = unsafe { std::mem::zeroed() };
-    ignore.sa_sigaction = libc::SIG_IGN;
-    ignore.sa_flags = st.prev_flags.load(SeqCst);
-    // SAFETY: as above.
-    unsafe { libc::sigemptyset(&mut ignore.sa_mask) };
-    // SAFETY: installs a valid action (no handler).
-    if unsafe { libc::sigaction(signum, &ignore, std::ptr::null_mut()) } == 0 {
+    // SAFETY: installs the action the kernel gave us for this signal, unchanged.
+    if unsafe { libc::sigaction(signum, &prev, std::ptr::null_mut()) } == 0 {
         st.installed.store(false, SeqCst);
     }
+}
+
+/// The whole action in place before ours, per signal number (the handler reads only the
+/// atomics in [`SignalState`]; this also keeps the mask, for [`uninstall_if_ours`]). Read and
+/// written under the registry lock.
+fn previous_actions(
+) -> std::sync::MutexGuard<'static, [Option<libc::sigaction>; MAX_SIGNAL as usize + 1]> {
+    static PREVIOUS: std::sync::Mutex<[Option<libc::sigaction>; MAX_SIGNAL as usize + 1]> =
+        std::sync::Mutex::new([None; MAX_SIGNAL as usize + 1]);
+    PREVIOUS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The flags of the action `old` that ours must keep, because they change what the kernel
@@ -246,8 +262,11 @@ fn default_action(signum: i32, st: &SignalState) {
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::raise(signum);
         // Still here: the signal stopped the process, which has been continued. (The mask is
-        // restored when the handler returns.)
-        let ours = our_action(st);
-        libc::sigaction(signum, &ours, std::ptr::null_mut());
+        // restored when the handler returns.) Ours goes back unless the last listener's drop
+        // has put the previous action back meanwhile.
+        if st.installed.load(SeqCst) {
+            let ours = our_action(st);
+            libc::sigaction(signum, &ours, std::ptr::null_mut());
+        }
     }
 }

@@ -34,10 +34,13 @@ const FORBIDDEN: [i32; 6] = [
 ///
 /// Registering installs ringsteal's handler for this signal only (once per process); no other
 /// signal's action changes, no signal is blocked. While at least one listener exists, the
-/// signal's default action (terminating, for most) no longer happens; with none left, it does
-/// again, as before the first registration (a signal the program ignored gets its `SIG_IGN`
-/// back, which children inherit across `exec`, where a handler would not pass on). A
-/// handler function installed before ringsteal's keeps being called.
+/// signal's default action (terminating, for most) no longer happens; with none left, the
+/// action in place before the first registration is put back as it was (unless something
+/// installed another action over ringsteal's meanwhile: then ringsteal's stays and imitates
+/// the old one), so the default action happens again, a signal the program ignored is
+/// ignored by the children it spawns, and a handler another library installs later (tokio's
+/// `signal`) finds the action it would have found without ringsteal. A handler function
+/// installed before ringsteal's keeps being called.
 ///
 /// Fails with `InvalidInput` for a number outside `1..=64` or a signal that cannot or must
 /// not be caught (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE`), and with the
@@ -222,7 +225,7 @@ impl Drop for Signal {
                 st.unreported_after.fetch_min(self.seen, SeqCst);
             }
             if last {
-                handler::uninstall_if_ignored(signum);
+                handler::uninstall_if_ours(signum);
             }
             reg.give_back(slot);
         }

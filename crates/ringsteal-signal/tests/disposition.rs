@@ -342,3 +342,66 @@ fn a_handler_installed_after_ours_survives_the_last_listener() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The action a handler installed after the last listener found (as signal-hook records it).
+static FOUND_BEFORE_CHAINING: AtomicUsize = AtomicUsize::new(0);
+static CHAINING_HANDLER_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// What signal-hook (under tokio's `signal`) does: count, then call the handler function it
+/// found installed, if it found one (not for `SIG_DFL` or `SIG_IGN`).
+extern "C" fn chaining_handler(signum: libc::c_int) {
+    CHAINING_HANDLER_CALLS.fetch_add(1, SeqCst);
+    let found = FOUND_BEFORE_CHAINING.load(SeqCst);
+    if found != libc::SIG_DFL && found != libc::SIG_IGN {
+        // SAFETY: `found` was read from sigaction as this signal's handler (without
+        // SA_SIGINFO, checked where it is recorded).
+        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(found) };
+        f(signum);
+    }
+}
+
+/// Once the last listener is gone, a handler another library installs (tokio's `signal`,
+/// through signal-hook, after a ringsteal listener came and went) finds the action from
+/// before ringsteal, not ringsteal's handler: calling that, as signal-hook does, ran the
+/// default action and killed the process (a review, with tokio's `signal` and `SIGUSR1`).
+#[test]
+fn a_handler_installed_after_the_last_listener_finds_the_action_from_before() {
+    if child_role().as_deref() == Some("chained-later") {
+        let before = action_of(libc::SIGUSR1);
+        let rt = common::runtime(common::WAKES[0], 1);
+        let _entered = rt.handle().enter();
+        drop(signal(SignalKind::user_defined1()).unwrap());
+        // (The flags may differ by glibc's SA_RESTORER.)
+        let after = action_of(libc::SIGUSR1);
+        assert_eq!(after.0, before.0, "the action from before ringsteal is back");
+        // SAFETY: all-zero is a valid sigaction; the handler only touches atomics and
+        // calls what it found.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = chaining_handler as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut act.sa_mask);
+            let mut found: libc::sigaction = std::mem::zeroed();
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &act, &mut found), 0);
+            assert_eq!(found.sa_flags & libc::SA_SIGINFO, 0);
+            FOUND_BEFORE_CHAINING.store(found.sa_sigaction, SeqCst);
+        }
+        raise_here(libc::SIGUSR1);
+        assert_eq!(CHAINING_HANDLER_CALLS.load(SeqCst), 1);
+        println!("survived");
+        return;
+    }
+    if child_role().is_some() {
+        return;
+    }
+    let out = run_self_as_child(
+        "a_handler_installed_after_the_last_listener_finds_the_action_from_before",
+        "chained-later",
+    );
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("survived"),
+        "{:?}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
