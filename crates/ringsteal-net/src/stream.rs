@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf, IoVecBufMut};
 use ringsteal_rt::io::{
-    write_all_vectored_in_lane, AsyncReadOwned, InLane, Lane, LaneGuard, PollParts, ReadinessCache,
-    SpliceEnd,
+    read_buf_by, write_all_vectored_in_lane, AppendBuf, AsyncReadOwned, InLane, Lane, LaneGuard,
+    PollParts, ProvidedRead, ProvidedReadOutput, ReadinessCache, SpliceEnd,
 };
 use ringsteal_rt::op::{RecvOp, RecvVectored, SendOp, SendVectored, SendZc, SharedFd};
 
@@ -155,6 +155,43 @@ impl StreamCore {
         let out = InLane::read(RecvOp::new(&self.fd, buf, 0), guard).await;
         self.hints.set_bytes_queued(out.socket_nonempty());
         out.into_parts().0
+    }
+
+    /// tokio's `read_buf`: one read, appended to `dst`, which stays with the caller. A read
+    /// that has to wait receives into a provided buffer (`ProvidedRead`), which the kernel
+    /// takes from the shard's group only when data arrives: a connection idle in
+    /// `read_buf` holds no read buffer, as under tokio (a read buffer of its own held 4 KiB
+    /// per idle connection). Kept bytes, bytes known to be queued, and a shard without
+    /// provided buffers (or with none free) read into the thread's spare buffer instead.
+    /// Dropped, it keeps what it received for the next read, as `read` does.
+    pub(crate) async fn read_buf<A: AppendBuf + ?Sized>(&self, dst: &mut A) -> io::Result<usize> {
+        self.hints.read();
+        let mut guard = self.read.acquire().await;
+        if !guard.has_kept() && !self.hints.bytes_queued() {
+            match ProvidedRead::new(&self.fd, guard).await {
+                ProvidedReadOutput::Data {
+                    buf, more_queued, ..
+                } => {
+                    self.hints.set_bytes_queued(more_queued);
+                    dst.append_bytes(&buf);
+                    return Ok(buf.len());
+                }
+                ProvidedReadOutput::Eof(_) => return Ok(0),
+                ProvidedReadOutput::Failed(e, _) => return Err(e),
+                ProvidedReadOutput::Unavailable(g) => guard = g,
+            }
+        }
+        read_buf_by(dst, |spare| async move {
+            match self.read_without_ring(&mut guard, spare) {
+                Ok(done) => done,
+                Err(spare) => {
+                    let out = InLane::read(RecvOp::new(&self.fd, spare, 0), guard).await;
+                    self.hints.set_bytes_queued(out.socket_nonempty());
+                    out.into_parts().0
+                }
+            }
+        })
+        .await
     }
 
     /// Holds the read lane throughout; if dropped, every byte it took goes back to the
@@ -442,6 +479,14 @@ impl AsyncReadOwned for &StreamCore {
     ) -> impl std::future::Future<Output = BufResult<usize, B>> + Send {
         let core: &StreamCore = self;
         core.read(buf)
+    }
+
+    fn read_buf<A: AppendBuf + ?Sized>(
+        &mut self,
+        buf: &mut A,
+    ) -> impl std::future::Future<Output = io::Result<usize>> + Send {
+        let core: &StreamCore = self;
+        core.read_buf(buf)
     }
 }
 

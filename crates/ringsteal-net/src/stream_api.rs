@@ -369,7 +369,7 @@ macro_rules! stream_read_methods {
             &self,
             buf: &mut B,
         ) -> ::std::io::Result<usize> {
-            ::ringsteal_rt::io::AsyncReadOwned::read_buf(&mut self.core(), buf).await
+            self.core().read_buf(buf).await
         }
 
         /// Fills `buf` to its capacity, or fails with `UnexpectedEof` if the stream ends
@@ -824,6 +824,12 @@ macro_rules! impl_async_read {
             ) -> impl ::std::future::Future<Output = ::ringsteal_rt::buf::BufResult<(), B>> + Send
             {
                 self.core().read_exact(buf)
+            }
+            fn read_buf<A: ::ringsteal_rt::io::AppendBuf + ?Sized>(
+                &mut self,
+                buf: &mut A,
+            ) -> impl ::std::future::Future<Output = ::std::io::Result<usize>> + Send {
+                self.core().read_buf(buf)
             }
             fn splice_source(&self) -> Option<::ringsteal_rt::io::SpliceEnd<'_>> {
                 Some(self.core().splice_source())

@@ -657,3 +657,52 @@ fn write_all_vectored_over_short_writes_gathers_a_bounded_part_each_time() {
         })
     });
 }
+
+/// `read_buf` receives into a provided buffer where it waits; with every buffer of the
+/// shard's group held (here by a receive stream's consumer), the kernel has none to give
+/// (`ENOBUFS`), and it reads into a buffer of its own instead, losing nothing: with the data
+/// there already, and with the data arriving while it waits.
+#[test]
+fn read_buf_reads_on_when_every_provided_buffer_is_held() {
+    let rt = ringsteal_rt::Runtime::builder()
+        .shards(1)
+        .recv_buffers(2, 4096)
+        .build()
+        .unwrap();
+    let handle = rt.handle();
+    rt.block_on(async move {
+        let (hog_client, hog_server) = tcp_pair().await;
+        let mut hog = hog_server.recv_stream();
+        let mut held = Vec::new();
+        for chunk in [&b"a"[..], b"b"] {
+            hog_client.write_all(chunk).await.0.unwrap();
+            held.push(hog.next().await.unwrap().unwrap());
+        }
+        let stats = handle.stats().total();
+        assert!(!stats.recv_buffers_refused);
+        assert_eq!(stats.bufs_in_use, 2, "the group is empty");
+
+        let (client, server) = tcp_pair().await;
+        client.write_all(b"there".to_vec()).await.0.unwrap();
+        let mut got = Vec::new();
+        assert_eq!(server.read_buf(&mut got).await.unwrap(), 5);
+        assert_eq!(got, b"there");
+
+        let in_flight = handle.stats().total().ops_in_flight;
+        let reader = ringsteal_rt::spawn(async move {
+            let mut later = Vec::new();
+            let n = server.read_buf(&mut later).await.unwrap();
+            (n, later)
+        });
+        common::yield_until(|| handle.stats().total().ops_in_flight > in_flight).await;
+        client.write_all(b"later".to_vec()).await.0.unwrap();
+        let (n, later) = reader.await.unwrap();
+        assert_eq!((n, &later[..]), (5, &b"later"[..]));
+        assert_eq!(
+            handle.stats().total().bufs_in_use,
+            2,
+            "still only the held ones"
+        );
+        drop(held);
+    });
+}

@@ -260,8 +260,8 @@ fn listeners_without_reuseaddr_or_adopted_from_std(config: Config) {
 }
 
 /// A runtime left with, on both shards: an armed multishot accept, receive streams armed
-/// with data queued and buffers held, one stalled for want of buffers, and a datagram
-/// stream; then dropped from outside `block_on`.
+/// with data queued and buffers held, one stalled for want of buffers, a datagram stream,
+/// and a `read_buf` waiting for a provided buffer; then dropped from outside `block_on`.
 fn a_runtime_dropped_with_streams_armed_closes_every_socket(config: Config) {
     let mut clients = Vec::new();
     {
@@ -306,10 +306,18 @@ fn a_runtime_dropped_with_streams_armed_closes_every_socket(config: Config) {
                         }
                         conns.push((server, data));
                     }
+                    // And one idle in `read_buf`: a receive armed to select a provided
+                    // buffer when data comes.
+                    let client = std::net::TcpStream::connect(addr).unwrap();
+                    tx.send(client).unwrap();
+                    let idle = incoming.next().await.unwrap().unwrap();
+                    let mut frame = Vec::new();
+                    let mut idle_read = Box::pin(idle.read_buf(&mut frame));
+                    assert!(poll_once(&mut idle_read).await.is_none());
                     armed_tx.send(()).unwrap();
                     // Waits forever: the runtime is dropped with all of it in flight.
                     std::future::pending::<()>().await;
-                    drop((conns, held, incoming, datagrams, udp));
+                    drop((idle_read, conns, held, incoming, datagrams, udp));
                 });
                 ready.push(armed_rx);
             }
@@ -325,7 +333,7 @@ fn a_runtime_dropped_with_streams_armed_closes_every_socket(config: Config) {
         });
     }
     // Every accepted socket was closed with the runtime: each client sees the end.
-    assert_eq!(clients.len(), 6);
+    assert_eq!(clients.len(), 8);
     for c in &mut clients {
         let mut rest = Vec::new();
         c.set_read_timeout(Some(OP_GUARD)).unwrap();

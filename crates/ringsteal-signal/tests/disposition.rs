@@ -373,7 +373,10 @@ fn a_handler_installed_after_the_last_listener_finds_the_action_from_before() {
         drop(signal(SignalKind::user_defined1()).unwrap());
         // (The flags may differ by glibc's SA_RESTORER.)
         let after = action_of(libc::SIGUSR1);
-        assert_eq!(after.0, before.0, "the action from before ringsteal is back");
+        assert_eq!(
+            after.0, before.0,
+            "the action from before ringsteal is back"
+        );
         // SAFETY: all-zero is a valid sigaction; the handler only touches atomics and
         // calls what it found.
         unsafe {

@@ -97,7 +97,7 @@ pub(super) fn keep_nothing<O>(_: &O, _: &mut LaneGuard) {}
 /// Keeps the end an abandoned read met, for the next read ([`LaneGuard::keep_end`]): end of
 /// stream (`Ok(0)` into a buffer with room), or an error the stream itself reported. Not an
 /// error of the abandonment (the cancel's `ECANCELED`, a link timeout) or one a retry mends.
-fn keep_end(res: &io::Result<usize>, room: usize, guard: &mut LaneGuard) {
+pub(super) fn keep_end(res: &io::Result<usize>, room: usize, guard: &mut LaneGuard) {
     match res {
         Ok(0) if room > 0 => guard.keep_end(None),
         Err(e) => match e.raw_os_error() {

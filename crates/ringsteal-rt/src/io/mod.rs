@@ -25,6 +25,7 @@ mod memory;
 mod numbers;
 mod poll;
 mod provided;
+mod provided_read;
 mod read_buf;
 mod readiness_cache;
 mod seek;
@@ -48,7 +49,8 @@ pub use poll::{
     try_read_vectored_in_lane, try_recv_from, try_recv_from_uninit, try_send_to, try_write_in_lane,
     try_write_vectored_in_lane, PollParts, PollSource, PollStream, Readiness,
 };
-pub use read_buf::AppendBuf;
+pub use provided_read::{ProvidedRead, ProvidedReadOutput};
+pub use read_buf::{read_buf_by, AppendBuf};
 pub use readiness_cache::{ReadinessCache, ReadyEvent};
 pub use seek::AsyncSeek;
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};

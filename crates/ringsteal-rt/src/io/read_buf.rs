@@ -16,11 +16,12 @@
 //! May not: depend on any implementation; everything goes through the traits.
 
 use std::cell::Cell;
+use std::future::Future;
 use std::io;
 
 use super::provided::buffer_with_capacity;
 use super::traits::AsyncReadOwned;
-use crate::buf::IoBuf;
+use crate::buf::{BufResult, IoBuf, Slice};
 
 /// The least one `read_buf` asks for: a full buffer grows by at least this much.
 const READ_BUF_MIN: usize = 4 * 1024;
@@ -69,9 +70,34 @@ where
     R: AsyncReadOwned + ?Sized,
     B: AppendBuf + ?Sized,
 {
+    read_buf_by(buf, |spare| r.read(spare)).await
+}
+
+/// `read_buf`'s copy step, for a reader that reads its own way (a stream reads from the
+/// bytes it kept, or with the read lane it already holds): `read` is given the thread's
+/// spare buffer, sliced to what one `read_buf` asks for, and what it read is appended to
+/// `buf`. Yields the count.
+///
+/// ```
+/// use ringsteal_rt::io::{read_buf_by, AsyncReadOwned};
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let mut src: &[u8] = b"hello";
+///     let mut frame = b"> ".to_vec();
+///     let n = read_buf_by(&mut frame, |spare| src.read(spare)).await.unwrap();
+///     assert_eq!((n, &frame[..]), (5, &b"> hello"[..]));
+/// });
+/// ```
+pub async fn read_buf_by<B, F, Fut>(buf: &mut B, read: F) -> io::Result<usize>
+where
+    B: AppendBuf + ?Sized,
+    F: FnOnce(Slice<Vec<u8>>) -> Fut,
+    Fut: Future<Output = BufResult<usize, Slice<Vec<u8>>>>,
+{
     let want = buf.spare_capacity().clamp(READ_BUF_MIN, READ_BUF_MAX);
     // A spare larger than `want` reads no more than `want`: the slice bounds the read.
-    let (res, got) = r.read(take_spare(want)?.slice(..want)).await;
+    let (res, got) = read(take_spare(want)?.slice(..want)).await;
     let got = got.into_inner();
     // No await between the read's end and this: a dropped `read_buf` appended nothing.
     let appended = res.inspect(|&n| buf.append_bytes(&got[..n]));

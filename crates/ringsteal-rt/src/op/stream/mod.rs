@@ -5,7 +5,10 @@
 //! * [`accept_multishot`] (`accept.rs`): a stream of accepted connections;
 //! * [`recv_multishot`] (`recv.rs`): a stream of received bytes in provided buffers;
 //! * [`recvmsg_multishot`] (`recvmsg.rs`): a stream of datagrams with their source addresses;
-//! * [`poll_multishot`] (`poll.rs`): a stream of readiness reports of a descriptor.
+//! * [`poll_multishot`] (`poll.rs`): a stream of readiness reports of a descriptor;
+//! * `RecvOnce` (`recv_once.rs`): one single-shot receive that selects a provided buffer (the
+//!   armed-request machinery for a request whose only CQE is its last), for
+//!   [`ProvidedRead`](crate::io::ProvidedRead).
 //!
 //! Each is a stream with `poll_next` and `next().await`, ending (`None`) when no more can
 //! come. Where the kernel (or the builder) lacks the multishot form or provided buffers, the
@@ -28,11 +31,13 @@ pub(crate) mod poll;
 mod queue;
 mod receiver;
 mod recv;
+mod recv_once;
 mod recvmsg;
 
 pub use accept::{accept_multishot, AcceptStream, ACCEPT_AHEAD};
 pub use poll::{poll_multishot, PollEvents};
 pub use recv::{recv_multishot, RecvStream};
+pub(crate) use recv_once::{Once, RecvOnce};
 pub use recvmsg::{recvmsg_multishot, Datagram, RecvMsgStream};
 
 use std::io;

@@ -1,0 +1,63 @@
+//! Connections waiting in `read_buf` hold no read buffer: the read waits in the kernel with a
+//! provided buffer to be picked when data arrives, as tokio's `read_buf` waits on readiness
+//! with none. (Reading into a buffer of its own held 4 KiB per idle connection: 8 MB more
+//! than tokio for 2,000 idle connections in a ported mini-redis.) A test binary of its own,
+//! since it counts the process's live bytes with a global allocator.
+
+#[path = "../../ringsteal-rt/tests/common/mod.rs"]
+mod common;
+mod support;
+
+use common::counting::{live_bytes, Counting};
+use common::Config;
+use support::*;
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+#[test]
+fn connections_idle_in_read_buf_hold_no_read_buffer() {
+    const CONNECTIONS: usize = 128;
+    let rt = Config::ALL[0].runtime(1);
+    let handle = rt.handle();
+    rt.block_on(async move {
+        let mut clients = Vec::new();
+        let mut servers = Vec::new();
+        for _ in 0..CONNECTIONS {
+            let (client, server) = tcp_pair().await;
+            clients.push(client);
+            servers.push(server);
+        }
+        let frames: Vec<Vec<u8>> = (0..CONNECTIONS).map(|_| Vec::with_capacity(64)).collect();
+        let in_flight_before = handle.stats().total().ops_in_flight;
+        let before = live_bytes();
+        let readers: Vec<_> = servers
+            .into_iter()
+            .zip(frames)
+            .map(|(server, mut frame)| {
+                ringsteal_rt::spawn(async move {
+                    let n = server.read_buf(&mut frame).await.unwrap();
+                    (n, frame)
+                })
+            })
+            .collect();
+        // Every reader waits in the kernel.
+        common::yield_until(|| {
+            handle.stats().total().ops_in_flight >= in_flight_before + CONNECTIONS as u64
+        })
+        .await;
+        let per_connection = (live_bytes() - before) / CONNECTIONS as isize;
+        // The task, its future and the request's cell: well under one 4 KiB read buffer.
+        assert!(
+            per_connection < 2048,
+            "each connection idle in read_buf holds {per_connection} bytes"
+        );
+        for client in &clients {
+            client.write_all(b"x".to_vec()).await.0.unwrap();
+        }
+        for reader in readers {
+            let (n, frame) = reader.await.unwrap();
+            assert_eq!((n, &frame[..]), (1, &b"x"[..]));
+        }
+    });
+}
