@@ -10,6 +10,7 @@ mod support;
 
 use common::counting::{live_bytes, Counting};
 use common::Config;
+use ringsteal_rt::io::{AsyncReadOwned, BufWriter};
 use support::*;
 
 #[global_allocator]
@@ -34,10 +35,17 @@ fn connections_idle_in_read_buf_hold_no_read_buffer() {
         let readers: Vec<_> = servers
             .into_iter()
             .zip(frames)
-            .map(|(server, mut frame)| {
+            .enumerate()
+            .map(|(i, (server, mut frame))| {
                 ringsteal_rt::spawn(async move {
-                    let n = server.read_buf(&mut frame).await.unwrap();
-                    (n, frame)
+                    // Half through a `BufWriter`, as a ported `Connection` reads: the
+                    // wrapper must pass `read_buf` on, not read into a buffer of its own.
+                    let n = if i % 2 == 0 {
+                        server.read_buf(&mut frame).await
+                    } else {
+                        BufWriter::new(server).read_buf(&mut frame).await
+                    };
+                    (n.unwrap(), frame)
                 })
             })
             .collect();

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::io;
 
 use super::buf_reader::DEFAULT_CAPACITY;
+use super::read_buf::AppendBuf;
 use super::traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 
@@ -252,6 +253,12 @@ impl<W: AsyncReadOwned> AsyncReadOwned for BufWriter<W> {
         buf: Vec<u8>,
     ) -> impl Future<Output = BufResult<usize, Vec<u8>>> + Send {
         self.inner.read_to_end(buf)
+    }
+    fn read_buf<A: AppendBuf + ?Sized>(
+        &mut self,
+        buf: &mut A,
+    ) -> impl Future<Output = io::Result<usize>> + Send {
+        self.inner.read_buf(buf)
     }
     fn read_exact_from_memory(&mut self, dst: &mut [u8]) -> bool {
         self.inner.read_exact_from_memory(dst)
