@@ -60,6 +60,11 @@ use super::slice::Slice;
 /// `bytes_total()`. A plain forwarding wrapper that derives nothing (a `Vec` field whose
 /// three values it returns as they are) is not affected: while an operation owns it, nobody
 /// can reach the field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an owned buffer ringsteal can write from",
+    note = "buffers: `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`/`&'static str`, `[u8; N]`; `bytes::Bytes` and `BytesMut` with ringsteal's `bytes` feature",
+    note = "a borrowed slice cannot go with a request: `.to_vec()` it, or copy it into a `BufWriter` with `write_slice`"
+)]
 pub unsafe trait IoBuf: Unpin + Send + 'static {
     /// The start of the buffer.
     fn stable_ptr(&self) -> *const u8;
@@ -126,6 +131,11 @@ pub unsafe trait IoBuf: Unpin + Send + 'static {
 /// writes of `bytes_total()` bytes and point where `stable_ptr` does. `set_init(pos)` with
 /// `pos <= bytes_total()` must leave `bytes_init() <= bytes_total()`: a wrapper of a range
 /// forwards `begin + pos`, never more than its end.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an owned buffer ringsteal can read into",
+    note = "buffers: `Vec<u8>` (read up to its capacity), `Box<[u8]>`, `[u8; N]`; `bytes::BytesMut` with ringsteal's `bytes` feature",
+    note = "to append to a buffer you keep (a `Vec<u8>` or `BytesMut` frame), use `read_buf(&mut buf)`"
+)]
 pub unsafe trait IoBufMut: IoBuf {
     /// The start of the buffer, for writing.
     fn stable_mut_ptr(&mut self) -> *mut u8;

@@ -38,6 +38,10 @@ const READ_BUF_MAX: usize = 64 * 1024;
 /// buf.append_bytes(b"abc");
 /// assert_eq!((buf.as_slice(), buf.spare_capacity() >= 5), (&b"abc"[..], true));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`read_buf` cannot append to `{Self}`",
+    note = "it appends to a `Vec<u8>`, or to a `bytes::BytesMut` with ringsteal's `bytes` feature (`features = [\"bytes\"]`)"
+)]
 pub trait AppendBuf: Send {
     /// How many bytes it takes before it has to grow.
     fn spare_capacity(&self) -> usize;
