@@ -13,9 +13,10 @@ use crate::{signal, SignalKind};
 /// listeners could not be set up or cannot wait.
 ///
 /// Once it has completed, nobody listens any more (whether or not the finished future is
-/// dropped yet), so a second Ctrl-C during a slow shutdown terminates the process as usual.
-/// To ignore it instead, as a tokio program does (tokio's handler stays for good), keep a
-/// listener alive through the shutdown: `let _keep = signal(SignalKind::interrupt())?;`.
+/// dropped yet), so a second Ctrl-C or `SIGTERM` during a slow shutdown terminates the
+/// process as usual. To ignore them instead, as a tokio program does (tokio's handler stays
+/// for good), keep a listener of each alive through the shutdown:
+/// `let _keep = (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?);`.
 ///
 /// ```no_run
 /// use std::time::Duration;
