@@ -3,6 +3,7 @@
 mod copy;
 mod open;
 mod path;
+mod position;
 mod read_write;
 mod statx;
 mod sync;

@@ -5,6 +5,7 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
+use super::position::PositionMend;
 use crate::buf::{BufResult, IoBuf, IoBufMut};
 use crate::op::limits::sqe_len;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
@@ -94,6 +95,12 @@ unsafe impl<B: IoBufMut> Operation for ReadAt<B> {
 
 /// Writes the initialised bytes of `buf` to `fd` at `pos` (`u64::MAX`: the file position,
 /// e.g. for `O_APPEND`). Yields the byte count (possibly short) and the buffer.
+///
+/// At the position of a regular file or block device, the position is read (`lseek`) as
+/// the write is submitted, and moved over the bytes written if the write comes back short
+/// and the kernel left it where it was (io_uring does, when its worker's retry of the rest
+/// fails; the next write would then overwrite them). Keep other requests at the position
+/// out meanwhile, as a `File`'s write lane does.
 pub fn write_at<B: IoBuf>(fd: &SharedFd, buf: B, pos: u64) -> Op<WriteAt<B>> {
     Op::new(WriteAt::new(fd, buf, pos))
 }
@@ -124,6 +131,7 @@ pub struct WriteAt<B> {
     fd: SharedFd,
     buf: B,
     pos: u64,
+    mend: PositionMend,
 }
 
 impl<B: IoBuf> WriteAt<B> {
@@ -133,6 +141,7 @@ impl<B: IoBuf> WriteAt<B> {
             fd: fd.clone(),
             buf,
             pos,
+            mend: PositionMend::default(),
         }
     }
 }
@@ -144,6 +153,7 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
     #[inline]
     fn prepare(&mut self) -> Sqes {
         let len = sqe_len(self.buf.bytes_init());
+        self.mend = PositionMend::before(&self.fd, self.pos);
         Sqes::One(opcode::write(
             self.fd.as_raw_fd(),
             self.buf.stable_ptr(),
@@ -154,6 +164,8 @@ unsafe impl<B: IoBuf> Operation for WriteAt<B> {
 
     #[inline]
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        let requested = sqe_len(self.buf.bytes_init()) as usize;
+        self.mend.after(&self.fd, results[0].0, requested);
         (cqe_result(results[0].0).map(|n| n as usize), self.buf)
     }
 

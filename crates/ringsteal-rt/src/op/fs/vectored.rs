@@ -5,6 +5,7 @@ use std::os::fd::AsRawFd;
 
 use ringsteal_uring::opcode;
 
+use super::position::PositionMend;
 use crate::buf::{BufResult, IoVecBuf, IoVecBufMut};
 use crate::op::limits::sqe_iovecs;
 use crate::op::{cqe_result, Op, Operation, SharedFd, Sqes};
@@ -117,6 +118,7 @@ pub struct WritevAt<B> {
     bufs: B,
     iovecs: Vec<libc::iovec>,
     pos: u64,
+    mend: PositionMend,
 }
 
 impl<B: IoVecBuf> WritevAt<B> {
@@ -128,6 +130,7 @@ impl<B: IoVecBuf> WritevAt<B> {
             bufs,
             iovecs: Vec::new(),
             pos,
+            mend: PositionMend::default(),
         }
     }
 }
@@ -138,6 +141,7 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
 
     fn prepare(&mut self) -> Sqes {
         self.iovecs = sqe_iovecs(self.bufs.iovecs());
+        self.mend = PositionMend::before(&self.fd, self.pos);
         Sqes::One(opcode::writev(
             self.fd.as_raw_fd(),
             self.iovecs.as_ptr(),
@@ -147,6 +151,8 @@ unsafe impl<B: IoVecBuf> Operation for WritevAt<B> {
     }
 
     fn complete(self, results: &[(i32, u32)]) -> Self::Output {
+        let requested = self.iovecs.iter().map(|v| v.iov_len).sum();
+        self.mend.after(&self.fd, results[0].0, requested);
         (cqe_result(results[0].0).map(|n| n as usize), self.bufs)
     }
 
