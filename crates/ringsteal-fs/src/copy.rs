@@ -1,6 +1,7 @@
-//! [`copy`]: copies a file's contents and permissions, chunk by chunk (up to a megabyte, at
-//! least 64 KiB whatever size the file reports), each chunk a linked read + write pair that
-//! the kernel runs back to back.
+//! [`copy`]: copies a file's contents and permissions: with `copy_file_range` on the
+//! blocking pool where the kernel can (as std's `fs::copy`, and so tokio's), else chunk by
+//! chunk (up to a megabyte, at least 64 KiB whatever size the file reports), each chunk a
+//! linked read + write pair that the kernel runs back to back.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -59,6 +60,11 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
             return Err(io::Error::last_os_error());
         }
     }
+    if let Some(copied) = copy_in_kernel(&src, &dst).await? {
+        src.close().await?;
+        dst.close().await?;
+        return Ok(copied);
+    }
     let reported = usize::try_from(meta.len()).unwrap_or(usize::MAX);
     let mut buf = Vec::with_capacity(reported.clamp(MIN_CHUNK, CHUNK));
     let mut pos = 0u64;
@@ -90,4 +96,57 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
     src.close().await?;
     dst.close().await?;
     Ok(pos)
+}
+
+/// Copies all of `src` (from its position, at its start) to `dst` with `copy_file_range(2)`
+/// on the blocking pool: the kernel moves the bytes with no copy through user memory, and
+/// shares extents where the file system can (reflinks on Btrfs and XFS, server-side copies on
+/// NFS). The linked read + write chunks cost a 1 GiB copy 1.4x std's time, and a sparse one
+/// 6.7x (a review's figures). `Ok(None)` if the kernel copied nothing this way (file systems
+/// it cannot copy between, a device or a FIFO as the destination, a `/proc` file, which
+/// reports no bytes to it): the caller copies by chunks, from the start.
+async fn copy_in_kernel(src: &File, dst: &File) -> io::Result<Option<u64>> {
+    // The descriptors go with the job: held open until it ends, even if this future is
+    // dropped (the job runs on, as a std copy on the blocking pool would).
+    let (src, dst) = (src.shared_fd().clone(), dst.shared_fd().clone());
+    crate::blocking::spawn_blocking(move || {
+        let mut copied = 0u64;
+        loop {
+            // SAFETY: copies between two descriptors the job holds open, at their positions
+            // (null offsets); no memory of ours is passed.
+            let n = unsafe {
+                libc::copy_file_range(
+                    src.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    dst.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    1 << 30,
+                    0,
+                )
+            };
+            match n {
+                0 if copied == 0 => return Ok(None),
+                0 => return Ok(Some(copied)),
+                n if n > 0 => copied += n as u64,
+                _ => {
+                    let err = io::Error::last_os_error();
+                    match err.raw_os_error() {
+                        Some(libc::EINTR) => {}
+                        Some(
+                            libc::EXDEV
+                            | libc::EINVAL
+                            | libc::ENOSYS
+                            | libc::EOPNOTSUPP
+                            | libc::EPERM
+                            | libc::ETXTBSY
+                            | libc::EBADF,
+                        ) if copied == 0 => return Ok(None),
+                        _ => return Err(err),
+                    }
+                }
+            }
+        }
+    })?
+    .await
+    .map_err(io::Error::other)?
 }

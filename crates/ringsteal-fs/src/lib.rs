@@ -5,8 +5,8 @@
 //! that runs it (`OPENAT`, `READ`, `WRITE`, `STATX`, `FSYNC`, `RENAMEAT`...), with owned
 //! buffers: reads and writes take the buffer and hand it back with the result. Calls the
 //! kernel has no opcode for (`canonicalize`, `read_dir`, `set_permissions`,
-//! `File::set_times` and `set_modified`, `read_link`, `remove_dir_all`, and `set_len` before
-//! Linux 6.9) run on the runtime's blocking pool. Two are plain system calls on the calling thread, as in
+//! `File::set_times` and `set_modified`, `read_link`, `remove_dir_all`, `copy`'s
+//! `copy_file_range`, and `set_len` before Linux 6.9) run on the runtime's blocking pool. Two are plain system calls on the calling thread, as in
 //! std: `copy` setting the permissions with `fchmod`, and the synchronous
 //! `DirEntry::file_type` asking `fstatat` when the directory listing did not say.
 //!

@@ -209,3 +209,35 @@ fn copy_of_a_proc_file_that_reports_size_zero_copies_it_in_a_few_requests() {
         );
     });
 }
+
+/// Between two regular files, the kernel copies (`copy_file_range`, one job on the blocking
+/// pool, as std's copy): no read or write of the contents goes through the ring. A sparse
+/// source stays a correct copy (its holes read as zeros, as with std).
+#[test]
+fn copy_between_regular_files_is_one_copy_file_range_job() {
+    on_every_shard_of(Config::new(1), "copy-in-kernel", |ctx| async move {
+        let src = ctx.dir.join("src");
+        std::fs::write(&src, pattern(3 << 20)).unwrap();
+        let sparse = ctx.dir.join("sparse");
+        let f = std::fs::File::create(&sparse).unwrap();
+        f.set_len(8 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&f, b"middle", 4 << 20).unwrap();
+        drop(f);
+        let handle = ringsteal_rt::RuntimeHandle::current();
+        for path in [&src, &sparse] {
+            let before = handle.stats();
+            let (a, b) = (ctx.dir.join("a"), ctx.dir.join("b"));
+            copy_both(path, &a, &b, &format!("{path:?}")).await;
+            let after = handle.stats();
+            assert_eq!(
+                after.blocking_spawned - before.blocking_spawned,
+                1,
+                "one job on the blocking pool"
+            );
+            // Open, statx and close on each side, a few more for the destination: far fewer
+            // than one linked read + write pair per megabyte.
+            let sqes = after.total().sqes_submitted - before.total().sqes_submitted;
+            assert!(sqes < 12, "{sqes} requests for a copy in the kernel");
+        }
+    });
+}
