@@ -251,8 +251,10 @@ fn run() {
         for ev in &events[..ready] {
             if ev.u64 == BELL {
                 // A new swept orphan: sweep soon (a short-lived child is reaped quickly).
+                // Only ever sooner: orphans arriving faster than the pause must not keep
+                // pushing the sweep back.
                 pause = SWEEP_FIRST;
-                next_sweep = Instant::now() + pause;
+                next_sweep = next_sweep.min(Instant::now() + pause);
                 let mut count = 0u64;
                 if let Some(w) = WAITER.get() {
                     // SAFETY: reads 8 bytes into a valid u64 from our eventfd (resets it).
@@ -281,14 +283,29 @@ fn run() {
             orphans.watched.remove(&fd);
         }
         if !orphans.swept.is_empty() && Instant::now() >= next_sweep {
-            let before = orphans.swept.len();
-            orphans.swept.retain(|&pid| pid_still_running(pid));
-            pause = if orphans.swept.len() < before {
-                SWEEP_FIRST
+            // Swept without the lock held (a `Child` dropped meanwhile adopts at once); the
+            // pids stay listed until they are known gone.
+            let pids = orphans.swept.clone();
+            drop(orphans);
+            let mut gone: Vec<u32> = if crate::pidfd::children_reaped_by_kernel() {
+                // SIGCHLD ignored since they were adopted: the kernel reaps them, and a pid
+                // may already name another process.
+                pids
             } else {
+                pids.into_iter()
+                    .filter(|&pid| !pid_still_running(pid))
+                    .collect()
+            };
+            pause = if gone.is_empty() {
                 (pause * 2).min(SWEEP_MAX)
+            } else {
+                SWEEP_FIRST
             };
             next_sweep = Instant::now() + pause;
+            gone.sort_unstable();
+            self::orphans()
+                .swept
+                .retain(|pid| gone.binary_search(pid).is_err());
         }
     }
 }
