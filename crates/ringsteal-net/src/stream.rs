@@ -167,19 +167,37 @@ impl StreamCore {
     pub(crate) async fn read_buf<A: AppendBuf + ?Sized>(&self, dst: &mut A) -> io::Result<usize> {
         self.hints.read();
         let mut guard = self.read.acquire().await;
-        if !guard.has_kept() && !self.hints.bytes_queued() {
-            match ProvidedRead::new(&self.fd, guard).await {
-                ProvidedReadOutput::Data {
-                    buf, more_queued, ..
-                } => {
-                    self.hints.set_bytes_queued(more_queued);
-                    dst.append_bytes(&buf);
-                    return Ok(buf.len());
-                }
-                ProvidedReadOutput::Eof(_) => return Ok(0),
-                ProvidedReadOutput::Failed(e, _) => return Err(e),
-                ProvidedReadOutput::Unavailable(g) => guard = g,
+        if guard.has_kept() || self.hints.bytes_queued() {
+            // Kept bytes or end, or bytes the socket said it had: taken at once if they are
+            // there. A hint that no longer holds (the last read took exactly what was
+            // queued) or a spent inline streak goes on below, not into a ring read of the
+            // spare buffer, which would sit in the kernel while the connection idles.
+            let mut no_bytes_at_hand = false;
+            let n = read_buf_by(dst, |spare| {
+                std::future::ready(match self.read_without_ring(&mut guard, spare) {
+                    Ok(done) => done,
+                    Err(spare) => {
+                        no_bytes_at_hand = true;
+                        (Ok(0), spare)
+                    }
+                })
+            })
+            .await?;
+            if !no_bytes_at_hand {
+                return Ok(n);
             }
+        }
+        match ProvidedRead::new(&self.fd, guard).await {
+            ProvidedReadOutput::Data {
+                buf, more_queued, ..
+            } => {
+                self.hints.set_bytes_queued(more_queued);
+                dst.append_bytes(&buf);
+                return Ok(buf.len());
+            }
+            ProvidedReadOutput::Eof(_) => return Ok(0),
+            ProvidedReadOutput::Failed(e, _) => return Err(e),
+            ProvidedReadOutput::Unavailable(g) => guard = g,
         }
         read_buf_by(dst, |spare| async move {
             match self.read_without_ring(&mut guard, spare) {

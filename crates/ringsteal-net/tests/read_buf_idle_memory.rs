@@ -69,3 +69,68 @@ fn connections_idle_in_read_buf_hold_no_read_buffer() {
         }
     });
 }
+
+/// The same after a burst: each connection first gets 32 KiB, more than one provided buffer
+/// holds, so its first read ends with bytes the socket says it still has, and its second
+/// takes exactly those (a read that fills its buffer leaves the hint that more may be
+/// queued); the next `read_buf` finds none at hand and must wait with a provided buffer, not
+/// with a ring read of the thread's spare buffer (a review found ~12 KiB of spare per
+/// connection parked that way).
+#[test]
+fn connections_idle_in_read_buf_after_a_burst_hold_no_read_buffer() {
+    const CONNECTIONS: usize = 64;
+    const BURST: usize = 32 * 1024;
+    let rt = Config::ALL[0].runtime(1);
+    let handle = rt.handle();
+    rt.block_on(async move {
+        let mut clients = Vec::new();
+        let mut servers = Vec::new();
+        for _ in 0..CONNECTIONS {
+            let (client, server) = tcp_pair().await;
+            clients.push(client);
+            servers.push(server);
+        }
+        let burst_read = common::Signal::new();
+        let go = common::Signal::new();
+        let readers: Vec<_> = servers
+            .into_iter()
+            .map(|server| {
+                let (burst_read, go) = (burst_read.clone(), go.clone());
+                ringsteal_rt::spawn(async move {
+                    // Room for the burst exactly: after the first 16 KiB (one provided
+                    // buffer), the read of the rest asks for exactly what is queued.
+                    let mut frame = Vec::with_capacity(BURST);
+                    while frame.len() < BURST {
+                        assert!(server.read_buf(&mut frame).await.unwrap() > 0);
+                    }
+                    burst_read.add();
+                    go.wait_for(1).await;
+                    let n = server.read_buf(&mut frame).await.unwrap();
+                    (n, frame.len())
+                })
+            })
+            .collect();
+        for client in &clients {
+            client.write_all(vec![7u8; BURST]).await.0.unwrap();
+        }
+        burst_read.wait_for(CONNECTIONS as u64).await;
+        let in_flight_before = handle.stats().total().ops_in_flight;
+        let before = live_bytes();
+        go.add();
+        common::yield_until(|| {
+            handle.stats().total().ops_in_flight >= in_flight_before + CONNECTIONS as u64
+        })
+        .await;
+        let per_connection = (live_bytes() - before) / CONNECTIONS as isize;
+        assert!(
+            per_connection < 2048,
+            "each connection idle in read_buf after a burst holds {per_connection} bytes"
+        );
+        for client in &clients {
+            client.write_all(b"x".to_vec()).await.0.unwrap();
+        }
+        for reader in readers {
+            assert_eq!(reader.await.unwrap(), (1, BURST + 1));
+        }
+    });
+}
