@@ -233,7 +233,7 @@ fn previous_action(
     if listened || default_is_ignore(signum) {
         return;
     }
-    default_action(signum, st);
+    default_action(signum);
 }
 
 /// Signals whose default action is to do nothing.
@@ -248,25 +248,31 @@ fn default_is_ignore(signum: i32) -> bool {
 /// unblocks the signal for this thread and raises it again. Terminating (or core-dumping)
 /// signals end the process here; stopping ones stop it, and once it is continued our handler
 /// is put back.
-fn default_action(signum: i32, st: &SignalState) {
+fn default_action(signum: i32) {
     // SAFETY: sigaction, sigemptyset, sigaddset, pthread_sigmask and raise are
     // async-signal-safe; every struct is a local, initialised before use.
     unsafe {
         let mut dfl: libc::sigaction = std::mem::zeroed();
         dfl.sa_sigaction = libc::SIG_DFL;
         libc::sigemptyset(&mut dfl.sa_mask);
-        libc::sigaction(signum, &dfl, std::ptr::null_mut());
+        let mut displaced: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signum, &dfl, &mut displaced) != 0 {
+            return;
+        }
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, signum);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::raise(signum);
         // Still here: the signal stopped the process, which has been continued. (The mask is
-        // restored when the handler returns.) Ours goes back unless the last listener's drop
-        // has put the previous action back meanwhile.
-        if st.installed.load(SeqCst) {
-            let ours = our_action(st);
-            libc::sigaction(signum, &ours, std::ptr::null_mut());
+        // restored when the handler returns.) What was installed goes back: ours, or a
+        // handler another library put over ours (which called us), unless something set
+        // an action meanwhile.
+        let mut now: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(signum, std::ptr::null(), &mut now) == 0
+            && now.sa_sigaction == libc::SIG_DFL
+        {
+            libc::sigaction(signum, &displaced, std::ptr::null_mut());
         }
     }
 }

@@ -146,18 +146,25 @@ fn with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back() {
         println!("listened after the stop");
         return;
     }
+    let out = run_self_stopped_and_continued(
+        "with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back",
+        "stop",
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("listened after the stop"));
+}
+
+/// Runs the test `test` in a child process with `role`, waits for it to stop (of
+/// `SIGTSTP`), continues it and yields its output once it has ended.
+fn run_self_stopped_and_continued(test: &str, role: &str) -> std::process::Output {
     let exe = std::env::current_exe().unwrap();
     // In a process group of its own, with this process (in another group of the session) as
     // its parent: a group that is not orphaned. The kernel discards SIGTSTP sent to an
     // orphaned group (this test's group is one when the tests run in the background).
     let child = std::process::Command::new(exe)
         .process_group(0)
-        .args([
-            "--exact",
-            "with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back",
-            "--nocapture",
-        ])
-        .env(common::CHILD_ROLE, "stop")
+        .args(["--exact", test, "--nocapture"])
+        .env(common::CHILD_ROLE, role)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -173,9 +180,64 @@ fn with_no_listener_left_a_stop_signal_stops_and_the_handler_comes_back() {
     assert_eq!(libc::WSTOPSIG(status), libc::SIGTSTP);
     // SAFETY: continues our own stopped child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+static FOUND_UNDER_STOP_CHAIN: AtomicUsize = AtomicUsize::new(0);
+
+/// A signal-hook-like handler for `SIGTSTP` that calls the handler it found (ringsteal's).
+extern "C" fn chaining_stop_handler(signum: libc::c_int) {
+    let found = FOUND_UNDER_STOP_CHAIN.load(SeqCst);
+    if found != libc::SIG_DFL && found != libc::SIG_IGN {
+        // SAFETY: `found` is ringsteal's handler, recorded from sigaction as an SA_SIGINFO
+        // handler; it is called with a null siginfo and context, which it only passes on.
+        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(found) };
+        f(signum, std::ptr::null_mut(), std::ptr::null_mut());
+    }
+}
+
+/// A handler another library installed over ringsteal's (chaining to it) is still installed
+/// after a stop signal that nobody listens to: ringsteal's handler carries out the default
+/// action by putting `SIG_DFL` in place for the stop, and once the process is continued it
+/// puts back the action it displaced, not its own (it did, and the other library heard no
+/// more `SIGTSTP`: the change's review).
+#[test]
+fn a_handler_installed_over_ours_is_back_after_a_stop() {
+    if child_role().as_deref() == Some("stop-chained") {
+        let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
+        let _entered = rt.handle().enter();
+        let listener = signal(SignalKind::from_raw(libc::SIGTSTP)).unwrap();
+        // SAFETY: all-zero is a valid sigaction; the handler only reads an atomic and calls
+        // ringsteal's handler.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = chaining_stop_handler as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut act.sa_mask);
+            let mut found: libc::sigaction = std::mem::zeroed();
+            assert_eq!(libc::sigaction(libc::SIGTSTP, &act, &mut found), 0);
+            FOUND_UNDER_STOP_CHAIN.store(found.sa_sigaction, SeqCst);
+        }
+        drop(listener); // ringsteal's stays under the other one
+                        // Nobody listens: ringsteal's handler, called by the other, stops the process.
+        raise_here(libc::SIGTSTP);
+        assert_eq!(
+            action_of(libc::SIGTSTP).0,
+            chaining_stop_handler as extern "C" fn(libc::c_int) as usize,
+            "the other library's handler is gone after the stop"
+        );
+        println!("kept after the stop");
+        return;
+    }
+    if child_role().is_some() {
+        return;
+    }
+    let out = run_self_stopped_and_continued(
+        "a_handler_installed_over_ours_is_back_after_a_stop",
+        "stop-chained",
+    );
     assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("listened after the stop"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kept after the stop"));
 }
 
 #[test]
