@@ -62,7 +62,7 @@ use super::slice::Slice;
 /// can reach the field.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an owned buffer ringsteal can write from",
-    note = "buffers: `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`/`&'static str`, `[u8; N]`; `bytes::Bytes` and `BytesMut` with ringsteal's `bytes` feature",
+    note = "buffers: `Vec<u8>`, `Box<[u8]>`, `String`, `&'static [u8]`/`&'static str`, `[u8; N]`, `StaticBuf`, `RecvBuf`, a `.slice(..)` of one; `bytes::Bytes` and `BytesMut` with ringsteal's `bytes` feature",
     note = "a borrowed slice cannot go with a request: `.to_vec()` it, or copy it into a `BufWriter` with `write_slice`"
 )]
 pub unsafe trait IoBuf: Unpin + Send + 'static {
@@ -133,7 +133,7 @@ pub unsafe trait IoBuf: Unpin + Send + 'static {
 /// forwards `begin + pos`, never more than its end.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an owned buffer ringsteal can read into",
-    note = "buffers: `Vec<u8>` (read up to its capacity), `Box<[u8]>`, `[u8; N]`; `bytes::BytesMut` with ringsteal's `bytes` feature",
+    note = "buffers: `Vec<u8>` (read up to its capacity), `Box<[u8]>`, `[u8; N]`, a `.slice(..)` of one; `bytes::BytesMut` with ringsteal's `bytes` feature",
     note = "to append to a buffer you keep (a `Vec<u8>` or `BytesMut` frame), use `read_buf(&mut buf)`"
 )]
 pub unsafe trait IoBufMut: IoBuf {

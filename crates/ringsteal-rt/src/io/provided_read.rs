@@ -88,14 +88,17 @@ impl Future for ProvidedRead {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ProvidedReadOutput> {
         let this = self.get_mut();
+        // Checked before anything is submitted: polled again after it completed, it must not
+        // receive again without the lane.
+        assert!(
+            this.guard.is_some(),
+            "a ProvidedRead polled after it completed"
+        );
         let done = match this.request.poll(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(done) => done,
         };
-        let guard = this
-            .guard
-            .take()
-            .expect("a ProvidedRead polled after it completed");
+        let guard = this.guard.take().expect("checked above");
         Poll::Ready(match done {
             Err(None) => ProvidedReadOutput::Unavailable(guard),
             Err(Some(e)) => ProvidedReadOutput::Failed(e, guard),
