@@ -10,11 +10,48 @@ mod support;
 
 use common::counting::{live_bytes, Counting};
 use common::Config;
+use ringsteal_net::TcpStream;
 use ringsteal_rt::io::{AsyncReadOwned, BufWriter};
+use ringsteal_rt::RuntimeHandle;
 use support::*;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
+
+/// The live bytes per reader that `start` (which sets `readers` reads going) adds once every
+/// one of them waits in the kernel: the task, its future and the request's cell, and a
+/// read buffer if the read holds one.
+async fn bytes_each_waiting_read_holds(
+    handle: &RuntimeHandle,
+    readers: usize,
+    start: impl FnOnce(),
+) -> isize {
+    let in_flight_before = handle.stats().total().ops_in_flight;
+    let before = live_bytes();
+    start();
+    common::yield_until(|| {
+        handle.stats().total().ops_in_flight >= in_flight_before + readers as u64
+    })
+    .await;
+    (live_bytes() - before) / readers as isize
+}
+
+/// `n` connected pairs: the clients, and the server ends.
+async fn tcp_pairs(n: usize) -> (Vec<TcpStream>, Vec<TcpStream>) {
+    let mut pairs = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (client, server) = tcp_pair().await;
+        pairs.0.push(client);
+        pairs.1.push(server);
+    }
+    pairs
+}
+
+async fn send_each_a_byte(clients: &[TcpStream]) {
+    for client in clients {
+        client.write_all(b"x".to_vec()).await.0.unwrap();
+    }
+}
 
 #[test]
 fn connections_idle_in_read_buf_hold_no_read_buffer() {
@@ -22,22 +59,12 @@ fn connections_idle_in_read_buf_hold_no_read_buffer() {
     let rt = Config::ALL[0].runtime(1);
     let handle = rt.handle();
     rt.block_on(async move {
-        let mut clients = Vec::new();
-        let mut servers = Vec::new();
-        for _ in 0..CONNECTIONS {
-            let (client, server) = tcp_pair().await;
-            clients.push(client);
-            servers.push(server);
-        }
+        let (clients, servers) = tcp_pairs(CONNECTIONS).await;
         let frames: Vec<Vec<u8>> = (0..CONNECTIONS).map(|_| Vec::with_capacity(64)).collect();
-        let in_flight_before = handle.stats().total().ops_in_flight;
-        let before = live_bytes();
-        let readers: Vec<_> = servers
-            .into_iter()
-            .zip(frames)
-            .enumerate()
-            .map(|(i, (server, mut frame))| {
-                ringsteal_rt::spawn(async move {
+        let mut readers = Vec::new();
+        let per_connection = bytes_each_waiting_read_holds(&handle, CONNECTIONS, || {
+            for (i, (server, mut frame)) in servers.into_iter().zip(frames).enumerate() {
+                readers.push(ringsteal_rt::spawn(async move {
                     // Half through a `BufWriter`, as a ported `Connection` reads: the
                     // wrapper must pass `read_buf` on, not read into a buffer of its own.
                     let n = if i % 2 == 0 {
@@ -46,23 +73,15 @@ fn connections_idle_in_read_buf_hold_no_read_buffer() {
                         BufWriter::new(server).read_buf(&mut frame).await
                     };
                     (n.unwrap(), frame)
-                })
-            })
-            .collect();
-        // Every reader waits in the kernel.
-        common::yield_until(|| {
-            handle.stats().total().ops_in_flight >= in_flight_before + CONNECTIONS as u64
+                }));
+            }
         })
         .await;
-        let per_connection = (live_bytes() - before) / CONNECTIONS as isize;
-        // The task, its future and the request's cell: well under one 4 KiB read buffer.
         assert!(
             per_connection < 2048,
             "each connection idle in read_buf holds {per_connection} bytes"
         );
-        for client in &clients {
-            client.write_all(b"x".to_vec()).await.0.unwrap();
-        }
+        send_each_a_byte(&clients).await;
         for reader in readers {
             let (n, frame) = reader.await.unwrap();
             assert_eq!((n, &frame[..]), (1, &b"x"[..]));
@@ -83,13 +102,7 @@ fn connections_idle_in_read_buf_after_a_burst_hold_no_read_buffer() {
     let rt = Config::ALL[0].runtime(1);
     let handle = rt.handle();
     rt.block_on(async move {
-        let mut clients = Vec::new();
-        let mut servers = Vec::new();
-        for _ in 0..CONNECTIONS {
-            let (client, server) = tcp_pair().await;
-            clients.push(client);
-            servers.push(server);
-        }
+        let (clients, servers) = tcp_pairs(CONNECTIONS).await;
         let burst_read = common::Signal::new();
         let go = common::Signal::new();
         let readers: Vec<_> = servers
@@ -114,21 +127,12 @@ fn connections_idle_in_read_buf_after_a_burst_hold_no_read_buffer() {
             client.write_all(vec![7u8; BURST]).await.0.unwrap();
         }
         burst_read.wait_for(CONNECTIONS as u64).await;
-        let in_flight_before = handle.stats().total().ops_in_flight;
-        let before = live_bytes();
-        go.add();
-        common::yield_until(|| {
-            handle.stats().total().ops_in_flight >= in_flight_before + CONNECTIONS as u64
-        })
-        .await;
-        let per_connection = (live_bytes() - before) / CONNECTIONS as isize;
+        let per_connection = bytes_each_waiting_read_holds(&handle, CONNECTIONS, || go.add()).await;
         assert!(
             per_connection < 2048,
             "each connection idle in read_buf after a burst holds {per_connection} bytes"
         );
-        for client in &clients {
-            client.write_all(b"x".to_vec()).await.0.unwrap();
-        }
+        send_each_a_byte(&clients).await;
         for reader in readers {
             assert_eq!(reader.await.unwrap(), (1, BURST + 1));
         }

@@ -8,8 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{child_state, wait_until_reaped, ChildState, Config};
-use ringsteal_process::{Command, Stdio, ORPHANS_WATCHED_MAX};
+use common::{child_state, spawn_dropped_sleep, wait_until_reaped, ChildState, Config};
+use ringsteal_process::ORPHANS_WATCHED_MAX;
 
 fn open_descriptors() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
@@ -27,20 +27,8 @@ fn many_dropped_running_children_hold_a_bounded_number_of_descriptors_and_are_al
     const CHILDREN: usize = 3 * ORPHANS_WATCHED_MAX;
     let rt = Config::ALL[0].runtime(1);
     let before = open_descriptors();
-    let pids: Vec<u32> = rt.block_on(async {
-        (0..CHILDREN)
-            .map(|_| {
-                let child = Command::new("sleep")
-                    .arg("600")
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap();
-                child.id().unwrap() // dropped running
-            })
-            .collect()
-    });
+    let pids: Vec<u32> =
+        rt.block_on(async { (0..CHILDREN).map(|_| spawn_dropped_sleep("600")).collect() });
     assert!(pids.iter().all(|&p| child_state(p) == ChildState::Alive));
     assert!(pids
         .iter()

@@ -9,20 +9,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{child_state, wait_until_reaped, ChildState, Config};
-use ringsteal_process::{Command, Stdio, ORPHANS_WATCHED_MAX};
+use common::{child_state, spawn_dropped_sleep, wait_until_reaped, ChildState, Config};
+use ringsteal_process::ORPHANS_WATCHED_MAX;
 
 fn spawn_dropped(rt: &ringsteal_rt::Runtime, seconds: &str) -> u32 {
-    rt.block_on(async {
-        let child = Command::new("sleep")
-            .arg(seconds)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child.id().unwrap() // dropped running
-    })
+    rt.block_on(async { spawn_dropped_sleep(seconds) })
 }
 
 #[test]

@@ -40,7 +40,11 @@ fn a_provided_read_polled_after_it_completed_panics_before_receiving_again() {
         })
         .await;
         assert!(again.is_err(), "polled after it completed");
-        assert_eq!(handle.stats().total().ops_in_flight, in_flight, "nothing submitted");
+        assert_eq!(
+            handle.stats().total().ops_in_flight,
+            in_flight,
+            "nothing submitted"
+        );
         drop(read);
         // The second message is still the socket's.
         let (n, got) = op::recv(&a, Vec::with_capacity(16), 0).await;

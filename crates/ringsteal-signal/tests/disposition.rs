@@ -21,6 +21,21 @@ fn action_of(signum: i32) -> (usize, i32) {
     (old.sa_sigaction, old.sa_flags)
 }
 
+/// Installs `handler` (a plain one, as signal-hook's are to the kernel) for `signum`, as
+/// another library would; yields the action it replaced.
+fn install_plain_handler(signum: i32, handler: extern "C" fn(libc::c_int)) -> libc::sigaction {
+    // SAFETY: all-zero is a valid sigaction, which sigemptyset initialises; the handlers
+    // passed here only touch atomics and call what they found.
+    unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as usize;
+        libc::sigemptyset(&mut act.sa_mask);
+        let mut found: libc::sigaction = std::mem::zeroed();
+        assert_eq!(libc::sigaction(signum, &act, &mut found), 0);
+        found
+    }
+}
+
 fn blocked_mask() -> Vec<i32> {
     // SAFETY: all-zero is a valid sigset to fill; reads this thread's mask only.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -208,18 +223,11 @@ fn a_handler_installed_over_ours_is_back_after_a_stop() {
         let rt = common::runtime(ringsteal_rt::WakeMechanism::Auto, 1);
         let _entered = rt.handle().enter();
         let listener = signal(SignalKind::from_raw(libc::SIGTSTP)).unwrap();
-        // SAFETY: all-zero is a valid sigaction; the handler only reads an atomic and calls
-        // ringsteal's handler.
-        unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = chaining_stop_handler as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut act.sa_mask);
-            let mut found: libc::sigaction = std::mem::zeroed();
-            assert_eq!(libc::sigaction(libc::SIGTSTP, &act, &mut found), 0);
-            FOUND_UNDER_STOP_CHAIN.store(found.sa_sigaction, SeqCst);
-        }
-        drop(listener); // ringsteal's stays under the other one
-                        // Nobody listens: ringsteal's handler, called by the other, stops the process.
+        let found = install_plain_handler(libc::SIGTSTP, chaining_stop_handler);
+        FOUND_UNDER_STOP_CHAIN.store(found.sa_sigaction, SeqCst);
+        // ringsteal's stays under the other one.
+        drop(listener);
+        // Nobody listens: ringsteal's handler, called by the other, stops the process.
         raise_here(libc::SIGTSTP);
         assert_eq!(
             action_of(libc::SIGTSTP).0,
@@ -439,17 +447,9 @@ fn a_handler_installed_after_the_last_listener_finds_the_action_from_before() {
             after.0, before.0,
             "the action from before ringsteal is back"
         );
-        // SAFETY: all-zero is a valid sigaction; the handler only touches atomics and
-        // calls what it found.
-        unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = chaining_handler as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut act.sa_mask);
-            let mut found: libc::sigaction = std::mem::zeroed();
-            assert_eq!(libc::sigaction(libc::SIGUSR1, &act, &mut found), 0);
-            assert_eq!(found.sa_flags & libc::SA_SIGINFO, 0);
-            FOUND_BEFORE_CHAINING.store(found.sa_sigaction, SeqCst);
-        }
+        let found = install_plain_handler(libc::SIGUSR1, chaining_handler);
+        assert_eq!(found.sa_flags & libc::SA_SIGINFO, 0);
+        FOUND_BEFORE_CHAINING.store(found.sa_sigaction, SeqCst);
         raise_here(libc::SIGUSR1);
         assert_eq!(CHAINING_HANDLER_CALLS.load(SeqCst), 1);
         println!("survived");

@@ -243,3 +243,16 @@ pub fn queued(pipe: &ringsteal_process::ChildStdout) -> usize {
     assert_eq!(r, 0);
     n as usize
 }
+
+/// Spawns `sleep seconds` (no stdio) on the current runtime and drops its `Child` while it
+/// runs: an orphan for the reaper. Yields its pid.
+pub fn spawn_dropped_sleep(seconds: &str) -> u32 {
+    let child = ringsteal_process::Command::new("sleep")
+        .arg(seconds)
+        .stdin(ringsteal_process::Stdio::null())
+        .stdout(ringsteal_process::Stdio::null())
+        .stderr(ringsteal_process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child.id().unwrap()
+}
