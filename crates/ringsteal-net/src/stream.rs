@@ -538,7 +538,7 @@ fn dup(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
 }
 
 /// The initialised bytes of `buf`, what a write sends.
-fn init_bytes<B: IoBuf>(buf: &B) -> &[u8] {
+pub(crate) fn init_bytes<B: IoBuf>(buf: &B) -> &[u8] {
     let len = buf.bytes_init();
     if len == 0 {
         // `IoBuf` allows a null pointer for an empty buffer (the kernel takes it with length

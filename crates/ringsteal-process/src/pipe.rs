@@ -26,13 +26,13 @@ use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::process::Stdio;
-use std::time::Duration;
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut, IoVecBuf};
 use ringsteal_rt::io::{
     read_exact_in_lane, write_all_in_lane, write_all_vectored_in_lane, InLane, Lane, LaneGuard,
+    ReadyAgain,
 };
-use ringsteal_rt::op::{poll_add, Operation, ReadAt, SharedFd, WriteAt, WritevAt};
+use ringsteal_rt::op::{Operation, ReadAt, SharedFd, WriteAt, WritevAt};
 
 use crate::sigpipe;
 
@@ -174,14 +174,9 @@ async fn write_in_lane<B: IoBuf>(
     .await
 }
 
-/// `EAGAIN`s in a row after which [`when_ready`] also waits on a timer: the poll said ready
-/// and the transfer still would block (a descriptor whose poll answers at once), so the
-/// retries back off (1 ms, doubling to 64 ms) instead of spinning two requests a round.
-const RETRIES_BEFORE_BACKOFF: u32 = 3;
-
 /// Makes the transfer `attempt` (holding the lane, whose guard it gives back), and again
 /// each time it fails with `EAGAIN` once `fd` is ready for `events` (see the module docs),
-/// backing off after [`RETRIES_BEFORE_BACKOFF`]. A failed wait ends it with the wait's
+/// backing off after a few in a row (`ReadyAgain`). A failed wait ends it with the wait's
 /// error.
 pub(crate) async fn when_ready<B, F, Fut>(
     fd: &SharedFd,
@@ -194,18 +189,13 @@ where
     F: FnMut(B, LaneGuard) -> Fut,
     Fut: Future<Output = (BufResult<usize, B>, LaneGuard)>,
 {
-    let mut would_block = 0u32;
+    let mut again = ReadyAgain::new(events);
     loop {
         let ((res, back), back_guard) = attempt(buf, guard).await;
         if !matches!(&res, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
             return ((res, back), back_guard);
         }
-        would_block += 1;
-        if would_block > RETRIES_BEFORE_BACKOFF {
-            let shift = (would_block - RETRIES_BEFORE_BACKOFF - 1).min(6);
-            ringsteal_rt::time::sleep(Duration::from_millis(1 << shift)).await;
-        }
-        if let Err(e) = poll_add(fd, events as u32).await {
+        if let Err(e) = again.wait(fd).await {
             return ((Err(e), back), back_guard);
         }
         (buf, guard) = (back, back_guard);
@@ -471,6 +461,7 @@ fd_traits!(ChildStdin, ChildStdout, ChildStderr);
 mod tests {
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::time::Duration;
 
     use super::*;
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use ringsteal_rt::buf::{BufResult, IoBuf, IoBufMut};
-use ringsteal_rt::io::ReadinessCache;
+use ringsteal_rt::io::{ReadinessCache, ReadyAgain};
 use ringsteal_rt::op::{self, SharedFd, SockAddr};
 
 use super::SocketAddr;
 use crate::kept_datagrams::{self, KeptDatagrams};
 use crate::sockopt;
-use crate::stream::into_owned;
+use crate::stream::{init_bytes, into_owned};
 
 /// A Unix-domain datagram socket. Sends and receives are io_uring requests (`SEND`, `SENDMSG`
 /// for the addressed form, `RECVMSG` for every receive) and take `&self`. As for
@@ -96,9 +96,10 @@ impl UnixDatagram {
         }
     }
 
-    /// Sends `buf` to the connected address.
+    /// Sends `buf` to the connected address; waits while the receiver's queue is full (see
+    /// [`send_to`](Self::send_to)).
     pub async fn send<B: IoBuf>(&self, buf: B) -> BufResult<usize, B> {
-        op::send(&self.fd, buf, 0).await
+        self.send_when_room(buf, None).await
     }
 
     /// Receives one datagram into `buf` (from its start; the rest of a longer datagram is
@@ -108,11 +109,35 @@ impl UnixDatagram {
         (res.map(|(n, _)| n), buf)
     }
 
-    /// Sends `buf` to the socket at `path`.
+    /// Sends `buf` to the socket at `path`. While the receiver's queue is full it waits, as
+    /// tokio's does, and sends once there is room: a non-blocking `sendto(2)`, retried when
+    /// the socket polls writable (for a connected socket, once the receiver has room; an
+    /// unconnected one polls writable at once, so its retries back off, 1 ms doubling to
+    /// 64 ms, while the queue stays full).
+    ///
+    /// Not an io_uring send: when the receiver's queue is full, the kernel copies the
+    /// payload out of the request before it finds no room, and io_uring's retry then sent
+    /// what was left of it, an empty datagram, reported as 0 bytes sent (Linux 6.18: a
+    /// review reproduced it with a bare ring).
     pub async fn send_to<B: IoBuf>(&self, buf: B, path: impl AsRef<Path>) -> BufResult<usize, B> {
         match SockAddr::unix(path) {
-            Ok(addr) => op::send_to(&self.fd, buf, addr).await,
+            Ok(addr) => self.send_when_room(buf, Some(&addr)).await,
             Err(e) => (Err(e), buf),
+        }
+    }
+
+    /// One datagram of `buf` to `to` (the connected address if `None`), waiting for room.
+    async fn send_when_room<B: IoBuf>(&self, buf: B, to: Option<&SockAddr>) -> BufResult<usize, B> {
+        let mut again = ReadyAgain::new(libc::POLLOUT);
+        loop {
+            match self.datagram_io().try_send_to(init_bytes(&buf), to) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                done => return (done, buf),
+            }
+            if let Err(e) = again.wait(&self.fd).await {
+                return (Err(e), buf);
+            }
         }
     }
 

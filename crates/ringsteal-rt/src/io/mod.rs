@@ -28,6 +28,7 @@ mod provided;
 mod provided_read;
 mod read_buf;
 mod readiness_cache;
+mod ready_again;
 mod seek;
 #[cfg(test)]
 mod test_util;
@@ -52,6 +53,7 @@ pub use poll::{
 pub use provided_read::{ProvidedRead, ProvidedReadOutput};
 pub use read_buf::{read_buf_by, AppendBuf};
 pub use readiness_cache::{ReadinessCache, ReadyEvent};
+pub use ready_again::ReadyAgain;
 pub use seek::AsyncSeek;
 pub use traits::{AsyncReadOwned, AsyncWriteOwned, SpliceEnd};
 pub use write_then_read::{WriteThenRead, WriteThenReadOutput, WriteThenReadParts};
