@@ -632,7 +632,9 @@ impl UdpSocket {
     /// or the request of a receive stream, which goes on taking datagrams from the socket
     /// (they are then lost to the std socket) until it is dropped: drop receive streams
     /// first. Datagrams kept from dropped receives (see the type's docs) are dropped with
-    /// this value: receive them first.
+    /// this value: receive them first. The socket is in whatever blocking mode it was:
+    /// blocking, unless it was made from a non-blocking std socket (tokio's is always
+    /// non-blocking; call `set_nonblocking(true)` where code counts on that).
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         into_owned(self.fd).map(Into::into)
     }
