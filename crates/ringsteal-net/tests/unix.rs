@@ -741,3 +741,35 @@ fn a_datagram_sent_to_a_full_receiver_waits_and_arrives_whole() {
         })
     });
 }
+
+/// A connected socket's poll speaks for its peer's queue only: a `send_to` another, full
+/// receiver goes out once that receiver has room, even while the peer's queue stays full
+/// (it waited on the peer, possibly for ever: the change's review).
+#[test]
+fn a_send_to_another_address_than_the_peer_goes_out_when_that_receiver_has_room() {
+    with_every_runtime("unix datagram send_to beside the peer", 1, |config, rt| {
+        rt.block_on(async move {
+            let (peer_path, peer_dir) = temp_socket_path();
+            let (other_path, other_dir) = temp_socket_path();
+            let peer = UnixDatagram::bind(&peer_path).unwrap();
+            let other = UnixDatagram::bind(&other_path).unwrap();
+            let tx = UnixDatagram::unbound().unwrap();
+            tx.connect(&peer_path).unwrap();
+            while tx.try_send(&[1; 64]).is_ok() {}
+            let filler = UnixDatagram::unbound().unwrap();
+            while filler.try_send_to(&[2; 64], &other_path).is_ok() {}
+            let mut send = Box::pin(tx.send_to(vec![3u8; 64], &other_path));
+            assert!(support::poll_once(&mut send).await.is_none(), "{config:?}");
+            // Room at the other receiver only; the peer stays full.
+            let (n, _) = other.recv(Vec::with_capacity(128)).await;
+            n.unwrap();
+            let (sent, _) = timeout(OP_GUARD, send)
+                .await
+                .unwrap_or_else(|_| panic!("{config:?}: the send waited on the peer's queue"));
+            assert_eq!(sent.unwrap(), 64);
+            drop((peer, other, tx, filler));
+            std::fs::remove_dir_all(peer_dir).unwrap();
+            std::fs::remove_dir_all(other_dir).unwrap();
+        })
+    });
+}

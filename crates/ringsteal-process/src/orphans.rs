@@ -288,8 +288,12 @@ fn run() {
             let pids = orphans.swept.clone();
             drop(orphans);
             let mut gone: Vec<u32> = if crate::pidfd::children_reaped_by_kernel() {
-                // SIGCHLD ignored since they were adopted: the kernel reaps them, and a pid
-                // may already name another process.
+                // SIGCHLD ignored since they were adopted: the kernel reaps them from now on,
+                // but not a zombie that was one before; reaped once here (no child becomes
+                // a zombie any more, so no pid can have been reused by one), then let go.
+                for &pid in &pids {
+                    pid_still_running(pid);
+                }
                 pids
             } else {
                 pids.into_iter()

@@ -111,9 +111,11 @@ impl UnixDatagram {
 
     /// Sends `buf` to the socket at `path`. While the receiver's queue is full it waits, as
     /// tokio's does, and sends once there is room: a non-blocking `sendto(2)`, retried when
-    /// the socket polls writable (for a connected socket, once the receiver has room; an
-    /// unconnected one polls writable at once, so its retries back off, 1 ms doubling to
-    /// 64 ms, while the queue stays full).
+    /// the socket polls writable or after a pause, 1 ms doubling to 64 ms, whichever comes
+    /// first (a socket's poll speaks for its connected peer's queue only, and an unconnected
+    /// one polls writable at once), so a send may go out up to 64 ms after room appears
+    /// while the queue stays full. [`send`](Self::send), to the connected peer, is retried
+    /// as soon as the peer has room.
     ///
     /// Not an io_uring send: when the receiver's queue is full, the kernel copies the
     /// payload out of the request before it finds no room, and io_uring's retry then sent
@@ -129,6 +131,11 @@ impl UnixDatagram {
     /// One datagram of `buf` to `to` (the connected address if `None`), waiting for room.
     async fn send_when_room<B: IoBuf>(&self, buf: B, to: Option<&SockAddr>) -> BufResult<usize, B> {
         let mut again = ReadyAgain::new(libc::POLLOUT);
+        if to.is_some() {
+            // A connected socket polls writable only when its peer has room, which says
+            // nothing of another address's queue.
+            again = again.poll_may_miss();
+        }
         loop {
             match self.datagram_io().try_send_to(init_bytes(&buf), to) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}

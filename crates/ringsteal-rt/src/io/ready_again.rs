@@ -40,6 +40,7 @@ const LONGEST_PAUSE_SHIFT: u32 = 6;
 pub struct ReadyAgain {
     events: i16,
     refusals: u32,
+    poll_may_miss: bool,
 }
 
 impl ReadyAgain {
@@ -48,18 +49,37 @@ impl ReadyAgain {
         Self {
             events,
             refusals: 0,
+            poll_may_miss: false,
         }
     }
 
+    /// For a call whose readiness the descriptor's poll may never report: a connected Unix
+    /// datagram socket sending to another address than its peer polls writable only when
+    /// the *peer* has room. Each poll is then also bounded (1 ms doubling to 64 ms), so the
+    /// call is tried again anyway.
+    pub fn poll_may_miss(mut self) -> Self {
+        self.poll_may_miss = true;
+        self
+    }
+
     /// After the call was refused (`EAGAIN`): until `fd` polls ready for the events, after a
-    /// pause if the call has been refused more than a few times in a row. A failed poll
-    /// request ends it with that error.
+    /// pause if the call has been refused more than a few times in a row (or, with
+    /// [`poll_may_miss`](Self::poll_may_miss), at most a pause). A failed poll request ends
+    /// it with that error.
     pub async fn wait(&mut self, fd: &SharedFd) -> io::Result<()> {
         self.refusals += 1;
         if self.refusals > RETRIES_BEFORE_BACKOFF {
             let shift = (self.refusals - RETRIES_BEFORE_BACKOFF - 1).min(LONGEST_PAUSE_SHIFT);
             crate::time::sleep(Duration::from_millis(1 << shift)).await;
         }
-        poll_add(fd, self.events as u32).await.map(drop)
+        let poll = poll_add(fd, self.events as u32);
+        if !self.poll_may_miss {
+            return poll.await.map(drop);
+        }
+        let shift = (self.refusals - 1).min(LONGEST_PAUSE_SHIFT);
+        match crate::time::timeout(Duration::from_millis(1 << shift), poll).await {
+            Ok(polled) => polled.map(drop),
+            Err(_) => Ok(()), // the poll may never say it: try the call again
+        }
     }
 }
