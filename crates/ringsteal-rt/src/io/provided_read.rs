@@ -52,6 +52,24 @@ pub struct ProvidedRead {
 }
 
 /// What a [`ProvidedRead`] yields, each with the lane's guard.
+///
+/// ```
+/// use ringsteal_rt::io::{Lane, ProvidedRead, ProvidedReadOutput};
+/// use ringsteal_rt::op::SharedFd;
+///
+/// let rt = ringsteal_rt::Runtime::builder().shards(1).build().unwrap();
+/// rt.block_on(async {
+///     let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+///     drop(b); // the peer is gone: the read meets the end of the stream
+///     let a = SharedFd::new(a.into());
+///     let lane = Lane::new();
+///     match ProvidedRead::new(&a, lane.acquire().await).await {
+///         ProvidedReadOutput::Eof(_guard) => {}
+///         ProvidedReadOutput::Unavailable(_guard) => {} // no provided buffers here
+///         other => panic!("{other:?}"),
+///     }
+/// });
+/// ```
 #[derive(Debug)]
 pub enum ProvidedReadOutput {
     /// At least one byte received.
