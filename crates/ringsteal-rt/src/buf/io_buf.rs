@@ -270,3 +270,17 @@ unsafe impl<const N: usize> IoBufMut for [u8; N] {
     }
     unsafe fn set_init(&mut self, _: usize) {}
 }
+
+/// The initialised bytes of `buf`, for code that copies them (an in-memory writer, a
+/// user-space buffer). An empty buffer may have a null pointer (`IoBuf` allows it), which a
+/// slice may not: it gives the empty slice.
+pub(crate) fn initialised<B: IoBuf + ?Sized>(buf: &B) -> &[u8] {
+    let len = buf.bytes_init();
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: `IoBuf`'s contract: `stable_ptr` points at `bytes_init()` initialised bytes,
+    // valid while `buf` is borrowed and unchanged (the shared borrow); `len` is not 0, so the
+    // pointer is not null.
+    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), len) }
+}

@@ -17,6 +17,7 @@ mod slice;
 mod static_buf;
 mod vectored;
 
+pub(crate) use io_buf::initialised;
 pub use io_buf::{IoBuf, IoBufMut};
 pub use provided::RecvBuf;
 pub use slice::Slice;

@@ -122,9 +122,7 @@ impl<W: AsyncWriteOwned> BufWriter<W> {
 
     /// Appends the initialised bytes of `buf`; `OutOfMemory` if the buffer cannot be had.
     fn copy_in<B: IoBuf>(&mut self, buf: &B) -> io::Result<()> {
-        // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
-        self.copy_slice(bytes)
+        self.copy_slice(crate::buf::initialised(buf))
     }
 
     /// Appends `bytes`; `OutOfMemory` if the buffer cannot be had.
@@ -286,8 +284,7 @@ mod tests {
 
     impl AsyncWriteOwned for Planned {
         fn write<B: IoBuf>(&mut self, buf: B) -> impl Future<Output = BufResult<usize, B>> + Send {
-            // SAFETY: the first bytes_init() bytes of an IoBuf are initialised.
-            let bytes = unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) };
+            let bytes = crate::buf::initialised(&buf);
             let res = match self.plan.pop_front() {
                 Some(None) => Err(io::Error::other("disk full")),
                 Some(Some(n)) => Ok(n.min(bytes.len())),

@@ -10,7 +10,7 @@ use std::io::{self, Cursor, Seek, SeekFrom};
 
 use super::seek::AsyncSeek;
 use super::traits::{AsyncReadOwned, AsyncWriteOwned};
-use crate::buf::{BufResult, IoBuf, IoBufMut};
+use crate::buf::{initialised, BufResult, IoBuf, IoBufMut};
 
 impl AsyncReadOwned for &[u8] {
     /// Copies from the front of the slice and advances it.
@@ -52,13 +52,6 @@ impl<T: AsRef<[u8]> + Send> AsyncReadOwned for Cursor<T> {
         self.set_position(self.position() + n as u64);
         ready((Ok(n), buf))
     }
-}
-
-/// The initialised bytes of `buf`.
-fn initialised<B: IoBuf>(buf: &B) -> &[u8] {
-    // SAFETY: the first bytes_init() bytes of an IoBuf are initialised, and stay so while
-    // `buf` is borrowed.
-    unsafe { std::slice::from_raw_parts(buf.stable_ptr(), buf.bytes_init()) }
 }
 
 /// `AsyncWriteOwned` for the cursors std writes through: at the position, as std's `Write`
