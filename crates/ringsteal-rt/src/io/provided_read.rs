@@ -17,7 +17,7 @@ use ringsteal_uring::abi::IORING_CQE_F_SOCK_NONEMPTY;
 use super::in_lane::keep_end;
 use super::lane::LaneGuard;
 use crate::buf::RecvBuf;
-use crate::op::{Once, RecvOnce, SharedFd};
+use crate::op::{recv_event, Event, Once, RecvOnce, SharedFd};
 
 /// One `IORING_OP_RECV` on a socket that selects a provided buffer of the polling shard's
 /// group (see [`Builder::recv_buffers`](crate::Builder::recv_buffers)), run while holding
@@ -120,19 +120,15 @@ impl Future for ProvidedRead {
         Poll::Ready(match done {
             Err(None) => ProvidedReadOutput::Unavailable(guard),
             Err(Some(e)) => ProvidedReadOutput::Failed(e, guard),
-            Ok(Once { res, flags, buf }) => match (res, buf) {
-                (n, Some(buf)) if n > 0 => ProvidedReadOutput::Data {
+            Ok(Once { res, flags, buf }) => match recv_event(res, buf) {
+                Event::Data(buf) => ProvidedReadOutput::Data {
                     buf,
                     more_queued: flags & IORING_CQE_F_SOCK_NONEMPTY != 0,
                     guard,
                 },
-                (n, None) if n > 0 => ProvidedReadOutput::Failed(
-                    io::Error::other("a receive completed with data but named no buffer"),
-                    guard,
-                ),
-                (0, _) => ProvidedReadOutput::Eof(guard),
-                (e, _) if e == -libc::ENOBUFS => ProvidedReadOutput::Unavailable(guard),
-                (e, _) => ProvidedReadOutput::Failed(io::Error::from_raw_os_error(-e), guard),
+                Event::Eof => ProvidedReadOutput::Eof(guard),
+                Event::NoBuffers => ProvidedReadOutput::Unavailable(guard),
+                Event::Failed(e) => ProvidedReadOutput::Failed(e, guard),
             },
         })
     }

@@ -36,6 +36,8 @@ mod recvmsg;
 
 pub use accept::{accept_multishot, AcceptStream, ACCEPT_AHEAD};
 pub use poll::{poll_multishot, PollEvents};
+pub(crate) use receiver::Event;
+pub(crate) use recv::recv_event;
 pub use recv::{recv_multishot, RecvStream};
 pub(crate) use recv_once::{Once, RecvOnce};
 pub use recvmsg::{recvmsg_multishot, Datagram, RecvMsgStream};

@@ -242,15 +242,7 @@ impl ReceiveSource for RecvSource {
     }
 
     fn event(item: Received) -> Event<RecvBuf> {
-        match (item.res, item.buf) {
-            (n, Some(buf)) if n > 0 => Event::Data(buf),
-            (n, None) if n > 0 => Event::Failed(io::Error::other(
-                "a receive completed with data but named no buffer",
-            )),
-            (0, _) => Event::Eof,
-            (e, _) if e == -libc::ENOBUFS => Event::NoBuffers,
-            (e, _) => Event::Failed(io::Error::from_raw_os_error(-e)),
-        }
+        recv_event(item.res, item.buf)
     }
 
     fn group(self) -> Option<Arc<BufGroup>> {
@@ -258,5 +250,20 @@ impl ReceiveSource for RecvSource {
             RecvSource::Provided { group, .. } => Some(group),
             RecvSource::Heap { .. } => None,
         }
+    }
+}
+
+/// What a receive's completion `res` with the buffer it named means: data, the end of the
+/// stream, the group ran dry (`ENOBUFS`), or an error. For the receive streams and the
+/// single receive of a stream's `read_buf` (`recv_once.rs`).
+pub(crate) fn recv_event(res: i32, buf: Option<RecvBuf>) -> Event<RecvBuf> {
+    match (res, buf) {
+        (n, Some(buf)) if n > 0 => Event::Data(buf),
+        (n, None) if n > 0 => Event::Failed(io::Error::other(
+            "a receive completed with data but named no buffer",
+        )),
+        (0, _) => Event::Eof,
+        (e, _) if e == -libc::ENOBUFS => Event::NoBuffers,
+        (e, _) => Event::Failed(io::Error::from_raw_os_error(-e)),
     }
 }
